@@ -1,0 +1,15 @@
+//! Pure domain of Switchyard: the words of DESIGN.md §1 as types, input validation and the
+//! basis fingerprint. No async, no I/O, no clock reads: callers pass time in.
+
+pub mod basis;
+pub mod code;
+pub mod connection;
+pub mod header;
+pub mod profile;
+pub mod validate;
+
+pub use basis::BasisFingerprint;
+pub use code::ErrorCode;
+pub use connection::{Protocol, RoutingMode, RoutingState};
+pub use header::Header;
+pub use validate::InvalidInput;

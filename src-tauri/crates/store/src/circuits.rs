@@ -1,0 +1,62 @@
+//! The `circuits` table: persisted cooldowns per profile (`model = ''`) and per
+//! (profile, model). Probe claims live in memory only and never reach this table.
+
+use sqlx::{FromRow, SqliteConnection};
+
+use crate::error::StoreError;
+
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct CircuitRow {
+    pub profile_id: String,
+    pub model: String,
+    pub state: String,
+    pub kind: Option<String>,
+    pub until_ms: Option<i64>,
+    pub backoff_level: i64,
+    pub revision: i64,
+    pub updated_at: i64,
+}
+
+/// Writes the circuit's current state, creating the row if needed.
+pub async fn upsert(conn: &mut SqliteConnection, c: &CircuitRow) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar::<_, i64>(
+        "INSERT INTO circuits (profile_id, model, state, kind, until_ms, backoff_level, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) \
+         ON CONFLICT(profile_id, model) DO UPDATE SET state = excluded.state, kind = excluded.kind, \
+         until_ms = excluded.until_ms, backoff_level = excluded.backoff_level, updated_at = excluded.updated_at, \
+         revision = circuits.revision + 1 RETURNING revision",
+    )
+    .bind(&c.profile_id)
+    .bind(&c.model)
+    .bind(&c.state)
+    .bind(&c.kind)
+    .bind(c.until_ms)
+    .bind(c.backoff_level)
+    .bind(c.updated_at)
+    .fetch_one(conn)
+    .await?)
+}
+
+pub async fn for_profile(
+    conn: &mut SqliteConnection,
+    profile_id: &str,
+) -> Result<Vec<CircuitRow>, StoreError> {
+    Ok(sqlx::query_as::<_, CircuitRow>(
+        "SELECT profile_id, model, state, kind, until_ms, backoff_level, revision, updated_at FROM circuits \
+         WHERE profile_id = ? ORDER BY model",
+    )
+    .bind(profile_id)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Resets every circuit of a profile (credential replacement, disable, re-verification).
+pub async fn clear_profile(
+    conn: &mut SqliteConnection,
+    profile_id: &str,
+) -> Result<u64, StoreError> {
+    Ok(sqlx::query("DELETE FROM circuits WHERE profile_id = ?")
+        .bind(profile_id)
+        .execute(conn)
+        .await?
+        .rows_affected())
+}

@@ -1,0 +1,56 @@
+//! Opening the database file: WAL, busy timeout, foreign keys, migrations.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Sqlite, SqlitePool, Transaction};
+
+use crate::error::StoreError;
+
+/// A transaction started with `BEGIN IMMEDIATE` (read-then-write without BUSY upgrades).
+pub type Tx = Transaction<'static, Sqlite>;
+
+/// Handle to the SQLite file of one data dir.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pool: SqlitePool,
+}
+
+impl Store {
+    /// Opens (creating if missing) `path` and applies pending migrations.
+    pub async fn open(path: &Path) -> Result<Self, StoreError> {
+        let url = format!("sqlite://{}", path.display());
+        let opts = SqliteConnectOptions::from_str(&url)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(5))
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(opts)
+            .await?;
+        sqlx::migrate!("../../../migrations").run(&pool).await?;
+        Ok(Self { pool })
+    }
+
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    /// Starts a write transaction that takes the write lock up front.
+    pub async fn begin(&self) -> Result<Tx, StoreError> {
+        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    }
+
+    /// A pooled connection for reads and single-statement writes.
+    pub async fn acquire(&self) -> Result<sqlx::pool::PoolConnection<Sqlite>, StoreError> {
+        Ok(self.pool.acquire().await?)
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}

@@ -1,0 +1,229 @@
+//! The `profiles` table: credentials of a connection. The row holds the keychain locator,
+//! never the secret.
+
+use sqlx::{FromRow, SqliteConnection};
+
+use crate::error::{cas_failure, StoreError};
+
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct ProfileRow {
+    pub id: String,
+    pub connection_id: String,
+    pub label: String,
+    pub weight: i64,
+    pub priority: i64,
+    pub enabled: bool,
+    pub is_primary: bool,
+    pub locator_service: Option<String>,
+    pub locator_account: Option<String>,
+    pub credential_revision: i64,
+    pub revision: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// Fields of a new profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewProfile<'a> {
+    pub id: &'a str,
+    pub connection_id: &'a str,
+    pub label: &'a str,
+    pub weight: i64,
+    pub priority: i64,
+    pub enabled: bool,
+    pub is_primary: bool,
+    pub locator: Option<(&'a str, &'a str)>,
+}
+
+/// The settings `profile edit` changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    pub label: String,
+    pub weight: i64,
+    pub priority: i64,
+    pub enabled: bool,
+}
+
+const COLUMNS: &str =
+    "id, connection_id, label, weight, priority, enabled, is_primary, locator_service, \
+     locator_account, credential_revision, revision, created_at, updated_at";
+
+pub async fn insert(
+    conn: &mut SqliteConnection,
+    p: &NewProfile<'_>,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO profiles (id, connection_id, label, weight, priority, enabled, is_primary, locator_service, \
+         locator_account, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(p.id)
+    .bind(p.connection_id)
+    .bind(p.label)
+    .bind(p.weight)
+    .bind(p.priority)
+    .bind(p.enabled)
+    .bind(p.is_primary)
+    .bind(p.locator.map(|l| l.0))
+    .bind(p.locator.map(|l| l.1))
+    .bind(now_ms)
+    .bind(now_ms)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn by_id(
+    conn: &mut SqliteConnection,
+    id: &str,
+) -> Result<Option<ProfileRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM profiles WHERE id = ?");
+    Ok(sqlx::query_as::<_, ProfileRow>(&sql)
+        .bind(id)
+        .fetch_optional(conn)
+        .await?)
+}
+
+/// Profiles of a connection in priority order (lower number first), then id.
+pub async fn for_connection(
+    conn: &mut SqliteConnection,
+    connection_id: &str,
+) -> Result<Vec<ProfileRow>, StoreError> {
+    let sql =
+        format!("SELECT {COLUMNS} FROM profiles WHERE connection_id = ? ORDER BY priority, id");
+    Ok(sqlx::query_as::<_, ProfileRow>(&sql)
+        .bind(connection_id)
+        .fetch_all(conn)
+        .await?)
+}
+
+/// Every locator any profile references (for keychain garbage collection).
+pub async fn all_locators(
+    conn: &mut SqliteConnection,
+) -> Result<Vec<(String, String)>, StoreError> {
+    Ok(sqlx::query_as::<_, (String, String)>(
+        "SELECT locator_service, locator_account FROM profiles WHERE locator_service IS NOT NULL AND locator_account IS NOT NULL",
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+pub async fn max_priority(
+    conn: &mut SqliteConnection,
+    connection_id: &str,
+) -> Result<Option<i64>, StoreError> {
+    Ok(sqlx::query_scalar::<_, Option<i64>>(
+        "SELECT MAX(priority) FROM profiles WHERE connection_id = ?",
+    )
+    .bind(connection_id)
+    .fetch_one(conn)
+    .await?)
+}
+
+/// CAS update of label, weight, priority and enabled flag; returns the new revision.
+pub async fn update_settings(
+    conn: &mut SqliteConnection,
+    id: &str,
+    expected: i64,
+    s: &Settings,
+    now_ms: i64,
+) -> Result<i64, StoreError> {
+    let done = sqlx::query_scalar::<_, i64>(
+        "UPDATE profiles SET label = ?, weight = ?, priority = ?, enabled = ?, revision = revision + 1, updated_at = ? \
+         WHERE id = ? AND revision = ? RETURNING revision",
+    )
+    .bind(&s.label)
+    .bind(s.weight)
+    .bind(s.priority)
+    .bind(s.enabled)
+    .bind(now_ms)
+    .bind(id)
+    .bind(expected)
+    .fetch_optional(&mut *conn)
+    .await?;
+    match done {
+        Some(rev) => Ok(rev),
+        None => Err(cas_failure(conn, "profiles", id, expected).await),
+    }
+}
+
+/// CAS replacement of the credential: new locator and credential revision + 1.
+pub async fn replace_credential(
+    conn: &mut SqliteConnection,
+    id: &str,
+    expected: i64,
+    locator: (&str, &str),
+    now_ms: i64,
+) -> Result<i64, StoreError> {
+    let done = sqlx::query_scalar::<_, i64>(
+        "UPDATE profiles SET locator_service = ?, locator_account = ?, credential_revision = credential_revision + 1, \
+         revision = revision + 1, updated_at = ? WHERE id = ? AND revision = ? RETURNING revision",
+    )
+    .bind(locator.0)
+    .bind(locator.1)
+    .bind(now_ms)
+    .bind(id)
+    .bind(expected)
+    .fetch_optional(&mut *conn)
+    .await?;
+    match done {
+        Some(rev) => Ok(rev),
+        None => Err(cas_failure(conn, "profiles", id, expected).await),
+    }
+}
+
+/// Makes `id` the primary of its connection (CAS on the new primary). Run inside a transaction.
+pub async fn make_primary(
+    conn: &mut SqliteConnection,
+    id: &str,
+    expected: i64,
+    now_ms: i64,
+) -> Result<i64, StoreError> {
+    let Some(row) = by_id(conn, id).await? else {
+        return Err(StoreError::NotFound("profiles"));
+    };
+    if row.revision != expected {
+        return Err(StoreError::Conflict {
+            expected,
+            found: row.revision,
+        });
+    }
+    sqlx::query(
+        "UPDATE profiles SET is_primary = 0, revision = revision + 1, updated_at = ? WHERE connection_id = ? AND is_primary = 1 AND id != ?",
+    )
+    .bind(now_ms)
+    .bind(&row.connection_id)
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
+    let done = sqlx::query_scalar::<_, i64>(
+        "UPDATE profiles SET is_primary = 1, revision = revision + 1, updated_at = ? WHERE id = ? AND revision = ? RETURNING revision",
+    )
+    .bind(now_ms)
+    .bind(id)
+    .bind(expected)
+    .fetch_optional(&mut *conn)
+    .await?;
+    match done {
+        Some(rev) => Ok(rev),
+        None => Err(cas_failure(conn, "profiles", id, expected).await),
+    }
+}
+
+/// CAS delete of one profile (its evidence and circuits cascade).
+pub async fn delete(
+    conn: &mut SqliteConnection,
+    id: &str,
+    expected: i64,
+) -> Result<(), StoreError> {
+    let done = sqlx::query("DELETE FROM profiles WHERE id = ? AND revision = ?")
+        .bind(id)
+        .bind(expected)
+        .execute(&mut *conn)
+        .await?;
+    if done.rows_affected() == 1 {
+        Ok(())
+    } else {
+        Err(cas_failure(conn, "profiles", id, expected).await)
+    }
+}
