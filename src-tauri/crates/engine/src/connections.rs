@@ -1,0 +1,195 @@
+//! Connection use cases: add (optionally with the legacy key as primary profile), list,
+//! show, edit (recomputing the basis fingerprint) and remove (with its keychain entries).
+
+use switchyard_core::header::parse_headers;
+use switchyard_core::validate::{
+    normalize_base_url, parse_mappings, validate_models, validate_slug,
+};
+use switchyard_core::Protocol;
+use switchyard_store::{connections, journal, profiles};
+use switchyard_vault::Secret;
+
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::requests::{ConnectionEdit, NewConnection};
+use crate::rows::{connection_view, locator_of, profile_view, Definition};
+use crate::views::{ConnectionDetail, ConnectionView, Removal};
+
+/// Label of the profile created from a legacy connection's key.
+pub const PRIMARY_LABEL: &str = "primary";
+
+impl Engine {
+    /// Adds a connection. With a secret it is a legacy single-key connection whose key
+    /// becomes the primary profile; routing mode starts `legacy` either way.
+    pub async fn connection_add(
+        &self,
+        new: NewConnection,
+        secret: Option<Secret>,
+    ) -> Result<ConnectionDetail, EngineError> {
+        validate_slug(&new.slug)?;
+        let def = Definition {
+            protocol: new.protocol.parse::<Protocol>()?,
+            base_url: normalize_base_url(&new.base_url)?,
+            headers: parse_headers(&new.headers)?,
+            models: new.models.clone(),
+            mapping: parse_mappings(&new.mappings)?,
+        };
+        validate_models(&def.models)?;
+        let encoded = def.encode()?;
+        {
+            let mut conn = self.store.acquire().await?;
+            if connections::by_slug(&mut conn, &new.slug).await?.is_some() {
+                return Err(EngineError::Duplicate {
+                    field: "slug",
+                    value: new.slug,
+                });
+            }
+        }
+        let connection_id = format!("c_{}", uuid::Uuid::new_v4().simple());
+        let profile_id = format!("p_{}", uuid::Uuid::new_v4().simple());
+        let staged = match secret {
+            Some(secret) => {
+                let loc = self.new_locator(&profile_id);
+                self.stage_secret(&loc, secret).await?;
+                Some(loc)
+            }
+            None => None,
+        };
+
+        let now = self.now_ms();
+        let written: Result<(), EngineError> = async {
+            let mut tx = self.store.begin().await?;
+            connections::insert(&mut tx, &connection_id, &new.slug, &encoded, now)
+                .await
+                .map_err(|e| EngineError::from_store("connection", &new.slug, e))?;
+            if let Some(loc) = &staged {
+                let row = profiles::NewProfile {
+                    id: &profile_id,
+                    connection_id: &connection_id,
+                    label: PRIMARY_LABEL,
+                    weight: 1,
+                    priority: 0,
+                    enabled: true,
+                    is_primary: true,
+                    locator: Some((&loc.service, &loc.account)),
+                };
+                profiles::insert(&mut tx, &row, now).await?;
+                journal::clear(&mut tx, &loc.service, &loc.account).await?;
+            }
+            tx.commit()
+                .await
+                .map_err(switchyard_store::StoreError::from)?;
+            Ok(())
+        }
+        .await;
+        if let Err(e) = written {
+            if let Some(loc) = &staged {
+                self.unstage_secret(loc).await;
+            }
+            return Err(e);
+        }
+        self.connection_show(&new.slug).await
+    }
+
+    pub async fn connection_list(&self) -> Result<Vec<ConnectionView>, EngineError> {
+        let mut conn = self.store.acquire().await?;
+        let rows = connections::list(&mut conn).await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            let count = profiles::for_connection(&mut conn, &row.id).await?.len();
+            out.push(connection_view(&row, count)?);
+        }
+        Ok(out)
+    }
+
+    /// A connection with its profiles (priority order) and whether each secret is present.
+    pub async fn connection_show(&self, slug: &str) -> Result<ConnectionDetail, EngineError> {
+        let row = self.connection_by_slug(slug).await?;
+        let rows = {
+            let mut conn = self.store.acquire().await?;
+            profiles::for_connection(&mut conn, &row.id).await?
+        };
+        let mut views = Vec::with_capacity(rows.len());
+        for p in &rows {
+            views.push(profile_view(p, self.credential_state(p).await));
+        }
+        Ok(ConnectionDetail {
+            connection: connection_view(&row, rows.len())?,
+            profiles: views,
+        })
+    }
+
+    /// Every connection with its profiles (the desktop's overview).
+    pub async fn connection_overview(&self) -> Result<Vec<ConnectionDetail>, EngineError> {
+        let mut out = Vec::new();
+        for c in self.connection_list().await? {
+            out.push(self.connection_show(&c.slug).await?);
+        }
+        Ok(out)
+    }
+
+    /// Edits the definition with compare-and-swap on the revision read (or `if_revision`).
+    /// The basis fingerprint is recomputed, so evidence taken under the old basis is stale.
+    pub async fn connection_edit(
+        &self,
+        slug: &str,
+        edit: ConnectionEdit,
+    ) -> Result<ConnectionView, EngineError> {
+        let row = self.connection_by_slug(slug).await?;
+        let mut def = Definition::decode(&row)?;
+        if let Some(p) = &edit.protocol {
+            def.protocol = p.parse()?;
+        }
+        if let Some(url) = &edit.base_url {
+            def.base_url = normalize_base_url(url)?;
+        }
+        if let Some(h) = &edit.headers {
+            def.headers = parse_headers(h)?;
+        }
+        if let Some(m) = &edit.models {
+            validate_models(m)?;
+            def.models = m.clone();
+        }
+        if let Some(m) = &edit.mappings {
+            def.mapping = parse_mappings(m)?;
+        }
+        let expected = edit.if_revision.unwrap_or(row.revision);
+        let mut tx = self.store.begin().await?;
+        connections::update_definition(&mut tx, &row.id, expected, &def.encode()?, self.now_ms())
+            .await
+            .map_err(|e| EngineError::from_store("connection", slug, e))?;
+        let fresh = connections::by_id(&mut tx, &row.id)
+            .await?
+            .ok_or_else(|| EngineError::not_found("connection", slug))?;
+        let count = profiles::for_connection(&mut tx, &row.id).await?.len();
+        tx.commit()
+            .await
+            .map_err(switchyard_store::StoreError::from)?;
+        connection_view(&fresh, count)
+    }
+
+    /// Removes a connection, its profiles and their keychain entries.
+    pub async fn connection_remove(&self, slug: &str) -> Result<Removal, EngineError> {
+        let row = self.connection_by_slug(slug).await?;
+        let now = self.now_ms();
+        let mut tx = self.store.begin().await?;
+        let rows = profiles::for_connection(&mut tx, &row.id).await?;
+        let locators: Vec<_> = rows.iter().filter_map(locator_of).collect();
+        for loc in &locators {
+            journal::record(&mut tx, &loc.service, &loc.account, now).await?;
+        }
+        connections::delete(&mut tx, &row.id, row.revision)
+            .await
+            .map_err(|e| EngineError::from_store("connection", slug, e))?;
+        tx.commit()
+            .await
+            .map_err(switchyard_store::StoreError::from)?;
+        let (deleted, pending) = self.delete_journaled(locators).await;
+        Ok(Removal {
+            slug: slug.to_string(),
+            profiles_removed: i32::try_from(rows.len()).unwrap_or(i32::MAX),
+            secrets_deleted: deleted,
+            secrets_pending: pending,
+        })
+    }
+}

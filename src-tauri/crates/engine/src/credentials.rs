@@ -1,0 +1,169 @@
+//! Credential storage and rotation, ordered for crash safety (DESIGN.md invariant 13):
+//! journal the new locator → write the secret → swap the row (journaling the old locator in
+//! the same transaction) → delete the old secret → clear the journal. Start-up removes
+//! journaled secrets that no profile references.
+
+use switchyard_store::{journal, profiles};
+use switchyard_vault::{Locator, Secret};
+
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::fault::FaultPoint;
+use crate::rows::{locator_of, profile_view};
+use crate::views::ProfileView;
+
+impl Engine {
+    /// A fresh keychain locator for `profile_id` in this install.
+    pub(crate) fn new_locator(&self, profile_id: &str) -> Locator {
+        let nonce = uuid::Uuid::new_v4().simple().to_string();
+        Locator::for_profile(&self.install_id, profile_id, &nonce[..12])
+    }
+
+    /// Journals `locator` then writes `secret` there. On failure the journal entry is
+    /// cleared (nothing was written) and the error returned.
+    pub(crate) async fn stage_secret(
+        &self,
+        locator: &Locator,
+        secret: Secret,
+    ) -> Result<(), EngineError> {
+        if secret.is_empty() {
+            return Err(EngineError::Invalid(switchyard_core::InvalidInput::new(
+                "secret", "is empty",
+            )));
+        }
+        let mut conn = self.store.acquire().await?;
+        journal::record(&mut conn, &locator.service, &locator.account, self.now_ms()).await?;
+        self.faults.check(FaultPoint::AfterJournal)?;
+        if let Err(e) = self.vault_put(locator.clone(), secret).await {
+            journal::clear(&mut conn, &locator.service, &locator.account).await?;
+            return Err(e);
+        }
+        self.faults.check(FaultPoint::AfterSecretWrite)
+    }
+
+    /// Best-effort removal of a secret whose row write failed after it was staged.
+    pub(crate) async fn unstage_secret(&self, locator: &Locator) {
+        if self.vault_delete(locator.clone()).await.is_ok() {
+            if let Ok(mut conn) = self.store.acquire().await {
+                let _ = journal::clear(&mut conn, &locator.service, &locator.account).await;
+            }
+        }
+    }
+
+    /// Deletes journaled secrets; returns how many were deleted. Failures stay journaled.
+    pub(crate) async fn delete_journaled(&self, locators: Vec<Locator>) -> (i32, i32) {
+        let (mut deleted, mut pending) = (0, 0);
+        for loc in locators {
+            match self.vault_delete(loc.clone()).await {
+                Ok(_) => {
+                    deleted += 1;
+                    if let Ok(mut conn) = self.store.acquire().await {
+                        let _ = journal::clear(&mut conn, &loc.service, &loc.account).await;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "secret left for start-up clean-up");
+                    pending += 1;
+                }
+            }
+        }
+        (deleted, pending)
+    }
+
+    /// Replaces a profile's credential. Evidence taken under the old credential revision is
+    /// stale from now on; circuits of the profile are reset.
+    pub async fn profile_rotate(
+        &self,
+        slug: &str,
+        profile: &str,
+        secret: Secret,
+    ) -> Result<ProfileView, EngineError> {
+        let connection = self.connection_by_slug(slug).await?;
+        let row = self.profile_by_ref(&connection, profile).await?;
+        let new_loc = self.new_locator(&row.id);
+        self.stage_secret(&new_loc, secret).await?;
+
+        let now = self.now_ms();
+        let mut tx = self.store.begin().await?;
+        if let Some(old) = locator_of(&row) {
+            journal::record(&mut tx, &old.service, &old.account, now).await?;
+        }
+        let swapped = profiles::replace_credential(
+            &mut tx,
+            &row.id,
+            row.revision,
+            (&new_loc.service, &new_loc.account),
+            now,
+        )
+        .await;
+        if let Err(e) = swapped {
+            drop(tx);
+            self.unstage_secret(&new_loc).await;
+            return Err(EngineError::from_store("profile", &row.label, e));
+        }
+        switchyard_store::circuits::clear_profile(&mut tx, &row.id).await?;
+        journal::clear(&mut tx, &new_loc.service, &new_loc.account).await?;
+        tx.commit()
+            .await
+            .map_err(switchyard_store::StoreError::from)?;
+        self.faults.check(FaultPoint::AfterRowSwap)?;
+
+        if let Some(old) = locator_of(&row) {
+            // The rotation has taken effect; a keychain hiccup here only leaves the old
+            // secret journaled for start-up clean-up.
+            match self.vault_delete(old.clone()).await {
+                Ok(_) => {
+                    self.faults.check(FaultPoint::AfterOldDelete)?;
+                    let mut conn = self.store.acquire().await?;
+                    journal::clear(&mut conn, &old.service, &old.account).await?;
+                }
+                Err(e) => tracing::warn!(error = %e, "old secret left for start-up clean-up"),
+            }
+        }
+        let mut conn = self.store.acquire().await?;
+        let fresh = profiles::by_id(&mut conn, &row.id)
+            .await?
+            .ok_or_else(|| EngineError::not_found("profile", &row.label))?;
+        Ok(profile_view(&fresh, "present"))
+    }
+
+    /// Removes journaled keychain entries that no profile references; returns the count.
+    pub async fn collect_orphans(&self) -> Result<usize, EngineError> {
+        let mut conn = self.store.acquire().await?;
+        let journaled = journal::list(&mut conn).await?;
+        if journaled.is_empty() {
+            return Ok(0);
+        }
+        let referenced: std::collections::HashSet<(String, String)> =
+            profiles::all_locators(&mut conn)
+                .await?
+                .into_iter()
+                .collect();
+        let mut removed = 0;
+        for (service, account) in journaled {
+            if !referenced.contains(&(service.clone(), account.clone())) {
+                let loc = Locator {
+                    service: service.clone(),
+                    account: account.clone(),
+                };
+                if self.vault_delete(loc).await? {
+                    removed += 1;
+                }
+            }
+            journal::clear(&mut conn, &service, &account).await?;
+        }
+        Ok(removed)
+    }
+
+    /// `present`, `missing`, or `unknown` when the keychain cannot be asked.
+    pub(crate) async fn credential_state(&self, row: &profiles::ProfileRow) -> &'static str {
+        let Some(loc) = locator_of(row) else {
+            return "missing";
+        };
+        match self.vault_get(loc).await {
+            Ok(Some(_)) => "present",
+            Ok(None) => "missing",
+            Err(_) => "unknown",
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! The [`Engine`] handle: one data dir (SQLite file + install id) and one vault.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use switchyard_store::connections::{self, ConnectionRow};
+use switchyard_store::profiles::{self, ProfileRow};
+use switchyard_store::{settings, Store};
+use switchyard_vault::{Keychain, Locator, Secret, Vault, VaultError};
+
+use crate::clock::{Clock, SystemClock};
+use crate::error::EngineError;
+use crate::fault::{FaultPoint, Faults};
+
+/// File name of the database inside a data dir.
+pub const DB_FILE: &str = "switchyard.db";
+
+#[derive(Debug)]
+pub struct Engine {
+    pub(crate) store: Store,
+    pub(crate) vault: Arc<dyn Vault>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) install_id: String,
+    pub(crate) faults: Faults,
+    data_dir: PathBuf,
+}
+
+impl Engine {
+    /// Opens `data_dir` with the OS keychain and the system clock.
+    pub async fn open(data_dir: &Path) -> Result<Self, EngineError> {
+        Self::open_with(data_dir, Arc::new(Keychain::new()), Arc::new(SystemClock)).await
+    }
+
+    /// Opens `data_dir` (creating it, owner-only) with the given vault and clock, then
+    /// removes orphan keychain entries left by an interrupted operation.
+    pub async fn open_with(
+        data_dir: &Path,
+        vault: Arc<dyn Vault>,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, EngineError> {
+        create_private_dir(data_dir)?;
+        let store = Store::open(&data_dir.join(DB_FILE)).await?;
+        let mut conn = store.acquire().await?;
+        let fresh_id = uuid::Uuid::new_v4().simple().to_string();
+        let install_id =
+            settings::get_or_insert(&mut conn, settings::INSTALL_ID, &fresh_id, clock.now_ms())
+                .await?;
+        drop(conn);
+        let engine = Engine {
+            store,
+            vault,
+            clock,
+            install_id,
+            faults: Faults::default(),
+            data_dir: data_dir.to_path_buf(),
+        };
+        match engine.collect_orphans().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(removed = n, "removed orphan keychain entries"),
+            Err(EngineError::KeychainUnavailable(why)) => {
+                tracing::warn!(%why, "orphan clean-up skipped")
+            }
+            Err(e) => return Err(e),
+        }
+        Ok(engine)
+    }
+
+    /// The per-data-dir id that namespaces this install's keychain entries.
+    pub fn install_id(&self) -> &str {
+        &self.install_id
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// Arms a simulated crash at `point` (tests of crash safety only).
+    pub fn arm_fault(&self, point: Option<FaultPoint>) {
+        self.faults.arm(point);
+    }
+
+    pub async fn close(&self) {
+        self.store.close().await;
+    }
+
+    pub(crate) fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    pub(crate) async fn connection_by_slug(
+        &self,
+        slug: &str,
+    ) -> Result<ConnectionRow, EngineError> {
+        let mut conn = self.store.acquire().await?;
+        connections::by_slug(&mut conn, slug)
+            .await?
+            .ok_or_else(|| EngineError::not_found("connection", slug))
+    }
+
+    /// Resolves a PROFILE argument: a profile id or a label of this connection.
+    pub(crate) async fn profile_by_ref(
+        &self,
+        connection: &ConnectionRow,
+        reference: &str,
+    ) -> Result<ProfileRow, EngineError> {
+        let mut conn = self.store.acquire().await?;
+        let rows = profiles::for_connection(&mut conn, &connection.id).await?;
+        rows.into_iter()
+            .find(|p| p.id == reference || p.label == reference)
+            .ok_or_else(|| {
+                EngineError::not_found(
+                    "profile",
+                    format!("{reference}' in connection '{}", connection.slug),
+                )
+            })
+    }
+
+    pub(crate) async fn vault_put(
+        &self,
+        locator: Locator,
+        secret: Secret,
+    ) -> Result<(), EngineError> {
+        let vault = self.vault.clone();
+        blocking(move || vault.put(&locator, &secret)).await
+    }
+
+    pub(crate) async fn vault_get(&self, locator: Locator) -> Result<Option<Secret>, EngineError> {
+        let vault = self.vault.clone();
+        blocking(move || vault.get(&locator)).await
+    }
+
+    pub(crate) async fn vault_delete(&self, locator: Locator) -> Result<bool, EngineError> {
+        let vault = self.vault.clone();
+        blocking(move || vault.delete(&locator)).await
+    }
+}
+
+/// Runs a blocking keychain call off the async runtime.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, VaultError> + Send + 'static,
+) -> Result<T, EngineError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| EngineError::Internal(format!("keychain task failed: {e}")))?
+        .map_err(EngineError::from)
+}
+
+fn create_private_dir(dir: &Path) -> Result<(), EngineError> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        EngineError::Internal(format!("cannot create data dir {}: {e}", dir.display()))
+    })?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    }
+    Ok(())
+}
+
+/// The data dir both front ends use: `SWITCHYARD_DATA_DIR`, else the per-user data dir.
+pub fn default_data_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("SWITCHYARD_DATA_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let base = dirs::data_dir().unwrap_or_else(|| PathBuf::from("."));
+    base.join("switchyard")
+}

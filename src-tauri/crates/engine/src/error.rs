@@ -1,0 +1,87 @@
+//! Engine errors: the variants front ends branch on, each with an [`ErrorCode`].
+
+use switchyard_core::{ErrorCode, InvalidInput};
+use switchyard_store::StoreError;
+use switchyard_vault::VaultError;
+use thiserror::Error;
+
+use crate::fault::FaultPoint;
+
+#[derive(Debug, Error)]
+pub enum EngineError {
+    #[error("{0}")]
+    Invalid(#[from] InvalidInput),
+    #[error("{what} changed since it was read (revision {expected} expected, {found} found); reload and retry")]
+    Conflict {
+        what: &'static str,
+        expected: i64,
+        found: i64,
+    },
+    #[error("{field} '{value}' already exists")]
+    Duplicate { field: &'static str, value: String },
+    #[error("{what} '{name}' not found")]
+    NotFound { what: &'static str, name: String },
+    #[error("{0}")]
+    Precondition(String),
+    #[error("{0}; Switchyard keeps secrets only in the OS keychain (unlock it or start a Secret Service such as gnome-keyring)")]
+    KeychainUnavailable(String),
+    #[error("internal error: {0}")]
+    Internal(String),
+    /// Raised by an armed [`FaultPoint`] in crash-safety tests.
+    #[error("simulated crash at {0:?}")]
+    Crashed(FaultPoint),
+}
+
+impl EngineError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            EngineError::Invalid(_) => ErrorCode::Invalid,
+            EngineError::Conflict { .. } | EngineError::Duplicate { .. } => ErrorCode::Conflict,
+            EngineError::NotFound { .. } => ErrorCode::NotFound,
+            EngineError::Precondition(_) => ErrorCode::Precondition,
+            EngineError::KeychainUnavailable(_) => ErrorCode::KeychainUnavailable,
+            EngineError::Internal(_) | EngineError::Crashed(_) => ErrorCode::Internal,
+        }
+    }
+
+    pub(crate) fn not_found(what: &'static str, name: impl Into<String>) -> Self {
+        EngineError::NotFound {
+            what,
+            name: name.into(),
+        }
+    }
+
+    /// Maps a store error raised while writing `what`, naming the value for duplicates.
+    pub(crate) fn from_store(what: &'static str, value: &str, e: StoreError) -> Self {
+        match e {
+            StoreError::Conflict { expected, found } => EngineError::Conflict {
+                what,
+                expected,
+                found,
+            },
+            StoreError::NotFound(_) => EngineError::not_found(what, value),
+            StoreError::Duplicate { field } => EngineError::Duplicate {
+                field,
+                value: value.to_string(),
+            },
+            other => EngineError::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<StoreError> for EngineError {
+    fn from(e: StoreError) -> Self {
+        EngineError::from_store("row", "", e)
+    }
+}
+
+impl From<VaultError> for EngineError {
+    fn from(e: VaultError) -> Self {
+        match e {
+            VaultError::Unavailable(why) => {
+                EngineError::KeychainUnavailable(format!("the OS keychain is unavailable ({why})"))
+            }
+            VaultError::Failed(why) => EngineError::Internal(format!("keychain: {why}")),
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! Profile use cases: add (with its secret), list, edit (CAS; primary promotion), remove
+//! (with its keychain entry). Rotation lives in `credentials.rs`.
+
+use switchyard_core::validate::{validate_label, validate_priority, validate_weight};
+use switchyard_store::{circuits, journal, profiles};
+use switchyard_vault::Secret;
+
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::requests::{NewProfile, ProfileEdit};
+use crate::rows::{locator_of, profile_view};
+use crate::views::{ProfileView, Removal};
+
+impl Engine {
+    /// Adds a profile with its secret. The first profile of a connection becomes its primary.
+    /// Adding never changes the routing mode (DESIGN.md invariant 2).
+    pub async fn profile_add(
+        &self,
+        slug: &str,
+        new: NewProfile,
+        secret: Secret,
+    ) -> Result<ProfileView, EngineError> {
+        validate_label(&new.label)?;
+        let weight = new.weight.unwrap_or(1);
+        validate_weight(weight)?;
+        if let Some(p) = new.priority {
+            validate_priority(p)?;
+        }
+        let connection = self.connection_by_slug(slug).await?;
+        let existing = {
+            let mut conn = self.store.acquire().await?;
+            profiles::for_connection(&mut conn, &connection.id).await?
+        };
+        if existing.iter().any(|p| p.label == new.label) {
+            return Err(EngineError::Duplicate {
+                field: "label",
+                value: new.label,
+            });
+        }
+        let priority = new
+            .priority
+            .unwrap_or_else(|| existing.iter().map(|p| p.priority + 1).max().unwrap_or(0));
+        let profile_id = format!("p_{}", uuid::Uuid::new_v4().simple());
+        let loc = self.new_locator(&profile_id);
+        self.stage_secret(&loc, secret).await?;
+
+        let now = self.now_ms();
+        let written: Result<(), EngineError> = async {
+            let mut tx = self.store.begin().await?;
+            let has_primary = profiles::for_connection(&mut tx, &connection.id)
+                .await?
+                .iter()
+                .any(|p| p.is_primary);
+            let row = profiles::NewProfile {
+                id: &profile_id,
+                connection_id: &connection.id,
+                label: &new.label,
+                weight,
+                priority,
+                enabled: true,
+                is_primary: !has_primary,
+                locator: Some((&loc.service, &loc.account)),
+            };
+            profiles::insert(&mut tx, &row, now)
+                .await
+                .map_err(|e| EngineError::from_store("profile", &new.label, e))?;
+            journal::clear(&mut tx, &loc.service, &loc.account).await?;
+            tx.commit()
+                .await
+                .map_err(switchyard_store::StoreError::from)?;
+            Ok(())
+        }
+        .await;
+        if let Err(e) = written {
+            self.unstage_secret(&loc).await;
+            return Err(e);
+        }
+        let mut conn = self.store.acquire().await?;
+        let row = profiles::by_id(&mut conn, &profile_id)
+            .await?
+            .ok_or_else(|| EngineError::not_found("profile", &new.label))?;
+        Ok(profile_view(&row, "present"))
+    }
+
+    pub async fn profile_list(&self, slug: &str) -> Result<Vec<ProfileView>, EngineError> {
+        Ok(self.connection_show(slug).await?.profiles)
+    }
+
+    /// Edits label, weight, priority, enabled flag or primary status, compare-and-swap on
+    /// the revision read (or `if_revision`). Disabling resets the profile's circuits.
+    pub async fn profile_edit(
+        &self,
+        slug: &str,
+        profile: &str,
+        edit: ProfileEdit,
+    ) -> Result<ProfileView, EngineError> {
+        let connection = self.connection_by_slug(slug).await?;
+        let row = self.profile_by_ref(&connection, profile).await?;
+        let settings = profiles::Settings {
+            label: edit.label.clone().unwrap_or_else(|| row.label.clone()),
+            weight: edit.weight.unwrap_or(row.weight),
+            priority: edit.priority.unwrap_or(row.priority),
+            enabled: edit.enabled.unwrap_or(row.enabled),
+        };
+        validate_label(&settings.label)?;
+        validate_weight(settings.weight)?;
+        validate_priority(settings.priority)?;
+        let expected = edit.if_revision.unwrap_or(row.revision);
+        if expected != row.revision {
+            return Err(EngineError::Conflict {
+                what: "profile",
+                expected,
+                found: row.revision,
+            });
+        }
+        if !settings.enabled && (row.is_primary && !edit.make_primary) {
+            return Err(EngineError::Precondition(format!(
+                "'{}' is the primary profile of '{slug}' (legacy mode uses it); make another profile primary first: \
+                 switchyard profile edit {slug} OTHER --primary",
+                row.label
+            )));
+        }
+        if edit.make_primary && !settings.enabled {
+            return Err(EngineError::Precondition(
+                "a disabled profile cannot become the primary".into(),
+            ));
+        }
+        let now = self.now_ms();
+        let mut tx = self.store.begin().await?;
+        let mut rev = profiles::update_settings(&mut tx, &row.id, expected, &settings, now)
+            .await
+            .map_err(|e| EngineError::from_store("profile", &settings.label, e))?;
+        if edit.make_primary && !row.is_primary {
+            rev = profiles::make_primary(&mut tx, &row.id, rev, now).await?;
+        }
+        if row.enabled && !settings.enabled {
+            circuits::clear_profile(&mut tx, &row.id).await?;
+        }
+        let fresh = profiles::by_id(&mut tx, &row.id)
+            .await?
+            .ok_or_else(|| EngineError::not_found("profile", profile))?;
+        debug_assert_eq!(
+            fresh.revision, rev,
+            "the row read back is the row just written"
+        );
+        tx.commit()
+            .await
+            .map_err(switchyard_store::StoreError::from)?;
+        Ok(profile_view(&fresh, self.credential_state(&fresh).await))
+    }
+
+    /// Removes a profile and its keychain entry. The primary cannot be removed while it is
+    /// the primary: promote another profile first.
+    pub async fn profile_remove(&self, slug: &str, profile: &str) -> Result<Removal, EngineError> {
+        let connection = self.connection_by_slug(slug).await?;
+        let row = self.profile_by_ref(&connection, profile).await?;
+        if row.is_primary {
+            let others = {
+                let mut conn = self.store.acquire().await?;
+                profiles::for_connection(&mut conn, &connection.id)
+                    .await?
+                    .len()
+                    - 1
+            };
+            let how = if others == 0 {
+                format!("it is the only profile; remove the connection instead: switchyard connection remove {slug}")
+            } else {
+                format!("make another profile primary first: switchyard profile edit {slug} OTHER --primary")
+            };
+            return Err(EngineError::Precondition(format!(
+                "'{}' is the primary profile of '{slug}'; {how}",
+                row.label
+            )));
+        }
+        let mut tx = self.store.begin().await?;
+        let locator = locator_of(&row);
+        if let Some(loc) = &locator {
+            journal::record(&mut tx, &loc.service, &loc.account, self.now_ms()).await?;
+        }
+        profiles::delete(&mut tx, &row.id, row.revision)
+            .await
+            .map_err(|e| EngineError::from_store("profile", &row.label, e))?;
+        tx.commit()
+            .await
+            .map_err(switchyard_store::StoreError::from)?;
+        let (deleted, pending) = self.delete_journaled(locator.into_iter().collect()).await;
+        Ok(Removal {
+            slug: slug.to_string(),
+            profiles_removed: 1,
+            secrets_deleted: deleted,
+            secrets_pending: pending,
+        })
+    }
+}

@@ -1,0 +1,121 @@
+//! Decoding store rows into domain values and views.
+
+use std::collections::BTreeMap;
+
+use switchyard_core::{BasisFingerprint, Header, Protocol};
+use switchyard_store::connections::ConnectionRow;
+use switchyard_store::profiles::ProfileRow;
+use switchyard_vault::Locator;
+
+use crate::clock::rfc3339;
+use crate::error::EngineError;
+use crate::views::{small, ConnectionView, HeaderView, ModelMapping, ProfileView};
+
+/// The decoded definition of a connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Definition {
+    pub protocol: Protocol,
+    pub base_url: String,
+    pub headers: Vec<Header>,
+    pub models: Vec<String>,
+    pub mapping: BTreeMap<String, String>,
+}
+
+impl Definition {
+    pub fn decode(row: &ConnectionRow) -> Result<Self, EngineError> {
+        let corrupt = |what: &str, e: &dyn std::fmt::Display| {
+            EngineError::Internal(format!(
+                "connection '{}' has a corrupt {what}: {e}",
+                row.slug
+            ))
+        };
+        Ok(Definition {
+            protocol: row.protocol.parse().map_err(|e| corrupt("protocol", &e))?,
+            base_url: row.base_url.clone(),
+            headers: serde_json::from_str(&row.headers_json)
+                .map_err(|e| corrupt("header list", &e))?,
+            models: serde_json::from_str(&row.models_json)
+                .map_err(|e| corrupt("model list", &e))?,
+            mapping: serde_json::from_str(&row.mapping_json).map_err(|e| corrupt("mapping", &e))?,
+        })
+    }
+
+    pub fn fingerprint(&self) -> BasisFingerprint {
+        BasisFingerprint::compute(self.protocol, &self.base_url, &self.headers)
+    }
+
+    pub fn encode(&self) -> Result<switchyard_store::connections::Definition, EngineError> {
+        let json = |v: Result<String, serde_json::Error>| {
+            v.map_err(|e| EngineError::Internal(e.to_string()))
+        };
+        Ok(switchyard_store::connections::Definition {
+            protocol: self.protocol.as_str().to_string(),
+            base_url: self.base_url.clone(),
+            headers_json: json(serde_json::to_string(&self.headers))?,
+            models_json: json(serde_json::to_string(&self.models))?,
+            mapping_json: json(serde_json::to_string(&self.mapping))?,
+            basis_fingerprint: self.fingerprint().0,
+        })
+    }
+}
+
+pub(crate) fn connection_view(
+    row: &ConnectionRow,
+    profile_count: usize,
+) -> Result<ConnectionView, EngineError> {
+    let def = Definition::decode(row)?;
+    Ok(ConnectionView {
+        id: row.id.clone(),
+        slug: row.slug.clone(),
+        protocol: def.protocol.as_str().to_string(),
+        base_url: def.base_url,
+        headers: def
+            .headers
+            .into_iter()
+            .map(|h| HeaderView {
+                name: h.name,
+                value: h.value,
+            })
+            .collect(),
+        models: def.models,
+        mapping: def
+            .mapping
+            .into_iter()
+            .map(|(from, to)| ModelMapping { from, to })
+            .collect(),
+        basis_fingerprint: row.basis_fingerprint.clone(),
+        routing_mode: row.routing_mode.clone(),
+        routing_state: row.routing_state.clone(),
+        revision: small(row.revision),
+        profile_count: small(i64::try_from(profile_count).unwrap_or(i64::MAX)),
+        created_at: rfc3339(row.created_at),
+        updated_at: rfc3339(row.updated_at),
+    })
+}
+
+pub(crate) fn profile_view(row: &ProfileRow, credential: &str) -> ProfileView {
+    ProfileView {
+        id: row.id.clone(),
+        connection_id: row.connection_id.clone(),
+        label: row.label.clone(),
+        weight: small(row.weight),
+        priority: small(row.priority),
+        enabled: row.enabled,
+        primary: row.is_primary,
+        credential: credential.to_string(),
+        credential_revision: small(row.credential_revision),
+        revision: small(row.revision),
+        created_at: rfc3339(row.created_at),
+        updated_at: rfc3339(row.updated_at),
+    }
+}
+
+pub(crate) fn locator_of(row: &ProfileRow) -> Option<Locator> {
+    match (&row.locator_service, &row.locator_account) {
+        (Some(service), Some(account)) => Some(Locator {
+            service: service.clone(),
+            account: account.clone(),
+        }),
+        _ => None,
+    }
+}

@@ -1,0 +1,58 @@
+//! Shared set-up for engine tests: a temp data dir on the real keychain (Secret Service
+//! under `dbus-run-session` in the test command), and a view of this install's entries.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::Command;
+
+use switchyard_engine::{Engine, EngineError, NewConnection, NewProfile, Secret};
+
+pub type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+pub async fn open(dir: &Path) -> Result<Engine, EngineError> {
+    Engine::open(dir).await
+}
+
+/// Accounts stored in the real keychain under this install's service, via `secret-tool`.
+pub fn keychain_accounts(install_id: &str) -> Vec<String> {
+    let service = format!("switchyard.{install_id}");
+    let out = Command::new("secret-tool")
+        .args(["search", "--all", "--unlock", "service", &service])
+        .output();
+    let Ok(out) = out else { return vec![] };
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut accounts: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("attribute.username = "))
+        .map(str::to_string)
+        .collect();
+    accounts.sort();
+    accounts
+}
+
+pub fn legacy(slug: &str) -> NewConnection {
+    NewConnection {
+        slug: slug.into(),
+        protocol: "openai".into(),
+        base_url: "https://api.example.com/v1".into(),
+        models: vec!["gpt-a".into(), "gpt-b".into()],
+        mappings: vec![],
+        headers: vec!["OpenAI-Organization: org-1".into()],
+    }
+}
+
+pub fn profile(label: &str, weight: i64) -> NewProfile {
+    NewProfile {
+        label: label.into(),
+        weight: Some(weight),
+        priority: None,
+    }
+}
+
+pub fn secret(s: &str) -> Secret {
+    Secret::new(s)
+}

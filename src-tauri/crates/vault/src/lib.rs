@@ -1,0 +1,38 @@
+//! Secrets of Switchyard. A [`Secret`] never prints, never serializes and is zeroized on
+//! drop; a [`Locator`] is the keychain address the database stores instead. The
+//! [`Keychain`] backend is the only one binaries use; [`MemoryVault`] is for unit tests.
+
+mod keychain;
+mod locator;
+#[cfg(any(test, feature = "memory"))]
+mod memory;
+mod secret;
+
+pub use keychain::Keychain;
+pub use locator::Locator;
+#[cfg(any(test, feature = "memory"))]
+pub use memory::MemoryVault;
+pub use secret::Secret;
+
+use thiserror::Error;
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum VaultError {
+    /// No keychain can be reached (no Secret Service, locked keyring, no D-Bus session).
+    #[error("the OS keychain is unavailable: {0}")]
+    Unavailable(String),
+    /// The keychain answered but refused or failed the operation.
+    #[error("keychain operation failed: {0}")]
+    Failed(String),
+}
+
+/// A place secrets are kept. Calls block (the OS APIs are synchronous): call them from
+/// `tokio::task::spawn_blocking` in async code.
+pub trait Vault: Send + Sync + std::fmt::Debug {
+    /// Stores `secret` at `locator`, replacing any previous value.
+    fn put(&self, locator: &Locator, secret: &Secret) -> Result<(), VaultError>;
+    /// Reads the secret, `None` when nothing is stored there.
+    fn get(&self, locator: &Locator) -> Result<Option<Secret>, VaultError>;
+    /// Deletes the secret; `false` when nothing was stored there.
+    fn delete(&self, locator: &Locator) -> Result<bool, VaultError>;
+}
