@@ -18,6 +18,6 @@ pub use engine::{default_data_dir, Engine, DB_FILE};
 pub use error::EngineError;
 pub use fault::FaultPoint;
 pub use requests::{ConnectionEdit, NewConnection, NewProfile, ProfileEdit};
-pub use switchyard_core::ErrorCode;
+pub use switchyard_core::{ErrorCode, InvalidInput};
 pub use switchyard_vault::Secret;
-pub use views::{ConnectionDetail, ConnectionView, ProfileView, Removal};
+pub use views::{ConnectionDetail, ConnectionView, HeaderView, ModelMapping, ProfileView, Removal};

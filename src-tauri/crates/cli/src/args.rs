@@ -1,0 +1,137 @@
+//! Command-line grammar (INTERFACE.md). Parsing only; no domain checks here.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "switchyard",
+    version,
+    about = "Many credential profiles for one LLM connection, routed through a local relay"
+)]
+pub struct Cli {
+    /// Data dir (SQLite file and install id). Default: the per-user app data dir.
+    #[arg(long, global = true, env = "SWITCHYARD_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Machine-readable JSON on stdout.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Endpoint configurations.
+    #[command(subcommand)]
+    Connection(ConnectionCmd),
+    /// Credential profiles of a connection.
+    #[command(subcommand)]
+    Profile(ProfileCmd),
+}
+
+/// Where a secret comes from: never argv.
+#[derive(Debug, Args, Clone, Default)]
+pub struct SecretSource {
+    /// Read the secret from standard input.
+    #[arg(long, conflicts_with = "secret_env")]
+    pub secret_stdin: bool,
+    /// Read the secret from this environment variable.
+    #[arg(long, value_name = "NAME")]
+    pub secret_env: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConnectionCmd {
+    /// Add a connection; with a secret it is a legacy single-key connection (primary profile).
+    Add {
+        slug: String,
+        #[arg(long)]
+        protocol: String,
+        #[arg(long, value_name = "URL")]
+        base_url: String,
+        #[arg(long = "model", value_name = "M")]
+        models: Vec<String>,
+        #[arg(long = "map", value_name = "FROM=TO")]
+        mappings: Vec<String>,
+        #[arg(long = "header", value_name = "'Name: value'")]
+        headers: Vec<String>,
+        #[command(flatten)]
+        secret: SecretSource,
+    },
+    /// List connections.
+    List,
+    /// Show a connection and its profiles.
+    Show { slug: String },
+    /// Edit a connection; list options replace the whole list.
+    Edit {
+        slug: String,
+        #[arg(long)]
+        protocol: Option<String>,
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
+        #[arg(long = "model", value_name = "M")]
+        models: Vec<String>,
+        #[arg(long = "map", value_name = "FROM=TO")]
+        mappings: Vec<String>,
+        #[arg(long = "header", value_name = "'Name: value'")]
+        headers: Vec<String>,
+        /// Remove every header.
+        #[arg(long, conflicts_with = "headers")]
+        clear_headers: bool,
+        /// Fail with exit 3 unless the connection is still at this revision.
+        #[arg(long, value_name = "N")]
+        if_revision: Option<i64>,
+    },
+    /// Remove a connection, its profiles and their keychain entries.
+    Remove { slug: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProfileCmd {
+    /// Add a credential profile.
+    Add {
+        slug: String,
+        #[arg(long)]
+        label: String,
+        #[arg(long, value_name = "W")]
+        weight: Option<i64>,
+        /// Lower numbers are tried first in priority mode.
+        #[arg(long, value_name = "N")]
+        priority: Option<i64>,
+        #[command(flatten)]
+        secret: SecretSource,
+    },
+    /// List the profiles of a connection.
+    List { slug: String },
+    /// Edit a profile (PROFILE is an id or a label).
+    Edit {
+        slug: String,
+        profile: String,
+        #[arg(long)]
+        label: Option<String>,
+        #[arg(long, value_name = "W")]
+        weight: Option<i64>,
+        #[arg(long, value_name = "N")]
+        priority: Option<i64>,
+        #[arg(long, conflicts_with = "disable")]
+        enable: bool,
+        #[arg(long)]
+        disable: bool,
+        /// Make this profile the primary (the one legacy mode uses).
+        #[arg(long)]
+        primary: bool,
+        #[arg(long, value_name = "N")]
+        if_revision: Option<i64>,
+    },
+    /// Replace a profile's credential.
+    Rotate {
+        slug: String,
+        profile: String,
+        #[command(flatten)]
+        secret: SecretSource,
+    },
+    /// Remove a profile and its keychain entry.
+    Remove { slug: String, profile: String },
+}

@@ -1,0 +1,144 @@
+//! Subcommands as thin adapters: parse → one engine call → [`Output`].
+
+use switchyard_engine::{
+    ConnectionEdit, Engine, EngineError, NewConnection, NewProfile, ProfileEdit,
+};
+
+use crate::args::{ConnectionCmd, ProfileCmd};
+use crate::output::Output;
+use crate::secret_input::{read_optional, read_required};
+
+pub async fn connection(engine: &Engine, cmd: ConnectionCmd) -> Result<Output, EngineError> {
+    Ok(match cmd {
+        ConnectionCmd::Add {
+            slug,
+            protocol,
+            base_url,
+            models,
+            mappings,
+            headers,
+            secret,
+        } => {
+            let secret = read_optional(&secret)?;
+            let new = NewConnection {
+                slug,
+                protocol,
+                base_url,
+                models,
+                mappings,
+                headers,
+            };
+            Output::Connection(engine.connection_add(new, secret).await?)
+        }
+        ConnectionCmd::List => Output::Connections(engine.connection_list().await?),
+        ConnectionCmd::Show { slug } => Output::Connection(engine.connection_show(&slug).await?),
+        ConnectionCmd::Edit {
+            slug,
+            protocol,
+            base_url,
+            models,
+            mappings,
+            headers,
+            clear_headers,
+            if_revision,
+        } => {
+            let edit = ConnectionEdit {
+                protocol,
+                base_url,
+                models: non_empty(models),
+                mappings: non_empty(mappings),
+                headers: if clear_headers {
+                    Some(vec![])
+                } else {
+                    non_empty(headers)
+                },
+                if_revision,
+            };
+            Output::ConnectionEdited(engine.connection_edit(&slug, edit).await?)
+        }
+        ConnectionCmd::Remove { slug } => {
+            let what = format!("connection '{slug}'");
+            Output::Removed(engine.connection_remove(&slug).await?, what)
+        }
+    })
+}
+
+pub async fn profile(engine: &Engine, cmd: ProfileCmd) -> Result<Output, EngineError> {
+    Ok(match cmd {
+        ProfileCmd::Add {
+            slug,
+            label,
+            weight,
+            priority,
+            secret,
+        } => {
+            let secret = read_required(&secret)?;
+            Output::Profile(
+                engine
+                    .profile_add(
+                        &slug,
+                        NewProfile {
+                            label,
+                            weight,
+                            priority,
+                        },
+                        secret,
+                    )
+                    .await?,
+                "added",
+            )
+        }
+        ProfileCmd::List { slug } => Output::Profiles(engine.profile_list(&slug).await?),
+        ProfileCmd::Edit {
+            slug,
+            profile,
+            label,
+            weight,
+            priority,
+            enable,
+            disable,
+            primary,
+            if_revision,
+        } => {
+            let enabled = if enable {
+                Some(true)
+            } else if disable {
+                Some(false)
+            } else {
+                None
+            };
+            let edit = ProfileEdit {
+                label,
+                weight,
+                priority,
+                enabled,
+                make_primary: primary,
+                if_revision,
+            };
+            Output::Profile(engine.profile_edit(&slug, &profile, edit).await?, "updated")
+        }
+        ProfileCmd::Rotate {
+            slug,
+            profile,
+            secret,
+        } => {
+            let secret = read_required(&secret)?;
+            Output::Profile(
+                engine.profile_rotate(&slug, &profile, secret).await?,
+                "replaced the credential of",
+            )
+        }
+        ProfileCmd::Remove { slug, profile } => {
+            let what = format!("profile '{profile}'");
+            Output::Removed(engine.profile_remove(&slug, &profile).await?, what)
+        }
+    })
+}
+
+fn non_empty(v: Vec<String>) -> Option<Vec<String>> {
+    if v.is_empty() {
+        None
+    } else {
+        Some(v)
+    }
+}

@@ -1,0 +1,65 @@
+//! The headless `switchyard` binary. Each subcommand opens the engine on the data dir,
+//! makes one engine call and prints the result; errors map to INTERFACE.md exit codes.
+
+mod args;
+mod commands;
+mod output;
+mod secret_input;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use switchyard_engine::{default_data_dir, Engine, EngineError};
+
+use crate::args::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            output::print_error(
+                &EngineError::Internal(format!("cannot start runtime: {e}")),
+                cli.json,
+            );
+            return ExitCode::from(1);
+        }
+    };
+    let json = cli.json;
+    match runtime.block_on(run(cli)) {
+        Ok(out) => {
+            output::print(&out, json);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            output::print_error(&e, json);
+            ExitCode::from(u8::try_from(e.code().exit_code()).unwrap_or(1))
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<output::Output, EngineError> {
+    let data_dir = cli.data_dir.unwrap_or_else(default_data_dir);
+    let engine = Engine::open(&data_dir).await?;
+    let result = match cli.command {
+        Command::Connection(cmd) => commands::connection(&engine, cmd).await,
+        Command::Profile(cmd) => commands::profile(&engine, cmd).await,
+    };
+    engine.close().await;
+    result
+}
+
+/// Logs go to stderr only (stdout is for results); `SWITCHYARD_LOG` sets the filter.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SWITCHYARD_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
