@@ -1,0 +1,40 @@
+//! The one error shape that crosses IPC: `{ code, message }` with a small code enum that the
+//! generated TypeScript mirrors, so the UI never matches on message text.
+
+use serde::Serialize;
+use specta::Type;
+use switchyard_engine::{EngineError, ErrorCode};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum IpcErrorCode {
+    Invalid,
+    Conflict,
+    NotFound,
+    Precondition,
+    KeychainUnavailable,
+    Internal,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct IpcError {
+    pub code: IpcErrorCode,
+    pub message: String,
+}
+
+impl From<EngineError> for IpcError {
+    fn from(e: EngineError) -> Self {
+        let code = match e.code() {
+            ErrorCode::Invalid => IpcErrorCode::Invalid,
+            ErrorCode::Conflict => IpcErrorCode::Conflict,
+            ErrorCode::NotFound => IpcErrorCode::NotFound,
+            ErrorCode::Precondition => IpcErrorCode::Precondition,
+            ErrorCode::KeychainUnavailable => IpcErrorCode::KeychainUnavailable,
+            ErrorCode::Internal => IpcErrorCode::Internal,
+        };
+        IpcError {
+            code,
+            message: e.to_string(),
+        }
+    }
+}
