@@ -58,6 +58,21 @@ def wait_for(predicate, timeout: float, what: str):
     raise AssertionError(f"timed out waiting for {what} (last error: {last})")
 
 
+def save_screenshot(session_url: str, display: str, path: str) -> None:
+    """WebDriver's screenshot first; WebKitWebDriver under Xvfb can hang on it, so fall back
+    to grabbing the X display with ImageMagick's `import`."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        png = base64.b64decode(wd("GET", f"{session_url}/screenshot", timeout=5)["value"])
+        with open(path, "wb") as f:
+            f.write(png)
+        return
+    except Exception as e:  # noqa: BLE001 - fall back below
+        print(f"smoke: WebDriver screenshot failed ({e}); grabbing the display", file=sys.stderr)
+    if shutil.which("import"):
+        subprocess.run(["import", "-display", display, "-window", "root", path], check=True)
+
+
 def main() -> int:
     app, cli_bin = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     data_dir = tempfile.mkdtemp(prefix="switchyard-desktop-")
@@ -71,7 +86,7 @@ def main() -> int:
     env = dict(os.environ, DISPLAY=display, SWITCHYARD_DATA_DIR=data_dir, WEBKIT_DISABLE_COMPOSITING_MODE="1")
     procs = []
     try:
-        procs.append(subprocess.Popen(["Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        procs.append(subprocess.Popen(["Xvfb", display, "-screen", "0", "1100x720x24", "-nolisten", "tcp"],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
         time.sleep(0.5)
         driver = shutil.which("tauri-driver") or os.path.expanduser("~/.cargo/bin/tauri-driver")
@@ -99,10 +114,7 @@ def main() -> int:
         assert "canary" not in source, "a secret reached the window"
         shots = os.environ.get("SWITCHYARD_SCREENSHOTS")
         if shots:
-            os.makedirs(shots, exist_ok=True)
-            png = base64.b64decode(wd("GET", f"{s}/screenshot")["value"])
-            with open(os.path.join(shots, "connections.png"), "wb") as f:
-                f.write(png)
+            save_screenshot(s, display, os.path.join(shots, "connections.png"))
         wd("DELETE", s)
         print("smoke: desktop window shows CLI-created connections: ok", file=sys.stderr)
         return 0
