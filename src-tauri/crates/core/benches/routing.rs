@@ -1,0 +1,2 @@
+//! Criterion bench: one eligibility evaluation plus one SWRR selection.
+fn main() {}
