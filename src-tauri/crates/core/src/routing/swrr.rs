@@ -139,6 +139,30 @@ pub struct SwrrTable {
 }
 
 impl SwrrTable {
+    /// Runs `f` on the SWRR state of (connection, model), e.g.
+    /// `table.with_state(conn, model, |s| select_for_turn(strategy, bound, ps, eligible, s))`.
+    pub fn with_state<R>(
+        &mut self,
+        connection: &str,
+        model: &str,
+        f: impl FnOnce(&mut Swrr) -> R,
+    ) -> R {
+        if let Some(s) = self
+            .states
+            .get_mut(connection)
+            .and_then(|m| m.get_mut(model))
+        {
+            return f(s);
+        }
+        let mut s = Swrr::default();
+        let out = f(&mut s);
+        self.states
+            .entry(connection.to_string())
+            .or_default()
+            .insert(model.to_string(), s);
+        out
+    }
+
     /// SWRR selection with the state of (connection, model); see `Swrr::select`.
     pub fn select<C: Candidate>(
         &mut self,
@@ -147,20 +171,7 @@ impl SwrrTable {
         candidates: &[C],
         eligible: &[usize],
     ) -> Option<usize> {
-        if let Some(s) = self
-            .states
-            .get_mut(connection)
-            .and_then(|m| m.get_mut(model))
-        {
-            return s.select(candidates, eligible);
-        }
-        let mut s = Swrr::default();
-        let chosen = s.select(candidates, eligible);
-        self.states
-            .entry(connection.to_string())
-            .or_default()
-            .insert(model.to_string(), s);
-        chosen
+        self.with_state(connection, model, |s| s.select(candidates, eligible))
     }
 
     pub fn state(&self, connection: &str, model: &str) -> Option<&Swrr> {
