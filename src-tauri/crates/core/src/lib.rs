@@ -6,6 +6,7 @@ pub mod code;
 pub mod connection;
 pub mod header;
 pub mod profile;
+pub mod routing;
 pub mod validate;
 
 pub use basis::BasisFingerprint;

@@ -1,0 +1,238 @@
+//! Turn bindings: turn key → the profile the turn is pinned to, whether the turn is
+//! committed, and when it was last used. Idle entries expire; the table is a bounded LRU.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+/// Bindings expire after this long without use (DESIGN.md §5).
+pub const BINDING_IDLE_TTL: Duration = Duration::from_secs(30 * 60);
+/// Default bound on remembered turns; the least recently used goes first.
+pub const DEFAULT_BINDING_CAPACITY: usize = 10_000;
+
+/// The profile a turn is pinned to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Binding {
+    pub profile_id: String,
+    /// Some output of this turn reached the client: no more credential failover.
+    pub committed: bool,
+    pub last_used: Instant,
+    stamp: u64,
+}
+
+/// Why a failover rebind was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RebindError {
+    #[error("the turn is committed: no credential failover after output")]
+    Committed,
+    #[error("the turn has no binding")]
+    Unbound,
+}
+
+/// Turn key → binding, bounded and idle-expiring. Time is passed in (`now: Instant`).
+#[derive(Debug, Clone)]
+pub struct TurnBindings {
+    map: HashMap<String, Binding>,
+    /// stamp → turn key, oldest use first.
+    order: BTreeMap<u64, String>,
+    next_stamp: u64,
+    capacity: usize,
+    ttl: Duration,
+}
+
+impl Default for TurnBindings {
+    fn default() -> Self {
+        TurnBindings::new(DEFAULT_BINDING_CAPACITY, BINDING_IDLE_TTL)
+    }
+}
+
+impl TurnBindings {
+    pub fn new(capacity: usize, ttl: Duration) -> Self {
+        TurnBindings {
+            map: HashMap::new(),
+            order: BTreeMap::new(),
+            next_stamp: 0,
+            capacity: capacity.max(1),
+            ttl,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    fn expired(&self, b: &Binding, now: Instant) -> bool {
+        now.saturating_duration_since(b.last_used) > self.ttl
+    }
+
+    /// The live binding of `turn`, refreshed as used now; an expired one is removed.
+    pub fn get(&mut self, turn: &str, now: Instant) -> Option<&Binding> {
+        let expired = self.expired(self.map.get(turn)?, now);
+        if expired {
+            self.remove(turn);
+            return None;
+        }
+        self.touch(turn, now);
+        self.map.get(turn)
+    }
+
+    /// The live binding of `turn` without refreshing it.
+    pub fn peek(&self, turn: &str, now: Instant) -> Option<&Binding> {
+        self.map.get(turn).filter(|b| !self.expired(b, now))
+    }
+
+    /// Pins `turn` to `profile` (a new turn, or a new selection because the bound profile
+    /// left the eligible set). An existing committed flag is kept.
+    pub fn bind(&mut self, turn: &str, profile: &str, now: Instant) {
+        if let Some(b) = self.map.get_mut(turn) {
+            if b.profile_id != profile {
+                b.profile_id = profile.to_string();
+            }
+            self.touch(turn, now);
+            return;
+        }
+        let stamp = self.bump();
+        self.map.insert(
+            turn.to_string(),
+            Binding {
+                profile_id: profile.to_string(),
+                committed: false,
+                last_used: now,
+                stamp,
+            },
+        );
+        self.order.insert(stamp, turn.to_string());
+        self.evict(now);
+    }
+
+    /// Moves an uncommitted turn to another profile after a credential-scoped failure.
+    pub fn rebind(&mut self, turn: &str, profile: &str, now: Instant) -> Result<(), RebindError> {
+        match self.peek(turn, now) {
+            None => Err(RebindError::Unbound),
+            Some(b) if b.committed => Err(RebindError::Committed),
+            Some(_) => {
+                self.bind(turn, profile, now);
+                Ok(())
+            }
+        }
+    }
+
+    /// Marks the turn committed (first content byte reached the client). False when unbound.
+    pub fn commit(&mut self, turn: &str, now: Instant) -> bool {
+        match self.map.get_mut(turn) {
+            Some(b) => {
+                b.committed = true;
+                self.touch(turn, now);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn remove(&mut self, turn: &str) -> Option<Binding> {
+        let b = self.map.remove(turn)?;
+        self.order.remove(&b.stamp);
+        Some(b)
+    }
+
+    fn bump(&mut self) -> u64 {
+        self.next_stamp += 1;
+        self.next_stamp
+    }
+
+    fn touch(&mut self, turn: &str, now: Instant) {
+        let stamp = self.bump();
+        if let Some(b) = self.map.get_mut(turn) {
+            if let Some(key) = self.order.remove(&b.stamp) {
+                self.order.insert(stamp, key);
+            }
+            b.stamp = stamp;
+            b.last_used = now;
+        }
+    }
+
+    /// Drops idle-expired turns from the old end, then the least recently used over capacity.
+    fn evict(&mut self, now: Instant) {
+        while let Some((_, turn)) = self.order.first_key_value() {
+            let drop_it = self.map.len() > self.capacity
+                || self.map.get(turn).is_none_or(|b| self.expired(b, now));
+            if !drop_it {
+                break;
+            }
+            if let Some((_, turn)) = self.order.pop_first() {
+                self.map.remove(&turn);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bindings_expire_after_30_idle_minutes() {
+        let t0 = Instant::now();
+        let mut b = TurnBindings::default();
+        b.bind("turn", "p1", t0);
+        let later = t0 + Duration::from_secs(29 * 60);
+        assert_eq!(
+            b.get("turn", later).map(|x| x.profile_id.as_str()),
+            Some("p1"),
+            "29 idle minutes keep the binding (and refresh it)"
+        );
+        let much_later = later + Duration::from_secs(30 * 60 + 1);
+        assert!(
+            b.get("turn", much_later).is_none(),
+            "more than 30 idle minutes drop the binding"
+        );
+        assert!(
+            b.is_empty(),
+            "an expired binding is removed, not kept around"
+        );
+    }
+
+    #[test]
+    fn the_least_recently_used_turn_is_evicted_first() {
+        let t0 = Instant::now();
+        let mut b = TurnBindings::new(2, BINDING_IDLE_TTL);
+        b.bind("a", "p1", t0);
+        b.bind("b", "p1", t0);
+        let _ = b.get("a", t0);
+        b.bind("c", "p2", t0);
+        assert_eq!(b.len(), 2, "capacity bounds the table");
+        assert!(b.peek("b", t0).is_none(), "b was least recently used");
+        assert!(b.peek("a", t0).is_some(), "a was refreshed by get");
+    }
+
+    #[test]
+    fn committed_turns_refuse_failover_rebind() {
+        let t0 = Instant::now();
+        let mut b = TurnBindings::default();
+        assert_eq!(
+            b.rebind("t", "p2", t0),
+            Err(RebindError::Unbound),
+            "nothing to rebind"
+        );
+        b.bind("t", "p1", t0);
+        assert_eq!(
+            b.rebind("t", "p2", t0),
+            Ok(()),
+            "before output a failover may rebind"
+        );
+        assert!(b.commit("t", t0), "bound turns can commit");
+        assert_eq!(
+            b.rebind("t", "p3", t0),
+            Err(RebindError::Committed),
+            "after output the turn must stay on its profile"
+        );
+        assert_eq!(
+            b.peek("t", t0).map(|x| x.profile_id.as_str()),
+            Some("p2"),
+            "unchanged"
+        );
+    }
+}

@@ -1,0 +1,288 @@
+//! The shared circuit board: every open circuit of every profile, credential-wide and per
+//! model, behind one `std::sync::Mutex`. Admission and probe claims are in `probe.rs`.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use super::circuit::{
+    CircuitHealth, CircuitLookup, CircuitSnapshot, HealthEntry, OpenCircuit, ProfileHealth,
+};
+use super::cooldown::CooldownPolicy;
+use super::failure::{Failure, FailureKind, Scope};
+
+/// The open circuits of one profile.
+#[derive(Debug, Default)]
+pub(crate) struct ProfileCircuits {
+    pub credential: Option<OpenCircuit>,
+    pub models: HashMap<String, OpenCircuit>,
+}
+
+impl ProfileCircuits {
+    pub fn slot(&mut self, model: Option<&str>) -> Option<&mut OpenCircuit> {
+        match model {
+            None => self.credential.as_mut(),
+            Some(m) => self.models.get_mut(m),
+        }
+    }
+
+    pub fn set(&mut self, model: Option<&str>, c: Option<OpenCircuit>) {
+        match (model, c) {
+            (None, c) => self.credential = c,
+            (Some(m), Some(c)) => {
+                self.models.insert(m.to_string(), c);
+            }
+            (Some(m), None) => {
+                self.models.remove(m);
+            }
+        }
+    }
+
+    pub fn get(&self, model: Option<&str>) -> Option<&OpenCircuit> {
+        match model {
+            None => self.credential.as_ref(),
+            Some(m) => self.models.get(m),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.credential.is_none() && self.models.is_empty()
+    }
+}
+
+pub(crate) type Circuits = HashMap<String, ProfileCircuits>;
+
+/// Why a profile's circuits are reset (all of them close and every claim is released).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResetCause {
+    CredentialReplaced,
+    Disabled,
+    Deleted,
+    Reverified,
+    /// `health reset` by the user.
+    Manual,
+}
+
+/// All circuits of all profiles. Share it as `Arc<CircuitBoard>`; it is `Send + Sync`.
+#[derive(Debug, Default)]
+pub struct CircuitBoard {
+    circuits: Mutex<Circuits>,
+    next_claim: AtomicU64,
+    policy: CooldownPolicy,
+}
+
+/// Which circuit a failure of this scope concerns: `Some(None)` credential-wide,
+/// `Some(Some(model))` the (profile, model) circuit, `None` no circuit.
+pub(crate) fn target_of(scope: Scope, model: &str) -> Option<Option<&str>> {
+    match scope {
+        Scope::Credential => Some(None),
+        Scope::CredentialModel => Some(Some(model)),
+        Scope::Provider | Scope::Request | Scope::Ambiguous => None,
+    }
+}
+
+impl CircuitBoard {
+    pub fn new(policy: CooldownPolicy) -> Self {
+        CircuitBoard {
+            circuits: Mutex::new(HashMap::new()),
+            next_claim: AtomicU64::new(1),
+            policy,
+        }
+    }
+
+    /// Rebuilds the board after a restart from persisted rows: cooldowns come back, claims
+    /// never do (they were never stored). Closed rows are ignored.
+    pub fn restore(
+        policy: CooldownPolicy,
+        snapshots: impl IntoIterator<Item = CircuitSnapshot>,
+    ) -> Self {
+        let board = CircuitBoard::new(policy);
+        {
+            let mut map = board.lock();
+            for s in snapshots {
+                if let Some(open) = s.to_open() {
+                    let model = (!s.model.is_empty()).then_some(s.model.as_str());
+                    map.entry(s.profile_id.clone())
+                        .or_default()
+                        .set(model, Some(open));
+                }
+            }
+        }
+        board
+    }
+
+    pub fn policy(&self) -> &CooldownPolicy {
+        &self.policy
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Circuits> {
+        // A panic while holding the lock cannot leave a half-written circuit (every update is
+        // one assignment), so a poisoned lock is still consistent.
+        self.circuits.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn next_claim_id(&self) -> u64 {
+        self.next_claim.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// A locked read view for evaluating many profiles under one lock acquisition.
+    pub fn view(&self) -> BoardView<'_> {
+        BoardView { map: self.lock() }
+    }
+
+    /// Health of the credential-wide and (profile, model) circuits.
+    pub fn health(&self, profile: &str, model: &str, now_ms: i64) -> ProfileHealth {
+        health_in(&self.lock(), profile, model, now_ms)
+    }
+
+    /// Records a classified failure of an ordinary (non-probe) attempt. Credential scope
+    /// opens the credential-wide circuit, credential_model the (profile, model) one; other
+    /// scopes change nothing. Returns the changed circuit to persist.
+    pub fn record_failure(
+        &self,
+        profile: &str,
+        model: &str,
+        failure: &Failure,
+        now_ms: i64,
+    ) -> Option<CircuitSnapshot> {
+        let target = target_of(failure.scope, model)?;
+        let mut map = self.lock();
+        apply_failure(
+            &mut map,
+            &self.policy,
+            profile,
+            target,
+            failure,
+            false,
+            now_ms,
+        )
+    }
+
+    /// Closes every circuit of the profile and releases its claims (outstanding leases become
+    /// no-ops). The caller clears the persisted rows (`circuits::clear_profile`).
+    pub fn reset_profile(&self, profile: &str, _cause: ResetCause) {
+        self.lock().remove(profile);
+    }
+
+    /// Closes one circuit (`model: None` = credential-wide) and releases its claim.
+    pub fn reset_circuit(&self, profile: &str, model: Option<&str>) {
+        let mut map = self.lock();
+        if let Some(pc) = map.get_mut(profile) {
+            pc.set(model, None);
+            if pc.is_empty() {
+                map.remove(profile);
+            }
+        }
+    }
+
+    /// The persistable state of one circuit (`model = ""` = credential-wide).
+    pub fn snapshot_of(&self, profile: &str, model: &str) -> CircuitSnapshot {
+        let map = self.lock();
+        let key = (!model.is_empty()).then_some(model);
+        CircuitSnapshot::of(profile, model, map.get(profile).and_then(|pc| pc.get(key)))
+    }
+
+    /// Every open circuit, sorted by (profile, model).
+    pub fn snapshots(&self) -> Vec<CircuitSnapshot> {
+        let map = self.lock();
+        let mut out = Vec::new();
+        for (profile, pc) in map.iter() {
+            if let Some(c) = &pc.credential {
+                out.push(CircuitSnapshot::of(profile, "", Some(c)));
+            }
+            for (model, c) in &pc.models {
+                out.push(CircuitSnapshot::of(profile, model, Some(c)));
+            }
+        }
+        out.sort_by(|a, b| (&a.profile_id, &a.model).cmp(&(&b.profile_id, &b.model)));
+        out
+    }
+
+    /// Health lines of one profile for status output: the credential-wide circuit first
+    /// (always present), then each model circuit that is not closed, by model name.
+    pub fn health_entries(&self, profile: &str, now_ms: i64) -> Vec<HealthEntry> {
+        let map = self.lock();
+        let pc = map.get(profile);
+        let entry = |model: Option<&str>, c: Option<&OpenCircuit>| {
+            let h = c.map_or(CircuitHealth::Closed, |c| c.health(now_ms));
+            HealthEntry {
+                model: model.map(str::to_string),
+                state: h.state(),
+                kind: c.map(|c| c.kind),
+                until_ms: c.and_then(|c| c.until_ms),
+            }
+        };
+        let mut out = vec![entry(None, pc.and_then(|pc| pc.credential.as_ref()))];
+        if let Some(pc) = pc {
+            let mut models: Vec<(&String, &OpenCircuit)> = pc.models.iter().collect();
+            models.sort_by(|a, b| a.0.cmp(b.0));
+            out.extend(models.into_iter().map(|(m, c)| entry(Some(m), Some(c))));
+        }
+        out
+    }
+
+    /// The cooldown keeping this profile from this model, if any: the blocking kind and its
+    /// end (`None` = until re-verified). For `Retry-After` when nothing is eligible.
+    pub fn blocking_cooldown(
+        &self,
+        profile: &str,
+        model: &str,
+        now_ms: i64,
+    ) -> Option<(FailureKind, Option<i64>)> {
+        let h = self.health(profile, model, now_ms);
+        let ends = [h.credential, h.model].into_iter().filter_map(|c| match c {
+            CircuitHealth::Open { kind, until_ms } => Some((kind, until_ms)),
+            _ => None,
+        });
+        ends.max_by_key(|(_, until)| until.unwrap_or(i64::MAX))
+    }
+}
+
+/// Applies a failure to one circuit; returns the snapshot when it changed.
+pub(crate) fn apply_failure(
+    map: &mut Circuits,
+    policy: &CooldownPolicy,
+    profile: &str,
+    target: Option<&str>,
+    failure: &Failure,
+    escalate: bool,
+    now_ms: i64,
+) -> Option<CircuitSnapshot> {
+    let existing = map.get(profile).and_then(|pc| pc.get(target));
+    let next = OpenCircuit::after_failure(existing, failure, escalate, policy, now_ms)?;
+    let snap = CircuitSnapshot::of(profile, target.unwrap_or(""), Some(&next));
+    match map.get_mut(profile) {
+        Some(pc) => pc.set(target, Some(next)),
+        None => {
+            let mut pc = ProfileCircuits::default();
+            pc.set(target, Some(next));
+            map.insert(profile.to_string(), pc);
+        }
+    }
+    Some(snap)
+}
+
+pub(crate) fn health_in(map: &Circuits, profile: &str, model: &str, now_ms: i64) -> ProfileHealth {
+    let Some(pc) = map.get(profile) else {
+        return ProfileHealth::CLOSED;
+    };
+    let of = |c: Option<&OpenCircuit>| c.map_or(CircuitHealth::Closed, |c| c.health(now_ms));
+    ProfileHealth {
+        credential: of(pc.credential.as_ref()),
+        model: of(pc.models.get(model)),
+    }
+}
+
+/// The board locked for reading; implements `CircuitLookup`. Drop it promptly.
+pub struct BoardView<'a> {
+    map: MutexGuard<'a, Circuits>,
+}
+
+impl CircuitLookup for BoardView<'_> {
+    fn health(&self, profile: &str, model: &str, now_ms: i64) -> ProfileHealth {
+        if self.map.is_empty() {
+            return ProfileHealth::CLOSED;
+        }
+        health_in(&self.map, profile, model, now_ms)
+    }
+}

@@ -1,0 +1,248 @@
+//! Eligibility: which profiles of a connection may serve a model now, and for every other
+//! profile the one reason it may not (`Exclusion`). Pure: evidence, circuits and time are inputs.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+use super::circuit::{CircuitHealth, CircuitLookup, ProfileHealth};
+use super::failure::FailureKind;
+use crate::basis::BasisFingerprint;
+
+/// The models a verification proved a profile can use: sorted and deduplicated, so lookups
+/// are a binary search without allocation.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "Vec<String>", into = "Vec<String>")]
+pub struct ModelSet(Vec<String>);
+
+impl ModelSet {
+    pub fn contains(&self, model: &str) -> bool {
+        self.0.binary_search_by(|m| m.as_str().cmp(model)).is_ok()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(String::as_str)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl From<Vec<String>> for ModelSet {
+    fn from(mut v: Vec<String>) -> Self {
+        v.sort();
+        v.dedup();
+        ModelSet(v)
+    }
+}
+
+impl From<ModelSet> for Vec<String> {
+    fn from(s: ModelSet) -> Self {
+        s.0
+    }
+}
+
+impl<S: Into<String>> FromIterator<S> for ModelSet {
+    fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> Self {
+        ModelSet::from(iter.into_iter().map(Into::into).collect::<Vec<String>>())
+    }
+}
+
+/// The latest verification of a profile, with what it was taken under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvidenceView {
+    pub credential_revision: i64,
+    pub basis: BasisFingerprint,
+    pub verified_at_ms: i64,
+    /// The verification was refused as an invalid credential.
+    pub auth_invalid: bool,
+    pub models: ModelSet,
+}
+
+/// What routing needs to know about one profile (never the label, never the secret).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileView {
+    pub id: String,
+    pub weight: u32,
+    /// Lower number = tried first.
+    pub priority: i64,
+    pub enabled: bool,
+    /// The keychain holds a secret for the profile's locator.
+    pub credential_present: bool,
+    pub credential_revision: i64,
+    pub evidence: Option<EvidenceView>,
+}
+
+/// What evidence must match to count as current.
+#[derive(Debug, Clone, Copy)]
+pub struct Criteria<'a> {
+    /// The connection's basis fingerprint now.
+    pub basis: &'a BasisFingerprint,
+    pub max_evidence_age_ms: i64,
+    pub now_ms: i64,
+}
+
+/// Why a profile is not eligible. When several hold, the first in this order is reported:
+/// configuration (`disabled`, `secret_missing`), then evidence (`no_evidence`,
+/// `stale_evidence`, `auth_invalid`, `model_unsupported`), then health, credential-wide
+/// before per-model (`circuit_open` or `auth_invalid` for the credential circuit,
+/// `model_circuit_open`), and last `probe_in_flight`. Static causes come first because they
+/// are the ones the user must fix; a health reason would hide them and clear by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Exclusion {
+    Disabled,
+    SecretMissing,
+    NoEvidence,
+    StaleEvidence,
+    AuthInvalid,
+    ModelUnsupported,
+    CircuitOpen,
+    ModelCircuitOpen,
+    ProbeInFlight,
+}
+
+impl Exclusion {
+    pub const ALL: [Exclusion; 9] = [
+        Exclusion::Disabled,
+        Exclusion::SecretMissing,
+        Exclusion::NoEvidence,
+        Exclusion::StaleEvidence,
+        Exclusion::AuthInvalid,
+        Exclusion::ModelUnsupported,
+        Exclusion::CircuitOpen,
+        Exclusion::ModelCircuitOpen,
+        Exclusion::ProbeInFlight,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Exclusion::Disabled => "disabled",
+            Exclusion::SecretMissing => "secret_missing",
+            Exclusion::NoEvidence => "no_evidence",
+            Exclusion::StaleEvidence => "stale_evidence",
+            Exclusion::AuthInvalid => "auth_invalid",
+            Exclusion::ModelUnsupported => "model_unsupported",
+            Exclusion::CircuitOpen => "circuit_open",
+            Exclusion::ModelCircuitOpen => "model_circuit_open",
+            Exclusion::ProbeInFlight => "probe_in_flight",
+        }
+    }
+}
+
+impl fmt::Display for Exclusion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Whether evidence is current for the profile under `criteria`.
+pub fn evidence_is_current(p: &ProfileView, e: &EvidenceView, criteria: &Criteria<'_>) -> bool {
+    e.credential_revision == p.credential_revision
+        && e.basis == *criteria.basis
+        && criteria.now_ms.saturating_sub(e.verified_at_ms) <= criteria.max_evidence_age_ms
+}
+
+/// The reason `p` may not serve `model`, or `None` when it is eligible. `health` is only
+/// asked when every static check passed.
+pub fn exclusion_of(
+    p: &ProfileView,
+    model: &str,
+    criteria: &Criteria<'_>,
+    health: impl FnOnce() -> ProfileHealth,
+) -> Option<Exclusion> {
+    if !p.enabled {
+        return Some(Exclusion::Disabled);
+    }
+    if !p.credential_present {
+        return Some(Exclusion::SecretMissing);
+    }
+    let Some(e) = &p.evidence else {
+        return Some(Exclusion::NoEvidence);
+    };
+    if !evidence_is_current(p, e, criteria) {
+        return Some(Exclusion::StaleEvidence);
+    }
+    if e.auth_invalid {
+        return Some(Exclusion::AuthInvalid);
+    }
+    if !e.models.contains(model) {
+        return Some(Exclusion::ModelUnsupported);
+    }
+    let h = health();
+    match h.credential {
+        CircuitHealth::Open {
+            kind: FailureKind::AuthInvalid,
+            ..
+        } => return Some(Exclusion::AuthInvalid),
+        CircuitHealth::Open { .. } => return Some(Exclusion::CircuitOpen),
+        CircuitHealth::Closed | CircuitHealth::HalfOpen { .. } => {}
+    }
+    if let CircuitHealth::Open { .. } = h.model {
+        return Some(Exclusion::ModelCircuitOpen);
+    }
+    let claimed = |c| matches!(c, CircuitHealth::HalfOpen { claimed: true, .. });
+    if claimed(h.credential) || claimed(h.model) {
+        return Some(Exclusion::ProbeInFlight);
+    }
+    None
+}
+
+/// The eligible set for one model, as indices into the profile slice (in slice order), and
+/// each excluded index with its reason. Reuse one value across calls: `evaluate` clears and
+/// refills it without allocating once its buffers have grown.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Eligibility {
+    eligible: Vec<usize>,
+    excluded: Vec<(usize, Exclusion)>,
+}
+
+impl Eligibility {
+    pub fn evaluate<C: CircuitLookup + ?Sized>(
+        &mut self,
+        profiles: &[ProfileView],
+        model: &str,
+        criteria: &Criteria<'_>,
+        circuits: &C,
+    ) {
+        self.eligible.clear();
+        self.excluded.clear();
+        for (i, p) in profiles.iter().enumerate() {
+            let health = || circuits.health(&p.id, model, criteria.now_ms);
+            match exclusion_of(p, model, criteria, health) {
+                None => self.eligible.push(i),
+                Some(reason) => self.excluded.push((i, reason)),
+            }
+        }
+    }
+
+    /// Indices of eligible profiles, in input order.
+    pub fn eligible(&self) -> &[usize] {
+        &self.eligible
+    }
+
+    /// (index, reason) of every other profile, in input order.
+    pub fn excluded(&self) -> &[(usize, Exclusion)] {
+        &self.excluded
+    }
+
+    pub fn is_eligible(&self, index: usize) -> bool {
+        self.eligible.contains(&index)
+    }
+}
+
+/// One-shot form of `Eligibility::evaluate`.
+pub fn evaluate<C: CircuitLookup + ?Sized>(
+    profiles: &[ProfileView],
+    model: &str,
+    criteria: &Criteria<'_>,
+    circuits: &C,
+) -> Eligibility {
+    let mut e = Eligibility::default();
+    e.evaluate(profiles, model, criteria, circuits);
+    e
+}

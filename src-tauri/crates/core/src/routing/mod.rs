@@ -1,0 +1,45 @@
+//! The routing core: eligibility, deterministic SWRR, turn bindings, circuits with
+//! single-flight probes, the attempt planner, activation gates and the failure taxonomy
+//! types. Pure and clock-injected: wall-clock times are unix ms (`cooldown::unix_ms`),
+//! in-memory bindings take `Instant`. Provider error classification lives in
+//! `switchyard-providers`; persistence in `switchyard-store`.
+//!
+//! One request, as the engine drives it:
+//! 1. `TurnBindings::get` → bound profile; `Eligibility::evaluate` over `ProfileView`s with
+//!    `CircuitBoard::view()`;
+//! 2. `select_for_turn` → `Selection`; `TurnBindings::bind`;
+//! 3. `CircuitBoard::admit` → `Closed`, `Probe(lease)` (reason `probe`) or `Blocked`;
+//! 4. after the attempt: `CircuitBoard::record_failure` or resolve the lease, then
+//!    `plan_next` → `Deliver` / `FailoverTo` (→ `TurnBindings::rebind`) / `RetrySame` / `GiveUp`;
+//! 5. `TurnBindings::commit` once the first content byte reached the client.
+
+pub mod binding;
+pub mod board;
+pub mod circuit;
+pub mod cooldown;
+pub mod eligibility;
+pub mod failure;
+pub mod gate;
+pub mod planner;
+pub mod probe;
+pub mod selection;
+pub mod swrr;
+
+pub use binding::{Binding, RebindError, TurnBindings, BINDING_IDLE_TTL};
+pub use board::{BoardView, CircuitBoard, ResetCause};
+pub use circuit::{
+    CircuitHealth, CircuitLookup, CircuitSnapshot, HealthEntry, HealthState, NoCircuits,
+    PersistedState, ProfileHealth,
+};
+pub use cooldown::{unix_ms, CooldownEnd, CooldownPolicy};
+pub use eligibility::{
+    evaluate, Criteria, Eligibility, EvidenceView, Exclusion, ModelSet, ProfileView,
+};
+pub use failure::{Failure, FailureKind, Scope};
+pub use gate::{evaluate_gates, ExcludedProfile, GateReport, ModelGate};
+pub use planner::{
+    attempt_limit, plan_next, GiveUp, Outcome, Plan, PlanInput, DEFAULT_MAX_ATTEMPTS,
+};
+pub use probe::{Admission, ProbeLease};
+pub use selection::{select_for_turn, Selection, SelectionReason, Strategy};
+pub use swrr::{select_priority, Candidate, Swrr, SwrrTable};

@@ -1,0 +1,167 @@
+//! Choosing the profile for a request of a turn: the routing `Strategy`, the recorded
+//! `SelectionReason` and `select_for_turn` (sticky binding, else SWRR or priority).
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+use std::str::FromStr;
+
+use super::failure::FailureKind;
+use super::swrr::{select_priority, Candidate, Swrr};
+use crate::connection::RoutingMode;
+use crate::validate::InvalidInput;
+
+/// How a routed (non-legacy) connection picks a profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    Balanced,
+    Priority,
+}
+
+impl Strategy {
+    /// `None` for legacy mode, which never selects: it uses the primary (`legacy_primary`).
+    pub fn from_mode(mode: RoutingMode) -> Option<Strategy> {
+        match mode {
+            RoutingMode::Legacy => None,
+            RoutingMode::Balanced => Some(Strategy::Balanced),
+            RoutingMode::Priority => Some(Strategy::Priority),
+        }
+    }
+}
+
+/// Why an attempt went to its profile; recorded with every attempt as a string
+/// (`legacy_primary`, `sticky`, `swrr`, `priority`, `failover:<kind>`, `probe`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SelectionReason {
+    LegacyPrimary,
+    Sticky,
+    Swrr,
+    Priority,
+    Failover(FailureKind),
+    /// The attempt holds a half-open probe lease (overrides the reason it was picked for).
+    Probe,
+}
+
+impl fmt::Display for SelectionReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SelectionReason::LegacyPrimary => f.write_str("legacy_primary"),
+            SelectionReason::Sticky => f.write_str("sticky"),
+            SelectionReason::Swrr => f.write_str("swrr"),
+            SelectionReason::Priority => f.write_str("priority"),
+            SelectionReason::Failover(kind) => write!(f, "failover:{kind}"),
+            SelectionReason::Probe => f.write_str("probe"),
+        }
+    }
+}
+
+impl FromStr for SelectionReason {
+    type Err = InvalidInput;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "legacy_primary" => Ok(SelectionReason::LegacyPrimary),
+            "sticky" => Ok(SelectionReason::Sticky),
+            "swrr" => Ok(SelectionReason::Swrr),
+            "priority" => Ok(SelectionReason::Priority),
+            "probe" => Ok(SelectionReason::Probe),
+            other => match other.strip_prefix("failover:") {
+                Some(kind) => Ok(SelectionReason::Failover(kind.parse()?)),
+                None => Err(InvalidInput::new(
+                    "reason",
+                    format!("unknown selection reason '{other}'"),
+                )),
+            },
+        }
+    }
+}
+
+impl Serialize for SelectionReason {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for SelectionReason {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// The chosen profile (index into the candidates) and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Selection {
+    pub index: usize,
+    pub reason: SelectionReason,
+}
+
+/// Picks the profile for a new request of a turn: the turn's bound profile while it stays
+/// eligible (`sticky`, SWRR state untouched), else SWRR (`swrr`) or the preferred profile
+/// (`priority`). `None` when nothing is eligible. Does not allocate once `swrr` has seen
+/// this eligible set.
+pub fn select_for_turn<C: Candidate>(
+    strategy: Strategy,
+    bound: Option<&str>,
+    candidates: &[C],
+    eligible: &[usize],
+    swrr: &mut Swrr,
+) -> Option<Selection> {
+    if let Some(bound) = bound {
+        let sticky = eligible
+            .iter()
+            .copied()
+            .find(|&i| candidates.get(i).is_some_and(|c| c.id() == bound));
+        if let Some(index) = sticky {
+            return Some(Selection {
+                index,
+                reason: SelectionReason::Sticky,
+            });
+        }
+    }
+    let (index, reason) = match strategy {
+        Strategy::Balanced => (swrr.select(candidates, eligible)?, SelectionReason::Swrr),
+        Strategy::Priority => (
+            select_priority(candidates, eligible)?,
+            SelectionReason::Priority,
+        ),
+    };
+    Some(Selection { index, reason })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_round_trip_as_strings() {
+        let all = [
+            SelectionReason::LegacyPrimary,
+            SelectionReason::Sticky,
+            SelectionReason::Swrr,
+            SelectionReason::Priority,
+            SelectionReason::Failover(FailureKind::RateLimited),
+            SelectionReason::Probe,
+        ];
+        let names: Vec<String> = all.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            names,
+            [
+                "legacy_primary",
+                "sticky",
+                "swrr",
+                "priority",
+                "failover:rate_limited",
+                "probe"
+            ],
+            "attempt records carry these exact reason strings"
+        );
+        for r in all {
+            let json = serde_json::to_string(&r).unwrap_or_default();
+            let back: Option<SelectionReason> = serde_json::from_str(&json).ok();
+            assert_eq!(back, Some(r), "serde round-trips {r}");
+        }
+        assert!(
+            "failover:teapot".parse::<SelectionReason>().is_err(),
+            "kinds are checked"
+        );
+    }
+}
