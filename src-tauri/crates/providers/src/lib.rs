@@ -1,2 +1,16 @@
-//! Protocol dialects of Switchyard: classification of provider error answers into the
-//! failure taxonomy, and cooldown hints from rate-limit headers. No I/O, clock injected.
+//! Protocol dialects of Switchyard: classification of a provider's error answer (status,
+//! headers, JSON error body) into the failure taxonomy of `switchyard_core::routing`, as
+//! data tables per dialect, and cooldown hints from `Retry-After` and rate-limit reset
+//! headers. Message wording is never read. No I/O; the clock is passed in.
+
+pub mod anthropic;
+pub mod classify;
+pub mod headers;
+pub mod hint;
+pub mod openai;
+pub mod rule;
+
+pub use classify::{classify, classify_transport_error, table, Classified};
+pub use headers::HeaderSource;
+pub use hint::{parse_duration, retry_at_ms};
+pub use rule::{Rule, StatusMatch};
