@@ -1,7 +1,6 @@
 //! The shared circuit board: every open circuit of every profile, credential-wide and per
 //! model, behind one `std::sync::Mutex`. Admission and probe claims are in `probe.rs`.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -10,12 +9,13 @@ use super::circuit::{
 };
 use super::cooldown::CooldownPolicy;
 use super::failure::{Failure, FailureKind, Scope};
+use super::hasher::FastMap;
 
 /// The open circuits of one profile.
 #[derive(Debug, Default)]
 pub(crate) struct ProfileCircuits {
     pub credential: Option<OpenCircuit>,
-    pub models: HashMap<String, OpenCircuit>,
+    pub models: FastMap<String, OpenCircuit>,
 }
 
 impl ProfileCircuits {
@@ -50,7 +50,7 @@ impl ProfileCircuits {
     }
 }
 
-pub(crate) type Circuits = HashMap<String, ProfileCircuits>;
+pub(crate) type Circuits = FastMap<String, ProfileCircuits>;
 
 /// Why a profile's circuits are reset (all of them close and every claim is released).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +84,7 @@ pub(crate) fn target_of(scope: Scope, model: &str) -> Option<Option<&str>> {
 impl CircuitBoard {
     pub fn new(policy: CooldownPolicy) -> Self {
         CircuitBoard {
-            circuits: Mutex::new(HashMap::new()),
+            circuits: Mutex::new(FastMap::default()),
             next_claim: AtomicU64::new(1),
             policy,
         }

@@ -20,6 +20,7 @@ pub mod cooldown;
 pub mod eligibility;
 pub mod failure;
 pub mod gate;
+pub mod hasher;
 pub mod planner;
 pub mod probe;
 pub mod selection;

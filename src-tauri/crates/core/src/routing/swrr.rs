@@ -3,9 +3,9 @@
 //! priority number, then the smaller id. No allocation while the eligible set is steady.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
 
 use super::eligibility::ProfileView;
+use super::hasher::FastMap;
 
 /// What SWRR and priority selection read from a profile.
 pub trait Candidate {
@@ -135,7 +135,7 @@ impl Swrr {
 /// (connection, model) allocates its state once.
 #[derive(Debug, Clone, Default)]
 pub struct SwrrTable {
-    states: HashMap<String, HashMap<String, Swrr>>,
+    states: FastMap<String, FastMap<String, Swrr>>,
 }
 
 impl SwrrTable {
