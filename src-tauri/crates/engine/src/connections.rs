@@ -158,13 +158,13 @@ impl Engine {
         connections::update_definition(&mut tx, &row.id, expected, &def.encode()?, self.now_ms())
             .await
             .map_err(|e| EngineError::from_store("connection", slug, e))?;
-        let fresh = connections::by_id(&mut tx, &row.id)
-            .await?
-            .ok_or_else(|| EngineError::not_found("connection", slug))?;
         let count = profiles::for_connection(&mut tx, &row.id).await?.len();
         tx.commit()
             .await
             .map_err(switchyard_store::StoreError::from)?;
+        // A new basis makes every profile's evidence stale: suspend if the gates fail now.
+        self.reconcile_routing(slug).await?;
+        let fresh = self.connection_by_slug(slug).await?;
         connection_view(&fresh, count)
     }
 
@@ -184,6 +184,10 @@ impl Engine {
         tx.commit()
             .await
             .map_err(switchyard_store::StoreError::from)?;
+        for p in &rows {
+            self.board
+                .reset_profile(&p.id, switchyard_core::routing::ResetCause::Deleted);
+        }
         let (deleted, pending) = self.delete_journaled(locators).await;
         Ok(Removal {
             slug: slug.to_string(),

@@ -3,6 +3,7 @@
 //! the same transaction) → delete the old secret → clear the journal. Start-up removes
 //! journaled secrets that no profile references.
 
+use switchyard_core::routing::ResetCause;
 use switchyard_store::{journal, profiles};
 use switchyard_vault::{Locator, Secret};
 
@@ -106,6 +107,8 @@ impl Engine {
         tx.commit()
             .await
             .map_err(switchyard_store::StoreError::from)?;
+        self.board
+            .reset_profile(&row.id, ResetCause::CredentialReplaced);
         self.faults.check(FaultPoint::AfterRowSwap)?;
 
         if let Some(old) = locator_of(&row) {
@@ -120,6 +123,7 @@ impl Engine {
                 Err(e) => tracing::warn!(error = %e, "old secret left for start-up clean-up"),
             }
         }
+        self.reconcile_routing(slug).await?;
         let mut conn = self.store.acquire().await?;
         let fresh = profiles::by_id(&mut conn, &row.id)
             .await?

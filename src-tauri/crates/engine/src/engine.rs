@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use switchyard_core::routing::{CircuitBoard, CircuitSnapshot, CooldownPolicy, PersistedState};
 use switchyard_store::connections::{self, ConnectionRow};
 use switchyard_store::profiles::{self, ProfileRow};
 use switchyard_store::{settings, Store};
@@ -22,6 +23,10 @@ pub struct Engine {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) install_id: String,
     pub(crate) faults: Faults,
+    /// Circuits of every profile: cooldowns restored from the `circuits` table, claims in memory only.
+    pub(crate) board: Arc<CircuitBoard>,
+    /// HTTP client for test/discovery calls.
+    pub(crate) http: reqwest::Client,
     data_dir: PathBuf,
 }
 
@@ -45,13 +50,24 @@ impl Engine {
         let install_id =
             settings::get_or_insert(&mut conn, settings::INSTALL_ID, &fresh_id, clock.now_ms())
                 .await?;
+        let board = Arc::new(CircuitBoard::restore(
+            CooldownPolicy::default(),
+            stored_circuits(&mut conn).await?,
+        ));
         drop(conn);
+        let http = reqwest::Client::builder()
+            .connect_timeout(std::time::Duration::from_secs(5))
+            .timeout(std::time::Duration::from_secs(30))
+            .build()
+            .map_err(|e| EngineError::Internal(format!("cannot build HTTP client: {e}")))?;
         let engine = Engine {
             store,
             vault,
             clock,
             install_id,
             faults: Faults::default(),
+            board,
+            http,
             data_dir: data_dir.to_path_buf(),
         };
         match engine.collect_orphans().await {
@@ -133,6 +149,30 @@ impl Engine {
         let vault = self.vault.clone();
         blocking(move || vault.delete(&locator)).await
     }
+}
+
+/// Persisted cooldowns as board snapshots; rows that no longer parse are skipped with a warning.
+async fn stored_circuits(
+    conn: &mut switchyard_store::SqliteConnection,
+) -> Result<Vec<CircuitSnapshot>, EngineError> {
+    let rows = switchyard_store::circuits::all(conn).await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        let state = r.state.parse::<PersistedState>();
+        let kind = r.kind.as_deref().map(str::parse).transpose();
+        match (state, kind) {
+            (Ok(state), Ok(kind)) => out.push(CircuitSnapshot {
+                profile_id: r.profile_id,
+                model: r.model,
+                state,
+                kind,
+                until_ms: r.until_ms,
+                backoff_level: u32::try_from(r.backoff_level).unwrap_or(0),
+            }),
+            _ => tracing::warn!(profile = %r.profile_id, "skipping an unreadable circuit row"),
+        }
+    }
+    Ok(out)
 }
 
 /// Runs a blocking keychain call off the async runtime.

@@ -23,6 +23,12 @@ pub enum EngineError {
     NotFound { what: &'static str, name: String },
     #[error("{0}")]
     Precondition(String),
+    /// Activation refused: the gates do not hold. Carries the full report.
+    #[error("{message}")]
+    GateFailed {
+        message: String,
+        gates: Box<crate::routing_views::GateView>,
+    },
     #[error("{0}; Switchyard keeps secrets only in the OS keychain (unlock it or start a Secret Service such as gnome-keyring)")]
     KeychainUnavailable(String),
     #[error("internal error: {0}")]
@@ -38,7 +44,9 @@ impl EngineError {
             EngineError::Invalid(_) => ErrorCode::Invalid,
             EngineError::Conflict { .. } | EngineError::Duplicate { .. } => ErrorCode::Conflict,
             EngineError::NotFound { .. } => ErrorCode::NotFound,
-            EngineError::Precondition(_) => ErrorCode::Precondition,
+            EngineError::Precondition(_) | EngineError::GateFailed { .. } => {
+                ErrorCode::Precondition
+            }
             EngineError::KeychainUnavailable(_) => ErrorCode::KeychainUnavailable,
             EngineError::Internal(_) | EngineError::Crashed(_) => ErrorCode::Internal,
         }

@@ -7,17 +7,29 @@ mod connections;
 mod credentials;
 mod engine;
 mod error;
+mod evidence;
 mod fault;
+mod health;
 mod profiles;
+mod readiness;
 mod requests;
+mod routing;
+mod routing_views;
 mod rows;
+mod verify;
 mod views;
 
 pub use clock::{Clock, SystemClock};
 pub use engine::{default_data_dir, Engine, DB_FILE};
 pub use error::EngineError;
+pub use evidence::{ModelProof, DEFAULT_MAX_EVIDENCE_AGE_MS};
 pub use fault::FaultPoint;
+pub use readiness::MAX_EVIDENCE_AGE_KEY;
 pub use requests::{ConnectionEdit, NewConnection, NewProfile, ProfileEdit};
+pub use routing_views::{
+    EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness,
+    RoutingStatus, VerifyEvent, VerifyReport, VerifyResult,
+};
 pub use switchyard_core::{ErrorCode, InvalidInput};
 pub use switchyard_vault::Secret;
 pub use views::{ConnectionDetail, ConnectionView, HeaderView, ModelMapping, ProfileView, Removal};

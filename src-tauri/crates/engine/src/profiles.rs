@@ -1,6 +1,7 @@
 //! Profile use cases: add (with its secret), list, edit (CAS; primary promotion), remove
 //! (with its keychain entry). Rotation lives in `credentials.rs`.
 
+use switchyard_core::routing::ResetCause;
 use switchyard_core::validate::{validate_label, validate_priority, validate_weight};
 use switchyard_store::{circuits, journal, profiles};
 use switchyard_vault::Secret;
@@ -146,6 +147,10 @@ impl Engine {
         tx.commit()
             .await
             .map_err(switchyard_store::StoreError::from)?;
+        if row.enabled && !settings.enabled {
+            self.board.reset_profile(&row.id, ResetCause::Disabled);
+        }
+        self.reconcile_routing(slug).await?;
         Ok(profile_view(&fresh, self.credential_state(&fresh).await))
     }
 
@@ -183,7 +188,9 @@ impl Engine {
         tx.commit()
             .await
             .map_err(switchyard_store::StoreError::from)?;
+        self.board.reset_profile(&row.id, ResetCause::Deleted);
         let (deleted, pending) = self.delete_journaled(locator.into_iter().collect()).await;
+        self.reconcile_routing(slug).await?;
         Ok(Removal {
             slug: slug.to_string(),
             profiles_removed: 1,

@@ -1,10 +1,13 @@
 //! Protocol dialects of Switchyard: classification of a provider's error answer (status,
 //! headers, JSON error body) into the failure taxonomy of `switchyard_core::routing`, as
 //! data tables per dialect, and cooldown hints from `Retry-After` and rate-limit reset
-//! headers. Message wording is never read. No I/O; the clock is passed in.
+//! headers. Message wording is never read. The classification is pure (the clock is passed in);
+//! `discovery` and `endpoint` make the HTTP calls of test/discovery with reqwest.
 
 pub mod anthropic;
 pub mod classify;
+pub mod discovery;
+pub mod endpoint;
 pub mod headers;
 pub mod hint;
 pub mod openai;

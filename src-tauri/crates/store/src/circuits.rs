@@ -60,3 +60,28 @@ pub async fn clear_profile(
         .await?
         .rows_affected())
 }
+
+/// Every stored circuit (start-up rebuilds the in-memory board from these).
+pub async fn all(conn: &mut SqliteConnection) -> Result<Vec<CircuitRow>, StoreError> {
+    Ok(sqlx::query_as::<_, CircuitRow>(
+        "SELECT profile_id, model, state, kind, until_ms, backoff_level, revision, updated_at FROM circuits ORDER BY profile_id, model",
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Deletes one circuit row (`model = ''` is the credential-wide one).
+pub async fn clear_one(
+    conn: &mut SqliteConnection,
+    profile_id: &str,
+    model: &str,
+) -> Result<u64, StoreError> {
+    Ok(
+        sqlx::query("DELETE FROM circuits WHERE profile_id = ? AND model = ?")
+            .bind(profile_id)
+            .bind(model)
+            .execute(conn)
+            .await?
+            .rows_affected(),
+    )
+}

@@ -1,0 +1,80 @@
+//! Circuits as the engine keeps them: the in-memory board (claims, live cooldowns) written
+//! through to the `circuits` table (cooldowns only), and `health reset`.
+
+use switchyard_core::routing::{CircuitSnapshot, Failure, PersistedState, ResetCause};
+use switchyard_store::circuits::{self, CircuitRow};
+
+use crate::engine::Engine;
+use crate::error::EngineError;
+
+impl Engine {
+    /// Writes one circuit's state to the table (a closed circuit deletes its row).
+    pub(crate) async fn persist_circuit(&self, snap: &CircuitSnapshot) -> Result<(), EngineError> {
+        let mut conn = self.store.acquire().await?;
+        if snap.state == PersistedState::Closed {
+            circuits::clear_one(&mut conn, &snap.profile_id, &snap.model).await?;
+            return Ok(());
+        }
+        let row = CircuitRow {
+            profile_id: snap.profile_id.clone(),
+            model: snap.model.clone(),
+            state: snap.state.as_str().to_string(),
+            kind: snap.kind.map(|k| k.as_str().to_string()),
+            until_ms: snap.until_ms,
+            backoff_level: i64::from(snap.backoff_level),
+            revision: 0,
+            updated_at: self.now_ms(),
+        };
+        circuits::upsert(&mut conn, &row).await?;
+        Ok(())
+    }
+
+    /// Records a classified failure of `profile` (for `model`) and persists the change.
+    pub(crate) async fn record_failure(
+        &self,
+        profile: &str,
+        model: &str,
+        failure: &Failure,
+    ) -> Result<(), EngineError> {
+        if let Some(snap) = self
+            .board
+            .record_failure(profile, model, failure, self.now_ms())
+        {
+            self.persist_circuit(&snap).await?;
+        }
+        Ok(())
+    }
+
+    /// Closes every circuit of a profile and releases its probe claims, in memory and on disk.
+    pub(crate) async fn reset_circuits(
+        &self,
+        profile: &str,
+        cause: ResetCause,
+    ) -> Result<(), EngineError> {
+        self.board.reset_profile(profile, cause);
+        let mut conn = self.store.acquire().await?;
+        circuits::clear_profile(&mut conn, profile).await?;
+        Ok(())
+    }
+
+    /// `health reset SLUG PROFILE [--model M]`: closes the credential-wide circuit and every
+    /// model circuit, or only the one of `model`.
+    pub async fn health_reset(
+        &self,
+        slug: &str,
+        profile: &str,
+        model: Option<&str>,
+    ) -> Result<(), EngineError> {
+        let connection = self.connection_by_slug(slug).await?;
+        let row = self.profile_by_ref(&connection, profile).await?;
+        match model {
+            None => self.reset_circuits(&row.id, ResetCause::Manual).await,
+            Some(m) => {
+                self.board.reset_circuit(&row.id, Some(m));
+                let mut conn = self.store.acquire().await?;
+                circuits::clear_one(&mut conn, &row.id, m).await?;
+                Ok(())
+            }
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! Everything routing decisions read about one connection, gathered once: the decoded
+//! definition, profiles, evidence, whether each secret is in the keychain, and the gates.
+
+use switchyard_core::routing::{
+    evaluate_gates, Criteria, GateReport, NoCircuits, ProfileView as RouteProfile,
+};
+use switchyard_core::BasisFingerprint;
+use switchyard_store::connections::ConnectionRow;
+use switchyard_store::evidence::{self, EvidenceRow};
+use switchyard_store::profiles::{self, ProfileRow};
+use switchyard_store::settings;
+
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::evidence::{evidence_view, DEFAULT_MAX_EVIDENCE_AGE_MS};
+use crate::rows::Definition;
+
+/// Settings key of the maximum evidence age in milliseconds.
+pub const MAX_EVIDENCE_AGE_KEY: &str = "evidence_max_age_ms";
+
+pub(crate) struct Readiness {
+    pub connection: ConnectionRow,
+    pub def: Definition,
+    pub basis: BasisFingerprint,
+    pub profiles: Vec<ProfileRow>,
+    pub evidence: Vec<Option<EvidenceRow>>,
+    /// `present`, `missing` or `unknown` per profile (same order).
+    pub credential: Vec<&'static str>,
+    pub routes: Vec<RouteProfile>,
+    pub max_age_ms: i64,
+    pub now_ms: i64,
+}
+
+impl Readiness {
+    pub fn criteria(&self) -> Criteria<'_> {
+        Criteria {
+            basis: &self.basis,
+            max_evidence_age_ms: self.max_age_ms,
+            now_ms: self.now_ms,
+        }
+    }
+
+    /// The activation gates, judged on evidence (cooldowns come and go by themselves and do
+    /// not decide activation or suspension).
+    pub fn gates(&self) -> GateReport {
+        evaluate_gates(
+            &self.routes,
+            &self.def.models,
+            &self.criteria(),
+            &NoCircuits,
+        )
+    }
+}
+
+impl Engine {
+    pub(crate) async fn max_evidence_age_ms(&self) -> Result<i64, EngineError> {
+        let mut conn = self.store.acquire().await?;
+        Ok(settings::get(&mut conn, MAX_EVIDENCE_AGE_KEY)
+            .await?
+            .and_then(|(v, _)| v.parse().ok())
+            .unwrap_or(DEFAULT_MAX_EVIDENCE_AGE_MS))
+    }
+
+    /// Sets how old evidence may be before it is stale (milliseconds, at least one minute).
+    pub async fn set_max_evidence_age_ms(&self, ms: i64) -> Result<(), EngineError> {
+        if ms < 60_000 {
+            return Err(EngineError::Invalid(switchyard_core::InvalidInput::new(
+                "max_age",
+                "must be at least one minute",
+            )));
+        }
+        let mut conn = self.store.acquire().await?;
+        let current = settings::get(&mut conn, MAX_EVIDENCE_AGE_KEY)
+            .await?
+            .map(|(_, rev)| rev);
+        settings::put(
+            &mut conn,
+            MAX_EVIDENCE_AGE_KEY,
+            &ms.to_string(),
+            current,
+            self.now_ms(),
+        )
+        .await?;
+        Ok(())
+    }
+
+    pub(crate) async fn readiness(
+        &self,
+        connection: ConnectionRow,
+    ) -> Result<Readiness, EngineError> {
+        let def = Definition::decode(&connection)?;
+        let basis = def.fingerprint();
+        let (profiles, evidence) = {
+            let mut conn = self.store.acquire().await?;
+            let rows = profiles::for_connection(&mut conn, &connection.id).await?;
+            let mut ev = Vec::with_capacity(rows.len());
+            for r in &rows {
+                ev.push(evidence::for_profile(&mut conn, &r.id).await?);
+            }
+            (rows, ev)
+        };
+        let mut credential = Vec::with_capacity(profiles.len());
+        for p in &profiles {
+            credential.push(self.credential_state(p).await);
+        }
+        let routes = profiles
+            .iter()
+            .zip(&evidence)
+            .zip(&credential)
+            .map(|((p, e), c)| RouteProfile {
+                id: p.id.clone(),
+                weight: u32::try_from(p.weight).unwrap_or(1),
+                priority: p.priority,
+                enabled: p.enabled,
+                credential_present: *c == "present",
+                credential_revision: p.credential_revision,
+                evidence: e.as_ref().map(evidence_view),
+            })
+            .collect();
+        Ok(Readiness {
+            connection,
+            def,
+            basis,
+            profiles,
+            evidence,
+            credential,
+            routes,
+            max_age_ms: self.max_evidence_age_ms().await?,
+            now_ms: self.now_ms(),
+        })
+    }
+}

@@ -1,0 +1,162 @@
+//! Views of routing readiness: the gate report, per-profile readiness and health, and the
+//! progress and results of verification. Shaped like `routing status --json` (INTERFACE.md).
+
+use serde::Serialize;
+use specta::Type;
+use switchyard_core::routing::{GateReport, HealthEntry};
+
+use crate::clock::rfc3339;
+use crate::evidence::ModelProof;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct ExcludedView {
+    pub profile: String,
+    /// `disabled`, `secret_missing`, `no_evidence`, `stale_evidence`, `auth_invalid`,
+    /// `model_unsupported`, `circuit_open`, `model_circuit_open` or `probe_in_flight`.
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct ModelGateView {
+    pub model: String,
+    pub eligible: Vec<String>,
+    pub excluded: Vec<ExcludedView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct GateView {
+    pub ok: bool,
+    pub models: Vec<ModelGateView>,
+    /// Why the gates fail, in words (empty when `ok`).
+    pub failures: Vec<String>,
+}
+
+impl From<&GateReport> for GateView {
+    fn from(r: &GateReport) -> Self {
+        GateView {
+            ok: r.ok,
+            models: r
+                .models
+                .iter()
+                .map(|m| ModelGateView {
+                    model: m.model.clone(),
+                    eligible: m.eligible.clone(),
+                    excluded: m
+                        .excluded
+                        .iter()
+                        .map(|e| ExcludedView {
+                            profile: e.profile.clone(),
+                            reason: e.reason.as_str().to_string(),
+                        })
+                        .collect(),
+                })
+                .collect(),
+            failures: r.failures(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct HealthView {
+    /// `None` for the credential-wide circuit.
+    pub model: Option<String>,
+    /// `closed`, `open` or `half_open`.
+    pub state: String,
+    pub kind: Option<String>,
+    /// End of the cooldown (RFC 3339); `None` when closed or open until re-verified.
+    pub until: Option<String>,
+}
+
+impl From<&HealthEntry> for HealthView {
+    fn from(h: &HealthEntry) -> Self {
+        let state = match h.state {
+            switchyard_core::routing::HealthState::Closed => "closed",
+            switchyard_core::routing::HealthState::Open => "open",
+            switchyard_core::routing::HealthState::HalfOpen => "half_open",
+        };
+        HealthView {
+            model: h.model.clone(),
+            state: state.to_string(),
+            kind: h.kind.map(|k| k.as_str().to_string()),
+            until: h.until_ms.map(rfc3339),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct EvidenceSummary {
+    pub verified_at: String,
+    /// `ok` or `auth_invalid`.
+    pub outcome: String,
+    pub models: Vec<ModelProof>,
+    /// Why the evidence no longer counts (`None` when current).
+    pub stale_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct ProfileReadiness {
+    pub id: String,
+    pub label: String,
+    pub weight: i32,
+    pub priority: i32,
+    pub enabled: bool,
+    pub primary: bool,
+    /// `present`, `missing` or `unknown`.
+    pub credential: String,
+    /// `current`, `stale` or `none`.
+    pub evidence: String,
+    pub evidence_detail: Option<EvidenceSummary>,
+    pub health: Vec<HealthView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct RoutingStatus {
+    pub slug: String,
+    /// `legacy`, `balanced` or `priority`.
+    pub mode: String,
+    /// `active` or `suspended` (a suspended connection routes as legacy).
+    pub state: String,
+    /// Why the connection is suspended, and what fixes it.
+    pub note: Option<String>,
+    pub activated_at: Option<String>,
+    pub activated_by: Option<String>,
+    pub gates: GateView,
+    pub profiles: Vec<ProfileReadiness>,
+}
+
+/// The result of verifying one profile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct VerifyResult {
+    pub profile_id: String,
+    pub label: String,
+    /// `verified` (evidence recorded), `auth_invalid` (recorded: the key is refused) or
+    /// `unverified` (nothing proven; `detail` says why).
+    pub outcome: String,
+    pub models: Vec<ModelProof>,
+    pub failure_kind: Option<String>,
+    pub detail: String,
+}
+
+/// Progress of `verify`, one event when a profile starts and one when it finishes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum VerifyEvent {
+    Started {
+        profile_id: String,
+        label: String,
+        index: i32,
+        total: i32,
+    },
+    Finished {
+        result: VerifyResult,
+        done: i32,
+        total: i32,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct VerifyReport {
+    pub slug: String,
+    pub results: Vec<VerifyResult>,
+    pub routing: RoutingStatus,
+}

@@ -1,0 +1,174 @@
+//! Test/discovery calls: list a key's models in the connection's dialect (all pages), and
+//! the deep check's one minimal request per model. Error answers are classified with the
+//! dialect's table; transport failures and timeouts are `network` and produce no evidence.
+
+use std::time::SystemTime;
+
+use serde_json::{json, Value};
+use switchyard_core::Protocol;
+use switchyard_vault::Secret;
+
+use crate::classify::{classify, Classified};
+use crate::endpoint::Endpoint;
+
+/// What a models listing said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listing {
+    /// The model ids the key may use, as the provider spells them.
+    Listed(Vec<String>),
+    /// The endpoint has no models listing (404): support must be inferred.
+    Unsupported,
+}
+
+/// Why a discovery call proved nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallError {
+    /// The provider answered with an error, classified.
+    Rejected { status: u16, classified: Classified },
+    /// No usable answer: connect, TLS, timeout or an unreadable body.
+    Transport(String),
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::Rejected { status, classified } => {
+                write!(
+                    f,
+                    "HTTP {status}: {} ({})",
+                    classified.failure.kind.as_str(),
+                    classified.rule
+                )
+            }
+            CallError::Transport(why) => write!(f, "network: {why}"),
+        }
+    }
+}
+
+/// Most pages followed for one Anthropic listing (1000 models per page).
+const MAX_PAGES: usize = 50;
+
+/// Lists the models the key may use.
+pub async fn list_models(
+    client: &reqwest::Client,
+    ep: &Endpoint<'_>,
+    secret: &Secret,
+) -> Result<Listing, CallError> {
+    let mut models = Vec::new();
+    let mut after: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let mut req = client.get(ep.models_url());
+        if ep.protocol == Protocol::Anthropic {
+            req = req.query(&[("limit", "1000")]);
+            if let Some(a) = &after {
+                req = req.query(&[("after_id", a.as_str())]);
+            }
+        }
+        let resp = ep.authorize(req, secret).send().await.map_err(transport)?;
+        let status = resp.status().as_u16();
+        if status == 404 {
+            return Ok(Listing::Unsupported);
+        }
+        let headers = header_pairs(&resp);
+        let body = resp.bytes().await.map_err(transport)?;
+        if !(200..300).contains(&status) {
+            let classified = classify(
+                ep.protocol,
+                status,
+                headers.as_slice(),
+                &body,
+                SystemTime::now(),
+            );
+            return Err(CallError::Rejected { status, classified });
+        }
+        let page: Value = serde_json::from_slice(&body)
+            .map_err(|e| CallError::Transport(format!("models listing is not JSON ({e})")))?;
+        let data = page.get("data").and_then(Value::as_array).ok_or_else(|| {
+            CallError::Transport("models listing has no `data` array".to_string())
+        })?;
+        models.extend(
+            data.iter()
+                .filter_map(|m| m.get("id").and_then(Value::as_str))
+                .map(str::to_string),
+        );
+        let more = page
+            .get("has_more")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        after = page
+            .get("last_id")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if ep.protocol != Protocol::Anthropic || !more || after.is_none() {
+            models.sort();
+            models.dedup();
+            return Ok(Listing::Listed(models));
+        }
+    }
+    Err(CallError::Transport(format!(
+        "models listing has more than {MAX_PAGES} pages"
+    )))
+}
+
+/// Sends one minimal request (1 output token) for `model` and reports whether it was served.
+pub async fn probe_model(
+    client: &reqwest::Client,
+    ep: &Endpoint<'_>,
+    secret: &Secret,
+    model: &str,
+) -> Result<(), CallError> {
+    let body = match ep.protocol {
+        Protocol::Openai => {
+            json!({"model": model, "max_tokens": 1, "messages": [{"role": "user", "content": "ping"}]})
+        }
+        Protocol::Anthropic => {
+            json!({"model": model, "max_tokens": 1, "messages": [{"role": "user", "content": "ping"}]})
+        }
+    };
+    let req = client.post(ep.generate_url()).json(&body);
+    let resp = ep.authorize(req, secret).send().await.map_err(transport)?;
+    let status = resp.status().as_u16();
+    let headers = header_pairs(&resp);
+    let bytes = resp.bytes().await.map_err(transport)?;
+    if (200..300).contains(&status) {
+        return Ok(());
+    }
+    let classified = classify(
+        ep.protocol,
+        status,
+        headers.as_slice(),
+        &bytes,
+        SystemTime::now(),
+    );
+    Err(CallError::Rejected { status, classified })
+}
+
+/// Response headers as (name, value) pairs for classification (non-UTF-8 values dropped).
+pub fn header_pairs(resp: &reqwest::Response) -> Vec<(String, String)> {
+    resp.headers()
+        .iter()
+        .filter_map(|(k, v)| {
+            v.to_str()
+                .ok()
+                .map(|v| (k.as_str().to_string(), v.to_string()))
+        })
+        .collect()
+}
+
+/// Transport errors never carry the request (and so never the credential header).
+fn transport(e: reqwest::Error) -> CallError {
+    let what = if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "could not connect"
+    } else if e.is_body() || e.is_decode() {
+        "the answer was cut off"
+    } else {
+        "request failed"
+    };
+    let host = e
+        .url()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default();
+    CallError::Transport(format!("{what} ({host})"))
+}

@@ -1,0 +1,113 @@
+//! Where and how to call a connection's provider: URLs per dialect and the credential
+//! header injected for a profile (the only header Switchyard adds to a legacy request).
+
+use switchyard_core::{Header, Protocol};
+use switchyard_vault::Secret;
+
+/// The `anthropic-version` sent when the connection does not set one.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// A connection's execution basis, borrowed.
+#[derive(Debug, Clone, Copy)]
+pub struct Endpoint<'a> {
+    pub protocol: Protocol,
+    /// Normalised, without a trailing slash. OpenAI bases include `/v1`; Anthropic bases do not.
+    pub base_url: &'a str,
+    pub headers: &'a [Header],
+}
+
+impl Endpoint<'_> {
+    /// The models listing URL.
+    pub fn models_url(&self) -> String {
+        match self.protocol {
+            Protocol::Openai => format!("{}/models", self.base_url),
+            Protocol::Anthropic => format!("{}/v1/models", self.base_url),
+        }
+    }
+
+    /// The URL of the dialect's main generation call.
+    pub fn generate_url(&self) -> String {
+        match self.protocol {
+            Protocol::Openai => format!("{}/chat/completions", self.base_url),
+            Protocol::Anthropic => format!("{}/v1/messages", self.base_url),
+        }
+    }
+
+    /// Adds the connection's headers, the dialect's required version header and the
+    /// profile's credential to a request.
+    pub fn authorize(
+        &self,
+        mut req: reqwest::RequestBuilder,
+        secret: &Secret,
+    ) -> reqwest::RequestBuilder {
+        for h in self.headers {
+            req = req.header(h.name.as_str(), h.value.as_str());
+        }
+        if self.protocol == Protocol::Anthropic
+            && !self.headers.iter().any(|h| h.name == "anthropic-version")
+        {
+            req = req.header("anthropic-version", ANTHROPIC_VERSION);
+        }
+        let (name, value) = credential_header(self.protocol, secret);
+        req.header(name, value)
+    }
+}
+
+/// The header carrying a profile's secret in this dialect. The value is marked sensitive so
+/// HTTP libraries never print it.
+pub fn credential_header(
+    protocol: Protocol,
+    secret: &Secret,
+) -> (&'static str, reqwest::header::HeaderValue) {
+    let (name, text) = match protocol {
+        Protocol::Openai => ("authorization", format!("Bearer {}", secret.expose())),
+        Protocol::Anthropic => ("x-api-key", secret.expose().to_string()),
+    };
+    let mut value = reqwest::header::HeaderValue::from_str(&text)
+        .unwrap_or_else(|_| reqwest::header::HeaderValue::from_static("invalid-secret"));
+    value.set_sensitive(true);
+    (name, value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_follow_each_dialect() {
+        let o = Endpoint {
+            protocol: Protocol::Openai,
+            base_url: "http://h/v1",
+            headers: &[],
+        };
+        assert_eq!(
+            o.models_url(),
+            "http://h/v1/models",
+            "OpenAI bases carry /v1"
+        );
+        let a = Endpoint {
+            protocol: Protocol::Anthropic,
+            base_url: "http://h",
+            headers: &[],
+        };
+        assert_eq!(
+            a.generate_url(),
+            "http://h/v1/messages",
+            "Anthropic bases do not carry /v1"
+        );
+    }
+
+    #[test]
+    fn credential_header_is_sensitive() {
+        let (name, value) = credential_header(Protocol::Anthropic, &Secret::new("k"));
+        assert_eq!(name, "x-api-key", "Anthropic keys go in x-api-key");
+        assert!(
+            value.is_sensitive(),
+            "the value must be hidden from Debug output"
+        );
+        assert!(
+            !format!("{value:?}").contains('k'),
+            "sensitive values never print"
+        );
+    }
+}
