@@ -29,6 +29,46 @@ pub enum Command {
     /// Credential profiles of a connection.
     #[command(subcommand)]
     Profile(ProfileCmd),
+    /// Test/discovery: prove which models each key can serve.
+    Verify {
+        slug: String,
+        /// Only this profile (id or label).
+        profile: Option<String>,
+        /// Also send one 1-token request per enabled model.
+        #[arg(long)]
+        deep: bool,
+    },
+    /// Routing mode, gates and readiness.
+    #[command(subcommand)]
+    Routing(RoutingCmd),
+    /// Circuit breakers of profiles.
+    #[command(subcommand)]
+    Health(HealthCmd),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RoutingCmd {
+    /// Mode, state, gate report, per-profile readiness and health.
+    Status { slug: String },
+    /// Turn on balanced or priority routing (only if the gates hold).
+    Activate {
+        slug: String,
+        #[arg(value_parser = ["balanced", "priority"])]
+        mode: String,
+    },
+    /// Back to legacy routing (primary only).
+    Deactivate { slug: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HealthCmd {
+    /// Close a profile's circuits (all, or one model's).
+    Reset {
+        slug: String,
+        profile: String,
+        #[arg(long, value_name = "M")]
+        model: Option<String>,
+    },
 }
 
 /// Where a secret comes from: never argv.

@@ -4,6 +4,7 @@
 mod args;
 mod commands;
 mod output;
+mod progress;
 mod secret_input;
 
 use std::process::ExitCode;
@@ -44,11 +45,20 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<output::Output, EngineError> {
+    let json = cli.json;
     let data_dir = cli.data_dir.unwrap_or_else(default_data_dir);
     let engine = Engine::open(&data_dir).await?;
     let result = match cli.command {
         Command::Connection(cmd) => commands::connection(&engine, cmd).await,
         Command::Profile(cmd) => commands::profile(&engine, cmd).await,
+        Command::Verify { slug, profile, deep } => {
+            let progress = progress::Progress::new(json);
+            let report = engine.verify(&slug, profile.as_deref(), deep, &|e| progress.show(&e)).await;
+            progress.finish();
+            report.map(output::Output::Verify)
+        }
+        Command::Routing(cmd) => commands::routing(&engine, cmd).await,
+        Command::Health(cmd) => commands::health(&engine, cmd).await,
     };
     engine.close().await;
     result

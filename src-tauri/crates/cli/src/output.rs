@@ -3,7 +3,9 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use serde::Serialize;
-use switchyard_engine::{ConnectionDetail, ConnectionView, EngineError, ProfileView, Removal};
+use switchyard_engine::{
+    ConnectionDetail, ConnectionView, EngineError, GateView, ProfileView, Removal, RoutingStatus, VerifyReport,
+};
 
 /// The result of one subcommand, ready to print.
 pub enum Output {
@@ -13,6 +15,8 @@ pub enum Output {
     Profile(ProfileView, &'static str),
     Profiles(Vec<ProfileView>),
     Removed(Removal, String),
+    Routing(RoutingStatus),
+    Verify(VerifyReport),
 }
 
 pub fn print(out: &Output, json: bool) {
@@ -24,6 +28,8 @@ pub fn print(out: &Output, json: bool) {
             Output::Profile(p, _) => to_json(p),
             Output::Profiles(list) => to_json(list),
             Output::Removed(r, _) => to_json(r),
+            Output::Routing(r) => to_json(r),
+            Output::Verify(r) => to_json(r),
         };
         println!("{text}");
         return;
@@ -63,6 +69,15 @@ pub fn print(out: &Output, json: bool) {
             p.label, p.id, p.revision
         ),
         Output::Profiles(list) => print_profiles(list),
+        Output::Routing(r) => print_routing(r),
+        Output::Verify(r) => {
+            for v in &r.results {
+                let kind = v.failure_kind.as_deref().map(|k| format!(" [{k}]")).unwrap_or_default();
+                println!("{:<20} {:<12}{kind} {}", v.label, v.outcome, v.detail);
+            }
+            println!();
+            print_routing(&r.routing);
+        }
         Output::Removed(r, what) => {
             println!(
                 "removed {what}: {} profile(s), {} keychain entr(y/ies) deleted",
@@ -122,6 +137,62 @@ fn print_profiles(list: &[ProfileView]) {
             p.credential,
             p.revision
         );
+    }
+}
+
+fn print_routing(r: &RoutingStatus) {
+    let by = match (&r.activated_at, &r.activated_by) {
+        (Some(at), Some(by)) => format!(", activated {at} by {by}"),
+        _ => String::new(),
+    };
+    println!("connection {}: {} ({}){by}", r.slug, r.mode, r.state);
+    if let Some(note) = &r.note {
+        println!("  {note}");
+    }
+    print_gates(&r.gates);
+    println!("{:<20} {:>6} {:<8} {:<10} {:<9} HEALTH", "PROFILE", "WEIGHT", "ENABLED", "CREDENTIAL", "EVIDENCE");
+    for p in &r.profiles {
+        let health: Vec<String> = p
+            .health
+            .iter()
+            .filter(|h| h.state != "closed" || h.model.is_none())
+            .map(|h| {
+                let scope = h.model.as_deref().unwrap_or("key");
+                let kind = h.kind.as_deref().map(|k| format!(" {k}")).unwrap_or_default();
+                let until = h.until.as_deref().map(|u| format!(" until {u}")).unwrap_or_default();
+                format!("{scope}: {}{kind}{until}", h.state)
+            })
+            .collect();
+        let evidence = match &p.evidence_detail {
+            Some(d) => match &d.stale_reason {
+                Some(why) => format!("stale ({why})"),
+                None => format!("{} ({})", p.evidence, d.outcome),
+            },
+            None => p.evidence.clone(),
+        };
+        println!(
+            "{:<20} {:>6} {:<8} {:<10} {:<9} {}",
+            p.label,
+            p.weight,
+            if p.enabled { "yes" } else { "no" },
+            p.credential,
+            evidence,
+            health.join("; ")
+        );
+    }
+}
+
+fn print_gates(g: &GateView) {
+    if g.ok {
+        println!("gates: ok");
+    } else {
+        println!("gates: not met: {}", g.failures.join("; "));
+    }
+    for m in &g.models {
+        let excluded: Vec<String> = m.excluded.iter().map(|e| format!("{} ({})", e.label, e.reason)).collect();
+        let eligible = if m.eligible_labels.is_empty() { "none".to_string() } else { m.eligible_labels.join(", ") };
+        let others = if excluded.is_empty() { String::new() } else { format!("; not: {}", excluded.join(", ")) };
+        println!("  model {}: {eligible}{others}", m.model);
     }
 }
 

@@ -40,6 +40,16 @@ impl Readiness {
         }
     }
 
+    /// The label of a profile id (the id itself if unknown).
+    pub fn label_of(&self, id: &str) -> String {
+        self.profiles.iter().find(|p| p.id == id).map_or_else(|| id.to_string(), |p| p.label.clone())
+    }
+
+    /// The gate report as shown to people and scripts.
+    pub fn gate_view(&self) -> crate::routing_views::GateView {
+        crate::routing_views::GateView::new(&self.gates(), &|id| self.label_of(id))
+    }
+
     /// The activation gates, judged on evidence (cooldowns come and go by themselves and do
     /// not decide activation or suspension).
     pub fn gates(&self) -> GateReport {

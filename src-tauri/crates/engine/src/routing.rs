@@ -10,7 +10,7 @@ use crate::error::EngineError;
 use crate::evidence::{decode_models, evidence_view, stale_reason};
 use crate::readiness::Readiness;
 use crate::routing_views::{
-    EvidenceSummary, GateView, HealthView, ProfileReadiness, RoutingStatus,
+    EvidenceSummary, HealthView, ProfileReadiness, RoutingStatus,
 };
 use crate::views::small;
 
@@ -34,9 +34,8 @@ impl Engine {
             )));
         }
         let ready = self.readiness(self.connection_by_slug(slug).await?).await?;
-        let report = ready.gates();
-        if !report.ok {
-            let gates = GateView::from(&report);
+        let gates = ready.gate_view();
+        if !gates.ok {
             return Err(EngineError::GateFailed {
                 message: format!(
                     "cannot activate {mode} routing for '{slug}': {}",
@@ -102,13 +101,13 @@ impl Engine {
             return Ok(());
         }
         let ready = self.readiness(row).await?;
-        let report = ready.gates();
+        let report = ready.gate_view();
         let row = &ready.connection;
         let next = match (row.routing_state.as_str(), report.ok) {
-            (ACTIVE, false) => Some((SUSPENDED, Some(suspension_note(&report.failures())))),
+            (ACTIVE, false) => Some((SUSPENDED, Some(suspension_note(&report.failures)))),
             (SUSPENDED, true) => Some((ACTIVE, None)),
             (SUSPENDED, false) => {
-                let note = Some(suspension_note(&report.failures()));
+                let note = Some(suspension_note(&report.failures));
                 (note != row.routing_note).then_some((SUSPENDED, note))
             }
             _ => None,
@@ -190,7 +189,7 @@ impl Engine {
             note: c.routing_note.clone(),
             activated_at: c.activated_at.map(rfc3339),
             activated_by: c.activated_by.clone(),
-            gates: GateView::from(&ready.gates()),
+            gates: ready.gate_view(),
             profiles,
         }
     }

@@ -11,6 +11,7 @@ use crate::evidence::ModelProof;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct ExcludedView {
     pub profile: String,
+    pub label: String,
     /// `disabled`, `secret_missing`, `no_evidence`, `stale_evidence`, `auth_invalid`,
     /// `model_unsupported`, `circuit_open`, `model_circuit_open` or `probe_in_flight`.
     pub reason: String,
@@ -19,7 +20,10 @@ pub struct ExcludedView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct ModelGateView {
     pub model: String,
+    /// Ids of the profiles that can serve the model.
     pub eligible: Vec<String>,
+    /// Their labels, same order (for people; ids are what scripts should use).
+    pub eligible_labels: Vec<String>,
     pub excluded: Vec<ExcludedView>,
 }
 
@@ -31,8 +35,9 @@ pub struct GateView {
     pub failures: Vec<String>,
 }
 
-impl From<&GateReport> for GateView {
-    fn from(r: &GateReport) -> Self {
+impl GateView {
+    /// The report with each profile id's label looked up through `label_of`.
+    pub(crate) fn new(r: &GateReport, label_of: &dyn Fn(&str) -> String) -> Self {
         GateView {
             ok: r.ok,
             models: r
@@ -41,19 +46,32 @@ impl From<&GateReport> for GateView {
                 .map(|m| ModelGateView {
                     model: m.model.clone(),
                     eligible: m.eligible.clone(),
+                    eligible_labels: m.eligible.iter().map(|id| label_of(id)).collect(),
                     excluded: m
                         .excluded
                         .iter()
                         .map(|e| ExcludedView {
                             profile: e.profile.clone(),
+                            label: label_of(&e.profile),
                             reason: e.reason.as_str().to_string(),
                         })
                         .collect(),
                 })
                 .collect(),
-            failures: r.failures(),
+            failures: r.failures().into_iter().map(|f| relabel(&f, r, label_of)).collect(),
         }
     }
+}
+
+/// Failure sentences name profile ids; show labels to people instead.
+fn relabel(sentence: &str, r: &GateReport, label_of: &dyn Fn(&str) -> String) -> String {
+    let mut out = sentence.to_string();
+    for m in &r.models {
+        for e in &m.excluded {
+            out = out.replace(&e.profile, &label_of(&e.profile));
+        }
+    }
+    out
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
