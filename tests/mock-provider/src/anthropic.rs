@@ -18,6 +18,9 @@ use crate::reply::{next_serial, Reply};
 use crate::server::{Intake, ModelRequest, Shared};
 use crate::sse::{event_stream, frame, json_answer, Ending};
 
+/// The organization the mock's keys belong to (echoed in headers and messages).
+const ORG_ID: &str = "0a0c0000-0000-4000-8000-00000000c0de";
+
 /// `created_at` of every listed model.
 const MODEL_CREATED_AT: &str = "2025-01-01T00:00:00Z";
 
@@ -54,9 +57,15 @@ pub(crate) fn error_response(fault: &Fault) -> Response {
             (
                 429,
                 "rate_limit_error",
-                "This request would exceed the rate limit for your organization of 50 requests \
-                 per minute. Please try again later."
-                    .to_owned(),
+                format!(
+                    "This request would exceed the rate limit for your organization ({ORG_ID}) \
+                     of 50 requests per minute. For details, refer to: \
+                     https://docs.anthropic.com/en/api/rate-limits. You can see the response \
+                     headers for current usage. Please reduce the prompt length or the maximum \
+                     tokens requested, or try again later. You may also contact sales at \
+                     https://www.anthropic.com/contact-sales to discuss your options for a rate \
+                     limit increase."
+                ),
             )
         }
         Fault::QuotaExhausted => (
@@ -85,7 +94,12 @@ pub(crate) fn error_response(fault: &Fault) -> Response {
     });
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut response = (status, Json(body)).into_response();
-    headers.push(("request-id", request_id));
+    let should_retry = matches!(status.as_u16(), 408 | 409 | 429 | 500..);
+    headers.extend([
+        ("request-id", request_id),
+        ("anthropic-organization-id", ORG_ID.to_owned()),
+        ("x-should-retry", should_retry.to_string()),
+    ]);
     for (name, value) in headers {
         if let Ok(value) = HeaderValue::from_str(&value) {
             response

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::fault::{mask_key, Fault};
 use crate::playbook::Call;
-use crate::reply::Reply;
+use crate::reply::{next_serial, Reply};
 use crate::server::{Intake, Shared};
 use crate::sse::{event_stream, frame, json_answer, Ending};
 
@@ -39,7 +39,10 @@ pub(crate) fn error_response(fault: &Fault) -> Response {
             "invalid_request_error",
             None,
             "You didn't provide an API key. You need to provide your API key in an \
-             Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
+             Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or \
+             as the password field (with blank username) if you're accessing the API from \
+             your browser and are prompted for a username. You can obtain an API key from \
+             https://platform.openai.com/account/api-keys."
                 .to_owned(),
         ),
         Fault::InvalidKey { key } => (
@@ -104,7 +107,7 @@ pub(crate) fn error_response(fault: &Fault) -> Response {
             StatusCode::SERVICE_UNAVAILABLE,
             "server_error",
             None,
-            "The server is overloaded or not ready yet.".to_owned(),
+            "The engine is currently overloaded, please try again later".to_owned(),
         ),
         Fault::ListingUnsupported => (
             StatusCode::NOT_FOUND,
@@ -120,7 +123,21 @@ pub(crate) fn error_response(fault: &Fault) -> Response {
         ),
     };
     let body = json!({"error": {"message": message, "type": kind, "param": null, "code": code}});
-    let mut response = (status, Json(body)).into_response();
+    headers.extend([
+        (
+            header::CONTENT_TYPE,
+            "application/json; charset=utf-8".to_owned(),
+        ),
+        (
+            HeaderName::from_static("openai-version"),
+            "2020-10-01".to_owned(),
+        ),
+        (
+            HeaderName::from_static("x-request-id"),
+            format!("req_mock_{}", next_serial()),
+        ),
+    ]);
+    let mut response = (status, body.to_string()).into_response();
     for (name, value) in headers {
         if let Ok(value) = HeaderValue::from_str(&value) {
             response.headers_mut().insert(name, value);
