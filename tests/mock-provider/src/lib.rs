@@ -1,0 +1,32 @@
+//! A scripted fake LLM provider speaking the OpenAI and Anthropic HTTP shapes, for tests and
+//! benchmarks: each test key follows a [`KeyScript`] (ok, 429, quota, 401, forbidden model,
+//! 5xx, overloaded, slow, a stream that dies, no listing, sequences), every request is
+//! counted and recorded. No routing logic lives here: it fakes the provider only.
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! use switchyard_mock_provider::{Behaviour, KeyScript, MockProvider};
+//! let mock = MockProvider::start().await?;
+//! mock.set_key("sk-a", KeyScript::new(["gpt-4o"]).behaviour(Behaviour::rate_limited(20)));
+//! // point a client at mock.base_url() ...
+//! assert_eq!(mock.hits("sk-a"), 0);
+//! mock.shutdown().await
+//! # }
+//! ```
+
+mod anthropic;
+mod fault;
+mod openai;
+mod playbook;
+mod record;
+mod reply;
+mod responses;
+mod script;
+mod server;
+mod sse;
+
+pub use axum::http::{HeaderMap, Method};
+pub use bytes::Bytes;
+pub use record::RecordedRequest;
+pub use script::{Behaviour, KeyScript, ScriptFile, DEFAULT_REPLY};
+pub use server::MockProvider;

@@ -1,0 +1,255 @@
+//! The HTTP server: [`MockProvider`] binds a listener, runs the axum router until shut down,
+//! and exposes the script and the counters. Request intake (count, record, parse) lives here;
+//! the dialects' answers live in `openai.rs`, `responses.rs` and `anthropic.rs`.
+
+use std::future::Future;
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, Method, Uri};
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use bytes::Bytes;
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::playbook::Playbook;
+use crate::record::{Ledger, RecordedRequest};
+use crate::script::{KeyScript, ScriptFile};
+use crate::{anthropic, openai, responses};
+
+/// State shared by the handlers.
+#[derive(Debug, Default)]
+pub(crate) struct Shared {
+    pub playbook: Playbook,
+    pub ledger: Ledger,
+}
+
+/// A received request after intake: counted, recorded, body parsed if JSON.
+#[derive(Debug)]
+pub(crate) struct Intake {
+    pub key: Option<String>,
+    pub body: Bytes,
+    pub json: Option<Value>,
+    pub model: Option<String>,
+}
+
+impl Shared {
+    /// Counts and records a request under `key` and parses its body.
+    pub fn intake(
+        &self,
+        method: Method,
+        uri: &Uri,
+        headers: HeaderMap,
+        body: Bytes,
+        key: Option<String>,
+    ) -> Intake {
+        let json: Option<Value> = serde_json::from_slice(&body).ok();
+        let model = json
+            .as_ref()
+            .and_then(|j| j.get("model"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        self.ledger.record(RecordedRequest {
+            method,
+            path: uri.path().to_owned(),
+            query: uri.query().map(str::to_owned),
+            headers,
+            body: body.clone(),
+            key: key.clone(),
+            model: model.clone(),
+        });
+        Intake {
+            key,
+            body,
+            json,
+            model,
+        }
+    }
+}
+
+/// A running mock provider. Dropping it stops the server; [`MockProvider::shutdown`] also
+/// waits for in-flight answers to finish.
+#[derive(Debug)]
+pub struct MockProvider {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl MockProvider {
+    /// Binds `127.0.0.1:0` and serves.
+    pub async fn start() -> io::Result<Self> {
+        Self::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await
+    }
+
+    /// Binds `addr` and serves.
+    pub async fn bind(addr: SocketAddr) -> io::Result<Self> {
+        Self::serve(TcpListener::bind(addr).await?)
+    }
+
+    /// Serves on `listener` until [`MockProvider::shutdown`] or drop.
+    pub fn serve(listener: TcpListener) -> io::Result<Self> {
+        let (stop, stopped) = oneshot::channel::<()>();
+        Self::serve_until(listener, async {
+            let _ = stopped.await;
+        })
+        .map(|mut provider| {
+            provider.stop = Some(stop);
+            provider
+        })
+    }
+
+    /// Serves on `listener` until `shutdown` completes (or [`MockProvider::shutdown`]).
+    pub fn serve_until(
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> io::Result<Self> {
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared::default());
+        let app = router(Arc::clone(&shared));
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown)
+                .await
+        });
+        Ok(MockProvider {
+            addr,
+            shared,
+            stop: None,
+            task: Some(task),
+        })
+    }
+
+    /// Stops accepting, lets in-flight answers finish, and waits for the server to end.
+    pub async fn shutdown(mut self) -> io::Result<()> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        match self.task.take() {
+            Some(task) => task.await.map_err(io::Error::other)?,
+            None => Ok(()),
+        }
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT` (no trailing slash, no `/v1`).
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Sets (or replaces) the script of `key`; its sequences start over.
+    pub fn set_key(&self, key: &str, script: KeyScript) {
+        self.shared.playbook.set_key(key, script);
+    }
+
+    /// Forgets `key`; it then gets 401.
+    pub fn remove_key(&self, key: &str) {
+        self.shared.playbook.remove_key(key);
+    }
+
+    /// Sets every key of a script file.
+    pub fn load_script(&self, file: ScriptFile) {
+        self.shared.playbook.load(file);
+    }
+
+    /// Requests that presented `key` (known or not), on any route, since the last reset.
+    pub fn hits(&self, key: &str) -> u64 {
+        self.shared.ledger.hits(key)
+    }
+
+    /// Requests that presented `key` with a JSON body naming `model`.
+    pub fn hits_for(&self, key: &str, model: &str) -> u64 {
+        self.shared.ledger.hits_for(key, model)
+    }
+
+    /// Every request received since the last reset, in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.ledger.requests()
+    }
+
+    /// Zeroes the hit counters and empties the request log (scripts and sequence positions
+    /// are kept).
+    pub fn reset_counts(&self) {
+        self.shared.ledger.reset();
+    }
+
+    /// Turns the request log on or off (on by default; off for benchmarks). Hits are
+    /// counted either way.
+    pub fn set_recording(&self, on: bool) {
+        self.shared.ledger.set_recording(on);
+    }
+}
+
+impl Drop for MockProvider {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/v1/models", get(list_models))
+        .route("/v1/chat/completions", post(openai::chat_completions))
+        .route("/v1/responses", post(responses::create_response))
+        .route("/v1/messages", post(anthropic::messages))
+        .route("/v1/messages/count_tokens", post(anthropic::count_tokens))
+        .layer(DefaultBodyLimit::disable())
+        .with_state(shared)
+}
+
+/// `GET /v1/models` exists in both dialects: a request carrying `x-api-key` or
+/// `anthropic-version` gets the Anthropic answer, any other the OpenAI one.
+async fn list_models(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if anthropic::is_anthropic(&headers) {
+        anthropic::list_models(&shared, method, uri, headers, body).await
+    } else {
+        openai::list_models(&shared, method, uri, headers, body).await
+    }
+}
+
+/// The fields of a model call's JSON body the mock acts on.
+#[derive(Debug, Clone)]
+pub(crate) struct ModelRequest {
+    pub model: String,
+    pub stream: bool,
+    /// OpenAI `stream_options.include_usage`.
+    pub include_usage: bool,
+}
+
+impl Intake {
+    /// Reads `model`, `stream` and `stream_options.include_usage` from the JSON body.
+    pub fn model_request(&self) -> Result<ModelRequest, crate::fault::Fault> {
+        use crate::fault::Fault;
+        let json = self.json.as_ref().ok_or_else(|| Fault::BadRequest {
+            message: "The request body is not valid JSON.".to_owned(),
+        })?;
+        let model = self.model.clone().ok_or_else(|| Fault::BadRequest {
+            message: "model: Field required".to_owned(),
+        })?;
+        let flag = |v: Option<&Value>| v.and_then(Value::as_bool).unwrap_or(false);
+        Ok(ModelRequest {
+            model,
+            stream: flag(json.get("stream")),
+            include_usage: flag(json.pointer("/stream_options/include_usage")),
+        })
+    }
+}
