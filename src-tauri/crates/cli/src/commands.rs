@@ -138,15 +138,23 @@ pub async fn profile(engine: &Engine, cmd: ProfileCmd) -> Result<Output, EngineE
 pub async fn routing(engine: &Engine, cmd: RoutingCmd) -> Result<Output, EngineError> {
     Ok(Output::Routing(match cmd {
         RoutingCmd::Status { slug } => engine.routing_status(&slug).await?,
-        RoutingCmd::Activate { slug, mode } => engine.routing_activate(&slug, &mode, &actor()).await?,
+        RoutingCmd::Activate { slug, mode } => {
+            engine.routing_activate(&slug, &mode, &actor()).await?
+        }
         RoutingCmd::Deactivate { slug } => engine.routing_deactivate(&slug).await?,
     }))
 }
 
 pub async fn health(engine: &Engine, cmd: HealthCmd) -> Result<Output, EngineError> {
     match cmd {
-        HealthCmd::Reset { slug, profile, model } => {
-            engine.health_reset(&slug, &profile, model.as_deref()).await?;
+        HealthCmd::Reset {
+            slug,
+            profile,
+            model,
+        } => {
+            engine
+                .health_reset(&slug, &profile, model.as_deref())
+                .await?;
             Ok(Output::Routing(engine.routing_status(&slug).await?))
         }
     }
@@ -154,7 +162,9 @@ pub async fn health(engine: &Engine, cmd: HealthCmd) -> Result<Output, EngineErr
 
 /// Who activated routing, for the record: the CLI and the OS user.
 fn actor() -> String {
-    let user = std::env::var("USER").or_else(|_| std::env::var("USERNAME")).unwrap_or_else(|_| "unknown".into());
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("USERNAME"))
+        .unwrap_or_else(|_| "unknown".into());
     format!("cli:{user}")
 }
 

@@ -51,9 +51,15 @@ async fn run(cli: Cli) -> Result<output::Output, EngineError> {
     let result = match cli.command {
         Command::Connection(cmd) => commands::connection(&engine, cmd).await,
         Command::Profile(cmd) => commands::profile(&engine, cmd).await,
-        Command::Verify { slug, profile, deep } => {
+        Command::Verify {
+            slug,
+            profile,
+            deep,
+        } => {
             let progress = progress::Progress::new(json);
-            let report = engine.verify(&slug, profile.as_deref(), deep, &|e| progress.show(&e)).await;
+            let report = engine
+                .verify(&slug, profile.as_deref(), deep, &|e| progress.show(&e))
+                .await;
             progress.finish();
             report.map(output::Output::Verify)
         }

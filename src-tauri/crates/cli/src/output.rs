@@ -4,7 +4,8 @@
 
 use serde::Serialize;
 use switchyard_engine::{
-    ConnectionDetail, ConnectionView, EngineError, GateView, ProfileView, Removal, RoutingStatus, VerifyReport,
+    ConnectionDetail, ConnectionView, EngineError, GateView, ProfileView, Removal, RoutingStatus,
+    VerifyReport,
 };
 
 /// The result of one subcommand, ready to print.
@@ -72,7 +73,11 @@ pub fn print(out: &Output, json: bool) {
         Output::Routing(r) => print_routing(r),
         Output::Verify(r) => {
             for v in &r.results {
-                let kind = v.failure_kind.as_deref().map(|k| format!(" [{k}]")).unwrap_or_default();
+                let kind = v
+                    .failure_kind
+                    .as_deref()
+                    .map(|k| format!(" [{k}]"))
+                    .unwrap_or_default();
                 println!("{:<20} {:<12}{kind} {}", v.label, v.outcome, v.detail);
             }
             println!();
@@ -150,7 +155,10 @@ fn print_routing(r: &RoutingStatus) {
         println!("  {note}");
     }
     print_gates(&r.gates);
-    println!("{:<20} {:>6} {:<8} {:<10} {:<9} HEALTH", "PROFILE", "WEIGHT", "ENABLED", "CREDENTIAL", "EVIDENCE");
+    println!(
+        "{:<20} {:>6} {:<8} {:<10} {:<9} HEALTH",
+        "PROFILE", "WEIGHT", "ENABLED", "CREDENTIAL", "EVIDENCE"
+    );
     for p in &r.profiles {
         let health: Vec<String> = p
             .health
@@ -158,8 +166,16 @@ fn print_routing(r: &RoutingStatus) {
             .filter(|h| h.state != "closed" || h.model.is_none())
             .map(|h| {
                 let scope = h.model.as_deref().unwrap_or("key");
-                let kind = h.kind.as_deref().map(|k| format!(" {k}")).unwrap_or_default();
-                let until = h.until.as_deref().map(|u| format!(" until {u}")).unwrap_or_default();
+                let kind = h
+                    .kind
+                    .as_deref()
+                    .map(|k| format!(" {k}"))
+                    .unwrap_or_default();
+                let until = h
+                    .until
+                    .as_deref()
+                    .map(|u| format!(" until {u}"))
+                    .unwrap_or_default();
                 format!("{scope}: {}{kind}{until}", h.state)
             })
             .collect();
@@ -189,9 +205,21 @@ fn print_gates(g: &GateView) {
         println!("gates: not met: {}", g.failures.join("; "));
     }
     for m in &g.models {
-        let excluded: Vec<String> = m.excluded.iter().map(|e| format!("{} ({})", e.label, e.reason)).collect();
-        let eligible = if m.eligible_labels.is_empty() { "none".to_string() } else { m.eligible_labels.join(", ") };
-        let others = if excluded.is_empty() { String::new() } else { format!("; not: {}", excluded.join(", ")) };
+        let excluded: Vec<String> = m
+            .excluded
+            .iter()
+            .map(|e| format!("{} ({})", e.label, e.reason))
+            .collect();
+        let eligible = if m.eligible_labels.is_empty() {
+            "none".to_string()
+        } else {
+            m.eligible_labels.join(", ")
+        };
+        let others = if excluded.is_empty() {
+            String::new()
+        } else {
+            format!("; not: {}", excluded.join(", "))
+        };
         println!("  model {}: {eligible}{others}", m.model);
     }
 }
@@ -205,9 +233,15 @@ fn to_json<T: Serialize>(v: &T) -> String {
 pub fn print_error(e: &EngineError, json: bool) {
     let message = e.to_string().replace('\n', " ");
     if json {
-        let body =
+        let mut body =
             serde_json::json!({ "error": { "code": e.code().as_str(), "message": message } });
+        if let EngineError::GateFailed { gates, .. } = e {
+            body["gates"] = serde_json::to_value(gates.as_ref()).unwrap_or_default();
+        }
         println!("{body}");
     }
     eprintln!("error: {message}");
+    if let (EngineError::GateFailed { gates, .. }, false) = (e, json) {
+        print_gates(gates);
+    }
 }

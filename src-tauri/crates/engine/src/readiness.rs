@@ -42,7 +42,10 @@ impl Readiness {
 
     /// The label of a profile id (the id itself if unknown).
     pub fn label_of(&self, id: &str) -> String {
-        self.profiles.iter().find(|p| p.id == id).map_or_else(|| id.to_string(), |p| p.label.clone())
+        self.profiles
+            .iter()
+            .find(|p| p.id == id)
+            .map_or_else(|| id.to_string(), |p| p.label.clone())
     }
 
     /// The gate report as shown to people and scripts.

@@ -9,9 +9,7 @@ use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::evidence::{decode_models, evidence_view, stale_reason};
 use crate::readiness::Readiness;
-use crate::routing_views::{
-    EvidenceSummary, HealthView, ProfileReadiness, RoutingStatus,
-};
+use crate::routing_views::{EvidenceSummary, HealthView, ProfileReadiness, RoutingStatus};
 use crate::views::small;
 
 const ACTIVE: &str = "active";

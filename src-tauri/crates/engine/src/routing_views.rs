@@ -58,7 +58,11 @@ impl GateView {
                         .collect(),
                 })
                 .collect(),
-            failures: r.failures().into_iter().map(|f| relabel(&f, r, label_of)).collect(),
+            failures: r
+                .failures()
+                .into_iter()
+                .map(|f| relabel(&f, r, label_of))
+                .collect(),
         }
     }
 }

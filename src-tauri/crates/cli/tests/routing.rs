@@ -1,0 +1,149 @@
+//! CLI journeys of verify, routing and health against the mock provider (real HTTP, real keychain).
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+use switchyard_mock_provider::{KeyScript, MockProvider};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(dir: &Path, args: &[&str], stdin: Option<&str>) -> Result<Run, Box<dyn std::error::Error>> {
+    let mut cmd = Command::cargo_bin("switchyard")?;
+    cmd.arg("--data-dir").arg(dir).args(args);
+    if let Some(s) = stdin {
+        cmd.write_stdin(s.to_string());
+    }
+    let out = cmd.output()?;
+    Ok(Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_then_activate_with_gate_report_and_status_shape() -> TestResult {
+    let mock = MockProvider::start().await?;
+    mock.set_key("sk-canary-a", KeyScript::new(["m1", "m2"]));
+    mock.set_key("sk-canary-b", KeyScript::new(["m1"]));
+    let dir = tempfile::tempdir()?;
+    let d = dir.path();
+    let base = format!("{}/v1", mock.base_url());
+    let add = [
+        "connection",
+        "add",
+        "c",
+        "--protocol",
+        "openai",
+        "--base-url",
+        &base,
+        "--model",
+        "m1",
+        "--model",
+        "m2",
+        "--secret-stdin",
+    ];
+    assert_eq!(run(d, &add, Some("sk-canary-a"))?.code, 0, "connection add");
+    assert_eq!(
+        run(
+            d,
+            &["profile", "add", "c", "--label", "b", "--secret-stdin"],
+            Some("sk-canary-b")
+        )?
+        .code,
+        0,
+        "profile add"
+    );
+
+    let refused = run(d, &["--json", "routing", "activate", "c", "balanced"], None)?;
+    assert_eq!(
+        refused.code, 5,
+        "activation before verification fails the gates: {}",
+        refused.stderr
+    );
+    let body: Value = serde_json::from_str(&refused.stdout)?;
+    assert_eq!(
+        body["error"]["code"], "precondition",
+        "gate failures are preconditions"
+    );
+    assert_eq!(
+        body["gates"]["ok"], false,
+        "the full gate report comes with the error"
+    );
+    assert_eq!(
+        body["gates"]["models"][0]["excluded"][0]["reason"], "no_evidence",
+        "each exclusion has its reason"
+    );
+
+    let verified = run(d, &["verify", "c"], None)?;
+    assert_eq!(verified.code, 0, "verify succeeds: {}", verified.stderr);
+    assert!(
+        verified.stderr.contains("[1/2]") && verified.stderr.contains("[2/2]"),
+        "progress is shown: {}",
+        verified.stderr
+    );
+    assert!(
+        verified
+            .stdout
+            .contains("model m2: primary; not: b (model_unsupported)"),
+        "per model, who can serve it: {}",
+        verified.stdout
+    );
+
+    let activated = run(d, &["--json", "routing", "activate", "c", "balanced"], None)?;
+    assert_eq!(
+        activated.code, 0,
+        "m1 has two keys, m2 one: gates hold: {}",
+        activated.stderr
+    );
+    let status: Value =
+        serde_json::from_str(&run(d, &["--json", "routing", "status", "c"], None)?.stdout)?;
+    assert_eq!(
+        (status["mode"].as_str(), status["state"].as_str()),
+        (Some("balanced"), Some("active")),
+        "status shows the mode"
+    );
+    let p = &status["profiles"][0];
+    for key in [
+        "id",
+        "label",
+        "weight",
+        "enabled",
+        "credential",
+        "evidence",
+        "health",
+    ] {
+        assert!(
+            !p[key].is_null(),
+            "routing status --json profiles carry `{key}` (INTERFACE.md)"
+        );
+    }
+    assert_eq!(
+        p["health"][0]["model"],
+        Value::Null,
+        "the first health line is the credential-wide circuit"
+    );
+    assert_eq!(
+        p["health"][0]["state"], "closed",
+        "closed after a successful verification"
+    );
+
+    let reset = run(d, &["health", "reset", "c", "b"], None)?;
+    assert_eq!(reset.code, 0, "health reset works: {}", reset.stderr);
+    let unknown = run(d, &["health", "reset", "c", "ghost"], None)?;
+    assert_eq!(unknown.code, 4, "unknown profile is not found");
+    let all = format!(
+        "{}{}{}{}",
+        refused.stdout, verified.stdout, verified.stderr, activated.stdout
+    );
+    assert!(!all.contains("canary"), "no secret in CLI output");
+    mock.shutdown().await?;
+    Ok(())
+}
