@@ -18,6 +18,7 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+use crate::fault::Fault;
 use crate::playbook::Playbook;
 use crate::record::{Ledger, RecordedRequest};
 use crate::script::{KeyScript, ScriptFile};
@@ -237,8 +238,7 @@ pub(crate) struct ModelRequest {
 
 impl Intake {
     /// Reads `model`, `stream` and `stream_options.include_usage` from the JSON body.
-    pub fn model_request(&self) -> Result<ModelRequest, crate::fault::Fault> {
-        use crate::fault::Fault;
+    pub fn model_request(&self) -> Result<ModelRequest, Fault> {
         let json = self.json.as_ref().ok_or_else(|| Fault::BadRequest {
             message: "The request body is not valid JSON.".to_owned(),
         })?;

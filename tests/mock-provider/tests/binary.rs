@@ -1,0 +1,64 @@
+//! The `mock-provider` binary: prints its URL as the first stdout line and serves the keys
+//! of its `--script` file.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::Context;
+use common::client;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+#[tokio::test]
+async fn prints_its_url_first_and_serves_the_script_file() -> anyhow::Result<()> {
+    let dir = std::env::temp_dir().join(format!("mock-provider-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let script = dir.join("script.json");
+    std::fs::write(
+        &script,
+        r#"{"keys": {"sk-file": {"models": ["gpt-4o"], "per_model": {"gpt-4o": {"rate_limited": {"retry_after_secs": 9}}}}}}"#,
+    )?;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mock-provider"))
+        .arg("--script")
+        .arg(&script)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let stdout = child.stdout.take().context("stdout")?;
+    let mut lines = BufReader::new(stdout).lines();
+    let first = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .context("the URL line must come promptly")??
+        .context("stdout closed before the URL line")?;
+    let url = first
+        .strip_prefix("mock provider listening on ")
+        .context(format!("the first line announces the URL, got {first:?}"))?;
+    assert!(
+        url.starts_with("http://127.0.0.1:"),
+        "a loopback URL with the bound port: {url}"
+    );
+
+    let resp = client()
+        .post(format!("{url}/v1/chat/completions"))
+        .bearer_auth("sk-file")
+        .json(&serde_json::json!({"model": "gpt-4o"}))
+        .send()
+        .await?;
+    assert_eq!(
+        resp.status().as_u16(),
+        429,
+        "the script file's behaviour is served"
+    );
+    assert_eq!(
+        resp.headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok()),
+        Some("9"),
+        "with its parameters"
+    );
+    child.kill().await?;
+    std::fs::remove_dir_all(&dir)?;
+    Ok(())
+}
