@@ -44,6 +44,31 @@ pub enum Command {
     /// Circuit breakers of profiles.
     #[command(subcommand)]
     Health(HealthCmd),
+    /// The attempt ledger of a connection, newest first.
+    Attempts {
+        slug: String,
+        #[arg(long, default_value_t = 50)]
+        limit: i64,
+    },
+    /// The local relay.
+    #[command(subcommand)]
+    Relay(RelayCmd),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RelayCmd {
+    /// Serve the relay on loopback until interrupted.
+    Serve {
+        /// Loopback address (default: 127.0.0.1 and the port from settings, 4141).
+        #[arg(long, value_name = "127.0.0.1:PORT")]
+        listen: Option<std::net::SocketAddr>,
+    },
+    /// Print the relay token (created on first use).
+    Token {
+        /// Replace it with a new random token.
+        #[arg(long)]
+        rotate: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

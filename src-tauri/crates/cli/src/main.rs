@@ -5,9 +5,11 @@ mod args;
 mod commands;
 mod output;
 mod progress;
+mod relay_cmd;
 mod secret_input;
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Parser;
 use switchyard_engine::{default_data_dir, Engine, EngineError};
@@ -47,7 +49,7 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> Result<output::Output, EngineError> {
     let json = cli.json;
     let data_dir = cli.data_dir.unwrap_or_else(default_data_dir);
-    let engine = Engine::open(&data_dir).await?;
+    let engine = Arc::new(Engine::open(&data_dir).await?);
     let result = match cli.command {
         Command::Connection(cmd) => commands::connection(&engine, cmd).await,
         Command::Profile(cmd) => commands::profile(&engine, cmd).await,
@@ -65,6 +67,11 @@ async fn run(cli: Cli) -> Result<output::Output, EngineError> {
         }
         Command::Routing(cmd) => commands::routing(&engine, cmd).await,
         Command::Health(cmd) => commands::health(&engine, cmd).await,
+        Command::Attempts { slug, limit } => engine
+            .attempts(&slug, limit)
+            .await
+            .map(output::Output::Attempts),
+        Command::Relay(cmd) => relay_cmd::run(&engine, cmd, json).await,
     };
     engine.close().await;
     result

@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 use switchyard_engine::{
-    ConnectionDetail, ConnectionView, EngineError, GateView, ProfileView, Removal, RoutingStatus,
-    VerifyReport,
+    AttemptView, ConnectionDetail, ConnectionView, EngineError, GateView, ProfileView, Removal,
+    RoutingStatus, VerifyReport,
 };
 
 /// The result of one subcommand, ready to print.
@@ -18,6 +18,11 @@ pub enum Output {
     Removed(Removal, String),
     Routing(RoutingStatus),
     Verify(VerifyReport),
+    Attempts(Vec<AttemptView>),
+    /// The relay token (the relay's own credential, printed on request).
+    Token(String),
+    /// Nothing more to print (the relay printed as it ran).
+    Done,
 }
 
 pub fn print(out: &Output, json: bool) {
@@ -31,6 +36,9 @@ pub fn print(out: &Output, json: bool) {
             Output::Removed(r, _) => to_json(r),
             Output::Routing(r) => to_json(r),
             Output::Verify(r) => to_json(r),
+            Output::Attempts(r) => to_json(r),
+            Output::Token(t) => to_json(&serde_json::json!({ "token": t })),
+            Output::Done => return,
         };
         println!("{text}");
         return;
@@ -71,6 +79,9 @@ pub fn print(out: &Output, json: bool) {
         ),
         Output::Profiles(list) => print_profiles(list),
         Output::Routing(r) => print_routing(r),
+        Output::Attempts(list) => print_attempts(list),
+        Output::Token(t) => println!("{t}"),
+        Output::Done => {}
         Output::Verify(r) => {
             for v in &r.results {
                 let kind = v
@@ -196,6 +207,44 @@ fn print_routing(r: &RoutingStatus) {
             health.join("; ")
         );
     }
+}
+
+fn print_attempts(list: &[AttemptView]) {
+    if list.is_empty() {
+        println!("no attempts recorded yet");
+        return;
+    }
+    println!(
+        "{:<24} {:<35} {:<3} {:<20} {:<14} {:>6} {:<16} {:>7} {:>9}",
+        "AT", "PROFILE", "#", "REASON", "MODEL", "STATUS", "FAILURE", "TTFB_MS", "TOKENS"
+    );
+    for a in list {
+        let tokens = match (a.input_tokens, a.output_tokens) {
+            (None, None) => String::new(),
+            (i, o) => format!("{}/{}", i.unwrap_or(0), o.unwrap_or(0)),
+        };
+        println!(
+            "{:<24} {:<35} {:<3} {:<20} {:<14} {:>6} {:<16} {:>7} {:>9}",
+            a.at,
+            a.profile,
+            a.attempt,
+            a.reason,
+            a.model.as_deref().unwrap_or("-"),
+            a.status
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| "-".into()),
+            a.failure_kind.as_deref().unwrap_or(""),
+            a.ttfb_ms.map(|s| s.to_string()).unwrap_or_default(),
+            tokens
+        );
+    }
+}
+
+/// The relay's first stdout line (scripts wait for it).
+pub fn print_listening(addr: std::net::SocketAddr) {
+    use std::io::Write;
+    println!("relay listening on http://{addr}");
+    let _ = std::io::stdout().flush();
 }
 
 fn print_gates(g: &GateView) {

@@ -7,6 +7,7 @@ pub mod connection;
 pub mod header;
 pub mod profile;
 pub mod routing;
+pub mod turn;
 pub mod validate;
 
 pub use basis::BasisFingerprint;

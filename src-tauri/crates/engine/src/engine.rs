@@ -99,7 +99,7 @@ impl Engine {
         self.store.close().await;
     }
 
-    pub(crate) fn now_ms(&self) -> i64 {
+    pub fn now_ms(&self) -> i64 {
         self.clock.now_ms()
     }
 

@@ -10,9 +10,12 @@ mod error;
 mod evidence;
 mod fault;
 mod health;
+mod ledger;
 mod profiles;
 mod readiness;
+mod relay_settings;
 mod requests;
+mod router;
 mod routing;
 mod routing_views;
 mod rows;
@@ -24,8 +27,11 @@ pub use engine::{default_data_dir, Engine, DB_FILE};
 pub use error::EngineError;
 pub use evidence::{ModelProof, DEFAULT_MAX_EVIDENCE_AGE_MS};
 pub use fault::FaultPoint;
+pub use ledger::RETENTION_ROWS;
 pub use readiness::MAX_EVIDENCE_AGE_KEY;
+pub use relay_settings::{AttemptView, DEFAULT_RELAY_PORT, RELAY_PORT_KEY};
 pub use requests::{ConnectionEdit, NewConnection, NewProfile, ProfileEdit};
+pub use router::{Attempt, AttemptReport, NextAttempt, Router, Snapshot, TurnRun};
 pub use routing_views::{
     EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness,
     RoutingStatus, VerifyEvent, VerifyReport, VerifyResult,

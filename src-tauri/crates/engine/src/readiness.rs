@@ -101,6 +101,16 @@ impl Engine {
         &self,
         connection: ConnectionRow,
     ) -> Result<Readiness, EngineError> {
+        self.readiness_with(connection, None).await
+    }
+
+    /// Readiness where secret presence comes from `secrets` (the relay's cache: no keychain
+    /// call once a (locator, credential revision) was read) instead of asking the keychain.
+    pub(crate) async fn readiness_with(
+        &self,
+        connection: ConnectionRow,
+        secrets: Option<&crate::router::SecretCache>,
+    ) -> Result<Readiness, EngineError> {
         let def = Definition::decode(&connection)?;
         let basis = def.fingerprint();
         let (profiles, evidence) = {
@@ -114,7 +124,10 @@ impl Engine {
         };
         let mut credential = Vec::with_capacity(profiles.len());
         for p in &profiles {
-            credential.push(self.credential_state(p).await);
+            credential.push(match secrets {
+                Some(cache) => cache.presence(self, p).await,
+                None => self.credential_state(p).await,
+            });
         }
         let routes = profiles
             .iter()

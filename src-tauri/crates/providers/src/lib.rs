@@ -12,6 +12,8 @@ pub mod headers;
 pub mod hint;
 pub mod openai;
 pub mod rule;
+pub mod sse;
+pub mod usage;
 
 pub use classify::{classify, classify_transport_error, table, Classified};
 pub use headers::HeaderSource;

@@ -1,0 +1,105 @@
+//! The attempt ledger's batching writer: the request path only sends a row into a bounded
+//! channel; a background task writes batches in one transaction and keeps the table under
+//! its retention cap.
+
+use std::time::Duration;
+
+use switchyard_store::attempts::{self, AttemptRow};
+use switchyard_store::Store;
+use tokio::sync::{mpsc, oneshot};
+
+/// Rows kept in the `attempts` table.
+pub const RETENTION_ROWS: i64 = 100_000;
+const BATCH: usize = 256;
+const LINGER: Duration = Duration::from_millis(25);
+const QUEUE: usize = 16_384;
+
+enum Msg {
+    Row(Box<AttemptRow>),
+    Flush(oneshot::Sender<()>),
+}
+
+#[derive(Debug)]
+pub struct Ledger {
+    tx: mpsc::Sender<Msg>,
+}
+
+impl std::fmt::Debug for Msg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ledger message")
+    }
+}
+
+impl Ledger {
+    /// Spawns the writer on the current tokio runtime.
+    pub fn start(store: Store) -> Self {
+        let (tx, rx) = mpsc::channel(QUEUE);
+        tokio::spawn(write_loop(store, rx));
+        Ledger { tx }
+    }
+
+    /// Queues a row; when the queue is full the row is dropped with a warning rather than
+    /// slowing the request down.
+    pub fn record(&self, row: AttemptRow) {
+        if self.tx.try_send(Msg::Row(Box::new(row))).is_err() {
+            tracing::warn!("attempt ledger queue full; one attempt record dropped");
+        }
+    }
+
+    /// Waits until every queued row is written.
+    pub async fn flush(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.tx.send(Msg::Flush(done)).await.is_ok() {
+            let _ = wait.await;
+        }
+    }
+}
+
+async fn write_loop(store: Store, mut rx: mpsc::Receiver<Msg>) {
+    let mut batch: Vec<AttemptRow> = Vec::with_capacity(BATCH);
+    let mut since_prune = 0usize;
+    while let Some(first) = rx.recv().await {
+        let mut flushes = Vec::new();
+        take(first, &mut batch, &mut flushes);
+        let deadline = tokio::time::Instant::now() + LINGER;
+        while batch.len() < BATCH && flushes.is_empty() {
+            match tokio::time::timeout_at(deadline, rx.recv()).await {
+                Ok(Some(m)) => take(m, &mut batch, &mut flushes),
+                _ => break,
+            }
+        }
+        if !batch.is_empty() {
+            since_prune += batch.len();
+            if let Err(e) = write_batch(&store, &batch).await {
+                tracing::warn!(error = %e, rows = batch.len(), "attempt ledger write failed");
+            }
+            batch.clear();
+            if since_prune >= 1000 {
+                since_prune = 0;
+                if let Ok(mut conn) = store.acquire().await {
+                    let _ = attempts::prune(&mut conn, RETENTION_ROWS).await;
+                }
+            }
+        }
+        for done in flushes {
+            let _ = done.send(());
+        }
+    }
+}
+
+fn take(m: Msg, batch: &mut Vec<AttemptRow>, flushes: &mut Vec<oneshot::Sender<()>>) {
+    match m {
+        Msg::Row(r) => batch.push(*r),
+        Msg::Flush(done) => flushes.push(done),
+    }
+}
+
+async fn write_batch(
+    store: &Store,
+    rows: &[AttemptRow],
+) -> Result<(), switchyard_store::StoreError> {
+    let mut tx = store.begin().await?;
+    attempts::insert_batch(&mut tx, rows).await?;
+    tx.commit().await?;
+    Ok(())
+}

@@ -1,0 +1,417 @@
+//! One request's attempt loop as the relay drives it: pick the profile for the next
+//! physical attempt (legacy primary, sticky binding, SWRR or priority, failover, probe),
+//! settle the attempt's circuits, plan the next step, and record the attempt.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use switchyard_core::routing::{
+    plan_next, select_for_turn, Admission, Eligibility, Exclusion, Failure, FailureKind, Outcome,
+    Plan, PlanInput, ProbeLease, SelectionReason, DEFAULT_MAX_ATTEMPTS,
+};
+use switchyard_store::attempts::AttemptRow;
+use switchyard_vault::Secret;
+
+use crate::error::EngineError;
+use crate::router::{Router, Snapshot};
+
+/// What the next attempt of a request should be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Pending {
+    First,
+    Failover(FailureKind),
+    RetrySame(String, SelectionReason),
+}
+
+/// The routing state of one request (one HTTP call to the relay).
+#[derive(Debug)]
+pub struct TurnRun {
+    pub snapshot: Arc<Snapshot>,
+    /// The model the client asked for (client-facing name), if the request names one.
+    pub model: Option<String>,
+    pub turn: String,
+    attempts: u32,
+    same_retries: u32,
+    tried: Vec<String>,
+    eligible_at_start: usize,
+    pending: Pending,
+    committed: bool,
+}
+
+impl TurnRun {
+    /// Legacy routing: the primary only, one attempt, no retries.
+    pub fn is_legacy(&self) -> bool {
+        self.snapshot.strategy.is_none() || self.model.is_none()
+    }
+
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    pub fn is_committed(&self) -> bool {
+        self.committed
+    }
+}
+
+/// One physical attempt: the chosen profile and its secret, read for this attempt.
+#[derive(Debug)]
+pub struct Attempt {
+    pub profile_id: String,
+    pub number: u32,
+    pub reason: SelectionReason,
+    pub secret: Arc<Secret>,
+    lease: Option<ProbeLease>,
+    pub started: Instant,
+}
+
+/// The next step of a request.
+#[derive(Debug)]
+pub enum NextAttempt {
+    Go(Attempt),
+    /// No profile may serve the request now: answer `status` (503, or 429 when every
+    /// profile is cooling down for rate or quota reasons) with `Retry-After`.
+    Unavailable {
+        status: u16,
+        retry_after_secs: Option<u64>,
+        message: String,
+    },
+}
+
+/// What the relay measured of one attempt, for the ledger.
+#[derive(Debug, Clone, Default)]
+pub struct AttemptReport {
+    pub status: Option<u16>,
+    pub failure: Option<Failure>,
+    pub ttfb_ms: Option<i64>,
+    pub duration_ms: i64,
+    pub input_tokens: Option<i64>,
+    pub output_tokens: Option<i64>,
+}
+
+impl Router {
+    /// Starts the routing of one request to `slug` for `model` in turn `turn`.
+    pub async fn start_turn(
+        &self,
+        slug: &str,
+        model: Option<&str>,
+        turn: String,
+    ) -> Result<TurnRun, EngineError> {
+        let snapshot = self.snapshot(slug).await?;
+        let committed = self
+            .bindings_lock()
+            .peek(&turn, Instant::now())
+            .is_some_and(|b| b.committed);
+        let mut run = TurnRun {
+            snapshot,
+            model: model.map(str::to_string),
+            turn,
+            attempts: 0,
+            same_retries: 0,
+            tried: Vec::new(),
+            eligible_at_start: 0,
+            pending: Pending::First,
+            committed,
+        };
+        run.eligible_at_start = if run.is_legacy() {
+            1
+        } else {
+            self.eligible(&run).len()
+        };
+        Ok(run)
+    }
+
+    /// Chooses the profile of the next attempt and reads its secret.
+    pub async fn next_attempt(&self, run: &mut TurnRun) -> Result<NextAttempt, EngineError> {
+        if run.is_legacy() {
+            return self.legacy_attempt(run).await;
+        }
+        loop {
+            let Some((index, mut reason)) = self.choose(run) else {
+                return Ok(self.unavailable(run));
+            };
+            let snap = run.snapshot.clone();
+            let profile = &snap.profiles[index];
+            let model = run.model.as_deref().unwrap_or("");
+            let lease = match self
+                .engine
+                .board
+                .admit(&profile.id, model, self.engine.now_ms())
+            {
+                Admission::Closed => None,
+                Admission::Probe(lease) => {
+                    reason = SelectionReason::Probe;
+                    Some(lease)
+                }
+                Admission::Blocked(_) => {
+                    run.tried.push(profile.id.clone());
+                    continue;
+                }
+            };
+            let Some(secret) = self.secrets.get(&self.engine, &snap.rows[index]).await? else {
+                run.tried.push(profile.id.clone());
+                continue;
+            };
+            {
+                let mut bindings = self.bindings_lock();
+                let now = Instant::now();
+                match run.pending {
+                    Pending::Failover(_) => {
+                        let _ = bindings.rebind(&run.turn, &profile.id, now);
+                    }
+                    _ => bindings.bind(&run.turn, &profile.id, now),
+                }
+            }
+            run.attempts += 1;
+            if !run.tried.contains(&profile.id) {
+                run.tried.push(profile.id.clone());
+            }
+            let number = run.attempts;
+            return Ok(NextAttempt::Go(Attempt {
+                profile_id: profile.id.clone(),
+                number,
+                reason,
+                secret,
+                lease,
+                started: Instant::now(),
+            }));
+        }
+    }
+
+    /// The attempt was answered successfully (before any output was sent): close its
+    /// circuits if it was a probe.
+    pub async fn attempt_succeeded(&self, attempt: &mut Attempt) {
+        if let Some(lease) = attempt.lease.take() {
+            for snap in lease.succeed() {
+                let _ = self.engine.persist_circuit(&snap).await;
+            }
+        }
+    }
+
+    /// The attempt failed with a classified failure: update its circuits and plan the next step.
+    pub async fn attempt_failed(
+        &self,
+        run: &mut TurnRun,
+        attempt: &mut Attempt,
+        failure: Failure,
+    ) -> Plan {
+        let model = run.model.clone().unwrap_or_default();
+        match attempt.lease.take() {
+            Some(lease) => {
+                for snap in lease.fail(&failure, self.engine.now_ms()) {
+                    let _ = self.engine.persist_circuit(&snap).await;
+                }
+            }
+            None => {
+                let _ = self
+                    .engine
+                    .record_failure(&attempt.profile_id, &model, &failure)
+                    .await;
+            }
+        }
+        if run.is_legacy() {
+            return Plan::GiveUp(switchyard_core::routing::GiveUp::NotRetryable {
+                kind: failure.kind,
+                scope: failure.scope,
+            });
+        }
+        let alternatives: Vec<String> = self
+            .eligible(run)
+            .into_iter()
+            .map(|i| run.snapshot.profiles[i].id.clone())
+            .collect();
+        let alternatives: Vec<&str> = alternatives.iter().map(String::as_str).collect();
+        let plan = plan_next(&PlanInput {
+            outcome: Outcome::Failure(failure),
+            committed: run.committed,
+            attempts: run.attempts,
+            same_retries: run.same_retries,
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+            eligible_count: run.eligible_at_start,
+            alternatives: &alternatives,
+        });
+        match &plan {
+            Plan::FailoverTo(_, SelectionReason::Failover(kind)) => {
+                run.pending = Pending::Failover(*kind)
+            }
+            Plan::FailoverTo(_, _) => run.pending = Pending::Failover(failure.kind),
+            Plan::RetrySame => {
+                run.same_retries += 1;
+                run.pending = Pending::RetrySame(attempt.profile_id.clone(), attempt.reason);
+            }
+            Plan::Deliver | Plan::GiveUp(_) => {}
+        }
+        plan
+    }
+
+    /// Output of this turn reached the client: no more credential failover in this turn.
+    pub fn commit(&self, run: &mut TurnRun) {
+        run.committed = true;
+        self.bindings_lock().commit(&run.turn, Instant::now());
+    }
+
+    /// Appends the attempt to the ledger (off the request path).
+    pub fn record(&self, run: &TurnRun, attempt: &Attempt, report: &AttemptReport) {
+        let now = self.engine.now_ms();
+        self.ledger.record(AttemptRow {
+            at_ms: now - report.duration_ms,
+            connection_id: run.snapshot.connection_id.clone(),
+            turn: run.turn.clone(),
+            attempt: i64::from(attempt.number),
+            profile_id: attempt.profile_id.clone(),
+            reason: attempt.reason.to_string(),
+            model: run.model.clone(),
+            status: report.status.map(i64::from),
+            failure_kind: report.failure.map(|f| f.kind.as_str().to_string()),
+            scope: report.failure.map(|f| f.scope.as_str().to_string()),
+            ttfb_ms: report.ttfb_ms,
+            duration_ms: Some(report.duration_ms),
+            input_tokens: report.input_tokens,
+            output_tokens: report.output_tokens,
+        });
+    }
+
+    async fn legacy_attempt(&self, run: &mut TurnRun) -> Result<NextAttempt, EngineError> {
+        let snap = run.snapshot.clone();
+        let unavailable = |message: &str| NextAttempt::Unavailable {
+            status: 503,
+            retry_after_secs: None,
+            message: message.to_string(),
+        };
+        if run.attempts > 0 {
+            return Ok(unavailable("legacy routing makes one attempt"));
+        }
+        let Some(index) = snap.primary else {
+            return Ok(unavailable("the connection has no primary profile"));
+        };
+        let Some(secret) = self.secrets.get(&self.engine, &snap.rows[index]).await? else {
+            return Ok(unavailable(
+                "the primary profile has no secret in the keychain",
+            ));
+        };
+        run.attempts = 1;
+        Ok(NextAttempt::Go(Attempt {
+            profile_id: snap.profiles[index].id.clone(),
+            number: 1,
+            reason: SelectionReason::LegacyPrimary,
+            secret,
+            lease: None,
+            started: Instant::now(),
+        }))
+    }
+
+    /// Eligible profiles for the run's model, minus those already tried in this request.
+    fn eligible(&self, run: &TurnRun) -> Vec<usize> {
+        let model = run.model.as_deref().unwrap_or("");
+        let now_ms = self.engine.now_ms();
+        let mut e = Eligibility::default();
+        {
+            let view = self.engine.board.view();
+            e.evaluate(
+                &run.snapshot.profiles,
+                model,
+                &run.snapshot.criteria(now_ms),
+                &view,
+            );
+        }
+        e.eligible()
+            .iter()
+            .copied()
+            .filter(|&i| !run.tried.contains(&run.snapshot.profiles[i].id))
+            .collect()
+    }
+
+    fn choose(&self, run: &TurnRun) -> Option<(usize, SelectionReason)> {
+        let snap = &run.snapshot;
+        let strategy = snap.strategy?;
+        if let Pending::RetrySame(id, reason) = &run.pending {
+            return snap
+                .profiles
+                .iter()
+                .position(|p| &p.id == id)
+                .map(|i| (i, *reason));
+        }
+        let eligible = self.eligible(run);
+        if eligible.is_empty() {
+            return None;
+        }
+        let model = run.model.as_deref().unwrap_or("");
+        let bound = match run.pending {
+            Pending::First => self
+                .bindings_lock()
+                .get(&run.turn, Instant::now())
+                .map(|b| b.profile_id.clone()),
+            _ => None,
+        };
+        let selection = self
+            .swrr_lock()
+            .with_state(&snap.connection_id, model, |s| {
+                select_for_turn(strategy, bound.as_deref(), &snap.profiles, &eligible, s)
+            })?;
+        let reason = match run.pending {
+            Pending::Failover(kind) => SelectionReason::Failover(kind),
+            _ => selection.reason,
+        };
+        Some((selection.index, reason))
+    }
+
+    /// 503, or 429 when every blocked profile is cooling down for rate or quota reasons,
+    /// with `Retry-After` = the soonest cooldown end.
+    fn unavailable(&self, run: &TurnRun) -> NextAttempt {
+        let model = run.model.as_deref().unwrap_or("");
+        let now_ms = self.engine.now_ms();
+        let mut e = Eligibility::default();
+        {
+            let view = self.engine.board.view();
+            e.evaluate(
+                &run.snapshot.profiles,
+                model,
+                &run.snapshot.criteria(now_ms),
+                &view,
+            );
+        }
+        let health = [
+            Exclusion::CircuitOpen,
+            Exclusion::ModelCircuitOpen,
+            Exclusion::AuthInvalid,
+            Exclusion::ProbeInFlight,
+        ];
+        let mut soonest: Option<i64> = None;
+        let mut all_cooling = true;
+        let mut any = false;
+        for &(i, reason) in e.excluded() {
+            if !health.contains(&reason) {
+                continue;
+            }
+            any = true;
+            match self
+                .engine
+                .board
+                .blocking_cooldown(&run.snapshot.profiles[i].id, model, now_ms)
+            {
+                Some((kind, until)) => {
+                    all_cooling &=
+                        matches!(kind, FailureKind::RateLimited | FailureKind::QuotaExhausted);
+                    if let Some(u) = until {
+                        soonest = Some(soonest.map_or(u, |s| s.min(u)));
+                    }
+                }
+                None => all_cooling = false,
+            }
+        }
+        let retry_after_secs =
+            soonest.map(|u| u64::try_from((u - now_ms + 999) / 1000).unwrap_or(0).max(1));
+        let status = if any && all_cooling { 429 } else { 503 };
+        let message = format!(
+            "no credential profile of '{}' can serve model '{model}' now{}",
+            run.snapshot.slug,
+            retry_after_secs
+                .map(|s| format!("; retry in {s} s"))
+                .unwrap_or_default()
+        );
+        NextAttempt::Unavailable {
+            status,
+            retry_after_secs,
+            message,
+        }
+    }
+}

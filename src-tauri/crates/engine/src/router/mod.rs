@@ -1,0 +1,104 @@
+//! The router the relay drives: per-connection snapshots, the secret cache, SWRR state,
+//! turn bindings, the circuit board and the attempt ledger. The relay does HTTP; every
+//! routing decision is made here and in `switchyard_core::routing`.
+
+mod attempt;
+mod secrets;
+mod snapshot;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use switchyard_core::routing::{SwrrTable, TurnBindings};
+
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::ledger::Ledger;
+
+pub use attempt::{Attempt, AttemptReport, NextAttempt, TurnRun};
+pub use secrets::SecretCache;
+pub use snapshot::Snapshot;
+
+/// Shared by every request of a relay. Cheap to clone behind an `Arc`.
+#[derive(Debug)]
+pub struct Router {
+    pub(crate) engine: Arc<Engine>,
+    snapshots: Mutex<HashMap<String, Arc<Snapshot>>>,
+    refresh: tokio::sync::Mutex<()>,
+    pub(crate) secrets: SecretCache,
+    pub(crate) swrr: Mutex<SwrrTable>,
+    pub(crate) bindings: Mutex<TurnBindings>,
+    pub(crate) ledger: Ledger,
+}
+
+impl Router {
+    /// Starts a router (and its ledger writer task) on the current tokio runtime.
+    pub fn new(engine: Arc<Engine>) -> Self {
+        let ledger = Ledger::start(engine.store.clone());
+        Router {
+            engine,
+            snapshots: Mutex::default(),
+            refresh: tokio::sync::Mutex::new(()),
+            secrets: SecretCache::default(),
+            swrr: Mutex::default(),
+            bindings: Mutex::default(),
+            ledger,
+        }
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// The routing snapshot of `slug`, reloaded when older than [`SNAPSHOT_TTL`]. While one
+    /// request reloads, the others keep using the previous snapshot.
+    pub async fn snapshot(&self, slug: &str) -> Result<Arc<Snapshot>, EngineError> {
+        let cached = self.lock_snapshots().get(slug).cloned();
+        if let Some(s) = &cached {
+            if s.is_fresh() {
+                return Ok(s.clone());
+            }
+        }
+        let guard = match (&cached, self.refresh.try_lock()) {
+            (Some(s), Err(_)) => return Ok(s.clone()),
+            (_, Ok(g)) => g,
+            (None, Err(_)) => self.refresh.lock().await,
+        };
+        let fresh = match self.engine.load_snapshot(slug, &self.secrets).await {
+            Ok(s) => Arc::new(s),
+            Err(e) => {
+                self.lock_snapshots().remove(slug);
+                return Err(e);
+            }
+        };
+        if cached
+            .as_ref()
+            .is_some_and(|c| c.strategy != fresh.strategy)
+        {
+            self.swrr_lock().forget_connection(&fresh.connection_id);
+        }
+        self.lock_snapshots()
+            .insert(slug.to_string(), fresh.clone());
+        drop(guard);
+        Ok(fresh)
+    }
+
+    /// Flushes the attempt ledger (call before the process exits).
+    pub async fn shutdown(&self) {
+        self.ledger.flush().await;
+    }
+
+    fn lock_snapshots(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Snapshot>>> {
+        self.snapshots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn swrr_lock(&self) -> std::sync::MutexGuard<'_, SwrrTable> {
+        self.swrr.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn bindings_lock(&self) -> std::sync::MutexGuard<'_, TurnBindings> {
+        self.bindings.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}

@@ -1,0 +1,58 @@
+//! The relay's secret cache, keyed by (locator, credential revision): a rotation changes
+//! both, so the next attempt reads the new secret from the keychain; otherwise attempts are
+//! served from memory. Secrets are shared as `Arc<Secret>` and never cloned into strings.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use switchyard_store::profiles::ProfileRow;
+use switchyard_vault::{Locator, Secret};
+
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::rows::locator_of;
+
+/// Entries kept before the cache starts over (old revisions are never read again).
+const CAPACITY: usize = 4096;
+
+#[derive(Debug, Default)]
+pub struct SecretCache {
+    map: Mutex<HashMap<(Locator, i64), Option<Arc<Secret>>>>,
+}
+
+impl SecretCache {
+    /// The secret of `profile` at its current credential revision (`None`: not in the keychain).
+    pub(crate) async fn get(
+        &self,
+        engine: &Engine,
+        profile: &ProfileRow,
+    ) -> Result<Option<Arc<Secret>>, EngineError> {
+        let Some(locator) = locator_of(profile) else {
+            return Ok(None);
+        };
+        let key = (locator, profile.credential_revision);
+        if let Some(hit) = self.lock().get(&key) {
+            return Ok(hit.clone());
+        }
+        let read = engine.vault_get(key.0.clone()).await?.map(Arc::new);
+        let mut map = self.lock();
+        if map.len() >= CAPACITY {
+            map.clear();
+        }
+        map.insert(key, read.clone());
+        Ok(read)
+    }
+
+    /// `present`, `missing` or `unknown` (keychain unreachable) for eligibility.
+    pub(crate) async fn presence(&self, engine: &Engine, profile: &ProfileRow) -> &'static str {
+        match self.get(engine, profile).await {
+            Ok(Some(_)) => "present",
+            Ok(None) => "missing",
+            Err(_) => "unknown",
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Locator, i64), Option<Arc<Secret>>>> {
+        self.map.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}

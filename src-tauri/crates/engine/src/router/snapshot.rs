@@ -1,0 +1,111 @@
+//! What the relay routes by, per connection: definition, profiles, evidence and the
+//! effective strategy, reloaded from SQLite at most once a second so edits made by the CLI
+//! or the desktop reach a running relay quickly without a database read per request.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use switchyard_core::routing::{Criteria, ProfileView as RouteProfile, Strategy};
+use switchyard_core::{BasisFingerprint, Header, Protocol, RoutingMode, RoutingState};
+use switchyard_store::profiles::ProfileRow;
+
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::router::SecretCache;
+
+/// How long a snapshot is used before it is reloaded.
+pub const SNAPSHOT_TTL: Duration = Duration::from_secs(1);
+
+#[derive(Debug)]
+pub struct Snapshot {
+    pub connection_id: String,
+    pub slug: String,
+    pub protocol: Protocol,
+    pub base_url: String,
+    pub headers: Vec<Header>,
+    pub mapping: BTreeMap<String, String>,
+    /// Enabled models (client-facing names).
+    pub models: Vec<String>,
+    /// `None`: legacy routing (legacy mode, or an activated mode that is suspended).
+    pub strategy: Option<Strategy>,
+    /// Index of the primary profile.
+    pub primary: Option<usize>,
+    pub profiles: Vec<RouteProfile>,
+    pub(crate) rows: Vec<ProfileRow>,
+    pub basis: BasisFingerprint,
+    pub max_age_ms: i64,
+    pub(crate) loaded: Instant,
+}
+
+impl Snapshot {
+    pub fn criteria(&self, now_ms: i64) -> Criteria<'_> {
+        Criteria {
+            basis: &self.basis,
+            max_evidence_age_ms: self.max_age_ms,
+            now_ms,
+        }
+    }
+
+    /// The model name sent upstream: mapped only where the connection's mapping says so.
+    pub fn upstream_model<'a>(&'a self, model: &'a str) -> &'a str {
+        self.mapping.get(model).map_or(model, String::as_str)
+    }
+
+    /// Models some profile has current evidence for (the relay's `GET /models`).
+    pub fn served_models(&self, now_ms: i64) -> Vec<String> {
+        let criteria = self.criteria(now_ms);
+        let mut out: Vec<String> = self
+            .profiles
+            .iter()
+            .filter(|p| p.enabled && p.credential_present)
+            .filter_map(|p| {
+                p.evidence.as_ref().filter(|e| {
+                    switchyard_core::routing::eligibility::evidence_is_current(p, e, &criteria)
+                })
+            })
+            .flat_map(|e| e.models.iter().map(str::to_string))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    pub fn is_fresh(&self) -> bool {
+        self.loaded.elapsed() < SNAPSHOT_TTL
+    }
+}
+
+impl Engine {
+    /// Loads the routing snapshot of `slug` (secret presence from `secrets`).
+    pub(crate) async fn load_snapshot(
+        &self,
+        slug: &str,
+        secrets: &SecretCache,
+    ) -> Result<Snapshot, EngineError> {
+        let row = self.connection_by_slug(slug).await?;
+        let ready = self.readiness_with(row, Some(secrets)).await?;
+        let mode: RoutingMode = ready.connection.routing_mode.parse()?;
+        let state: RoutingState = ready.connection.routing_state.parse()?;
+        // Routing is only on while the gates hold; otherwise it routes as legacy (suspended).
+        let strategy = match (Strategy::from_mode(mode), state) {
+            (Some(s), RoutingState::Active) if ready.gates().ok => Some(s),
+            _ => None,
+        };
+        Ok(Snapshot {
+            connection_id: ready.connection.id.clone(),
+            slug: ready.connection.slug.clone(),
+            protocol: ready.def.protocol,
+            base_url: ready.def.base_url.clone(),
+            headers: ready.def.headers.clone(),
+            mapping: ready.def.mapping.clone(),
+            models: ready.def.models.clone(),
+            strategy,
+            primary: ready.profiles.iter().position(|p| p.is_primary),
+            profiles: ready.routes,
+            rows: ready.profiles,
+            basis: ready.basis,
+            max_age_ms: ready.max_age_ms,
+            loaded: Instant::now(),
+        })
+    }
+}

@@ -1,0 +1,97 @@
+//! Building the upstream request from the client's: the provider URL for the path, the
+//! client's headers minus hop-by-hop, client credentials and relay controls, plus the
+//! connection's configured headers and the profile's credential. And the reverse filter for
+//! response headers.
+
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use switchyard_core::Protocol;
+use switchyard_engine::Snapshot;
+use switchyard_providers::endpoint::credential_header;
+use switchyard_vault::Secret;
+
+/// Headers never forwarded in either direction (RFC 9110 hop-by-hop, plus length, which is
+/// recomputed).
+const HOP_BY_HOP: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
+];
+
+/// Client headers that carry the relay token, never forwarded upstream.
+const CLIENT_CREDENTIALS: &[&str] = &["authorization", "x-api-key", "api-key", "x-goog-api-key"];
+
+/// The provider URL for a relay path: OpenAI bases include `/v1` (the client's `v1/` is
+/// dropped), Anthropic bases do not.
+pub fn upstream_url(snap: &Snapshot, rest: &str, query: Option<&str>) -> String {
+    let tail = match snap.protocol {
+        Protocol::Openai => rest.strip_prefix("v1/").unwrap_or(rest),
+        Protocol::Anthropic => rest,
+    };
+    let mut url = format!("{}/{}", snap.base_url, tail.trim_start_matches('/'));
+    if let Some(q) = query {
+        url.push('?');
+        url.push_str(q);
+    }
+    url
+}
+
+/// The upstream request headers. `identity` drops `accept-encoding` so the relay can read
+/// the answer (routed mode); legacy mode passes the client's encoding preference through.
+pub fn upstream_headers(
+    client: &HeaderMap,
+    snap: &Snapshot,
+    secret: &Secret,
+    identity: bool,
+) -> HeaderMap {
+    let mut out = HeaderMap::with_capacity(client.len() + snap.headers.len() + 1);
+    for (name, value) in client {
+        let n = name.as_str();
+        if HOP_BY_HOP.contains(&n)
+            || CLIENT_CREDENTIALS.contains(&n)
+            || n.starts_with("x-switchyard-")
+        {
+            continue;
+        }
+        if identity && n == "accept-encoding" {
+            continue;
+        }
+        out.append(name.clone(), value.clone());
+    }
+    for h in &snap.headers {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::try_from(h.name.as_str()),
+            HeaderValue::from_str(&h.value),
+        ) {
+            if !out.contains_key(&name) {
+                out.insert(name, value);
+            }
+        }
+    }
+    let (name, value) = credential_header(snap.protocol, secret);
+    out.insert(name, value);
+    out
+}
+
+/// Response headers passed back to the client.
+pub fn client_headers(upstream: &HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::with_capacity(upstream.len() + 3);
+    for (name, value) in upstream {
+        if !HOP_BY_HOP.contains(&name.as_str()) {
+            out.append(name.clone(), value.clone());
+        }
+    }
+    out
+}
+
+/// Whether a path is the dialect's models listing.
+pub fn is_models_listing(rest: &str) -> bool {
+    matches!(rest.trim_end_matches('/'), "v1/models" | "models")
+}

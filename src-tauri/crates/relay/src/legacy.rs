@@ -1,0 +1,136 @@
+//! Legacy routing (DESIGN.md invariant 1): the primary profile only, one attempt, no
+//! retries; the body and every header go upstream unchanged except the injected credential
+//! (client credentials and relay controls are removed), and the provider's answer comes
+//! back unchanged, streamed as it arrives.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::StatusCode;
+use axum::response::Response;
+use futures_util::StreamExt;
+use switchyard_core::routing::Failure;
+use switchyard_engine::{AttemptReport, NextAttempt, TurnRun};
+use switchyard_providers::sse::SseSplitter;
+use switchyard_providers::usage::Usage;
+
+use crate::forward::{client_headers, upstream_headers, upstream_url};
+use crate::reply;
+use crate::request::Incoming;
+use crate::state::RelayState;
+use crate::stream::{Recorder, Sniff, Tail};
+
+pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incoming) -> Response {
+    let snap = run.snapshot.clone();
+    let mut attempt = match state.router.next_attempt(&mut run).await {
+        Ok(NextAttempt::Go(a)) => a,
+        Ok(NextAttempt::Unavailable {
+            status,
+            retry_after_secs,
+            message,
+        }) => return reply::error(snap.protocol, status, &message, retry_after_secs),
+        Err(e) => return reply::error(snap.protocol, 500, &e.to_string(), None),
+    };
+    let url = upstream_url(&snap, &incoming.rest, incoming.query.as_deref());
+    let headers = upstream_headers(&incoming.headers, &snap, &attempt.secret, false);
+    let sent = state
+        .http
+        .request(incoming.method.clone(), url)
+        .headers(headers)
+        .body(incoming.body.clone())
+        .send()
+        .await;
+    let resp = match sent {
+        Ok(r) => r,
+        Err(_) => {
+            let failure = Failure::network();
+            let _ = state
+                .router
+                .attempt_failed(&mut run, &mut attempt, failure)
+                .await;
+            let report = AttemptReport {
+                failure: Some(failure),
+                duration_ms: elapsed(&attempt),
+                ..Default::default()
+            };
+            state.router.record(&run, &attempt, &report);
+            return reply::error(
+                snap.protocol,
+                502,
+                "the provider could not be reached",
+                None,
+            );
+        }
+    };
+    let status = resp.status();
+    let ttfb = elapsed(&attempt);
+    let mut report = AttemptReport {
+        status: Some(status.as_u16()),
+        ttfb_ms: Some(ttfb),
+        ..Default::default()
+    };
+    let upstream_headers = resp.headers().clone();
+    if !status.is_success() {
+        // Recorded for health; legacy never retries or fails over.
+        let pairs: Vec<(String, String)> = upstream_headers
+            .iter()
+            .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.to_string(), v.to_string())))
+            .collect();
+        let body = resp.bytes().await.unwrap_or_default();
+        let c = switchyard_providers::classify(
+            snap.protocol,
+            status.as_u16(),
+            pairs.as_slice(),
+            &body,
+            std::time::SystemTime::now(),
+        );
+        let _ = state
+            .router
+            .attempt_failed(&mut run, &mut attempt, c.failure)
+            .await;
+        report.failure = Some(c.failure);
+        report.duration_ms = elapsed(&attempt);
+        state.router.record(&run, &attempt, &report);
+        return build(status, &upstream_headers, Body::from(body));
+    }
+    state.router.attempt_succeeded(&mut attempt).await;
+    let is_sse = upstream_headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let sniff = if is_sse {
+        Sniff::Sse {
+            splitter: SseSplitter::default(),
+            protocol: snap.protocol,
+            responses_api: incoming.is_responses_api(),
+            inject: false,
+        }
+    } else {
+        Sniff::Json(Vec::new())
+    };
+    let recorder = Recorder {
+        router: state.router.clone(),
+        run,
+        attempt,
+        report,
+    };
+    let tail = Tail::new(
+        None,
+        resp.bytes_stream().boxed(),
+        sniff,
+        Usage::default(),
+        recorder,
+    );
+    build(status, &upstream_headers, Body::from_stream(tail))
+}
+
+fn build(status: StatusCode, upstream: &axum::http::HeaderMap, body: Body) -> Response {
+    let mut resp = Response::new(body);
+    *resp.status_mut() = status;
+    *resp.headers_mut() = client_headers(upstream);
+    resp
+}
+
+fn elapsed(a: &switchyard_engine::Attempt) -> i64 {
+    i64::try_from(a.started.elapsed().as_millis()).unwrap_or(i64::MAX)
+}

@@ -1,0 +1,317 @@
+//! Balanced and priority routing of one request: attempts on the turn's profile, failover to
+//! another profile on credential-scoped failures before any output, one retry of transient
+//! provider trouble, and streams held only until their first content event.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::Response;
+use bytes::Bytes;
+use futures_util::stream::BoxStream;
+use futures_util::StreamExt;
+use switchyard_core::routing::{Failure, Plan};
+use switchyard_core::Protocol;
+use switchyard_engine::{Attempt, AttemptReport, NextAttempt, TurnRun};
+use switchyard_providers::sse::{event_role, EventRole, SseSplitter};
+use switchyard_providers::usage::{usage_from_body, usage_from_event, Usage};
+
+use crate::forward::{client_headers, upstream_headers, upstream_url};
+use crate::reply;
+use crate::request::Incoming;
+use crate::state::RelayState;
+use crate::stream::{Recorder, Sniff, Tail};
+
+/// An upstream error answer kept to deliver as is if no other attempt succeeds.
+struct Kept {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+/// How an attempt ended, when it did not produce the response.
+enum Failed {
+    /// An HTTP error answer (kept for delivery).
+    Answer(Kept, Failure),
+    /// No answer, or a stream that failed before its first content.
+    Broken(Failure),
+}
+
+/// What an upstream answer turned out to be.
+enum Answer {
+    Failed(Failed, Option<i64>),
+    /// A success: `held` goes to the client first, then `tail` (a stream after its first
+    /// content event), if any.
+    Success {
+        status: StatusCode,
+        headers: HeaderMap,
+        held: Bytes,
+        tail: Option<(BoxStream<'static, reqwest::Result<Bytes>>, SseSplitter)>,
+        usage: Usage,
+        ttfb: Option<i64>,
+    },
+}
+
+pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incoming) -> Response {
+    let snap = run.snapshot.clone();
+    let body = upstream_body(
+        &incoming,
+        run.model.as_deref().map(|m| snap.upstream_model(m)),
+    );
+    let url = upstream_url(&snap, &incoming.rest, incoming.query.as_deref());
+    let mut kept: Option<(Kept, String, String)> = None;
+    loop {
+        let mut attempt = match state.router.next_attempt(&mut run).await {
+            Ok(NextAttempt::Go(a)) => a,
+            Ok(NextAttempt::Unavailable {
+                status,
+                retry_after_secs,
+                message,
+            }) => {
+                return match kept {
+                    Some((k, profile, reason)) => {
+                        deliver_kept(k, &profile, run.attempts(), &reason)
+                    }
+                    None => reply::error(snap.protocol, status, &message, retry_after_secs),
+                };
+            }
+            Err(e) => return reply::error(snap.protocol, 500, &e.to_string(), None),
+        };
+        let headers = upstream_headers(&incoming.headers, &snap, &attempt.secret, true);
+        let sent = state
+            .http
+            .request(incoming.method.clone(), &url)
+            .headers(headers)
+            .body(body.clone())
+            .send()
+            .await;
+        let answer = match sent {
+            Err(_) => Answer::Failed(Failed::Broken(Failure::network()), None),
+            Ok(resp) => read_answer(snap.protocol, &attempt, resp).await,
+        };
+        let (failed, ttfb) = match answer {
+            Answer::Success {
+                status,
+                headers,
+                held,
+                tail,
+                usage,
+                ttfb,
+            } => {
+                state.router.attempt_succeeded(&mut attempt).await;
+                state.router.commit(&mut run);
+                let (profile, reason, attempts) = (
+                    attempt.profile_id.clone(),
+                    attempt.reason.to_string(),
+                    run.attempts(),
+                );
+                let (upstream, sniff) = match tail {
+                    Some((upstream, splitter)) => (
+                        upstream,
+                        Sniff::Sse {
+                            splitter,
+                            protocol: snap.protocol,
+                            responses_api: incoming.is_responses_api(),
+                            inject: true,
+                        },
+                    ),
+                    None => (
+                        futures_util::stream::empty().boxed(),
+                        Sniff::Json(Vec::new()),
+                    ),
+                };
+                let report = AttemptReport {
+                    status: Some(status.as_u16()),
+                    ttfb_ms: ttfb,
+                    ..Default::default()
+                };
+                let recorder = Recorder {
+                    router: state.router.clone(),
+                    run,
+                    attempt,
+                    report,
+                };
+                let tail = Tail::new(Some(held), upstream, sniff, usage, recorder);
+                let mut resp = Response::new(Body::from_stream(tail));
+                *resp.status_mut() = status;
+                *resp.headers_mut() = client_headers(&headers);
+                return with_route(resp, &profile, attempts, &reason);
+            }
+            Answer::Failed(failed, ttfb) => (failed, ttfb),
+        };
+        let (failure, status) = match &failed {
+            Failed::Answer(k, f) => (*f, Some(k.status.as_u16())),
+            Failed::Broken(f) => (*f, None),
+        };
+        let plan = state
+            .router
+            .attempt_failed(&mut run, &mut attempt, failure)
+            .await;
+        let report = AttemptReport {
+            status,
+            failure: Some(failure),
+            ttfb_ms: ttfb,
+            duration_ms: elapsed(&attempt),
+            ..Default::default()
+        };
+        state.router.record(&run, &attempt, &report);
+        if let Failed::Answer(k, _) = failed {
+            kept = Some((k, attempt.profile_id.clone(), attempt.reason.to_string()));
+        }
+        if matches!(plan, Plan::FailoverTo(..) | Plan::RetrySame) {
+            continue;
+        }
+        return match kept {
+            Some((k, profile, reason)) => deliver_kept(k, &profile, run.attempts(), &reason),
+            None => with_route(
+                reply::error(
+                    snap.protocol,
+                    502,
+                    "the provider could not be reached",
+                    None,
+                ),
+                &attempt.profile_id,
+                run.attempts(),
+                &attempt.reason.to_string(),
+            ),
+        };
+    }
+}
+
+/// Reads an upstream answer: errors are classified for the planner; a stream is read only
+/// until its first content event (or clean end), which is when it becomes a success.
+async fn read_answer(protocol: Protocol, attempt: &Attempt, resp: reqwest::Response) -> Answer {
+    let status = resp.status();
+    let ttfb = Some(elapsed(attempt));
+    let headers = resp.headers().clone();
+    if !status.is_success() {
+        let body = resp.bytes().await.unwrap_or_default();
+        let pairs: Vec<(String, String)> = headers
+            .iter()
+            .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.to_string(), v.to_string())))
+            .collect();
+        let c = switchyard_providers::classify(
+            protocol,
+            status.as_u16(),
+            pairs.as_slice(),
+            &body,
+            SystemTime::now(),
+        );
+        return Answer::Failed(
+            Failed::Answer(
+                Kept {
+                    status,
+                    headers,
+                    body,
+                },
+                c.failure,
+            ),
+            ttfb,
+        );
+    }
+    let is_sse = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let mut upstream: BoxStream<'static, reqwest::Result<Bytes>> = resp.bytes_stream().boxed();
+    if !is_sse {
+        let mut body = Vec::new();
+        while let Some(chunk) = upstream.next().await {
+            match chunk {
+                Ok(c) => body.extend_from_slice(&c),
+                Err(_) => return Answer::Failed(Failed::Broken(Failure::network()), ttfb),
+            }
+        }
+        let usage = usage_from_body(&body);
+        return Answer::Success {
+            status,
+            headers,
+            held: Bytes::from(body),
+            tail: None,
+            usage,
+            ttfb,
+        };
+    }
+    let mut splitter = SseSplitter::default();
+    let mut held: Vec<u8> = Vec::new();
+    let mut usage = Usage::default();
+    loop {
+        match upstream.next().await {
+            Some(Ok(chunk)) => {
+                held.extend_from_slice(&chunk);
+                let mut started = false;
+                for ev in splitter.push(&chunk) {
+                    usage.merge(usage_from_event(&ev.data));
+                    match event_role(protocol, &ev) {
+                        EventRole::Content | EventRole::Terminal => started = true,
+                        EventRole::Error if !started => {
+                            let c = switchyard_providers::classify(
+                                protocol,
+                                200,
+                                &(),
+                                ev.data.as_bytes(),
+                                SystemTime::now(),
+                            );
+                            return Answer::Failed(Failed::Broken(c.failure), ttfb);
+                        }
+                        _ => {}
+                    }
+                }
+                if started {
+                    return Answer::Success {
+                        status,
+                        headers,
+                        held: Bytes::from(held),
+                        tail: Some((upstream, splitter)),
+                        usage,
+                        ttfb,
+                    };
+                }
+            }
+            // The stream broke or ended before any content: nothing reached the client yet.
+            Some(Err(_)) | None => return Answer::Failed(Failed::Broken(Failure::network()), ttfb),
+        }
+    }
+}
+
+/// The request body sent upstream: the client's bytes, with the model renamed only where
+/// the connection's mapping says so.
+fn upstream_body(incoming: &Incoming, upstream_model: Option<&str>) -> Bytes {
+    match (incoming.model(), upstream_model) {
+        (Some(asked), Some(mapped)) if asked != mapped => {
+            let mut json = incoming.json.clone();
+            json["model"] = serde_json::Value::String(mapped.to_string());
+            serde_json::to_vec(&json)
+                .map(Bytes::from)
+                .unwrap_or_else(|_| incoming.body.clone())
+        }
+        _ => incoming.body.clone(),
+    }
+}
+
+fn deliver_kept(k: Kept, profile: &str, attempts: u32, reason: &str) -> Response {
+    let mut resp = Response::new(Body::from(k.body));
+    *resp.status_mut() = k.status;
+    *resp.headers_mut() = client_headers(&k.headers);
+    with_route(resp, profile, attempts, reason)
+}
+
+/// Adds `x-switchyard-profile`, `x-switchyard-attempts` and `x-switchyard-reason`.
+fn with_route(mut resp: Response, profile: &str, attempts: u32, reason: &str) -> Response {
+    let h = resp.headers_mut();
+    for (name, value) in [
+        ("x-switchyard-profile", profile.to_string()),
+        ("x-switchyard-attempts", attempts.to_string()),
+        ("x-switchyard-reason", reason.to_string()),
+    ] {
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            h.insert(name, v);
+        }
+    }
+    resp
+}
+
+fn elapsed(a: &Attempt) -> i64 {
+    i64::try_from(a.started.elapsed().as_millis()).unwrap_or(i64::MAX)
+}

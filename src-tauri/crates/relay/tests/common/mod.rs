@@ -1,0 +1,206 @@
+//! A relay under test: a temp data dir on the real keychain, a connection on the mock
+//! provider with the given keys, verified (and activated when asked), and the relay served
+//! on 127.0.0.1:0.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use switchyard_engine::{Engine, NewConnection, NewProfile, Router, Secret};
+use switchyard_mock_provider::{KeyScript, MockProvider};
+use tokio::sync::oneshot;
+
+pub type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+pub struct Key<'a> {
+    pub label: &'a str,
+    pub secret: &'a str,
+    pub weight: i64,
+    pub script: KeyScript,
+}
+
+pub struct Relay {
+    pub mock: MockProvider,
+    pub engine: Arc<Engine>,
+    pub router: Arc<Router>,
+    pub url: String,
+    pub token: String,
+    pub http: reqwest::Client,
+    pub protocol: &'static str,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    pub dir: tempfile::TempDir,
+}
+
+pub async fn relay(
+    protocol: &'static str,
+    models: &[&str],
+    keys: Vec<Key<'_>>,
+    mode: Option<&str>,
+) -> Result<Relay, Box<dyn std::error::Error>> {
+    let mock = MockProvider::start().await?;
+    for k in &keys {
+        mock.set_key(k.secret, k.script.clone());
+    }
+    let dir = tempfile::tempdir()?;
+    let engine = Arc::new(Engine::open(dir.path()).await?);
+    let base = match protocol {
+        "openai" => format!("{}/v1", mock.base_url()),
+        _ => mock.base_url(),
+    };
+    let conn = NewConnection {
+        slug: "c".into(),
+        protocol: protocol.into(),
+        base_url: base,
+        models: models.iter().map(|m| m.to_string()).collect(),
+        ..Default::default()
+    };
+    let mut keys = keys.into_iter();
+    let first = keys.next().ok_or("at least one key")?;
+    engine
+        .connection_add(conn, Some(Secret::new(first.secret)))
+        .await?;
+    engine
+        .profile_edit(
+            "c",
+            "primary",
+            switchyard_engine::ProfileEdit {
+                label: Some(first.label.into()),
+                weight: Some(first.weight),
+                ..Default::default()
+            },
+        )
+        .await?;
+    for k in keys {
+        engine
+            .profile_add(
+                "c",
+                NewProfile {
+                    label: k.label.into(),
+                    weight: Some(k.weight),
+                    priority: None,
+                },
+                Secret::new(k.secret),
+            )
+            .await?;
+    }
+    engine.verify("c", None, false, &|_| {}).await?;
+    if let Some(m) = mode {
+        engine.routing_activate("c", m, "test").await?;
+    }
+    mock.reset_counts();
+    let token = engine.relay_token(false).await?;
+    let token_text = token.expose().to_string();
+    let router = Arc::new(Router::new(engine.clone()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}", listener.local_addr()?);
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(switchyard_relay::serve(
+        listener,
+        router.clone(),
+        token,
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    Ok(Relay {
+        mock,
+        engine,
+        router,
+        url,
+        token: token_text,
+        http: reqwest::Client::new(),
+        protocol,
+        stop: Some(stop),
+        task: Some(task),
+        dir,
+    })
+}
+
+impl Relay {
+    /// The relay base URL a client of this dialect is configured with.
+    pub fn base(&self) -> String {
+        match self.protocol {
+            "openai" => format!("{}/c/c/v1", self.url),
+            _ => format!("{}/c/c", self.url),
+        }
+    }
+
+    pub fn path(&self) -> &'static str {
+        match self.protocol {
+            "openai" => "/chat/completions",
+            _ => "/v1/messages",
+        }
+    }
+
+    /// Sends a chat request with these messages (JSON values) and returns the response.
+    pub async fn chat(
+        &self,
+        model: &str,
+        messages: Vec<Value>,
+        stream: bool,
+    ) -> reqwest::Result<reqwest::Response> {
+        let body =
+            json!({"model": model, "max_tokens": 16, "messages": messages, "stream": stream});
+        self.post(body).await
+    }
+
+    pub async fn post(&self, body: Value) -> reqwest::Result<reqwest::Response> {
+        let req = self
+            .http
+            .post(format!("{}{}", self.base(), self.path()))
+            .json(&body);
+        let req = match self.protocol {
+            "openai" => req.bearer_auth(&self.token),
+            _ => req
+                .header("x-api-key", &self.token)
+                .header("anthropic-version", "2023-06-01"),
+        };
+        req.send().await
+    }
+
+    pub fn label_of(&self, id: &str) -> String {
+        id.to_string()
+    }
+
+    /// Stops the relay and flushes the attempt ledger.
+    pub async fn stop(mut self) -> Result<Self, Box<dyn std::error::Error>> {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.task.take() {
+            t.await??;
+        }
+        Ok(self)
+    }
+
+    /// Every file under the data dir as text (to grep for canaries).
+    pub fn data_dir_text(&self) -> String {
+        let mut text = String::new();
+        let mut stack: Vec<PathBuf> = vec![self.dir.path().to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if let Ok(b) = std::fs::read(&p) {
+                    text.push_str(&String::from_utf8_lossy(&b));
+                }
+            }
+        }
+        text
+    }
+}
+
+pub fn user(text: &str) -> Value {
+    json!({"role": "user", "content": text})
+}
+
+pub fn header(resp: &reqwest::Response, name: &str) -> String {
+    resp.headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string()
+}

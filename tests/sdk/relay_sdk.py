@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Drives the relay with the official `openai` and `anthropic` Python SDKs, streaming and
+not, against the mock provider: a real `switchyard relay serve` process, a real data dir,
+the real keychain (run inside scripts/with-keychain).
+
+usage: relay_sdk.py TARGET_DIR   (holds debug/switchyard and debug/mock-provider)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import anthropic
+import openai
+
+CANARY = "sk-canary-sdk"
+KEYS = {
+    f"{CANARY}-oa-1": {"models": ["gpt-test"], "reply": "Hello from one"},
+    f"{CANARY}-oa-2": {"models": ["gpt-test"], "reply": "Hello from two"},
+    f"{CANARY}-an-1": {"models": ["claude-test"], "reply": "Hi from one"},
+    f"{CANARY}-an-2": {"models": ["claude-test"], "reply": "Hi from two"},
+}
+
+
+def start(cmd, env=None):
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    first = p.stdout.readline().strip()
+    if "listening on " not in first:
+        p.kill()
+        raise AssertionError(f"{cmd[0]} did not announce its address: {first!r} {p.stderr.read()}")
+    return p, first.split("listening on ", 1)[1]
+
+
+def main() -> int:
+    target = sys.argv[1]
+    sy = os.path.join(target, "debug", "switchyard")
+    mock_bin = os.path.join(target, "debug", "mock-provider")
+    work = tempfile.mkdtemp(prefix="switchyard-sdk-")
+    script = os.path.join(work, "script.json")
+    with open(script, "w") as f:
+        json.dump({"keys": KEYS}, f)
+    env = dict(os.environ, SWITCHYARD_DATA_DIR=os.path.join(work, "data"), SWITCHYARD_LOG="debug")
+    mock, mock_url = start([mock_bin, "--script", script])
+    relay = None
+    try:
+        def cli(*args, secret=None):
+            out = subprocess.run([sy, *args], input=secret, capture_output=True, text=True, env=env)
+            assert out.returncode == 0, f"switchyard {' '.join(args)} failed: {out.stderr}"
+            assert "canary" not in out.stdout + out.stderr, "a secret leaked into CLI output"
+            return out.stdout
+
+        cli("connection", "add", "oa", "--protocol", "openai", "--base-url", f"{mock_url}/v1", "--model", "gpt-test",
+            "--secret-stdin", secret=f"{CANARY}-oa-1")
+        cli("profile", "add", "oa", "--label", "two", "--secret-stdin", secret=f"{CANARY}-oa-2")
+        cli("connection", "add", "an", "--protocol", "anthropic", "--base-url", mock_url, "--model", "claude-test",
+            "--secret-stdin", secret=f"{CANARY}-an-1")
+        cli("profile", "add", "an", "--label", "two", "--secret-stdin", secret=f"{CANARY}-an-2")
+        for slug in ("oa", "an"):
+            cli("verify", slug)
+            cli("routing", "activate", slug, "balanced")
+        token = cli("relay", "token").strip()
+        relay, relay_url = start([sy, "relay", "serve", "--listen", "127.0.0.1:0"], env=env)
+
+        oa = openai.OpenAI(base_url=f"{relay_url}/c/oa/v1", api_key=token, max_retries=0)
+        seen = set()
+        for i in range(4):
+            r = oa.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": f"q{i}"}])
+            assert r.choices[0].message.content.startswith("Hello from"), r
+            assert r.usage.completion_tokens > 0, "usage passes through"
+            seen.add(r.choices[0].message.content)
+        assert len(seen) == 2, f"balanced routing used both OpenAI keys: {seen}"
+        chunks = oa.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "stream"}],
+                                            stream=True, stream_options={"include_usage": True})
+        text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        assert text.startswith("Hello from"), f"streamed chat text: {text!r}"
+        models = [m.id for m in oa.models.list()]
+        assert models == ["gpt-test"], f"models with current evidence: {models}"
+
+        an = anthropic.Anthropic(base_url=f"{relay_url}/c/an", api_key=token, max_retries=0)
+        msg = an.messages.create(model="claude-test", max_tokens=16, messages=[{"role": "user", "content": "hi"}])
+        assert msg.content[0].text.startswith("Hi from"), msg
+        with an.messages.stream(model="claude-test", max_tokens=16, messages=[{"role": "user", "content": "stream"}]) as s:
+            streamed = "".join(s.text_stream)
+            final = s.get_final_message()
+        assert streamed.startswith("Hi from"), f"streamed messages text: {streamed!r}"
+        assert final.usage.output_tokens > 0, "message_delta usage reaches the SDK"
+
+        bad = anthropic.Anthropic(base_url=f"{relay_url}/c/an", api_key="wrong", max_retries=0)
+        try:
+            bad.messages.create(model="claude-test", max_tokens=4, messages=[{"role": "user", "content": "x"}])
+            raise AssertionError("a wrong relay token must be refused")
+        except anthropic.AuthenticationError:
+            pass
+
+        attempts = json.loads(cli("--json", "attempts", "oa", "--limit", "100"))
+        assert len(attempts) >= 5, f"every OpenAI attempt is in the ledger: {len(attempts)}"
+    finally:
+        for p in (relay, mock):
+            if p is not None:
+                p.terminate()
+        logs = ""
+        for p in (relay, mock):
+            if p is not None:
+                out, err = p.communicate(timeout=10)
+                logs += out + err
+    assert relay is None or relay.returncode == 0, f"the relay shut down cleanly: {relay.returncode}"
+    assert "canary" not in logs, "a secret leaked into relay or provider logs"
+    print("sdk: openai and anthropic SDKs through the relay: ok", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
