@@ -10,6 +10,8 @@ mod error;
 mod evidence;
 mod fault;
 mod health;
+mod pending;
+mod portable;
 mod profiles;
 mod readiness;
 mod requests;
@@ -24,6 +26,7 @@ pub use engine::{default_data_dir, Engine, DB_FILE};
 pub use error::EngineError;
 pub use evidence::{ModelProof, DEFAULT_MAX_EVIDENCE_AGE_MS};
 pub use fault::FaultPoint;
+pub use portable::{Conflict, ImportReport, ImportedConnection, ImportedProfile};
 pub use readiness::MAX_EVIDENCE_AGE_KEY;
 pub use requests::{ConnectionEdit, NewConnection, NewProfile, ProfileEdit};
 pub use routing_views::{
