@@ -4,6 +4,7 @@
 mod args;
 mod commands;
 mod output;
+mod portable_cmd;
 mod secret_input;
 
 use std::process::ExitCode;
@@ -49,6 +50,8 @@ async fn run(cli: Cli) -> Result<output::Output, EngineError> {
     let result = match cli.command {
         Command::Connection(cmd) => commands::connection(&engine, cmd).await,
         Command::Profile(cmd) => commands::profile(&engine, cmd).await,
+        Command::Export(a) => portable_cmd::export(&engine, a).await,
+        Command::Import(a) => portable_cmd::import(&engine, a).await,
     };
     engine.close().await;
     result

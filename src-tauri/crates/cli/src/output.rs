@@ -13,6 +13,11 @@ pub enum Output {
     Profile(ProfileView, &'static str),
     Profiles(Vec<ProfileView>),
     Removed(Removal, String),
+    /// Rendered by the subcommand itself (export, import): JSON text and human text.
+    Rendered {
+        json: String,
+        text: String,
+    },
 }
 
 pub fn print(out: &Output, json: bool) {
@@ -24,11 +29,13 @@ pub fn print(out: &Output, json: bool) {
             Output::Profile(p, _) => to_json(p),
             Output::Profiles(list) => to_json(list),
             Output::Removed(r, _) => to_json(r),
+            Output::Rendered { json, .. } => json.clone(),
         };
         println!("{text}");
         return;
     }
     match out {
+        Output::Rendered { text, .. } => println!("{text}"),
         Output::Connection(d) => print_detail(d),
         Output::ConnectionEdited(c) => {
             println!(

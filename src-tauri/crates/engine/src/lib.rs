@@ -33,6 +33,7 @@ pub use routing_views::{
     EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness,
     RoutingStatus, VerifyEvent, VerifyReport, VerifyResult,
 };
+pub use switchyard_core::portable::MAX_BYTES as MAX_IMPORT_BYTES;
 pub use switchyard_core::{ErrorCode, InvalidInput};
 pub use switchyard_vault::Secret;
 pub use views::{ConnectionDetail, ConnectionView, HeaderView, ModelMapping, ProfileView, Removal};

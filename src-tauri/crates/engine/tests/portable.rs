@@ -316,7 +316,8 @@ async fn bad_files_and_a_crash_inside_the_transaction_write_nothing() -> TestRes
     let dir = tempfile::tempdir()?;
     let engine = open(dir.path()).await?;
     let before = db_bytes(dir.path());
-    let cases: Vec<(Box<dyn Fn(&mut Value)>, &str)> = vec![
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(Edit, &str)> = vec![
         (
             Box::new(|d| d["connections"][0]["profiles"][1]["weight"] = json!(0)),
             "connections[0].profiles[1].weight",
