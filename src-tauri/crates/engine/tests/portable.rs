@@ -366,3 +366,27 @@ async fn bad_files_and_a_crash_inside_the_transaction_write_nothing() -> TestRes
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn export_refuses_secret_looking_values_instead_of_writing_them() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let engine = open(dir.path()).await?;
+    engine
+        .connection_add(legacy("main"), Some(secret("sk-canary-main")))
+        .await?;
+    engine
+        .profile_add(
+            "main",
+            profile("sk-pasted-by-mistake", 1),
+            secret("sk-canary-2"),
+        )
+        .await?;
+    match engine.export(None).await {
+        Err(EngineError::Precondition(msg)) => assert!(
+            msg.contains("connections[0].profiles[1].label"),
+            "the refusal names the offending field: {msg}"
+        ),
+        other => panic!("a key-shaped label must not be exported, got {other:?}"),
+    }
+    Ok(())
+}
