@@ -29,6 +29,10 @@ pub enum Command {
     /// Credential profiles of a connection.
     #[command(subcommand)]
     Profile(ProfileCmd),
+    /// Write connections to a shareable file (never secrets); stdout without --out.
+    Export(crate::portable_cmd::ExportArgs),
+    /// Read a shared file: profiles arrive disabled and without credentials.
+    Import(crate::portable_cmd::ImportArgs),
     /// Test/discovery: prove which models each key can serve.
     Verify {
         slug: String,

@@ -4,6 +4,7 @@
 mod args;
 mod commands;
 mod output;
+mod portable_cmd;
 mod progress;
 mod relay_cmd;
 mod secret_input;
@@ -72,6 +73,8 @@ async fn run(cli: Cli) -> Result<output::Output, EngineError> {
             .await
             .map(output::Output::Attempts),
         Command::Relay(cmd) => relay_cmd::run(&engine, cmd, json).await,
+        Command::Export(a) => portable_cmd::export(&engine, a).await,
+        Command::Import(a) => portable_cmd::import(&engine, a).await,
     };
     engine.close().await;
     result

@@ -23,6 +23,11 @@ pub enum Output {
     Token(String),
     /// Nothing more to print (the relay printed as it ran).
     Done,
+    /// Rendered by the subcommand itself (export, import): JSON text and human text.
+    Rendered {
+        json: String,
+        text: String,
+    },
 }
 
 pub fn print(out: &Output, json: bool) {
@@ -39,11 +44,13 @@ pub fn print(out: &Output, json: bool) {
             Output::Attempts(r) => to_json(r),
             Output::Token(t) => to_json(&serde_json::json!({ "token": t })),
             Output::Done => return,
+            Output::Rendered { json, .. } => json.clone(),
         };
         println!("{text}");
         return;
     }
     match out {
+        Output::Rendered { text, .. } => println!("{text}"),
         Output::Connection(d) => print_detail(d),
         Output::ConnectionEdited(c) => {
             println!(
@@ -92,6 +99,9 @@ pub fn print(out: &Output, json: bool) {
                 println!("{:<20} {:<12}{kind} {}", v.label, v.outcome, v.detail);
             }
             println!();
+            if let Some(restored) = &r.routing_restored {
+                println!("{restored}");
+            }
             print_routing(&r.routing);
         }
         Output::Removed(r, what) => {
@@ -162,6 +172,9 @@ fn print_routing(r: &RoutingStatus) {
         _ => String::new(),
     };
     println!("connection {}: {} ({}){by}", r.slug, r.mode, r.state);
+    if let Some(pending) = &r.pending_mode {
+        println!("  {pending} routing is pending (from an import): add credentials, enable the profiles and verify; it switches on when the gates hold");
+    }
     if let Some(note) = &r.note {
         println!("  {note}");
     }

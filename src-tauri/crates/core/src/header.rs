@@ -69,6 +69,17 @@ impl Header {
     }
 }
 
+/// True when `name` (any case) is a header that carries credentials.
+pub fn is_credential_header(name: &str) -> bool {
+    CREDENTIAL_HEADERS.contains(&name.trim().to_ascii_lowercase().as_str())
+}
+
+/// True when `value` starts like an API key or an HTTP credential (`sk-…`, `Bearer …`).
+pub fn looks_like_secret(value: &str) -> bool {
+    let lower = value.trim().to_ascii_lowercase();
+    SECRET_PREFIXES.iter().any(|p| lower.starts_with(p))
+}
+
 /// Parses a list of headers; a name may appear once.
 pub fn parse_headers(raw: &[String]) -> Result<Vec<Header>, InvalidInput> {
     let mut out: Vec<Header> = Vec::with_capacity(raw.len());

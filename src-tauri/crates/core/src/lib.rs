@@ -5,6 +5,7 @@ pub mod basis;
 pub mod code;
 pub mod connection;
 pub mod header;
+pub mod portable;
 pub mod profile;
 pub mod routing;
 pub mod turn;

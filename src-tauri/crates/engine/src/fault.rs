@@ -3,7 +3,7 @@
 
 use std::sync::Mutex;
 
-/// Steps of multi-step credential operations (DESIGN.md invariant 13).
+/// Steps of multi-step operations: credentials (DESIGN.md invariant 13) and import.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FaultPoint {
     /// After the new locator is journaled, before the new secret is written.
@@ -14,6 +14,8 @@ pub enum FaultPoint {
     AfterRowSwap,
     /// After the old secret is deleted, before its journal entry is cleared.
     AfterOldDelete,
+    /// Inside an import's transaction, after its first connection is written.
+    ImportAfterFirstConnection,
 }
 
 #[derive(Debug, Default)]

@@ -11,6 +11,8 @@ mod evidence;
 mod fault;
 mod health;
 mod ledger;
+mod pending;
+mod portable;
 mod profiles;
 mod readiness;
 mod relay_settings;
@@ -28,6 +30,7 @@ pub use error::EngineError;
 pub use evidence::{ModelProof, DEFAULT_MAX_EVIDENCE_AGE_MS};
 pub use fault::FaultPoint;
 pub use ledger::RETENTION_ROWS;
+pub use portable::{Conflict, ImportReport, ImportedConnection, ImportedProfile};
 pub use readiness::MAX_EVIDENCE_AGE_KEY;
 pub use relay_settings::{AttemptView, DEFAULT_RELAY_PORT, RELAY_PORT_KEY};
 pub use requests::{ConnectionEdit, NewConnection, NewProfile, ProfileEdit};
@@ -36,6 +39,7 @@ pub use routing_views::{
     EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness,
     RoutingStatus, VerifyEvent, VerifyReport, VerifyResult,
 };
+pub use switchyard_core::portable::MAX_BYTES as MAX_IMPORT_BYTES;
 pub use switchyard_core::{ErrorCode, InvalidInput};
 pub use switchyard_vault::Secret;
 pub use views::{ConnectionDetail, ConnectionView, HeaderView, ModelMapping, ProfileView, Removal};

@@ -114,7 +114,9 @@ impl Engine {
                 found: row.revision,
             });
         }
-        if !settings.enabled && (row.is_primary && !edit.make_primary) {
+        // Only the step enabled → disabled is refused: an imported primary starts disabled
+        // and must stay editable until its credential is added.
+        if row.enabled && !settings.enabled && (row.is_primary && !edit.make_primary) {
             return Err(EngineError::Precondition(format!(
                 "'{}' is the primary profile of '{slug}' (legacy mode uses it); make another profile primary first: \
                  switchyard profile edit {slug} OTHER --primary",

@@ -64,14 +64,15 @@ impl Engine {
         self.routing_status(slug).await
     }
 
-    /// Returns `slug` to legacy routing (primary only, no retries).
+    /// Returns `slug` to legacy routing (primary only, no retries). A pending mode from an
+    /// import is dropped too: the user asked for legacy.
     pub async fn routing_deactivate(&self, slug: &str) -> Result<RoutingStatus, EngineError> {
         let row = self.connection_by_slug(slug).await?;
         let routing = Routing {
             mode: RoutingMode::Legacy.as_str().into(),
             state: ACTIVE.into(),
             note: None,
-            wanted_mode: row.wanted_mode.clone(),
+            wanted_mode: None,
             activated_at: None,
             activated_by: None,
         };
@@ -92,10 +93,13 @@ impl Engine {
     }
 
     /// Suspends an active balanced/priority connection whose gates no longer hold, and
-    /// resumes a suspended one whose gates hold again. Legacy connections are left alone.
+    /// resumes a suspended one whose gates hold again. A legacy connection changes only when
+    /// it has a pending mode (from an import) and the gates hold: that mode is restored.
     pub(crate) async fn reconcile_routing(&self, slug: &str) -> Result<(), EngineError> {
         let row = self.connection_by_slug(slug).await?;
         if row.routing_mode == RoutingMode::Legacy.as_str() {
+            // A mode wanted by an imported configuration starts once the gates hold.
+            self.restore_pending(row).await?;
             return Ok(());
         }
         let ready = self.readiness(row).await?;
@@ -187,6 +191,7 @@ impl Engine {
             note: c.routing_note.clone(),
             activated_at: c.activated_at.map(rfc3339),
             activated_by: c.activated_by.clone(),
+            pending_mode: c.wanted_mode.clone().filter(|_| c.routing_mode == "legacy"),
             gates: ready.gate_view(),
             profiles,
         }

@@ -142,6 +142,9 @@ pub struct RoutingStatus {
     pub note: Option<String>,
     pub activated_at: Option<String>,
     pub activated_by: Option<String>,
+    /// A mode wanted by an imported configuration, not yet in force: it starts by itself
+    /// once the profiles have credentials, are enabled and verified, and the gates hold.
+    pub pending_mode: Option<String>,
     pub gates: GateView,
     pub profiles: Vec<ProfileReadiness>,
 }
@@ -181,4 +184,6 @@ pub struct VerifyReport {
     pub slug: String,
     pub results: Vec<VerifyResult>,
     pub routing: RoutingStatus,
+    /// Set when this verification restored a pending imported routing mode, saying so.
+    pub routing_restored: Option<String>,
 }

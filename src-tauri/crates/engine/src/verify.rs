@@ -77,10 +77,18 @@ impl Engine {
             .await;
         results.sort_by(|a, b| a.label.cmp(&b.label));
         let routing = self.routing_status(slug).await?;
+        let was_pending = connection.routing_mode == "legacy" && connection.wanted_mode.is_some();
+        let routing_restored = (was_pending && routing.mode != "legacy").then(|| {
+            format!(
+                "{} routing restored for '{slug}' as the imported configuration wanted: the gates hold",
+                routing.mode
+            )
+        });
         Ok(VerifyReport {
             slug: slug.to_string(),
             results,
             routing,
+            routing_restored,
         })
     }
 

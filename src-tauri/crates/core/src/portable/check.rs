@@ -1,0 +1,164 @@
+//! Checks of a typed document that serde cannot express: unique refs, slugs and labels, one
+//! primary per connection, ranges, URLs and non-secret headers. Each error names its path.
+//! Checks reuse `validate.rs` and `header.rs` and move their field name into the path.
+
+use std::collections::BTreeMap;
+
+use crate::header::{is_credential_header, looks_like_secret, Header};
+use crate::validate::{
+    normalize_base_url, validate_label, validate_model, validate_priority, validate_slug,
+    validate_weight, InvalidInput,
+};
+
+use super::format::{ConnectionEntry, Document, ProfileEntry};
+
+/// Longest export-local reference.
+pub const MAX_REF_LEN: usize = 32;
+
+/// Checks every rule of format v1 on `doc` and normalises it (lower-case header names,
+/// base URLs without trailing slash), so an imported definition equals a typed-in one.
+pub fn check(doc: &mut Document) -> Result<(), InvalidInput> {
+    let mut refs: BTreeMap<String, String> = BTreeMap::new();
+    let mut slugs: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, c) in doc.connections.iter_mut().enumerate() {
+        let at = format!("connections[{i}]");
+        check_ref(&c.reference, &format!("{at}.ref"), &mut refs)?;
+        validate_slug(&c.slug).map_err(|e| moved(e, &format!("{at}.slug")))?;
+        if let Some(first) = slugs.insert(c.slug.clone(), i) {
+            return Err(InvalidInput::new(
+                format!("{at}.slug"),
+                format!(
+                    "duplicate slug '{}' (also at connections[{first}].slug)",
+                    c.slug
+                ),
+            ));
+        }
+        check_connection(c, &at)?;
+        for (j, p) in c.profiles.iter().enumerate() {
+            check_ref(&p.reference, &format!("{at}.profiles[{j}].ref"), &mut refs)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_connection(c: &mut ConnectionEntry, at: &str) -> Result<(), InvalidInput> {
+    c.base_url =
+        normalize_base_url(&c.base_url).map_err(|e| moved(e, &format!("{at}.base_url")))?;
+    let mut headers = Vec::with_capacity(c.headers.len());
+    for (k, h) in c.headers.iter().enumerate() {
+        let hat = format!("{at}.headers[{k}]");
+        if is_credential_header(&h.name) {
+            return Err(InvalidInput::new(
+                format!("{hat}.name"),
+                format!(
+                    "'{}' carries a credential; shared configurations never carry secrets",
+                    h.name.to_ascii_lowercase()
+                ),
+            ));
+        }
+        if looks_like_secret(&h.value) {
+            return Err(InvalidInput::new(
+                format!("{hat}.value"),
+                "looks like a secret; shared configurations never carry secrets",
+            ));
+        }
+        if h.name.contains(':') {
+            return Err(InvalidInput::new(
+                format!("{hat}.name"),
+                "must not contain ':'",
+            ));
+        }
+        let parsed =
+            Header::parse(&format!("{}: {}", h.name, h.value)).map_err(|e| moved(e, &hat))?;
+        if headers.iter().any(|o: &Header| o.name == parsed.name) {
+            return Err(InvalidInput::new(
+                format!("{hat}.name"),
+                format!("'{}' is given twice", parsed.name),
+            ));
+        }
+        headers.push(parsed);
+    }
+    headers.sort();
+    c.headers = headers
+        .into_iter()
+        .map(|h| super::format::HeaderEntry {
+            name: h.name,
+            value: h.value,
+        })
+        .collect();
+    for (k, m) in c.models.iter().enumerate() {
+        let mat = format!("{at}.models[{k}]");
+        validate_model(m).map_err(|e| moved(e, &mat))?;
+        if c.models[..k].contains(m) {
+            return Err(InvalidInput::new(mat, format!("'{m}' is listed twice")));
+        }
+    }
+    for (from, to) in &c.mapping {
+        let mut mat = at.to_string();
+        super::scan::push_key(&mut mat, "mapping");
+        super::scan::push_key(&mut mat, from);
+        validate_model(from)
+            .map_err(|_| InvalidInput::new(&mat, "the source model is not a valid model name"))?;
+        validate_model(to).map_err(|e| moved(e, &mat))?;
+    }
+    check_profiles(&c.profiles, at)
+}
+
+fn check_profiles(profiles: &[ProfileEntry], at: &str) -> Result<(), InvalidInput> {
+    let mut labels: BTreeMap<&str, usize> = BTreeMap::new();
+    for (j, p) in profiles.iter().enumerate() {
+        let pat = format!("{at}.profiles[{j}]");
+        validate_label(&p.label).map_err(|e| moved(e, &format!("{pat}.label")))?;
+        if let Some(first) = labels.insert(p.label.as_str(), j) {
+            return Err(InvalidInput::new(
+                format!("{pat}.label"),
+                format!(
+                    "duplicate label '{}' (also at {at}.profiles[{first}].label)",
+                    p.label
+                ),
+            ));
+        }
+        validate_weight(p.weight).map_err(|e| moved(e, &format!("{pat}.weight")))?;
+        validate_priority(p.priority).map_err(|e| moved(e, &format!("{pat}.priority")))?;
+    }
+    let primaries = profiles.iter().filter(|p| p.primary).count();
+    if !profiles.is_empty() && primaries != 1 {
+        return Err(InvalidInput::new(
+            format!("{at}.profiles"),
+            format!("exactly one profile must be primary (found {primaries})"),
+        ));
+    }
+    Ok(())
+}
+
+/// A reference is 1–32 characters of `A-Z a-z 0-9 _ -`, unique in the whole document.
+fn check_ref(
+    reference: &str,
+    path: &str,
+    seen: &mut BTreeMap<String, String>,
+) -> Result<(), InvalidInput> {
+    let ok = !reference.is_empty()
+        && reference.len() <= MAX_REF_LEN
+        && reference
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !ok {
+        return Err(InvalidInput::new(
+            path,
+            format!("must be 1-{MAX_REF_LEN} characters of A-Z, a-z, 0-9, '_' and '-'"),
+        ));
+    }
+    if let Some(first) = seen.get(reference) {
+        return Err(InvalidInput::new(
+            path,
+            format!("duplicate ref '{reference}' (also at {first})"),
+        ));
+    }
+    seen.insert(reference.to_string(), path.to_string());
+    Ok(())
+}
+
+/// The same error at a path in the document instead of a bare field name.
+fn moved(e: InvalidInput, path: &str) -> InvalidInput {
+    InvalidInput::new(path, e.message)
+}

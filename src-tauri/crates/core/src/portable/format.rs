@@ -1,0 +1,79 @@
+//! The shape of a `switchyard.config` v1 document as serde types. Unknown fields are refused
+//! everywhere; what is absent here (secrets, locators, evidence, health, ids) cannot be written.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::connection::{Protocol, RoutingMode};
+
+/// Value of the top-level `format` field.
+pub const FORMAT: &str = "switchyard.config";
+/// The only version this code reads and writes.
+pub const VERSION: u64 = 1;
+
+/// A whole shared configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Document {
+    pub format: String,
+    pub version: u64,
+    pub connections: Vec<ConnectionEntry>,
+}
+
+/// One connection: its definition and the wanted routing mode, with its profiles nested.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectionEntry {
+    /// Export-local reference (`c1`, `c2`, …), never a database id.
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub slug: String,
+    pub protocol: Protocol,
+    pub base_url: String,
+    #[serde(default)]
+    pub headers: Vec<HeaderEntry>,
+    #[serde(default)]
+    pub models: Vec<String>,
+    /// Client-facing model name → upstream model name.
+    #[serde(default)]
+    pub mapping: BTreeMap<String, String>,
+    /// The routing mode the exporter had (or wanted); an importer records it as pending.
+    #[serde(default = "legacy")]
+    pub routing: RoutingMode,
+    #[serde(default)]
+    pub profiles: Vec<ProfileEntry>,
+}
+
+/// A non-secret header of a connection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeaderEntry {
+    pub name: String,
+    pub value: String,
+}
+
+/// A credential profile without its credential: the importer adds keys later.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileEntry {
+    /// Export-local reference (`p1`, `p2`, …), never a database id.
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub label: String,
+    #[serde(default = "one")]
+    pub weight: i64,
+    #[serde(default)]
+    pub priority: i64,
+    /// The profile legacy mode uses; exactly one per connection that has profiles.
+    #[serde(default)]
+    pub primary: bool,
+}
+
+fn legacy() -> RoutingMode {
+    RoutingMode::Legacy
+}
+
+fn one() -> i64 {
+    1
+}

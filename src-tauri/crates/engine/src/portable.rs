@@ -1,0 +1,353 @@
+//! Export and import of shared configurations (DESIGN.md invariant 14). Export writes format
+//! v1 with export-local refs and no secret, locator, evidence or health. Import is one
+//! transaction: connections (renamed or skipped on slug conflicts, never overwritten),
+//! profiles disabled and without credentials, the wanted routing mode recorded as pending.
+//! The format itself (types, validation) lives in `switchyard_core::portable`.
+
+use std::collections::BTreeSet;
+use std::str::FromStr;
+
+use serde::Serialize;
+use specta::Type;
+use switchyard_core::portable::{
+    parse, render, ConnectionEntry, Document, HeaderEntry, ProfileEntry, FORMAT, VERSION,
+};
+use switchyard_core::validate::{InvalidInput, MAX_SLUG_LEN};
+use switchyard_core::{Header, RoutingMode};
+use switchyard_store::connections::{self, ConnectionRow, Routing};
+use switchyard_store::{profiles, SqliteConnection};
+
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::fault::FaultPoint;
+use crate::rows::Definition;
+
+/// Who `activated_by` names when a pending imported mode is restored.
+pub(crate) const IMPORT_ACTOR: &str = "import";
+
+/// What import does with a connection whose slug already exists here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Conflict {
+    /// Import it under a free slug `SLUG-2`, `SLUG-3`, …
+    #[default]
+    Rename,
+    /// Leave the existing connection alone and do not import this one.
+    Skip,
+}
+
+impl FromStr for Conflict {
+    type Err = InvalidInput;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "rename" => Ok(Conflict::Rename),
+            "skip" => Ok(Conflict::Skip),
+            other => Err(InvalidInput::new(
+                "on_conflict",
+                format!("unknown choice '{other}' (expected rename or skip)"),
+            )),
+        }
+    }
+}
+
+/// One profile as import creates it: disabled, without credential.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct ImportedProfile {
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub label: String,
+    pub primary: bool,
+}
+
+/// What happens (or, in a dry run, would happen) to one connection of the file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct ImportedConnection {
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// The slug in the file.
+    pub slug: String,
+    /// `create`, `rename` or `skip`.
+    pub action: String,
+    /// The slug in this data dir (`None` when skipped).
+    pub new_slug: Option<String>,
+    /// The routing mode recorded as pending until verification proves the gates.
+    pub pending_mode: Option<String>,
+    pub profiles: Vec<ImportedProfile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct ImportReport {
+    /// True when nothing was written.
+    pub dry_run: bool,
+    pub connections: Vec<ImportedConnection>,
+    pub created: i32,
+    pub renamed: i32,
+    pub skipped: i32,
+}
+
+const CREATE: &str = "create";
+const RENAME: &str = "rename";
+const SKIP: &str = "skip";
+
+impl Engine {
+    /// The configuration of every connection (or of `slugs`) as format v1 pretty JSON.
+    /// Refs are `c1…` in slug order and `p1…` in priority order, then id; stable for a
+    /// given database. Fails rather than write anything the importer would refuse.
+    pub async fn export(&self, slugs: Option<&[String]>) -> Result<String, EngineError> {
+        let mut conn = self.store.acquire().await?;
+        let rows = connections::list(&mut conn).await?;
+        if let Some(wanted) = slugs {
+            if let Some(missing) = wanted.iter().find(|s| !rows.iter().any(|r| &r.slug == *s)) {
+                return Err(EngineError::not_found("connection", missing));
+            }
+        }
+        let selected = rows
+            .iter()
+            .filter(|r| slugs.is_none_or(|w| w.contains(&r.slug)));
+        let mut doc = Document {
+            format: FORMAT.to_string(),
+            version: VERSION,
+            connections: Vec::new(),
+        };
+        let mut profile_count = 0;
+        for (i, row) in selected.enumerate() {
+            let entry = export_connection(&mut conn, row, i + 1, &mut profile_count).await?;
+            doc.connections.push(entry);
+        }
+        drop(conn);
+        let text = render(&doc)?;
+        parse(&text).map_err(|e| {
+            EngineError::Precondition(format!(
+                "cannot export: {e}; change that value first so the file carries no secret-looking text"
+            ))
+        })?;
+        Ok(text)
+    }
+
+    /// Imports a format v1 document. With `dry_run` nothing is written; otherwise the whole
+    /// import is one transaction, so on any error nothing is written.
+    pub async fn import(
+        &self,
+        json: &str,
+        dry_run: bool,
+        on_conflict: Conflict,
+    ) -> Result<ImportReport, EngineError> {
+        let doc = parse(json)?;
+        if dry_run {
+            let mut conn = self.store.acquire().await?;
+            let taken = existing_slugs(&mut conn).await?;
+            return plan(&doc, &taken, on_conflict, true);
+        }
+        let mut tx = self.store.begin().await?;
+        let taken = existing_slugs(&mut tx).await?;
+        let report = plan(&doc, &taken, on_conflict, false)?;
+        let now = self.now_ms();
+        let mut written = 0;
+        for (entry, planned) in doc.connections.iter().zip(&report.connections) {
+            let Some(slug) = &planned.new_slug else {
+                continue;
+            };
+            write_connection(&mut tx, entry, slug, now).await?;
+            written += 1;
+            if written == 1 {
+                self.faults.check(FaultPoint::ImportAfterFirstConnection)?;
+            }
+        }
+        tx.commit()
+            .await
+            .map_err(switchyard_store::StoreError::from)?;
+        tracing::info!(
+            created = report.created,
+            renamed = report.renamed,
+            skipped = report.skipped,
+            "imported a shared configuration"
+        );
+        Ok(report)
+    }
+}
+
+async fn export_connection(
+    conn: &mut SqliteConnection,
+    row: &ConnectionRow,
+    index: usize,
+    profile_count: &mut usize,
+) -> Result<ConnectionEntry, EngineError> {
+    let def = Definition::decode(row)?;
+    let rows = profiles::for_connection(conn, &row.id).await?;
+    let profiles = rows
+        .iter()
+        .map(|p| {
+            *profile_count += 1;
+            ProfileEntry {
+                reference: format!("p{profile_count}"),
+                label: p.label.clone(),
+                weight: p.weight,
+                priority: p.priority,
+                primary: p.is_primary,
+            }
+        })
+        .collect();
+    Ok(ConnectionEntry {
+        reference: format!("c{index}"),
+        slug: row.slug.clone(),
+        protocol: def.protocol,
+        base_url: def.base_url,
+        headers: def
+            .headers
+            .into_iter()
+            .map(|h| HeaderEntry {
+                name: h.name,
+                value: h.value,
+            })
+            .collect(),
+        models: def.models,
+        mapping: def.mapping,
+        routing: wanted_mode(row),
+        profiles,
+    })
+}
+
+/// The mode a receiver should get: the active (or suspended) mode, else a pending one.
+fn wanted_mode(row: &ConnectionRow) -> RoutingMode {
+    let mode = if row.routing_mode == RoutingMode::Legacy.as_str() {
+        row.wanted_mode.as_deref().unwrap_or("legacy")
+    } else {
+        row.routing_mode.as_str()
+    };
+    mode.parse().unwrap_or(RoutingMode::Legacy)
+}
+
+async fn existing_slugs(conn: &mut SqliteConnection) -> Result<BTreeSet<String>, EngineError> {
+    Ok(connections::list(conn)
+        .await?
+        .into_iter()
+        .map(|r| r.slug)
+        .collect())
+}
+
+/// Decides each connection's fate. A renamed connection gets the first `SLUG-N` not used
+/// here nor anywhere in the file.
+fn plan(
+    doc: &Document,
+    existing: &BTreeSet<String>,
+    on_conflict: Conflict,
+    dry_run: bool,
+) -> Result<ImportReport, EngineError> {
+    let mut taken: BTreeSet<String> = existing.clone();
+    taken.extend(doc.connections.iter().map(|c| c.slug.clone()));
+    let mut report = ImportReport {
+        dry_run,
+        connections: Vec::with_capacity(doc.connections.len()),
+        created: 0,
+        renamed: 0,
+        skipped: 0,
+    };
+    for c in &doc.connections {
+        let (action, new_slug) = match (existing.contains(&c.slug), on_conflict) {
+            (false, _) => {
+                report.created += 1;
+                (CREATE, Some(c.slug.clone()))
+            }
+            (true, Conflict::Skip) => {
+                report.skipped += 1;
+                (SKIP, None)
+            }
+            (true, Conflict::Rename) => {
+                let fresh = free_slug(&c.slug, &taken)?;
+                taken.insert(fresh.clone());
+                report.renamed += 1;
+                (RENAME, Some(fresh))
+            }
+        };
+        report.connections.push(ImportedConnection {
+            reference: c.reference.clone(),
+            slug: c.slug.clone(),
+            action: action.to_string(),
+            new_slug,
+            pending_mode: (c.routing != RoutingMode::Legacy).then(|| c.routing.to_string()),
+            profiles: c
+                .profiles
+                .iter()
+                .map(|p| ImportedProfile {
+                    reference: p.reference.clone(),
+                    label: p.label.clone(),
+                    primary: p.primary,
+                })
+                .collect(),
+        });
+    }
+    Ok(report)
+}
+
+/// `base-2`, `base-3`, … shortened so the result is still a valid slug.
+fn free_slug(base: &str, taken: &BTreeSet<String>) -> Result<String, EngineError> {
+    for n in 2..10_000 {
+        let suffix = format!("-{n}");
+        let keep = MAX_SLUG_LEN.saturating_sub(suffix.len()).min(base.len());
+        let stem = base[..keep].trim_end_matches('-');
+        let candidate = format!("{stem}{suffix}");
+        if !taken.contains(&candidate) {
+            return Ok(candidate);
+        }
+    }
+    Err(EngineError::Precondition(format!(
+        "no free slug to rename '{base}' to; import with --on-conflict skip"
+    )))
+}
+
+/// Inserts one connection (legacy, the file's mode pending) and its profiles (disabled,
+/// no locator, primary kept).
+async fn write_connection(
+    tx: &mut SqliteConnection,
+    entry: &ConnectionEntry,
+    slug: &str,
+    now: i64,
+) -> Result<(), EngineError> {
+    let def = Definition {
+        protocol: entry.protocol,
+        base_url: entry.base_url.clone(),
+        headers: entry
+            .headers
+            .iter()
+            .map(|h| Header {
+                name: h.name.clone(),
+                value: h.value.clone(),
+            })
+            .collect(),
+        models: entry.models.clone(),
+        mapping: entry.mapping.clone(),
+    };
+    let id = format!("c_{}", uuid::Uuid::new_v4().simple());
+    connections::insert(tx, &id, slug, &def.encode()?, now)
+        .await
+        .map_err(|e| EngineError::from_store("connection", slug, e))?;
+    if entry.routing != RoutingMode::Legacy {
+        let pending = Routing {
+            mode: RoutingMode::Legacy.as_str().to_string(),
+            state: "active".to_string(),
+            note: None,
+            wanted_mode: Some(entry.routing.as_str().to_string()),
+            activated_at: None,
+            activated_by: None,
+        };
+        connections::update_routing(tx, &id, 1, &pending, now)
+            .await
+            .map_err(|e| EngineError::from_store("connection", slug, e))?;
+    }
+    for p in &entry.profiles {
+        let profile_id = format!("p_{}", uuid::Uuid::new_v4().simple());
+        let row = profiles::NewProfile {
+            id: &profile_id,
+            connection_id: &id,
+            label: &p.label,
+            weight: p.weight,
+            priority: p.priority,
+            enabled: false,
+            is_primary: p.primary,
+            locator: None,
+        };
+        profiles::insert(tx, &row, now)
+            .await
+            .map_err(|e| EngineError::from_store("profile", &p.label, e))?;
+    }
+    Ok(())
+}
