@@ -15,9 +15,12 @@ use crate::rows::locator_of;
 /// Entries kept before the cache starts over (old revisions are never read again).
 const CAPACITY: usize = 4096;
 
+/// (locator, credential revision) → the secret read there (`None`: nothing stored).
+type Entries = HashMap<(Locator, i64), Option<Arc<Secret>>>;
+
 #[derive(Debug, Default)]
 pub struct SecretCache {
-    map: Mutex<HashMap<(Locator, i64), Option<Arc<Secret>>>>,
+    map: Mutex<Entries>,
 }
 
 impl SecretCache {
@@ -52,7 +55,7 @@ impl SecretCache {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Locator, i64), Option<Arc<Secret>>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
         self.map.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
