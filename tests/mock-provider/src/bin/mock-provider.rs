@@ -1,4 +1,4 @@
-//! `mock-provider [--listen ADDR] [--script FILE.json]`: serves the scripted fake provider
+//! `mock-provider [--listen ADDR] [--script FILE.json] [--no-record]`: serves the scripted fake provider
 //! until SIGINT/SIGTERM. Its first stdout line is `mock provider listening on http://ADDR`.
 
 use std::io::Write;
@@ -19,6 +19,9 @@ struct Args {
     /// JSON script: `{"keys": {"KEY": {"models": [...], "behaviour": ..., ...}}}`.
     #[arg(long)]
     script: Option<PathBuf>,
+    /// Count hits but keep no request log (for benchmarks: memory stays flat).
+    #[arg(long)]
+    no_record: bool,
 }
 
 #[tokio::main]
@@ -37,6 +40,7 @@ async fn main() -> anyhow::Result<()> {
         .await
         .with_context(|| format!("binding {}", args.listen))?;
     provider.load_script(script);
+    provider.set_recording(!args.no_record);
     announce(&provider)?;
     wait_for_signal().await?;
     provider.shutdown().await?;
