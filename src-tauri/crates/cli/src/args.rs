@@ -57,6 +57,12 @@ pub enum Command {
     /// The local relay.
     #[command(subcommand)]
     Relay(RelayCmd),
+    /// Show or change settings: `settings`, `settings evidence-max-age-days N`, `settings relay-port N`.
+    Settings {
+        #[arg(value_parser = ["evidence-max-age-days", "relay-port"])]
+        key: Option<String>,
+        value: Option<i64>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -160,6 +160,36 @@ pub async fn health(engine: &Engine, cmd: HealthCmd) -> Result<Output, EngineErr
     }
 }
 
+/// `settings [KEY VALUE]`: sets one value if given, then shows all.
+pub async fn settings(
+    engine: &Engine,
+    key: Option<&str>,
+    value: Option<i64>,
+) -> Result<Output, EngineError> {
+    const DAY_MS: i64 = 24 * 3600 * 1000;
+    match (key, value) {
+        (Some("evidence-max-age-days"), Some(days)) => {
+            engine
+                .set_max_evidence_age_ms(days.saturating_mul(DAY_MS))
+                .await?
+        }
+        (Some("relay-port"), Some(port)) => engine.set_relay_port(port).await?,
+        (Some(k), None) => {
+            return Err(EngineError::Invalid(switchyard_engine::InvalidInput::new(
+                k,
+                "needs a value",
+            )));
+        }
+        _ => {}
+    }
+    let days = engine.max_evidence_age_ms().await? as f64 / DAY_MS as f64;
+    Ok(Output::Settings(serde_json::json!({
+        "evidence_max_age_days": days,
+        "relay_port": engine.relay_port().await?,
+        "data_dir": engine.data_dir().display().to_string(),
+    })))
+}
+
 /// Who activated routing, for the record: the CLI and the OS user.
 fn actor() -> String {
     let user = std::env::var("USER")

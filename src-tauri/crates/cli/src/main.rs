@@ -73,6 +73,9 @@ async fn run(cli: Cli) -> Result<output::Output, EngineError> {
             .await
             .map(output::Output::Attempts),
         Command::Relay(cmd) => relay_cmd::run(&engine, cmd, json).await,
+        Command::Settings { key, value } => {
+            commands::settings(&engine, key.as_deref(), value).await
+        }
         Command::Export(a) => portable_cmd::export(&engine, a).await,
         Command::Import(a) => portable_cmd::import(&engine, a).await,
     };

@@ -23,6 +23,7 @@ pub enum Output {
     Token(String),
     /// Nothing more to print (the relay printed as it ran).
     Done,
+    Settings(serde_json::Value),
     /// Rendered by the subcommand itself (export, import): JSON text and human text.
     Rendered {
         json: String,
@@ -44,6 +45,7 @@ pub fn print(out: &Output, json: bool) {
             Output::Attempts(r) => to_json(r),
             Output::Token(t) => to_json(&serde_json::json!({ "token": t })),
             Output::Done => return,
+            Output::Settings(v) => to_json(v),
             Output::Rendered { json, .. } => json.clone(),
         };
         println!("{text}");
@@ -89,6 +91,16 @@ pub fn print(out: &Output, json: bool) {
         Output::Attempts(list) => print_attempts(list),
         Output::Token(t) => println!("{t}"),
         Output::Done => {}
+        Output::Settings(v) => {
+            if let Some(map) = v.as_object() {
+                for (k, val) in map {
+                    println!(
+                        "{k:<24} {}",
+                        val.as_str().map_or_else(|| val.to_string(), str::to_string)
+                    );
+                }
+            }
+        }
         Output::Verify(r) => {
             for v in &r.results {
                 let kind = v

@@ -487,3 +487,27 @@ fn keychain_unavailable_exits_6_and_creates_no_row() -> TestResult {
     );
     Ok(())
 }
+
+#[test]
+fn settings_are_validated_and_stored() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let mut t = Transcript::default();
+    let mut set = switchyard(dir.path())?;
+    set.args(["--json", "settings", "evidence-max-age-days", "2"]);
+    let r = run(&mut t, set);
+    assert_eq!(r.code, 0, "a valid max age is stored: {}", r.stderr);
+    assert_eq!(json(&r)["evidence_max_age_days"], 2.0, "and shown back");
+    let mut bad = switchyard(dir.path())?;
+    bad.args(["settings", "relay-port", "80"]);
+    let r = run(&mut t, bad);
+    assert_eq!(r.code, 2, "privileged ports are refused: {}", r.stderr);
+    let mut show = switchyard(dir.path())?;
+    show.args(["--json", "settings"]);
+    let r = run(&mut t, show);
+    assert_eq!(
+        json(&r)["relay_port"],
+        4141,
+        "the refused port changed nothing"
+    );
+    Ok(())
+}

@@ -66,7 +66,7 @@ impl Readiness {
 }
 
 impl Engine {
-    pub(crate) async fn max_evidence_age_ms(&self) -> Result<i64, EngineError> {
+    pub async fn max_evidence_age_ms(&self) -> Result<i64, EngineError> {
         let mut conn = self.store.acquire().await?;
         Ok(settings::get(&mut conn, MAX_EVIDENCE_AGE_KEY)
             .await?

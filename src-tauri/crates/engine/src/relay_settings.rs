@@ -60,6 +60,29 @@ impl Engine {
             .unwrap_or(DEFAULT_RELAY_PORT))
     }
 
+    /// Sets the relay port (1024–65535; takes effect when the relay next starts).
+    pub async fn set_relay_port(&self, port: i64) -> Result<(), EngineError> {
+        if !(1024..=65535).contains(&port) {
+            return Err(EngineError::Invalid(switchyard_core::InvalidInput::new(
+                "relay_port",
+                format!("must be between 1024 and 65535 (got {port})"),
+            )));
+        }
+        let mut conn = self.store.acquire().await?;
+        let current = settings::get(&mut conn, RELAY_PORT_KEY)
+            .await?
+            .map(|(_, rev)| rev);
+        settings::put(
+            &mut conn,
+            RELAY_PORT_KEY,
+            &port.to_string(),
+            current,
+            self.now_ms(),
+        )
+        .await?;
+        Ok(())
+    }
+
     /// The newest `limit` attempts of a connection, newest first.
     pub async fn attempts(&self, slug: &str, limit: i64) -> Result<Vec<AttemptView>, EngineError> {
         let connection = self.connection_by_slug(slug).await?;

@@ -626,3 +626,93 @@ async fn when_every_key_is_cooling_the_relay_answers_429_with_retry_after() -> T
     r.stop().await?;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_leaves_mid_probe_releases_the_claim() -> TestResult {
+    let script = KeyScript::new(["m1"])
+        .listing(Behaviour::Ok)
+        .behaviour(Behaviour::sequence([
+            Behaviour::rate_limited(1),
+            Behaviour::slow(1500),
+            Behaviour::Ok,
+        ]));
+    let r = relay(
+        "openai",
+        &["m1"],
+        vec![
+            key("first", "sk-first", 1, script.clone()),
+            key("second", "sk-second", 1, KeyScript::new(["m1"])),
+        ],
+        Some("priority"),
+    )
+    .await?;
+    r.mock.set_key("sk-first", script);
+    let resp = r.chat("m1", vec![user("trip the breaker")], false).await?;
+    assert_eq!(
+        header(&resp, "x-switchyard-reason"),
+        "failover:rate_limited",
+        "first key cooled down"
+    );
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let impatient = reqwest::Client::builder()
+        .timeout(Duration::from_millis(300))
+        .build()?;
+    let gone = impatient
+        .post(format!("{}{}", r.base(), r.path()))
+        .bearer_auth(&r.token)
+        .json(&json!({"model": "m1", "messages": [user("probe then leave")]}))
+        .send()
+        .await;
+    assert!(gone.is_err(), "the client gave up during the slow probe");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let resp = r.chat("m1", vec![user("next one")], false).await?;
+    assert_eq!(
+        header(&resp, "x-switchyard-reason"),
+        "probe",
+        "the abandoned probe released its claim, so a new probe is admitted"
+    );
+    assert_eq!(resp.status(), 200, "and it succeeds");
+    r.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_drains_an_in_flight_stream() -> TestResult {
+    let r = relay(
+        "anthropic",
+        &["m1"],
+        vec![key(
+            "a",
+            "sk-a",
+            1,
+            KeyScript::new(["m1"])
+                .listing(Behaviour::Ok)
+                .behaviour(Behaviour::slow(700)),
+        )],
+        None,
+    )
+    .await?;
+    let (http, url, token) = (
+        r.http.clone(),
+        format!("{}{}", r.base(), r.path()),
+        r.token.clone(),
+    );
+    let inflight = tokio::spawn(async move {
+        let resp = http.post(url).header("x-api-key", token).header("anthropic-version", "2023-06-01")
+            .json(&json!({"model": "m1", "max_tokens": 8, "stream": true, "messages": [{"role": "user", "content": "slow"}]})).send().await?;
+        resp.text().await
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let r = r.stop().await?;
+    let text = inflight.await??;
+    assert!(
+        text.contains("message_stop"),
+        "the stream in flight at shutdown completed: {text}"
+    );
+    assert_eq!(
+        r.engine.attempts("c", 10).await?.len(),
+        1,
+        "and its attempt was recorded before exit"
+    );
+    Ok(())
+}
