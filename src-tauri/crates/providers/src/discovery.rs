@@ -69,16 +69,10 @@ pub async fn list_models(
         if status == 404 {
             return Ok(Listing::Unsupported);
         }
-        let headers = header_pairs(&resp);
+        let headers = resp.headers().clone();
         let body = resp.bytes().await.map_err(transport)?;
         if !(200..300).contains(&status) {
-            let classified = classify(
-                ep.protocol,
-                status,
-                headers.as_slice(),
-                &body,
-                SystemTime::now(),
-            );
+            let classified = classify(ep.protocol, status, &headers, &body, SystemTime::now());
             return Err(CallError::Rejected { status, classified });
         }
         let page: Value = serde_json::from_slice(&body)
@@ -117,42 +111,19 @@ pub async fn probe_model(
     secret: &Secret,
     model: &str,
 ) -> Result<(), CallError> {
-    let body = match ep.protocol {
-        Protocol::Openai => {
-            json!({"model": model, "max_tokens": 1, "messages": [{"role": "user", "content": "ping"}]})
-        }
-        Protocol::Anthropic => {
-            json!({"model": model, "max_tokens": 1, "messages": [{"role": "user", "content": "ping"}]})
-        }
-    };
+    // Both dialects accept this minimal shape.
+    let body =
+        json!({"model": model, "max_tokens": 1, "messages": [{"role": "user", "content": "ping"}]});
     let req = client.post(ep.generate_url()).json(&body);
     let resp = ep.authorize(req, secret).send().await.map_err(transport)?;
     let status = resp.status().as_u16();
-    let headers = header_pairs(&resp);
+    let headers = resp.headers().clone();
     let bytes = resp.bytes().await.map_err(transport)?;
     if (200..300).contains(&status) {
         return Ok(());
     }
-    let classified = classify(
-        ep.protocol,
-        status,
-        headers.as_slice(),
-        &bytes,
-        SystemTime::now(),
-    );
+    let classified = classify(ep.protocol, status, &headers, &bytes, SystemTime::now());
     Err(CallError::Rejected { status, classified })
-}
-
-/// Response headers as (name, value) pairs for classification (non-UTF-8 values dropped).
-pub fn header_pairs(resp: &reqwest::Response) -> Vec<(String, String)> {
-    resp.headers()
-        .iter()
-        .filter_map(|(k, v)| {
-            v.to_str()
-                .ok()
-                .map(|v| (k.as_str().to_string(), v.to_string()))
-        })
-        .collect()
 }
 
 /// Transport errors never carry the request (and so never the credential header).

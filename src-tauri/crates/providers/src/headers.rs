@@ -21,6 +21,13 @@ impl<K: AsRef<str>, V: AsRef<str>> HeaderSource for Vec<(K, V)> {
     }
 }
 
+/// Response headers as HTTP clients hold them (reqwest, axum: the `http` crate's map).
+impl HeaderSource for reqwest::header::HeaderMap {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.get(name).and_then(|v| v.to_str().ok()).map(str::trim)
+    }
+}
+
 /// No headers at all (e.g. an error event inside a stream).
 impl HeaderSource for () {
     fn header(&self, _name: &str) -> Option<&str> {

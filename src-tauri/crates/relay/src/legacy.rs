@@ -72,15 +72,11 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
     let upstream_headers = resp.headers().clone();
     if !status.is_success() {
         // Recorded for health; legacy never retries or fails over.
-        let pairs: Vec<(String, String)> = upstream_headers
-            .iter()
-            .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.to_string(), v.to_string())))
-            .collect();
         let body = resp.bytes().await.unwrap_or_default();
         let c = switchyard_providers::classify(
             snap.protocol,
             status.as_u16(),
-            pairs.as_slice(),
+            &upstream_headers,
             &body,
             std::time::SystemTime::now(),
         );

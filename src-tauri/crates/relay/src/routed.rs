@@ -187,14 +187,10 @@ async fn read_answer(protocol: Protocol, attempt: &Attempt, resp: reqwest::Respo
     let headers = resp.headers().clone();
     if !status.is_success() {
         let body = resp.bytes().await.unwrap_or_default();
-        let pairs: Vec<(String, String)> = headers
-            .iter()
-            .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.to_string(), v.to_string())))
-            .collect();
         let c = switchyard_providers::classify(
             protocol,
             status.as_u16(),
-            pairs.as_slice(),
+            &headers,
             &body,
             SystemTime::now(),
         );

@@ -299,20 +299,24 @@ impl Router {
         }))
     }
 
-    /// Eligible profiles for the run's model, minus those already tried in this request.
-    fn eligible(&self, run: &TurnRun) -> Vec<usize> {
+    /// Eligibility of every profile for the run's model now, under the board's circuits.
+    fn evaluate(&self, run: &TurnRun) -> Eligibility {
         let model = run.model.as_deref().unwrap_or("");
         let now_ms = self.engine.now_ms();
         let mut e = Eligibility::default();
-        {
-            let view = self.engine.board.view();
-            e.evaluate(
-                &run.snapshot.profiles,
-                model,
-                &run.snapshot.criteria(now_ms),
-                &view,
-            );
-        }
+        let view = self.engine.board.view();
+        e.evaluate(
+            &run.snapshot.profiles,
+            model,
+            &run.snapshot.criteria(now_ms),
+            &view,
+        );
+        e
+    }
+
+    /// Eligible profiles for the run's model, minus those already tried in this request.
+    fn eligible(&self, run: &TurnRun) -> Vec<usize> {
+        let e = self.evaluate(run);
         e.eligible()
             .iter()
             .copied()
@@ -359,16 +363,7 @@ impl Router {
     fn unavailable(&self, run: &TurnRun) -> NextAttempt {
         let model = run.model.as_deref().unwrap_or("");
         let now_ms = self.engine.now_ms();
-        let mut e = Eligibility::default();
-        {
-            let view = self.engine.board.view();
-            e.evaluate(
-                &run.snapshot.profiles,
-                model,
-                &run.snapshot.criteria(now_ms),
-                &view,
-            );
-        }
+        let e = self.evaluate(run);
         let health = [
             Exclusion::CircuitOpen,
             Exclusion::ModelCircuitOpen,
