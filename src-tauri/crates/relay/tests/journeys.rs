@@ -6,7 +6,7 @@ mod common;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use common::{header, relay, user, Key, TestResult};
+use common::{header, relay, relay_with, user, Key, TestResult};
 use serde_json::{json, Value};
 use switchyard_mock_provider::{Behaviour, KeyScript};
 
@@ -714,5 +714,53 @@ async fn shutdown_drains_an_in_flight_stream() -> TestResult {
         1,
         "and its attempt was recorded before exit"
     );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mapped_model_is_renamed_for_every_profile_and_others_pass_unchanged() -> TestResult {
+    let r = relay_with(
+        "openai",
+        &["fast", "m2"],
+        &["fast=m1"],
+        vec![
+            key("a", "sk-a", 1, KeyScript::new(["m1", "m2"])),
+            key("b", "sk-b", 1, KeyScript::new(["m1", "m2"])),
+        ],
+        Some("balanced"),
+    )
+    .await?;
+    r.mock.set_recording(true);
+    for i in 0..2 {
+        let resp = r
+            .chat("fast", vec![user(&format!("fast {i}"))], false)
+            .await?;
+        assert_eq!(resp.status(), 200, "the client-facing name is served");
+    }
+    let resp = r.chat("m2", vec![user("unmapped")], false).await?;
+    assert_eq!(resp.status(), 200, "an unmapped model is served");
+    let models: Vec<Option<String>> = r
+        .mock
+        .requests()
+        .iter()
+        .map(|q| {
+            q.json()
+                .and_then(|j| j["model"].as_str().map(str::to_string))
+        })
+        .collect();
+    assert_eq!(
+        models,
+        vec![Some("m1".into()), Some("m1".into()), Some("m2".into())],
+        "mapping renames only `fast`, for both profiles"
+    );
+    let keys: std::collections::BTreeSet<_> = r
+        .mock
+        .requests()
+        .iter()
+        .take(2)
+        .filter_map(|q| q.key.clone())
+        .collect();
+    assert_eq!(keys.len(), 2, "both profiles received the mapped name");
+    r.stop().await?;
     Ok(())
 }

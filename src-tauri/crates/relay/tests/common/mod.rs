@@ -39,6 +39,17 @@ pub async fn relay(
     keys: Vec<Key<'_>>,
     mode: Option<&str>,
 ) -> Result<Relay, Box<dyn std::error::Error>> {
+    relay_with(protocol, models, &[], keys, mode).await
+}
+
+/// Like [`relay`], with `FROM=TO` model mappings on the connection.
+pub async fn relay_with(
+    protocol: &'static str,
+    models: &[&str],
+    mappings: &[&str],
+    keys: Vec<Key<'_>>,
+    mode: Option<&str>,
+) -> Result<Relay, Box<dyn std::error::Error>> {
     let mock = MockProvider::start().await?;
     for k in &keys {
         mock.set_key(k.secret, k.script.clone());
@@ -54,6 +65,7 @@ pub async fn relay(
         protocol: protocol.into(),
         base_url: base,
         models: models.iter().map(|m| m.to_string()).collect(),
+        mappings: mappings.iter().map(|m| m.to_string()).collect(),
         ..Default::default()
     };
     let mut keys = keys.into_iter();
