@@ -12,6 +12,7 @@ mod fault;
 mod health;
 mod profiles;
 mod readiness;
+mod reorder;
 mod requests;
 mod routing;
 mod routing_views;
@@ -25,6 +26,7 @@ pub use error::EngineError;
 pub use evidence::{ModelProof, DEFAULT_MAX_EVIDENCE_AGE_MS};
 pub use fault::FaultPoint;
 pub use readiness::MAX_EVIDENCE_AGE_KEY;
+pub use reorder::OrderEntry;
 pub use requests::{ConnectionEdit, NewConnection, NewProfile, ProfileEdit};
 pub use routing_views::{
     EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness,
