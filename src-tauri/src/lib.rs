@@ -3,6 +3,8 @@
 //! window. All behaviour lives in `switchyard-engine`.
 
 pub mod commands;
+pub mod events;
+pub mod inputs;
 pub mod ipc;
 
 use switchyard_engine::{default_data_dir, Engine};
@@ -10,10 +12,26 @@ use tauri::Manager;
 
 /// The tauri-specta builder with every command; also used to export `ui/src/bindings.ts`.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
-    tauri_specta::Builder::<tauri::Wry>::new().commands(tauri_specta::collect_commands![
-        commands::list_connections,
-        commands::app_info
-    ])
+    use commands::{connections, profiles, routing};
+    tauri_specta::Builder::<tauri::Wry>::new()
+        .commands(tauri_specta::collect_commands![
+            commands::app_info,
+            connections::list_connections,
+            connections::connection_add,
+            connections::connection_edit,
+            connections::connection_remove,
+            profiles::profile_add,
+            profiles::profile_edit,
+            profiles::profile_reorder,
+            profiles::profile_rotate,
+            profiles::profile_remove,
+            routing::verify,
+            routing::routing_status,
+            routing::routing_activate,
+            routing::routing_deactivate,
+            routing::health_reset,
+        ])
+        .events(tauri_specta::collect_events![events::VerifyProgress])
 }
 
 /// Renders the TypeScript bindings (the checked-in `ui/src/bindings.ts` must equal this).
