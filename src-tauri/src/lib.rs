@@ -17,6 +17,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         .commands(tauri_specta::collect_commands![
             commands::app_info,
             connections::list_connections,
+            connections::connection_show,
             connections::connection_add,
             connections::connection_edit,
             connections::connection_remove,

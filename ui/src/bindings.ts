@@ -11,6 +11,8 @@ export const commands = {
 	appInfo: () => __TAURI_INVOKE<AppInfo>("app_info"),
 	/**  Every connection with its profiles. */
 	listConnections: () => typedError<ConnectionDetail[], IpcError_Serialize>(__TAURI_INVOKE("list_connections")),
+	/**  One connection with its profiles (priority order). */
+	connectionShow: (slug: string) => typedError<ConnectionDetail, IpcError_Serialize>(__TAURI_INVOKE("connection_show", { slug })),
 	/**  Adds a connection; with `secret` its key becomes the primary profile (legacy mode). */
 	connectionAdd: (input: ConnectionInput, secret: SecretArg | null) => typedError<ConnectionDetail, IpcError_Serialize>(__TAURI_INVOKE("connection_add", { input, secret })),
 	connectionEdit: (slug: string, edit: ConnectionEditInput_Deserialize) => typedError<ConnectionView, IpcError_Serialize>(__TAURI_INVOKE("connection_edit", { slug, edit })),

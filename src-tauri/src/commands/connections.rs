@@ -1,4 +1,4 @@
-//! Connection commands: overview, add (optionally with the legacy key), edit, remove.
+//! Connection commands: overview, show, add (optionally with the legacy key), edit, remove.
 
 use switchyard_engine::{ConnectionDetail, ConnectionView, Engine, Removal};
 use tauri::State;
@@ -13,6 +13,16 @@ pub async fn list_connections(
     engine: State<'_, Engine>,
 ) -> Result<Vec<ConnectionDetail>, IpcError> {
     Ok(engine.connection_overview().await?)
+}
+
+/// One connection with its profiles (priority order).
+#[tauri::command]
+#[specta::specta]
+pub async fn connection_show(
+    engine: State<'_, Engine>,
+    slug: String,
+) -> Result<ConnectionDetail, IpcError> {
+    Ok(engine.connection_show(&slug).await?)
 }
 
 /// Adds a connection; with `secret` its key becomes the primary profile (legacy mode).
