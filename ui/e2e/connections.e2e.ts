@@ -36,3 +36,50 @@ describe('connections', () => {
     expect(errors).toEqual([]);
   });
 });
+
+describe('connection edit and removal', () => {
+  it('edits the endpoint, which makes verification stale', async () => {
+    const { page } = await openApp('balanced');
+    await page.getByRole('button', { name: 'Open main' }).click();
+    await page.getByRole('button', { name: 'Edit connection' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Edit main' });
+    await dialog.getByLabel('Base URL').fill('https://eu.api.example.com/v1');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect(await page.getByText('https://eu.api.example.com/v1').count()).toBeGreaterThan(0);
+    const evidence = page.getByTestId('evidence').first();
+    await expect.poll(() => evidence.textContent()).toContain('endpoint, headers or protocol changed');
+    expect(await page.getByTestId('routing-badge').textContent(), 'stale evidence suspends balanced routing').toBe('suspended');
+  });
+
+  it('refuses a credential header with the invalid code', async () => {
+    const { page } = await openApp('two-profiles');
+    await page.getByRole('button', { name: 'Open main' }).click();
+    await page.getByRole('button', { name: 'Edit connection' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Edit main' });
+    await dialog.getByRole('button', { name: 'Add header' }).click();
+    await dialog.getByLabel('Header name 2').fill('Authorization');
+    await dialog.getByLabel('Header value 2').fill('Bearer nope');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    const error = dialog.getByTestId('error');
+    await error.waitFor();
+    expect(await error.getAttribute('data-code')).toBe('invalid');
+    expect(await error.textContent()).toContain('carries a credential');
+  });
+
+  it('removes a connection after a confirmation that names what is deleted', async () => {
+    const { page, ipc } = await openApp('two-profiles');
+    await page.getByRole('button', { name: 'Open main' }).click();
+    await page.getByRole('button', { name: 'Remove connection' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Remove connection main?' });
+    const deletes = await dialog.getByTestId('deletes').textContent();
+    expect(deletes).toContain('connection "main"');
+    expect(deletes).toContain('2 profiles: primary, backup');
+    expect(deletes).toContain('2 keys in the OS keychain');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect((await ipc()).some((r) => r.name === 'connection_remove'), 'cancel removes nothing').toBe(false);
+    await page.getByRole('button', { name: 'Remove connection' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Remove connection' }).click();
+    await page.getByRole('region', { name: 'No connections yet' }).waitFor();
+  });
+});
