@@ -66,7 +66,7 @@ describe('routing', () => {
     const text = await notice.textContent();
     expect(text).toContain('balanced routing is suspended');
     expect(text).toContain('use only the primary key (legacy)');
-    expect(text).toContain('backup: stale_evidence');
+    expect(text).toContain('no model has two eligible profiles');
     expect(await page.getByTestId('routing-badge').textContent()).toBe('suspended');
     await notice.getByRole('button', { name: 'Verify all now' }).click();
     await notice.waitFor({ state: 'detached' });
