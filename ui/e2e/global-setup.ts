@@ -1,4 +1,4 @@
-// Bundles the fake engine and serves ui/dist on 127.0.0.1 (a free port) for the flow tests.
+// Builds the UI and the fake engine bundle, and serves the build on 127.0.0.1 (a free port) for the flow tests.
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { extname, join, normalize } from 'node:path';
@@ -7,7 +7,8 @@ import type { TestProject } from 'vitest/node';
 import { build } from 'vite';
 
 const ui = fileURLToPath(new URL('..', import.meta.url));
-const dist = join(ui, 'dist');
+// A fresh production build of the current source, apart from ui/dist (which the desktop embeds).
+const dist = join(ui, 'e2e/.build/dist');
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript',
@@ -42,10 +43,10 @@ function serve(root: string): Promise<{ server: Server; url: string }> {
 }
 
 export default async function setup(project: TestProject) {
-  if (!existsSync(join(dist, 'index.html'))) throw new Error('ui/dist is missing: run `npm run build` first');
   await build({ configFile: join(ui, 'e2e/vite.fake.config.ts'), root: ui });
+  await build({ root: ui, logLevel: 'warn', build: { outDir: dist, emptyOutDir: true } });
   const { server, url } = await serve(dist);
   project.provide('baseUrl', url);
-  project.provide('fakeScript', join(ui, 'e2e/.build/fake-ipc.js'));
+  project.provide('fakeScript', join(ui, 'e2e/.build/fake/fake-ipc.js'));
   return () => new Promise<void>((resolve) => server.close(() => resolve()));
 }

@@ -6,7 +6,7 @@ export default defineConfig({
   logLevel: 'warn',
   publicDir: false,
   build: {
-    outDir: fileURLToPath(new URL('./.build', import.meta.url)),
+    outDir: fileURLToPath(new URL('./.build/fake', import.meta.url)),
     emptyOutDir: true,
     minify: false,
     lib: {

@@ -1,5 +1,5 @@
-// Flow tests: the built UI (ui/dist) in headless system Chromium (playwright-core) with the
-// fake engine behind mocked IPC. Run with `npm run e2e` (builds first).
+// Flow tests: a production build of the UI in headless system Chromium (playwright-core) with the
+// fake engine behind mocked IPC. Run with `npm run e2e` (global-setup builds into e2e/.build).
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
