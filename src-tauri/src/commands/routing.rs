@@ -2,7 +2,7 @@
 //! gated activation, deactivation and health reset.
 
 use switchyard_engine::{Engine, RoutingStatus, VerifyEvent, VerifyReport};
-use tauri::{AppHandle, State};
+use tauri::{AppHandle, Runtime, State};
 
 use crate::events::emit_verify_progress;
 use crate::ipc::IpcError;
@@ -14,8 +14,8 @@ const ACTOR: &str = "desktop";
 /// per enabled model. Emits `VerifyProgress` as each profile starts and finishes.
 #[tauri::command]
 #[specta::specta]
-pub async fn verify(
-    app: AppHandle,
+pub async fn verify<R: Runtime>(
+    app: AppHandle<R>,
     engine: State<'_, Engine>,
     slug: String,
     profile: Option<String>,
