@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Real-window smoke test: the built desktop app under Xvfb, driven by tauri-driver and
 WebKitWebDriver over plain WebDriver HTTP, shows the connections the CLI created in the same
-data dir, and never shows the secret.
+data dir, opens one to see its profiles in priority order and its (failing) activation gates,
+and never shows the secret.
 
 usage: smoke.py APP_BINARY CLI_BINARY   (run inside scripts/with-keychain)
 Set SWITCHYARD_SCREENSHOTS=DIR to save screenshots there (README uses docs/screenshots).
@@ -115,8 +116,28 @@ def main() -> int:
         shots = os.environ.get("SWITCHYARD_SCREENSHOTS")
         if shots:
             save_screenshot(s, display, os.path.join(shots, "connections.png"))
+
+        def find(css: str):
+            found = wd("POST", f"{s}/elements", {"using": "css selector", "value": css})["value"]
+            return [next(iter(f.values())) for f in found]
+
+        def click(css: str):
+            wd("POST", f"{s}/element/{wait_for(lambda: find(css), 10, css)[0]}/click", {})
+
+        # The connection page: both profiles in the table, then the routing gates.
+        click('button[aria-label="Open smoke-openai"]')
+        rows = wait_for(lambda: len(find("[data-testid=profile]")) == 2 and find("[data-testid=profile]"), 10,
+                        "the two profile rows")
+        labels = [wd("GET", f"{s}/element/{r}/attribute/data-label")["value"] for r in rows]
+        assert labels == ["primary", "backup-key"], f"profiles in priority order: {labels!r}"
+        if shots:
+            save_screenshot(s, display, os.path.join(shots, "profiles.png"))
+        click("#tab-routing")
+        gates = wait_for(lambda: find("[data-testid=gates]"), 10, "the gate checklist")
+        assert wd("GET", f"{s}/element/{gates[0]}/attribute/data-ok")["value"] == "false", "nothing verified: gates fail"
+        assert "canary" not in wd("GET", f"{s}/source")["value"], "a secret reached the window"
         wd("DELETE", s)
-        print("smoke: desktop window shows CLI-created connections: ok", file=sys.stderr)
+        print("smoke: desktop window shows CLI-created connections, their profiles and gates: ok", file=sys.stderr)
         return 0
     finally:
         for p in reversed(procs):
