@@ -19,7 +19,7 @@ describe('routing', () => {
 
     await page.getByRole('tab', { name: 'Profiles' }).click();
     await page.getByRole('button', { name: 'Verify all' }).click();
-    await page.getByText('2 of 2 verified').waitFor();
+    await page.getByText('2 of 2 checked').waitFor();
     await page.getByRole('tab', { name: 'Routing' }).click();
     expect(await gptA.textContent()).toContain('can be served by primary, backup');
     const gptB = page.locator('[data-testid="gate-model"][data-model="gpt-b"]');
@@ -39,7 +39,7 @@ describe('routing', () => {
     const { page } = await openApp('two-profiles');
     await page.getByRole('button', { name: 'Open main' }).click();
     await page.getByRole('button', { name: 'Verify all' }).click();
-    await page.getByText('2 of 2 verified').waitFor();
+    await page.getByText('2 of 2 checked').waitFor();
     await page.getByRole('tab', { name: 'Routing' }).click();
     // Between the check and the click, another window disabled the backup profile.
     await page.evaluate(() => {

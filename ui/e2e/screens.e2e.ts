@@ -20,7 +20,7 @@ describe.each(['light', 'dark'] as const)('every screen renders (%s)', (scheme) 
     await shot('connections');
     await page.getByRole('button', { name: 'Open main' }).click();
     await page.getByRole('button', { name: 'Verify all' }).click();
-    await page.getByText('2 of 2 verified').waitFor();
+    await page.getByText('2 of 2 checked').waitFor();
     await page.evaluate(() => window.__fake.coolDown('main', 'backup', 95, 'gpt-b'));
     await page.getByRole('button', { name: 'Reload' }).click();
     await page.getByTestId('countdown').waitFor();

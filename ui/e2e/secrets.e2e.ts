@@ -28,7 +28,7 @@ describe('secrets', () => {
     await dialog.waitFor({ state: 'detached' });
 
     await page.getByRole('button', { name: 'Verify all' }).click();
-    await page.getByText('2 of 2 verified').waitFor();
+    await page.getByText('2 of 2 checked').waitFor();
     await page.getByRole('tab', { name: 'Routing' }).click();
     await page.getByRole('button', { name: 'Activate balanced' }).click();
     await expect.poll(() => page.getByTestId('routing-badge').textContent()).toBe('balanced');

@@ -18,9 +18,9 @@ describe('verify', () => {
     const backupLine = page.locator('[data-label="backup"]').getByTestId('verify-line');
     await expect.poll(() => primaryLine.textContent()).toContain('verifying…');
     expect(await backupLine.textContent(), 'the second profile waits its turn').toContain('waiting to verify');
-    await expect.poll(() => page.getByTestId('verify-progress').textContent()).toContain('1 of 2 verified');
+    await expect.poll(() => page.getByTestId('verify-progress').textContent()).toContain('1 of 2 checked');
     await expect.poll(() => backupLine.textContent()).toContain('verifying…');
-    await expect.poll(() => page.getByTestId('verify-progress').textContent()).toContain('2 of 2 verified');
+    await expect.poll(() => page.getByTestId('verify-progress').textContent()).toContain('2 of 2 checked');
     expect(await primaryLine.textContent()).toContain('verified — 2 models found: gpt-a, gpt-b');
     const failed = await backupLine.textContent();
     expect(failed).toContain('key refused: the provider refused the key');
@@ -41,7 +41,7 @@ describe('verify', () => {
     await expect.poll(() => line.textContent()).toContain('1 model found: gpt-a');
     const evidence = await page.locator('[data-label="backup"]').getByTestId('evidence').textContent();
     expect(evidence).toContain('gpt-a (probed)');
-    expect(evidence).toContain('gpt-b (probed)— this key may not use the model'.replace('— ', ' — '));
+    expect(evidence).toMatch(/gpt-b \(probed\)\s*— this key may not use the model/);
     expect(await page.locator('[data-label="primary"]').getByTestId('verify-line').count(), 'only the chosen profile ran').toBe(0);
     expect((await ipc()).find((r) => r.name === 'verify')?.args).toEqual({ slug: 'main', profile: (await page.evaluate(() => window.__fake.profiles[1].id)), deep: true });
   });

@@ -31,7 +31,8 @@ export class VerifyTracker {
     const next = { ...this.progress };
     for (const id of targets) next[id] = { state: 'queued', result: null };
     this.progress = next;
-    const stop = await this.listen((e) => this.handle(e.payload));
+    // Without live events (listener refused) the report still fills in every result.
+    const stop = await this.listen((e) => this.handle(e.payload)).catch(() => () => {});
     try {
       const report = await attempt(() => unwrap(this.call(this.slug, profile, deep)));
       if (report.ok) {

@@ -61,3 +61,14 @@ describe('VerifyTracker', () => {
     expect(h.tracker.done).toBe(1);
   });
 });
+
+describe('VerifyTracker without events', () => {
+  it('still shows every result from the report when listening fails', async () => {
+    const call = async () => ({ status: 'ok', data: { slug: 'main', results: [result('a')], routing: null } });
+    const tracker = new VerifyTracker('main', call as never, () => Promise.reject(new Error('not allowed')));
+    const out = await tracker.run(['a'], null, false);
+    expect(out.ok).toBe(true);
+    expect(tracker.progress.a.state).toBe('done');
+    expect(tracker.running).toBe(false);
+  });
+});
