@@ -86,4 +86,13 @@ describe('routing', () => {
     await page.getByRole('button', { name: 'Reset all models circuit of backup' }).click();
     await expect.poll(() => page.locator('[data-label="backup"]').getByTestId('health').textContent()).toContain('healthy');
   });
+
+  it('drops an ended cooldown without a manual reload', async () => {
+    const { page } = await openApp('balanced');
+    await page.evaluate(() => window.__fake.coolDown('main', 'primary', 2, 'gpt-a'));
+    await page.getByRole('button', { name: 'Open main' }).click();
+    const health = page.locator('[data-label="primary"]').getByTestId('health');
+    await expect.poll(() => health.textContent()).toContain('gpt-a: cooling down');
+    await expect.poll(() => health.textContent(), { timeout: 6000 }).toContain('healthy');
+  });
 });

@@ -17,6 +17,18 @@ describe('Countdown', () => {
     await vi.advanceTimersByTimeAsync(3000);
     expect(screen.getByTestId('countdown').textContent).toBe('1:02');
   });
+
+  it('calls onend once when the time is up', async () => {
+    vi.useFakeTimers();
+    vi.setSystemTime(Date.parse('2026-01-01T00:00:00Z'));
+    const onend = vi.fn();
+    render(Countdown, { until: '2026-01-01T00:00:02Z', onend });
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(onend).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(onend).toHaveBeenCalledOnce();
+    expect(screen.getByTestId('countdown').textContent).toBe('0:00');
+  });
 });
 
 describe('HealthCell', () => {
