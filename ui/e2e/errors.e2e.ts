@@ -50,4 +50,20 @@ describe('errors by code', () => {
     expect(await error.getAttribute('data-code')).toBe('not_found');
     expect(await error.textContent()).toContain("connection 'main' not found");
   });
+
+  it('a conflicting edit in a dialog is retried from the dialog, which then closes', async () => {
+    const { page } = await openApp('two-profiles');
+    await page.getByRole('button', { name: 'Open main' }).click();
+    await page.getByRole('button', { name: 'Edit connection' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Edit main' });
+    await dialog.getByLabel(/^Models/).fill('gpt-a, gpt-b, gpt-c');
+    await page.evaluate(() => (window.__fake.connections[0].revision += 1));
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    const error = dialog.getByTestId('error');
+    await error.waitFor();
+    expect(await error.getAttribute('data-code')).toBe('conflict');
+    await error.getByRole('button', { name: 'Reload and retry' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect(await page.getByTestId('connection-meta').textContent()).toContain('gpt-a, gpt-b, gpt-c');
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { attempt, describeError, IpcFailure, toFailure, unwrap } from './errors';
+import { attempt, closeOnRetry, describeError, IpcFailure, toFailure, unwrap } from './errors';
 import { failingGates } from '../test/fixtures';
 
 describe('errors', () => {
@@ -23,5 +23,18 @@ describe('errors', () => {
 
   it('describes by code, not by message', () => {
     expect(describeError({ code: 'not_found', message: 'x' })).toBe('It no longer exists. x');
+  });
+
+  it('closes the dialog only when the retry succeeds', async () => {
+    let closed = 0;
+    let ok = false;
+    const f = closeOnRetry({ code: 'conflict', title: '', message: '', gates: null, retry: async () => ({ ok, data: null }) }, () => (closed += 1));
+    await f.retry?.();
+    expect(closed).toBe(0);
+    ok = true;
+    await f.retry?.();
+    expect(closed).toBe(1);
+    const plain = { code: 'invalid' as const, title: '', message: '', gates: null };
+    expect(closeOnRetry(plain, () => {})).toBe(plain);
   });
 });

@@ -63,3 +63,17 @@ export async function attempt<T>(action: () => Promise<T>): Promise<Outcome<T>> 
     return { ok: false, failure: toFailure(e) };
   }
 }
+
+/** A failure whose "reload and retry", once it succeeds, also runs `done` (closes a dialog). */
+export function closeOnRetry(failure: Failure, done: () => void): Failure {
+  const retry = failure.retry;
+  if (!retry) return failure;
+  return {
+    ...failure,
+    retry: async () => {
+      const out = (await retry()) as Outcome<unknown> | undefined;
+      if (out?.ok) done();
+      return out;
+    },
+  };
+}
