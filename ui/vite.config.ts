@@ -10,6 +10,7 @@ export default defineConfig({
   test: {
     environment: 'jsdom',
     include: ['src/**/*.test.ts'],
+    setupFiles: ['@testing-library/svelte/vitest'],
   },
   resolve: process.env.VITEST ? { conditions: ['browser'] } : undefined,
 });

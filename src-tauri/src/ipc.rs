@@ -1,9 +1,10 @@
-//! The one error shape that crosses IPC: `{ code, message }` with a small code enum that the
-//! generated TypeScript mirrors, so the UI never matches on message text.
+//! The one error shape that crosses IPC: `{ code, message, gates }` with a small code enum
+//! that the generated TypeScript mirrors, so the UI never matches on message text. A refused
+//! activation also carries the gate report, so the window can show which gate failed.
 
 use serde::Serialize;
 use specta::Type;
-use switchyard_engine::{EngineError, ErrorCode};
+use switchyard_engine::{EngineError, ErrorCode, GateView};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
 #[serde(rename_all = "snake_case")]
@@ -20,6 +21,8 @@ pub enum IpcErrorCode {
 pub struct IpcError {
     pub code: IpcErrorCode,
     pub message: String,
+    /// The gate report when activation was refused because the gates do not hold.
+    pub gates: Option<GateView>,
 }
 
 impl From<EngineError> for IpcError {
@@ -32,9 +35,15 @@ impl From<EngineError> for IpcError {
             ErrorCode::KeychainUnavailable => IpcErrorCode::KeychainUnavailable,
             ErrorCode::Internal => IpcErrorCode::Internal,
         };
+        let message = e.to_string();
+        let gates = match e {
+            EngineError::GateFailed { gates, .. } => Some(*gates),
+            _ => None,
+        };
         IpcError {
             code,
-            message: e.to_string(),
+            message,
+            gates,
         }
     }
 }

@@ -3,17 +3,47 @@
 //! window. All behaviour lives in `switchyard-engine`.
 
 pub mod commands;
+pub mod events;
+pub mod inputs;
 pub mod ipc;
 
 use switchyard_engine::{default_data_dir, Engine};
 use tauri::Manager;
 
-/// The tauri-specta builder with every command; also used to export `ui/src/bindings.ts`.
+/// The tauri-specta builder with every command and event for the runtime `$r`: the app uses
+/// Wry, tests Tauri's mock runtime. (A macro because `collect_commands!` cannot name a
+/// generic parameter of an enclosing function.)
+#[macro_export]
+macro_rules! specta_builder_for {
+    ($r:ty) => {
+        tauri_specta::Builder::<$r>::new()
+            .commands(tauri_specta::collect_commands![
+                $crate::commands::app_info,
+                $crate::commands::connections::list_connections,
+                $crate::commands::connections::connection_show,
+                $crate::commands::connections::connection_add,
+                $crate::commands::connections::connection_edit,
+                $crate::commands::connections::connection_remove,
+                $crate::commands::profiles::profile_add,
+                $crate::commands::profiles::profile_edit,
+                $crate::commands::profiles::profile_reorder,
+                $crate::commands::profiles::profile_rotate,
+                $crate::commands::profiles::profile_remove,
+                $crate::commands::routing::verify::<$r>,
+                $crate::commands::routing::routing_status,
+                $crate::commands::routing::routing_activate,
+                $crate::commands::routing::routing_deactivate,
+                $crate::commands::routing::health_reset,
+            ])
+            .events(tauri_specta::collect_events![
+                $crate::events::VerifyProgress
+            ])
+    };
+}
+
+/// The builder of the app; also used to export `ui/src/bindings.ts`.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
-    tauri_specta::Builder::<tauri::Wry>::new().commands(tauri_specta::collect_commands![
-        commands::list_connections,
-        commands::app_info
-    ])
+    specta_builder_for!(tauri::Wry)
 }
 
 /// Renders the TypeScript bindings (the checked-in `ui/src/bindings.ts` must equal this).

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Real-window smoke test: the built desktop app under Xvfb, driven by tauri-driver and
 WebKitWebDriver over plain WebDriver HTTP, shows the connections the CLI created in the same
-data dir, and never shows the secret.
+data dir, opens one to see its profiles in priority order and its (failing) activation gates,
+and never shows the secret.
 
 usage: smoke.py APP_BINARY CLI_BINARY   (run inside scripts/with-keychain)
 Set SWITCHYARD_SCREENSHOTS=DIR to save screenshots there (README uses docs/screenshots).
@@ -59,18 +60,17 @@ def wait_for(predicate, timeout: float, what: str):
 
 
 def save_screenshot(session_url: str, display: str, path: str) -> None:
-    """WebDriver's screenshot first; WebKitWebDriver under Xvfb can hang on it, so fall back
-    to grabbing the X display with ImageMagick's `import`."""
+    """Grabs the X display with ImageMagick's `import` when it is installed: WebKitWebDriver
+    under Xvfb tends to hang on its screenshot command and then time out the next commands
+    too. Falls back to WebDriver's screenshot."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    try:
-        png = base64.b64decode(wd("GET", f"{session_url}/screenshot", timeout=5)["value"])
-        with open(path, "wb") as f:
-            f.write(png)
-        return
-    except Exception as e:  # noqa: BLE001 - fall back below
-        print(f"smoke: WebDriver screenshot failed ({e}); grabbing the display", file=sys.stderr)
     if shutil.which("import"):
+        time.sleep(0.3)  # let the last click paint
         subprocess.run(["import", "-display", display, "-window", "root", path], check=True)
+        return
+    png = base64.b64decode(wd("GET", f"{session_url}/screenshot", timeout=30)["value"])
+    with open(path, "wb") as f:
+        f.write(png)
 
 
 def main() -> int:
@@ -115,8 +115,43 @@ def main() -> int:
         shots = os.environ.get("SWITCHYARD_SCREENSHOTS")
         if shots:
             save_screenshot(s, display, os.path.join(shots, "connections.png"))
+
+        def find(css: str):
+            found = wd("POST", f"{s}/elements", {"using": "css selector", "value": css})["value"]
+            return [next(iter(f.values())) for f in found]
+
+        def click(css: str):
+            wd("POST", f"{s}/element/{wait_for(lambda: find(css), 10, css)[0]}/click", {})
+
+        # The connection page: both profiles in the table, then the routing gates.
+        click('button[aria-label="Open smoke-openai"]')
+        rows = wait_for(lambda: len(find("[data-testid=profile]")) == 2 and find("[data-testid=profile]"), 10,
+                        "the two profile rows")
+        labels = [wd("GET", f"{s}/element/{r}/attribute/data-label")["value"] for r in rows]
+        assert labels == ["primary", "backup-key"], f"profiles in priority order: {labels!r}"
+        click("#tab-routing")
+        gates = wait_for(lambda: find("[data-testid=gates]"), 10, "the gate checklist")
+        assert wd("GET", f"{s}/element/{gates[0]}/attribute/data-ok")["value"] == "false", "nothing verified: gates fail"
+        if shots:
+            save_screenshot(s, display, os.path.join(shots, "routing.png"))
+
+        # Verify all through the real IPC: progress events reach the window and each profile
+        # gets an inline result (the example endpoint is unreachable: "not verified").
+        click("#tab-profiles")
+        click("[data-testid=verify-all]")
+
+        def results():
+            lines = find("[data-testid=verify-line]")
+            texts = [wd("GET", f"{s}/element/{e}/text")["value"] for e in lines]
+            return len(texts) == 2 and all("verif" in t and "…" not in t for t in texts) and texts
+
+        texts = wait_for(results, 40, "both verification results")
+        assert all("not verified" in t for t in texts), f"unreachable endpoint reported per profile: {texts!r}"
+        if shots:
+            save_screenshot(s, display, os.path.join(shots, "verify.png"))
+        assert "canary" not in wd("GET", f"{s}/source")["value"], "a secret reached the window"
         wd("DELETE", s)
-        print("smoke: desktop window shows CLI-created connections: ok", file=sys.stderr)
+        print("smoke: desktop window shows CLI-created connections, their profiles and gates: ok", file=sys.stderr)
         return 0
     finally:
         for p in reversed(procs):

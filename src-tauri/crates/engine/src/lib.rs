@@ -16,6 +16,7 @@ mod portable;
 mod profiles;
 mod readiness;
 mod relay_settings;
+mod reorder;
 mod requests;
 mod router;
 mod routing;
@@ -33,6 +34,7 @@ pub use ledger::RETENTION_ROWS;
 pub use portable::{Conflict, ImportReport, ImportedConnection, ImportedProfile};
 pub use readiness::MAX_EVIDENCE_AGE_KEY;
 pub use relay_settings::{AttemptView, DEFAULT_RELAY_PORT, RELAY_PORT_KEY};
+pub use reorder::OrderEntry;
 pub use requests::{ConnectionEdit, NewConnection, NewProfile, ProfileEdit};
 pub use router::{Attempt, AttemptReport, NextAttempt, Router, Snapshot, TurnRun};
 pub use routing_views::{

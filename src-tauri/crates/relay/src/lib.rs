@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{any, get};
+use axum::serve::ListenerExt;
 use switchyard_engine::Router as EngineRouter;
 use switchyard_vault::Secret;
 use tokio::net::TcpListener;

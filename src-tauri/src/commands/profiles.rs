@@ -1,0 +1,69 @@
+//! Profile commands: add (the secret arrives once, as an argument, and is never returned),
+//! edit, reorder, replace credential, remove.
+
+use switchyard_engine::{Engine, OrderEntry, ProfileView, Removal};
+use tauri::State;
+
+use crate::inputs::{OrderInput, ProfileEditInput, ProfileInput, SecretArg};
+use crate::ipc::IpcError;
+
+#[tauri::command]
+#[specta::specta]
+pub async fn profile_add(
+    engine: State<'_, Engine>,
+    slug: String,
+    input: ProfileInput,
+    secret: SecretArg,
+) -> Result<ProfileView, IpcError> {
+    Ok(engine
+        .profile_add(&slug, input.into(), secret.into_secret())
+        .await?)
+}
+
+/// Label, weight, priority, enabled flag or primary status (CAS on `if_revision`).
+#[tauri::command]
+#[specta::specta]
+pub async fn profile_edit(
+    engine: State<'_, Engine>,
+    slug: String,
+    profile: String,
+    edit: ProfileEditInput,
+) -> Result<ProfileView, IpcError> {
+    Ok(engine.profile_edit(&slug, &profile, edit.into()).await?)
+}
+
+/// New priority order of every profile of the connection, first tried first.
+#[tauri::command]
+#[specta::specta]
+pub async fn profile_reorder(
+    engine: State<'_, Engine>,
+    slug: String,
+    order: Vec<OrderInput>,
+) -> Result<Vec<ProfileView>, IpcError> {
+    let order: Vec<OrderEntry> = order.into_iter().map(OrderEntry::from).collect();
+    Ok(engine.profile_reorder(&slug, &order).await?)
+}
+
+/// Replaces the credential; evidence taken with the old one is stale from now on.
+#[tauri::command]
+#[specta::specta]
+pub async fn profile_rotate(
+    engine: State<'_, Engine>,
+    slug: String,
+    profile: String,
+    secret: SecretArg,
+) -> Result<ProfileView, IpcError> {
+    Ok(engine
+        .profile_rotate(&slug, &profile, secret.into_secret())
+        .await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn profile_remove(
+    engine: State<'_, Engine>,
+    slug: String,
+    profile: String,
+) -> Result<Removal, IpcError> {
+    Ok(engine.profile_remove(&slug, &profile).await?)
+}

@@ -1,0 +1,390 @@
+// A fake Switchyard engine behind mocked IPC, for flow tests of the built UI: the same
+// commands, argument names and error shape as the Tauri shell, state in memory, and a script
+// that tests set (verify outcomes, delays, one-shot errors). It keeps secrets like a keychain
+// would: accepted, never returned.
+import type {
+  ConnectionDetail,
+  ConnectionEditInput,
+  ConnectionInput,
+  IpcError,
+  OrderInput,
+  ProfileEditInput,
+  ProfileInput,
+  Removal,
+  VerifyEvent,
+  VerifyResult,
+} from '../../src/lib/types';
+import {
+  gates,
+  profileView,
+  reconcile,
+  routingStatus,
+  type FakeConnection,
+  type FakeProfile,
+} from './readiness';
+
+export type VerifyScript = { outcome: 'verified' | 'auth_invalid' | 'unverified'; kind?: string; supported?: string[] };
+export type Emit = (event: string, payload: unknown) => Promise<void>;
+
+const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'cookie'];
+
+function fail(code: IpcError['code'], message: string, extra: Partial<IpcError> = {}): never {
+  throw { code, message, gates: null, ...extra } satisfies IpcError;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class FakeEngine {
+  connections: FakeConnection[] = [];
+  profiles: FakeProfile[] = [];
+  /** Per profile label: what verification finds (default: verified, every model listed). */
+  verifyScript: Record<string, VerifyScript> = {};
+  /** Per profile verification time in ms, so progress is visible. */
+  verifyDelayMs = 120;
+  /** One-shot errors by command name. */
+  failNext: Record<string, IpcError> = {};
+  private keychain = new Map<string, string>();
+  private seq = 0;
+
+  constructor(private readonly emit: Emit) {}
+
+  private id(prefix: string): string {
+    this.seq += 1;
+    return `${prefix}_${String(this.seq).padStart(4, '0')}`;
+  }
+
+  private conn(slug: string): FakeConnection {
+    return this.connections.find((c) => c.slug === slug) ?? fail('not_found', `connection '${slug}' not found`);
+  }
+
+  private profilesOf(c: FakeConnection): FakeProfile[] {
+    return this.profiles.filter((p) => p.connectionId === c.id).sort((a, b) => a.priority - b.priority || a.id.localeCompare(b.id));
+  }
+
+  private profile(c: FakeConnection, ref: string): FakeProfile {
+    return (
+      this.profilesOf(c).find((p) => p.id === ref || p.label === ref) ??
+      fail('not_found', `profile '${ref}' in connection '${c.slug}' not found`)
+    );
+  }
+
+  private detail(c: FakeConnection): ConnectionDetail {
+    const ps = this.profilesOf(c);
+    return {
+      connection: {
+        id: c.id,
+        slug: c.slug,
+        protocol: c.protocol,
+        base_url: c.baseUrl,
+        headers: c.headers,
+        models: c.models,
+        mapping: c.mapping,
+        basis_fingerprint: `basis-${c.basis}`,
+        routing_mode: c.mode,
+        routing_state: c.state,
+        revision: c.revision,
+        profile_count: ps.length,
+        created_at: c.createdAt,
+        updated_at: c.updatedAt,
+      },
+      profiles: ps.map(profileView),
+    };
+  }
+
+  private newProfile(c: FakeConnection, label: string, secret: string, weight = 1, priority?: number | null): FakeProfile {
+    if (secret.trim().length === 0) fail('invalid', 'secret is empty');
+    if (this.profilesOf(c).some((p) => p.label === label)) fail('conflict', `label '${label}' already exists`);
+    if (label.trim() === '') fail('invalid', 'label must not be empty');
+    const now = new Date().toISOString();
+    const ps = this.profilesOf(c);
+    const p: FakeProfile = {
+      id: this.id('p'),
+      connectionId: c.id,
+      label,
+      weight,
+      priority: priority ?? ps.reduce((m, x) => Math.max(m, x.priority + 1), 0),
+      enabled: true,
+      primary: !ps.some((x) => x.primary),
+      hasSecret: true,
+      credentialRevision: 1,
+      revision: 1,
+      createdAt: now,
+      updatedAt: now,
+      evidence: null,
+      health: [],
+    };
+    this.keychain.set(p.id, secret);
+    this.profiles.push(p);
+    return p;
+  }
+
+  private parseHeaders(lines: string[]): { name: string; value: string }[] {
+    return lines.map((l) => {
+      const at = l.indexOf(':');
+      if (at < 1) fail('invalid', `header '${l}' must look like 'Name: value'`);
+      const name = l.slice(0, at).trim().toLowerCase();
+      const value = l.slice(at + 1).trim();
+      if (CREDENTIAL_HEADERS.includes(name)) fail('invalid', `'${name}' carries a credential; add keys as profiles`);
+      if (/^(sk-|sk_|bearer |basic )/i.test(value)) fail('invalid', `value of '${name}' looks like a secret; add keys as profiles`);
+      return { name, value };
+    });
+  }
+
+  private parseMappings(lines: string[]): { from: string; to: string }[] {
+    return lines.map((l) => {
+      const [from, to] = l.split('=').map((s) => s.trim());
+      if (!from || !to) fail('invalid', `mapping '${l}' must look like FROM=TO`);
+      return { from, to };
+    });
+  }
+
+  /** Handles one IPC command like the Tauri shell would. */
+  async handle(cmd: string, args: Record<string, unknown>): Promise<unknown> {
+    const oneShot = this.failNext[cmd];
+    if (oneShot) {
+      delete this.failNext[cmd];
+      throw oneShot;
+    }
+    const a = args as Record<string, never>;
+    switch (cmd) {
+      case 'app_info':
+        return { version: '0.1.0-e2e', data_dir: '/tmp/switchyard-e2e' };
+      case 'list_connections':
+        return this.connections.map((c) => this.detail(c));
+      case 'connection_show':
+        return this.detail(this.conn(a.slug));
+      case 'connection_add':
+        return this.connectionAdd(a.input, a.secret);
+      case 'connection_edit':
+        return this.connectionEdit(a.slug, a.edit);
+      case 'connection_remove':
+        return this.connectionRemove(a.slug);
+      case 'profile_add': {
+        const c = this.conn(a.slug);
+        const input = a.input as ProfileInput;
+        return profileView(this.newProfile(c, input.label, a.secret, input.weight ?? 1, input.priority));
+      }
+      case 'profile_edit':
+        return this.profileEdit(a.slug, a.profile, a.edit);
+      case 'profile_reorder':
+        return this.profileReorder(a.slug, a.order);
+      case 'profile_rotate':
+        return this.profileRotate(a.slug, a.profile, a.secret);
+      case 'profile_remove':
+        return this.profileRemove(a.slug, a.profile);
+      case 'verify':
+        return this.verify(a.slug, a.profile, a.deep);
+      case 'routing_status': {
+        const c = this.conn(a.slug);
+        reconcile(c, this.profilesOf(c));
+        return routingStatus(c, this.profilesOf(c));
+      }
+      case 'routing_activate':
+        return this.activate(a.slug, a.mode);
+      case 'routing_deactivate': {
+        const c = this.conn(a.slug);
+        Object.assign(c, { mode: 'legacy', state: 'active', note: null, activatedAt: null, activatedBy: null });
+        c.revision += 1;
+        return routingStatus(c, this.profilesOf(c));
+      }
+      case 'health_reset': {
+        const p = this.profile(this.conn(a.slug), a.profile);
+        p.health = a.model === null ? [] : p.health.filter((h) => h.model !== a.model);
+        return null;
+      }
+      default:
+        return fail('internal', `the fake engine does not know '${cmd}'`);
+    }
+  }
+
+  private connectionAdd(input: ConnectionInput, secret: string | null): ConnectionDetail {
+    if (!/^[a-z0-9][a-z0-9-]*$/.test(input.slug)) fail('invalid', `slug '${input.slug}' must be lower-case letters, digits and dashes`);
+    if (this.connections.some((c) => c.slug === input.slug)) fail('conflict', `slug '${input.slug}' already exists`);
+    if (!['openai', 'anthropic'].includes(input.protocol)) fail('invalid', `unknown protocol '${input.protocol}'`);
+    if (!/^https?:\/\//.test(input.base_url)) fail('invalid', 'base URL must start with http:// or https://');
+    const now = new Date().toISOString();
+    const c: FakeConnection = {
+      id: this.id('c'),
+      slug: input.slug,
+      protocol: input.protocol,
+      baseUrl: input.base_url.replace(/\/$/, ''),
+      headers: this.parseHeaders(input.headers),
+      models: input.models,
+      mapping: this.parseMappings(input.mappings),
+      basis: 1,
+      revision: 1,
+      mode: 'legacy',
+      state: 'active',
+      note: null,
+      activatedAt: null,
+      activatedBy: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    this.connections.push(c);
+    if (secret !== null) this.newProfile(c, 'primary', secret, 1, 0);
+    return this.detail(c);
+  }
+
+  private connectionEdit(slug: string, edit: ConnectionEditInput) {
+    const c = this.conn(slug);
+    if (edit.if_revision != null && edit.if_revision !== c.revision) {
+      fail('conflict', `connection changed since it was read (revision ${edit.if_revision} expected, ${c.revision} found); reload and retry`);
+    }
+    const headers = edit.headers != null ? this.parseHeaders(edit.headers) : c.headers;
+    const basisChanged =
+      (edit.base_url != null && edit.base_url !== c.baseUrl) ||
+      (edit.protocol != null && edit.protocol !== c.protocol) ||
+      JSON.stringify(headers) !== JSON.stringify(c.headers);
+    c.baseUrl = edit.base_url ?? c.baseUrl;
+    c.protocol = edit.protocol ?? c.protocol;
+    c.headers = headers;
+    c.models = edit.models ?? c.models;
+    c.mapping = edit.mappings != null ? this.parseMappings(edit.mappings) : c.mapping;
+    if (basisChanged) c.basis += 1;
+    c.revision += 1;
+    reconcile(c, this.profilesOf(c));
+    return this.detail(c).connection;
+  }
+
+  private connectionRemove(slug: string): Removal {
+    const c = this.conn(slug);
+    const ps = this.profilesOf(c);
+    for (const p of ps) this.keychain.delete(p.id);
+    this.profiles = this.profiles.filter((p) => p.connectionId !== c.id);
+    this.connections = this.connections.filter((x) => x !== c);
+    return { slug, profiles_removed: ps.length, secrets_deleted: ps.length, secrets_pending: 0 };
+  }
+
+  private profileEdit(slug: string, ref: string, edit: ProfileEditInput) {
+    const c = this.conn(slug);
+    const p = this.profile(c, ref);
+    if (edit.if_revision != null && edit.if_revision !== p.revision) {
+      fail('conflict', `profile changed since it was read (revision ${edit.if_revision} expected, ${p.revision} found); reload and retry`);
+    }
+    const enabled = edit.enabled ?? p.enabled;
+    if (!enabled && p.primary && !edit.make_primary) fail('precondition', `'${p.label}' is the primary profile of '${slug}'; make another profile primary first`);
+    if (edit.weight != null && edit.weight < 1) fail('invalid', `weight must be at least 1 (got ${edit.weight})`);
+    if (edit.label != null && edit.label !== p.label && this.profilesOf(c).some((x) => x.label === edit.label)) {
+      fail('conflict', `label '${edit.label}' already exists`);
+    }
+    Object.assign(p, {
+      label: edit.label ?? p.label,
+      weight: edit.weight ?? p.weight,
+      priority: edit.priority ?? p.priority,
+      enabled,
+      revision: p.revision + 1,
+      updatedAt: new Date().toISOString(),
+    });
+    if (edit.make_primary && !p.primary) {
+      for (const x of this.profilesOf(c)) if (x.primary) Object.assign(x, { primary: false, revision: x.revision + 1 });
+      Object.assign(p, { primary: true, revision: p.revision + 1 });
+    }
+    reconcile(c, this.profilesOf(c));
+    return profileView(p);
+  }
+
+  private profileReorder(slug: string, order: OrderInput[]) {
+    const c = this.conn(slug);
+    const ps = this.profilesOf(c);
+    if (order.length !== ps.length) fail('invalid', `order must name each of the ${ps.length} profiles of '${slug}' exactly once`);
+    order.forEach((o) => {
+      const p = this.profile(c, o.id);
+      if (p.revision !== o.revision) fail('conflict', `profile changed since it was read (revision ${o.revision} expected, ${p.revision} found); reload and retry`);
+    });
+    order.forEach((o, i) => {
+      const p = this.profile(c, o.id);
+      if (p.priority !== i) Object.assign(p, { priority: i, revision: p.revision + 1 });
+    });
+    return this.profilesOf(c).map(profileView);
+  }
+
+  private profileRotate(slug: string, ref: string, secret: string) {
+    const c = this.conn(slug);
+    const p = this.profile(c, ref);
+    if (secret.trim().length === 0) fail('invalid', 'secret is empty');
+    this.keychain.set(p.id, secret);
+    Object.assign(p, { credentialRevision: p.credentialRevision + 1, revision: p.revision + 1, health: [], hasSecret: true });
+    reconcile(c, this.profilesOf(c));
+    return profileView(p);
+  }
+
+  private profileRemove(slug: string, ref: string): Removal {
+    const c = this.conn(slug);
+    const p = this.profile(c, ref);
+    if (p.primary) fail('precondition', `'${p.label}' is the primary profile of '${slug}'; make another profile primary first`);
+    this.keychain.delete(p.id);
+    this.profiles = this.profiles.filter((x) => x !== p);
+    reconcile(c, this.profilesOf(c));
+    return { slug, profiles_removed: 1, secrets_deleted: 1, secrets_pending: 0 };
+  }
+
+  private async verify(slug: string, ref: string | null, deep: boolean) {
+    const c = this.conn(slug);
+    const targets = ref === null ? this.profilesOf(c) : [this.profile(c, ref)];
+    const total = targets.length;
+    const results: VerifyResult[] = [];
+    let done = 0;
+    for (const [i, p] of targets.entries()) {
+      await this.emitProgress(slug, { event: 'started', profile_id: p.id, label: p.label, index: i + 1, total });
+      await sleep(this.verifyDelayMs);
+      const result = this.verifyOne(c, p, deep);
+      results.push(result);
+      done += 1;
+      await this.emitProgress(slug, { event: 'finished', result, done, total });
+    }
+    reconcile(c, this.profilesOf(c));
+    results.sort((x, y) => x.label.localeCompare(y.label));
+    return { slug, results, routing: routingStatus(c, this.profilesOf(c)) };
+  }
+
+  private verifyOne(c: FakeConnection, p: FakeProfile, deep: boolean): VerifyResult {
+    const script = this.verifyScript[p.label] ?? { outcome: 'verified' };
+    const base = { profile_id: p.id, label: p.label };
+    if (script.outcome === 'unverified') {
+      const kind = script.kind ?? 'network';
+      return { ...base, outcome: 'unverified', models: [], failure_kind: kind, detail: `models listing failed (${kind}); no evidence recorded` };
+    }
+    const at = new Date().toISOString();
+    if (script.outcome === 'auth_invalid') {
+      p.evidence = { credentialRevision: p.credentialRevision, basis: c.basis, at, outcome: 'auth_invalid', models: [] };
+      return { ...base, outcome: 'auth_invalid', models: [], failure_kind: 'auth_invalid', detail: 'the provider refused the key (HTTP 401)' };
+    }
+    const supported = script.supported ?? c.models;
+    const models = c.models.map((model) => ({
+      model,
+      source: deep ? 'probed' : 'listed',
+      supported: supported.includes(model),
+      failure_kind: supported.includes(model) ? null : 'model_forbidden',
+    }));
+    p.evidence = { credentialRevision: p.credentialRevision, basis: c.basis, at, outcome: 'ok', models };
+    p.health = p.health.filter((h) => h.kind !== 'auth_invalid');
+    return { ...base, outcome: 'verified', models, failure_kind: null, detail: `${models.filter((m) => m.supported).length} models` };
+  }
+
+  private emitProgress(slug: string, progress: VerifyEvent): Promise<void> {
+    return this.emit('verify-progress', { slug, progress });
+  }
+
+  private activate(slug: string, mode: string) {
+    const c = this.conn(slug);
+    if (mode !== 'balanced' && mode !== 'priority') fail('invalid', 'activate takes balanced or priority');
+    const g = gates(c, this.profilesOf(c));
+    if (!g.ok) fail('precondition', `cannot activate ${mode} routing for '${slug}': ${g.failures.join('; ')}`, { gates: g });
+    Object.assign(c, { mode, state: 'active', note: null, activatedAt: new Date().toISOString(), activatedBy: 'desktop' });
+    c.revision += 1;
+    return routingStatus(c, this.profilesOf(c));
+  }
+
+  /** Test hook: a cooldown on a profile's credential-wide circuit (or one model's). */
+  coolDown(slug: string, label: string, seconds: number, model: string | null = null, kind = 'rate_limited'): void {
+    const p = this.profile(this.conn(slug), label);
+    p.health = [...p.health.filter((h) => h.model !== model), { model, state: 'open', kind, until: new Date(Date.now() + seconds * 1000).toISOString() }];
+  }
+
+  /** Test hook: bump a profile's revision as if another window edited it. */
+  touch(slug: string, label: string): void {
+    const p = this.profile(this.conn(slug), label);
+    p.revision += 1;
+  }
+}

@@ -1,0 +1,156 @@
+// The fake engine's readiness rules, a small copy of the real ones: evidence is current when
+// taken under the profile's credential revision and the connection's basis; a profile serves a
+// model when enabled, keyed, current and the model is supported; the gates need every model
+// served and one model served twice.
+import type {
+  ExcludedView,
+  GateView,
+  HealthView,
+  ModelGateView,
+  ModelProof,
+  ProfileReadiness,
+  ProfileView,
+  RoutingStatus,
+} from '../../src/lib/types';
+
+export interface FakeEvidence {
+  credentialRevision: number;
+  basis: number;
+  at: string;
+  outcome: 'ok' | 'auth_invalid';
+  models: ModelProof[];
+}
+
+export interface FakeProfile {
+  id: string;
+  connectionId: string;
+  label: string;
+  weight: number;
+  priority: number;
+  enabled: boolean;
+  primary: boolean;
+  hasSecret: boolean;
+  credentialRevision: number;
+  revision: number;
+  createdAt: string;
+  updatedAt: string;
+  evidence: FakeEvidence | null;
+  health: HealthView[];
+}
+
+export interface FakeConnection {
+  id: string;
+  slug: string;
+  protocol: string;
+  baseUrl: string;
+  headers: { name: string; value: string }[];
+  models: string[];
+  mapping: { from: string; to: string }[];
+  basis: number;
+  revision: number;
+  mode: string;
+  state: string;
+  note: string | null;
+  activatedAt: string | null;
+  activatedBy: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function staleReason(p: FakeProfile, c: FakeConnection): string | null {
+  const e = p.evidence;
+  if (!e) return null;
+  if (e.credentialRevision !== p.credentialRevision) return 'the credential was replaced after this verification';
+  if (e.basis !== c.basis) return 'the endpoint, headers or protocol changed after this verification';
+  return null;
+}
+
+function exclusion(p: FakeProfile, c: FakeConnection, model: string): string | null {
+  if (!p.enabled) return 'disabled';
+  if (!p.hasSecret) return 'secret_missing';
+  if (!p.evidence) return 'no_evidence';
+  if (staleReason(p, c)) return 'stale_evidence';
+  if (p.evidence.outcome === 'auth_invalid') return 'auth_invalid';
+  if (!p.evidence.models.some((m) => m.model === model && m.supported)) return 'model_unsupported';
+  return null;
+}
+
+export function gates(c: FakeConnection, profiles: FakeProfile[]): GateView {
+  const models: ModelGateView[] = c.models.map((model) => {
+    const eligible: FakeProfile[] = [];
+    const excluded: ExcludedView[] = [];
+    for (const p of profiles) {
+      const reason = exclusion(p, c, model);
+      if (reason) excluded.push({ profile: p.id, label: p.label, reason });
+      else eligible.push(p);
+    }
+    return { model, eligible: eligible.map((p) => p.id), eligible_labels: eligible.map((p) => p.label), excluded };
+  });
+  const failures: string[] = [];
+  if (models.length === 0) failures.push('the connection has no enabled model');
+  for (const m of models.filter((m) => m.eligible.length === 0)) {
+    const why = m.excluded.map((e) => `${e.label}: ${e.reason}`).join(', ');
+    failures.push(`model ${m.model} has no eligible profile (${why})`);
+  }
+  if (models.length > 0 && models.every((m) => m.eligible.length < 2)) failures.push('no model has two eligible profiles');
+  return { ok: failures.length === 0, models, failures };
+}
+
+/** Suspends an active routed connection whose gates fail, resumes a suspended one. */
+export function reconcile(c: FakeConnection, profiles: FakeProfile[]): void {
+  if (c.mode === 'legacy') return;
+  const g = gates(c, profiles);
+  c.state = g.ok ? 'active' : 'suspended';
+  c.note = g.ok
+    ? null
+    : `suspended (routing as legacy) because the activation gates no longer hold: ${g.failures.join('; ')}; run \`switchyard verify\` to restore them`;
+}
+
+export function profileView(p: FakeProfile): ProfileView {
+  return {
+    id: p.id,
+    connection_id: p.connectionId,
+    label: p.label,
+    weight: p.weight,
+    priority: p.priority,
+    enabled: p.enabled,
+    primary: p.primary,
+    credential: p.hasSecret ? 'present' : 'missing',
+    credential_revision: p.credentialRevision,
+    revision: p.revision,
+    created_at: p.createdAt,
+    updated_at: p.updatedAt,
+  };
+}
+
+function readiness(p: FakeProfile, c: FakeConnection, now: number): ProfileReadiness {
+  const stale = staleReason(p, c);
+  return {
+    id: p.id,
+    label: p.label,
+    weight: p.weight,
+    priority: p.priority,
+    enabled: p.enabled,
+    primary: p.primary,
+    credential: p.hasSecret ? 'present' : 'missing',
+    evidence: p.evidence ? (stale ? 'stale' : 'current') : 'none',
+    evidence_detail: p.evidence
+      ? { verified_at: p.evidence.at, outcome: p.evidence.outcome, models: p.evidence.models, stale_reason: stale }
+      : null,
+    health: p.health.filter((h) => h.state !== 'open' || !h.until || Date.parse(h.until) > now),
+  };
+}
+
+export function routingStatus(c: FakeConnection, profiles: FakeProfile[]): RoutingStatus {
+  const now = Date.now();
+  return {
+    slug: c.slug,
+    mode: c.mode,
+    state: c.state,
+    note: c.note,
+    activated_at: c.activatedAt,
+    activated_by: c.activatedBy,
+    gates: gates(c, profiles),
+    profiles: profiles.map((p) => readiness(p, c, now)),
+  };
+}

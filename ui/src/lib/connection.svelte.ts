@@ -1,0 +1,204 @@
+// The store of one connection's page: its profiles and routing status, and every action of
+// the Profiles and Routing screens. Each action reads revisions when it runs, so "reload and
+// retry" after a conflict re-applies the same intent to the fresh rows. Secrets pass straight
+// through to the command and are never kept here (their actions are not retried).
+import { commands } from '../bindings';
+import { attempt, unwrap, type Failure, type Outcome } from './errors';
+import { headerLines, splitLines, splitList, type ConnectionFormValues } from './forms';
+import type { Backend } from './connections.svelte';
+import { VerifyTracker, type Listen } from './verify.svelte';
+import type {
+  ConnectionDetail,
+  ConnectionEditInput,
+  GateView,
+  ProfileEditInput,
+  ProfileInput,
+  ProfileReadiness,
+  ProfileView,
+  Removal,
+  RoutingStatus,
+} from './types';
+
+type ActOptions = { retry?: boolean; quiet?: boolean };
+
+export class ConnectionStore {
+  detail = $state<ConnectionDetail | null>(null);
+  status = $state<RoutingStatus | null>(null);
+  error = $state<Failure | null>(null);
+  /** The gate report of the last refused activation (cleared by the next status). */
+  refusal = $state<GateView | null>(null);
+  busy = $state(false);
+  readonly verifier: VerifyTracker;
+
+  constructor(
+    readonly slug: string,
+    private readonly backend: Backend = commands,
+    listen?: Listen,
+  ) {
+    this.verifier = new VerifyTracker(slug, (...a) => this.backend.verify(...a), listen);
+  }
+
+  get profiles(): ProfileView[] {
+    return this.detail?.profiles ?? [];
+  }
+
+  readiness(id: string): ProfileReadiness | undefined {
+    return this.status?.profiles.find((p) => p.id === id);
+  }
+
+  private profile(id: string): ProfileView {
+    const p = this.profiles.find((x) => x.id === id);
+    if (!p) throw new Error(`profile ${id} is no longer listed; reload`);
+    return p;
+  }
+
+  /** Reloads the connection and its routing status. */
+  async refresh(): Promise<boolean> {
+    const [detail, status] = await Promise.all([
+      attempt(() => unwrap(this.backend.connectionShow(this.slug))),
+      attempt(() => unwrap(this.backend.routingStatus(this.slug))),
+    ]);
+    if (detail.ok) this.detail = detail.data;
+    if (status.ok) this.status = status.data;
+    const failed = !detail.ok ? detail : !status.ok ? status : null;
+    if (failed && !failed.ok) {
+      this.error = { ...failed.failure, retry: () => this.refresh() };
+      return false;
+    }
+    return true;
+  }
+
+  /** Runs an action, then reloads. A failure is returned, and shown on the page unless `quiet`. */
+  private async act<T>(action: () => Promise<T>, opts: ActOptions = {}): Promise<Outcome<T>> {
+    this.busy = true;
+    try {
+      const out = await attempt(action);
+      if (out.ok) {
+        this.error = null;
+        await this.refresh();
+        return out;
+      }
+      const retry =
+        opts.retry !== false && out.failure.code === 'conflict'
+          ? async () => {
+              if (await this.refresh()) return this.act(action, opts);
+            }
+          : undefined;
+      const failure: Failure = { ...out.failure, retry };
+      if (!opts.quiet) this.error = failure;
+      return { ok: false, failure };
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  editConnection(v: ConnectionFormValues): Promise<Outcome<unknown>> {
+    return this.act(
+      () => {
+        const c = this.detail?.connection;
+        const edit: ConnectionEditInput = {
+          protocol: v.protocol,
+          base_url: v.baseUrl.trim(),
+          models: splitList(v.models),
+          mappings: splitLines(v.mappings),
+          headers: headerLines(v.headers),
+          if_revision: c?.revision ?? null,
+        };
+        return unwrap(this.backend.connectionEdit(this.slug, edit));
+      },
+      { quiet: true },
+    );
+  }
+
+  /** Removes the connection (no reload afterwards: the page closes). */
+  async removeConnection(): Promise<Outcome<Removal>> {
+    this.busy = true;
+    const out = await attempt(() => unwrap(this.backend.connectionRemove(this.slug)));
+    this.busy = false;
+    return out;
+  }
+
+  addProfile(input: ProfileInput, secret: string): Promise<Outcome<ProfileView>> {
+    return this.act(() => unwrap(this.backend.profileAdd(this.slug, input, secret)), { retry: false, quiet: true });
+  }
+
+  editProfile(id: string, edit: Omit<ProfileEditInput, 'if_revision' | 'make_primary'> & { make_primary?: boolean }, quiet = false) {
+    return this.act(
+      () => {
+        const full: ProfileEditInput = { make_primary: false, ...edit, if_revision: this.profile(id).revision };
+        return unwrap(this.backend.profileEdit(this.slug, id, full));
+      },
+      { quiet },
+    );
+  }
+
+  setEnabled(id: string, enabled: boolean) {
+    return this.editProfile(id, { enabled });
+  }
+
+  makePrimary(id: string) {
+    return this.editProfile(id, { make_primary: true });
+  }
+
+  setWeight(id: string, weight: number) {
+    return this.editProfile(id, { weight });
+  }
+
+  /** New priority order (first is tried first); revisions are read when it runs. */
+  reorder(ids: string[]): Promise<Outcome<ProfileView[]>> {
+    return this.act(() => {
+      const order = ids.map((id) => ({ id, revision: this.profile(id).revision }));
+      return unwrap(this.backend.profileReorder(this.slug, order));
+    });
+  }
+
+  /** Moves a profile `delta` places in the priority order. */
+  move(id: string, delta: number): Promise<Outcome<ProfileView[]>> | null {
+    const ids = this.profiles.map((p) => p.id);
+    const from = ids.indexOf(id);
+    const to = from + delta;
+    if (from < 0 || to < 0 || to >= ids.length) return null;
+    ids.splice(from, 1);
+    ids.splice(to, 0, id);
+    return this.reorder(ids);
+  }
+
+  rotate(id: string, secret: string): Promise<Outcome<ProfileView>> {
+    this.verifier.forget(id);
+    return this.act(() => unwrap(this.backend.profileRotate(this.slug, id, secret)), { retry: false, quiet: true });
+  }
+
+  removeProfile(id: string): Promise<Outcome<Removal>> {
+    this.verifier.forget(id);
+    return this.act(() => unwrap(this.backend.profileRemove(this.slug, id)), { quiet: true });
+  }
+
+  /** Verifies one profile, or all with `null`; reloads the status afterwards. */
+  async verify(profile: string | null, deep: boolean) {
+    const targets = profile === null ? this.profiles.map((p) => p.id) : [profile];
+    const out = await this.verifier.run(targets, profile, deep);
+    if (out.ok) {
+      this.status = out.data.routing;
+      this.refusal = null;
+      await this.refresh();
+    } else {
+      this.error = out.failure;
+    }
+    return out;
+  }
+
+  async activate(mode: 'balanced' | 'priority') {
+    const out = await this.act(() => unwrap(this.backend.routingActivate(this.slug, mode)));
+    this.refusal = out.ok ? null : out.failure.gates;
+    return out;
+  }
+
+  deactivate() {
+    this.refusal = null;
+    return this.act(() => unwrap(this.backend.routingDeactivate(this.slug)));
+  }
+
+  resetHealth(id: string, model: string | null) {
+    return this.act(() => unwrap(this.backend.healthReset(this.slug, id, model)));
+  }
+}

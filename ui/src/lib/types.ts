@@ -1,0 +1,47 @@
+// The IPC types the window reads, under plain names. tauri-specta emits a `_Serialize` shape
+// for what the backend sends (nullable fields present) and a `_Deserialize` one for what it
+// accepts; the window reads the former and sends the latter.
+import type {
+  EvidenceSummary_Serialize,
+  HealthView_Serialize,
+  IpcError_Serialize,
+  ModelProof_Serialize,
+  ProfileReadiness_Serialize,
+  RoutingStatus_Serialize,
+  VerifyEvent_Serialize,
+  VerifyProgress_Serialize,
+  VerifyReport_Serialize,
+  VerifyResult_Serialize,
+} from '../bindings';
+
+export type {
+  AppInfo,
+  ConnectionDetail,
+  ConnectionView,
+  ExcludedView,
+  GateView,
+  HeaderView,
+  IpcErrorCode,
+  ModelGateView,
+  OrderInput,
+  ProfileView,
+  Removal,
+} from '../bindings';
+export type ConnectionInput = import('../bindings').ConnectionInput;
+export type ConnectionEditInput = import('../bindings').ConnectionEditInput_Deserialize;
+export type ProfileInput = import('../bindings').ProfileInput_Deserialize;
+export type ProfileEditInput = import('../bindings').ProfileEditInput_Deserialize;
+
+export type EvidenceSummary = EvidenceSummary_Serialize;
+export type HealthView = HealthView_Serialize;
+export type IpcError = IpcError_Serialize;
+export type ModelProof = ModelProof_Serialize;
+export type ProfileReadiness = ProfileReadiness_Serialize;
+export type RoutingStatus = RoutingStatus_Serialize;
+export type VerifyEvent = VerifyEvent_Serialize;
+export type VerifyProgress = VerifyProgress_Serialize;
+export type VerifyReport = VerifyReport_Serialize;
+export type VerifyResult = VerifyResult_Serialize;
+
+/** What a command returns through tauri-specta. */
+export type IpcResult<T> = { status: 'ok'; data: T } | { status: 'error'; error: IpcError };
