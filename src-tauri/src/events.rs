@@ -15,10 +15,7 @@ pub struct VerifyProgress {
 
 /// Forwards one engine progress event to the window; a closed window is not an error.
 pub fn emit_verify_progress<R: Runtime>(app: &AppHandle<R>, slug: &str, progress: VerifyEvent) {
-    let event = VerifyProgress {
-        slug: slug.to_string(),
-        progress,
-    };
+    let event = VerifyProgress { slug: slug.to_string(), progress };
     if let Err(e) = event.emit(app) {
         tracing::debug!(error = %e, "verify progress not delivered");
     }

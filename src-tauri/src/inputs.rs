@@ -3,9 +3,7 @@
 
 use serde::Deserialize;
 use specta::Type;
-use switchyard_engine::{
-    ConnectionEdit, NewConnection, NewProfile, OrderEntry, ProfileEdit, Secret,
-};
+use switchyard_engine::{ConnectionEdit, NewConnection, NewProfile, OrderEntry, ProfileEdit, Secret};
 
 /// A secret typed into the window. Sent once, as a command argument; never serialized back,
 /// never printed (`Debug` is redacted), handed straight to the engine as a [`Secret`].
@@ -89,11 +87,7 @@ pub struct ProfileInput {
 
 impl From<ProfileInput> for NewProfile {
     fn from(i: ProfileInput) -> Self {
-        NewProfile {
-            label: i.label,
-            weight: i.weight.map(i64::from),
-            priority: i.priority.map(i64::from),
-        }
+        NewProfile { label: i.label, weight: i.weight.map(i64::from), priority: i.priority.map(i64::from) }
     }
 }
 
@@ -131,9 +125,6 @@ pub struct OrderInput {
 
 impl From<OrderInput> for OrderEntry {
     fn from(i: OrderInput) -> Self {
-        OrderEntry {
-            id: i.id,
-            revision: i64::from(i.revision),
-        }
+        OrderEntry { id: i.id, revision: i64::from(i.revision) }
     }
 }

@@ -40,10 +40,6 @@ impl From<EngineError> for IpcError {
             EngineError::GateFailed { gates, .. } => Some(*gates),
             _ => None,
         };
-        IpcError {
-            code,
-            message,
-            gates,
-        }
+        IpcError { code, message, gates }
     }
 }

@@ -3,8 +3,7 @@
 
 #[test]
 fn checked_in_bindings_match_the_commands() -> Result<(), Box<dyn std::error::Error>> {
-    let checked_in_path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/bindings.ts");
+    let checked_in_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/bindings.ts");
     let fresh = tempfile_path("bindings.ts");
     switchyard_desktop::export_bindings(&fresh)?;
     let generated = std::fs::read_to_string(&fresh)?;

@@ -9,19 +9,14 @@ use crate::ipc::IpcError;
 /// Every connection with its profiles.
 #[tauri::command]
 #[specta::specta]
-pub async fn list_connections(
-    engine: State<'_, Engine>,
-) -> Result<Vec<ConnectionDetail>, IpcError> {
+pub async fn list_connections(engine: State<'_, Engine>) -> Result<Vec<ConnectionDetail>, IpcError> {
     Ok(engine.connection_overview().await?)
 }
 
 /// One connection with its profiles (priority order).
 #[tauri::command]
 #[specta::specta]
-pub async fn connection_show(
-    engine: State<'_, Engine>,
-    slug: String,
-) -> Result<ConnectionDetail, IpcError> {
+pub async fn connection_show(engine: State<'_, Engine>, slug: String) -> Result<ConnectionDetail, IpcError> {
     Ok(engine.connection_show(&slug).await?)
 }
 
@@ -50,9 +45,6 @@ pub async fn connection_edit(
 /// Removes a connection, its profiles and their keychain entries.
 #[tauri::command]
 #[specta::specta]
-pub async fn connection_remove(
-    engine: State<'_, Engine>,
-    slug: String,
-) -> Result<Removal, IpcError> {
+pub async fn connection_remove(engine: State<'_, Engine>, slug: String) -> Result<Removal, IpcError> {
     Ok(engine.connection_remove(&slug).await?)
 }

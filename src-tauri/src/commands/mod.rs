@@ -20,8 +20,5 @@ pub struct AppInfo {
 #[tauri::command]
 #[specta::specta]
 pub fn app_info(engine: State<'_, Engine>) -> AppInfo {
-    AppInfo {
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        data_dir: engine.data_dir().display().to_string(),
-    }
+    AppInfo { version: env!("CARGO_PKG_VERSION").to_string(), data_dir: engine.data_dir().display().to_string() }
 }

@@ -15,9 +15,7 @@ pub async fn profile_add(
     input: ProfileInput,
     secret: SecretArg,
 ) -> Result<ProfileView, IpcError> {
-    Ok(engine
-        .profile_add(&slug, input.into(), secret.into_secret())
-        .await?)
+    Ok(engine.profile_add(&slug, input.into(), secret.into_secret()).await?)
 }
 
 /// Label, weight, priority, enabled flag or primary status (CAS on `if_revision`).
@@ -53,17 +51,11 @@ pub async fn profile_rotate(
     profile: String,
     secret: SecretArg,
 ) -> Result<ProfileView, IpcError> {
-    Ok(engine
-        .profile_rotate(&slug, &profile, secret.into_secret())
-        .await?)
+    Ok(engine.profile_rotate(&slug, &profile, secret.into_secret()).await?)
 }
 
 #[tauri::command]
 #[specta::specta]
-pub async fn profile_remove(
-    engine: State<'_, Engine>,
-    slug: String,
-    profile: String,
-) -> Result<Removal, IpcError> {
+pub async fn profile_remove(engine: State<'_, Engine>, slug: String, profile: String) -> Result<Removal, IpcError> {
     Ok(engine.profile_remove(&slug, &profile).await?)
 }

@@ -22,17 +22,12 @@ pub async fn verify<R: Runtime>(
     deep: bool,
 ) -> Result<VerifyReport, IpcError> {
     let progress = |event: VerifyEvent| emit_verify_progress(&app, &slug, event);
-    Ok(engine
-        .verify(&slug, profile.as_deref(), deep, &progress)
-        .await?)
+    Ok(engine.verify(&slug, profile.as_deref(), deep, &progress).await?)
 }
 
 #[tauri::command]
 #[specta::specta]
-pub async fn routing_status(
-    engine: State<'_, Engine>,
-    slug: String,
-) -> Result<RoutingStatus, IpcError> {
+pub async fn routing_status(engine: State<'_, Engine>, slug: String) -> Result<RoutingStatus, IpcError> {
     Ok(engine.routing_status(&slug).await?)
 }
 
@@ -49,10 +44,7 @@ pub async fn routing_activate(
 
 #[tauri::command]
 #[specta::specta]
-pub async fn routing_deactivate(
-    engine: State<'_, Engine>,
-    slug: String,
-) -> Result<RoutingStatus, IpcError> {
+pub async fn routing_deactivate(engine: State<'_, Engine>, slug: String) -> Result<RoutingStatus, IpcError> {
     Ok(engine.routing_deactivate(&slug).await?)
 }
 
@@ -65,7 +57,5 @@ pub async fn health_reset(
     profile: String,
     model: Option<String>,
 ) -> Result<(), IpcError> {
-    Ok(engine
-        .health_reset(&slug, &profile, model.as_deref())
-        .await?)
+    Ok(engine.health_reset(&slug, &profile, model.as_deref()).await?)
 }

@@ -38,21 +38,14 @@ fn api_key(headers: &HeaderMap) -> Option<String> {
 pub(crate) fn error_response(fault: &Fault) -> Response {
     let mut headers: Vec<(&'static str, String)> = Vec::new();
     let (status, kind, message) = match fault {
-        Fault::MissingKey => (
-            401,
-            "authentication_error",
-            "x-api-key header is required".to_owned(),
-        ),
+        Fault::MissingKey => (401, "authentication_error", "x-api-key header is required".to_owned()),
         Fault::InvalidKey { .. } => (401, "authentication_error", "invalid x-api-key".to_owned()),
         Fault::RateLimited { retry_after_secs } => {
             headers.extend([
                 ("retry-after", retry_after_secs.to_string()),
                 ("anthropic-ratelimit-requests-limit", "50".to_owned()),
                 ("anthropic-ratelimit-requests-remaining", "0".to_owned()),
-                (
-                    "anthropic-ratelimit-requests-reset",
-                    reset_time(*retry_after_secs),
-                ),
+                ("anthropic-ratelimit-requests-reset", reset_time(*retry_after_secs)),
             ]);
             (
                 429,
@@ -75,11 +68,9 @@ pub(crate) fn error_response(fault: &Fault) -> Response {
              Billing to upgrade or purchase credits."
                 .to_owned(),
         ),
-        Fault::ModelForbidden { .. } => (
-            403,
-            "permission_error",
-            "Your API key does not have permission to use the specified resource.".to_owned(),
-        ),
+        Fault::ModelForbidden { .. } => {
+            (403, "permission_error", "Your API key does not have permission to use the specified resource.".to_owned())
+        }
         Fault::ModelNotFound { model } => (404, "not_found_error", format!("model: {model}")),
         Fault::ServerError => (500, "api_error", "Internal server error".to_owned()),
         Fault::Overloaded => (529, "overloaded_error", "Overloaded".to_owned()),
@@ -102,9 +93,7 @@ pub(crate) fn error_response(fault: &Fault) -> Response {
     ]);
     for (name, value) in headers {
         if let Ok(value) = HeaderValue::from_str(&value) {
-            response
-                .headers_mut()
-                .insert(HeaderName::from_static(name), value);
+            response.headers_mut().insert(HeaderName::from_static(name), value);
         }
     }
     response
@@ -125,21 +114,13 @@ fn reset_time(secs: u64) -> String {
 fn admit(shared: &Shared, hit: &Intake, headers_had_version: bool) -> Result<(), Fault> {
     shared.playbook.authenticate(hit.key.as_deref())?;
     if !headers_had_version {
-        return Err(Fault::BadRequest {
-            message: "anthropic-version: header is required".to_owned(),
-        });
+        return Err(Fault::BadRequest { message: "anthropic-version: header is required".to_owned() });
     }
     Ok(())
 }
 
 /// Counts, records and admits a request; returns it with its intake.
-fn intake(
-    shared: &Shared,
-    method: Method,
-    uri: &Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Intake, Fault> {
+fn intake(shared: &Shared, method: Method, uri: &Uri, headers: HeaderMap, body: Bytes) -> Result<Intake, Fault> {
     let key = api_key(&headers);
     let has_version = headers.contains_key("anthropic-version");
     let hit = shared.intake(method, uri, headers, body, key);
@@ -162,9 +143,7 @@ pub(crate) async fn list_models(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    list_page(shared, method, uri, headers, body)
-        .await
-        .unwrap_or_else(|fault| error_response(&fault))
+    list_page(shared, method, uri, headers, body).await.unwrap_or_else(|fault| error_response(&fault))
 }
 
 async fn list_page(
@@ -175,11 +154,8 @@ async fn list_page(
     body: Bytes,
 ) -> Result<Response, Fault> {
     let hit = intake(shared, method, &uri, headers, body)?;
-    let bad = |message: &str| Fault::BadRequest {
-        message: message.to_owned(),
-    };
-    let Query(query) =
-        Query::<PageQuery>::try_from_uri(&uri).map_err(|_| bad("invalid query parameters"))?;
+    let bad = |message: &str| Fault::BadRequest { message: message.to_owned() };
+    let Query(query) = Query::<PageQuery>::try_from_uri(&uri).map_err(|_| bad("invalid query parameters"))?;
     let limit = match query.limit {
         None => 20,
         Some(text) => text
@@ -229,9 +205,7 @@ pub(crate) async fn messages(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    answer_messages(&shared, method, &uri, headers, body)
-        .await
-        .unwrap_or_else(|fault| error_response(&fault))
+    answer_messages(&shared, method, &uri, headers, body).await.unwrap_or_else(|fault| error_response(&fault))
 }
 
 async fn answer_messages(
@@ -243,33 +217,22 @@ async fn answer_messages(
 ) -> Result<Response, Fault> {
     let hit = intake(shared, method, uri, headers, body)?;
     let ModelRequest { model, stream, .. } = hit.model_request()?;
-    let plan = shared
-        .playbook
-        .play(hit.key.as_deref(), Call::Model(&model))?;
+    let plan = shared.playbook.play(hit.key.as_deref(), Call::Model(&model))?;
     plan.wait().await;
     let reply = Reply::new(&model, &plan.reply, hit.body.len());
     let dies = plan.dies_after.is_some();
     if !stream {
-        return Ok(json_answer(
-            &message(&reply, "end_turn", &reply.text()),
-            dies,
-        ));
+        return Ok(json_answer(&message(&reply, "end_turn", &reply.text()), dies));
     }
     let mut start = message(&reply, "", "");
     start["usage"]["output_tokens"] = json!(1);
     let mut events = vec![
         ("message_start", json!({"message": start})),
-        (
-            "content_block_start",
-            json!({"index": 0, "content_block": {"type": "text", "text": ""}}),
-        ),
+        ("content_block_start", json!({"index": 0, "content_block": {"type": "text", "text": ""}})),
         ("ping", json!({})),
     ];
     for text in reply.streamed_chunks(plan.dies_after) {
-        events.push((
-            "content_block_delta",
-            json!({"index": 0, "delta": {"type": "text_delta", "text": text}}),
-        ));
+        events.push(("content_block_delta", json!({"index": 0, "delta": {"type": "text_delta", "text": text}})));
     }
     if !dies {
         events.extend([
@@ -291,10 +254,7 @@ async fn answer_messages(
             frame(Some(name), &data.to_string())
         })
         .collect();
-    Ok(event_stream(
-        frames,
-        if dies { Ending::Dies } else { Ending::Complete },
-    ))
+    Ok(event_stream(frames, if dies { Ending::Dies } else { Ending::Complete }))
 }
 
 /// A `message` object; `stop_reason` "" means none yet (in `message_start`), with empty content.
@@ -323,9 +283,7 @@ pub(crate) async fn count_tokens(
     let answer = async {
         let hit = intake(&shared, method, &uri, headers, body)?;
         let request = hit.model_request()?;
-        let plan = shared
-            .playbook
-            .play(hit.key.as_deref(), Call::Model(&request.model))?;
+        let plan = shared.playbook.play(hit.key.as_deref(), Call::Model(&request.model))?;
         plan.wait().await;
         let reply = Reply::new(&request.model, "", hit.body.len());
         Ok::<_, Fault>(Json(json!({"input_tokens": reply.input_tokens})).into_response())

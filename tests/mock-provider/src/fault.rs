@@ -49,11 +49,7 @@ mod tests {
 
     #[test]
     fn masked_keys_never_contain_the_key() {
-        assert_eq!(
-            mask_key("sk-canary-1234567890"),
-            "sk-*************7890",
-            "prefix, stars, last four"
-        );
+        assert_eq!(mask_key("sk-canary-1234567890"), "sk-*************7890", "prefix, stars, last four");
         assert_eq!(mask_key("short"), "*****", "short keys are hidden entirely");
     }
 }

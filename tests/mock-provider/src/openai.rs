@@ -24,10 +24,7 @@ const MODEL_CREATED: i64 = 1_700_000_000;
 pub(crate) fn bearer_key(headers: &HeaderMap) -> Option<String> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, key) = value.split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| key.trim().to_owned())
-        .filter(|k| !k.is_empty())
+    scheme.eq_ignore_ascii_case("bearer").then(|| key.trim().to_owned()).filter(|k| !k.is_empty())
 }
 
 /// A fault as OpenAI answers it.
@@ -58,18 +55,9 @@ pub(crate) fn error_response(fault: &Fault) -> Response {
         Fault::RateLimited { retry_after_secs } => {
             headers.extend([
                 (header::RETRY_AFTER, retry_after_secs.to_string()),
-                (
-                    HeaderName::from_static("x-ratelimit-limit-requests"),
-                    "60".to_owned(),
-                ),
-                (
-                    HeaderName::from_static("x-ratelimit-remaining-requests"),
-                    "0".to_owned(),
-                ),
-                (
-                    HeaderName::from_static("x-ratelimit-reset-requests"),
-                    format!("{retry_after_secs}s"),
-                ),
+                (HeaderName::from_static("x-ratelimit-limit-requests"), "60".to_owned()),
+                (HeaderName::from_static("x-ratelimit-remaining-requests"), "0".to_owned()),
+                (HeaderName::from_static("x-ratelimit-reset-requests"), format!("{retry_after_secs}s")),
             ]);
             (
                 StatusCode::TOO_MANY_REQUESTS,
@@ -109,33 +97,16 @@ pub(crate) fn error_response(fault: &Fault) -> Response {
             None,
             "The engine is currently overloaded, please try again later".to_owned(),
         ),
-        Fault::ListingUnsupported => (
-            StatusCode::NOT_FOUND,
-            "invalid_request_error",
-            None,
-            "Invalid URL (GET /v1/models)".to_owned(),
-        ),
-        Fault::BadRequest { message } => (
-            StatusCode::BAD_REQUEST,
-            "invalid_request_error",
-            None,
-            message.clone(),
-        ),
+        Fault::ListingUnsupported => {
+            (StatusCode::NOT_FOUND, "invalid_request_error", None, "Invalid URL (GET /v1/models)".to_owned())
+        }
+        Fault::BadRequest { message } => (StatusCode::BAD_REQUEST, "invalid_request_error", None, message.clone()),
     };
     let body = json!({"error": {"message": message, "type": kind, "param": null, "code": code}});
     headers.extend([
-        (
-            header::CONTENT_TYPE,
-            "application/json; charset=utf-8".to_owned(),
-        ),
-        (
-            HeaderName::from_static("openai-version"),
-            "2020-10-01".to_owned(),
-        ),
-        (
-            HeaderName::from_static("x-request-id"),
-            format!("req_mock_{}", next_serial()),
-        ),
+        (header::CONTENT_TYPE, "application/json; charset=utf-8".to_owned()),
+        (HeaderName::from_static("openai-version"), "2020-10-01".to_owned()),
+        (HeaderName::from_static("x-request-id"), format!("req_mock_{}", next_serial())),
     ]);
     let mut response = (status, body.to_string()).into_response();
     for (name, value) in headers {
@@ -164,9 +135,7 @@ pub(crate) async fn list_models(
     let data: Vec<Value> = plan
         .models
         .iter()
-        .map(
-            |id| json!({"id": id, "object": "model", "created": MODEL_CREATED, "owned_by": "mock"}),
-        )
+        .map(|id| json!({"id": id, "object": "model", "created": MODEL_CREATED, "owned_by": "mock"}))
         .collect();
     Json(json!({"object": "list", "data": data})).into_response()
 }
@@ -181,17 +150,13 @@ pub(crate) async fn chat_completions(
 ) -> Response {
     let key = bearer_key(&headers);
     let hit = shared.intake(method, &uri, headers, body, key);
-    answer_chat(&shared, hit)
-        .await
-        .unwrap_or_else(|fault| error_response(&fault))
+    answer_chat(&shared, hit).await.unwrap_or_else(|fault| error_response(&fault))
 }
 
 async fn answer_chat(shared: &Shared, hit: Intake) -> Result<Response, Fault> {
     shared.playbook.authenticate(hit.key.as_deref())?;
     let request = hit.model_request()?;
-    let plan = shared
-        .playbook
-        .play(hit.key.as_deref(), Call::Model(&request.model))?;
+    let plan = shared.playbook.play(hit.key.as_deref(), Call::Model(&request.model))?;
     plan.wait().await;
     let reply = Reply::new(&request.model, &plan.reply, hit.body.len());
     let dies = plan.dies_after.is_some();
@@ -201,26 +166,15 @@ async fn answer_chat(shared: &Shared, hit: Intake) -> Result<Response, Fault> {
     let with_usage = request.include_usage;
     let mut frames = vec![frame(
         None,
-        &chunk(
-            &reply,
-            json!({"role": "assistant", "content": "", "refusal": null}),
-            None,
-            with_usage,
-        ),
+        &chunk(&reply, json!({"role": "assistant", "content": "", "refusal": null}), None, with_usage),
     )];
     for text in reply.streamed_chunks(plan.dies_after) {
-        frames.push(frame(
-            None,
-            &chunk(&reply, json!({"content": text}), None, with_usage),
-        ));
+        frames.push(frame(None, &chunk(&reply, json!({"content": text}), None, with_usage)));
     }
     if dies {
         return Ok(event_stream(frames, Ending::Dies));
     }
-    frames.push(frame(
-        None,
-        &chunk(&reply, json!({}), Some("stop"), with_usage),
-    ));
+    frames.push(frame(None, &chunk(&reply, json!({}), Some("stop"), with_usage)));
     if with_usage {
         let mut last = envelope(&reply);
         last["choices"] = json!([]);
@@ -271,8 +225,7 @@ fn envelope(reply: &Reply) -> Value {
 /// One `chat.completion.chunk` with a single choice.
 fn chunk(reply: &Reply, delta: Value, finish_reason: Option<&str>, with_usage: bool) -> String {
     let mut chunk = envelope(reply);
-    chunk["choices"] =
-        json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish_reason}]);
+    chunk["choices"] = json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish_reason}]);
     if with_usage {
         chunk["usage"] = Value::Null;
     }

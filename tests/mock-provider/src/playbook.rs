@@ -91,9 +91,7 @@ impl Playbook {
         if self.lock().keys.contains_key(key) {
             Ok(())
         } else {
-            Err(Fault::InvalidKey {
-                key: key.to_owned(),
-            })
+            Err(Fault::InvalidKey { key: key.to_owned() })
         }
     }
 
@@ -105,9 +103,7 @@ impl Playbook {
         let key = key.unwrap_or_default();
         let mut inner = self.lock();
         let Inner { keys, cursors } = &mut *inner;
-        let script = keys.get(key).ok_or_else(|| Fault::InvalidKey {
-            key: key.to_owned(),
-        })?;
+        let script = keys.get(key).ok_or_else(|| Fault::InvalidKey { key: key.to_owned() })?;
         let (slot, behaviour) = match call {
             Call::Listing => match &script.listing {
                 Some(b) => (Slot::Listing, b),
@@ -115,9 +111,7 @@ impl Playbook {
             },
             Call::Model(model) => {
                 if !script.models.iter().any(|m| m == model) {
-                    return Err(Fault::ModelNotFound {
-                        model: model.to_owned(),
-                    });
+                    return Err(Fault::ModelNotFound { model: model.to_owned() });
                 }
                 match script.per_model.get(model) {
                     Some(b) => (Slot::Model(model.to_owned()), b),
@@ -138,10 +132,7 @@ impl Playbook {
         let plan = Plan {
             delay: None,
             dies_after: None,
-            reply: script
-                .reply
-                .clone()
-                .unwrap_or_else(|| DEFAULT_REPLY.to_owned()),
+            reply: script.reply.clone().unwrap_or_else(|| DEFAULT_REPLY.to_owned()),
             models: script.models.clone(),
         };
         drop(inner);
@@ -154,28 +145,18 @@ fn apply_step(step: Behaviour, key: &str, call: Call<'_>, plan: Plan) -> Result<
     let listing = matches!(call, Call::Listing);
     match step {
         Behaviour::Ok | Behaviour::Sequence(_) => Ok(plan),
-        Behaviour::Slow { ms } => Ok(Plan {
-            delay: Some(Duration::from_millis(ms)),
-            ..plan
-        }),
-        Behaviour::StreamDiesAfter { chunks } if !listing => Ok(Plan {
-            dies_after: Some(chunks),
-            ..plan
-        }),
+        Behaviour::Slow { ms } => Ok(Plan { delay: Some(Duration::from_millis(ms)), ..plan }),
+        Behaviour::StreamDiesAfter { chunks } if !listing => Ok(Plan { dies_after: Some(chunks), ..plan }),
         Behaviour::StreamDiesAfter { .. } => Ok(plan),
         Behaviour::ListingUnsupported if listing => Err(Fault::ListingUnsupported),
         Behaviour::ListingUnsupported => Ok(plan),
         Behaviour::ModelForbidden => match call {
             Call::Listing => Ok(plan),
-            Call::Model(model) => Err(Fault::ModelForbidden {
-                model: model.to_owned(),
-            }),
+            Call::Model(model) => Err(Fault::ModelForbidden { model: model.to_owned() }),
         },
         Behaviour::RateLimited { retry_after_secs } => Err(Fault::RateLimited { retry_after_secs }),
         Behaviour::QuotaExhausted => Err(Fault::QuotaExhausted),
-        Behaviour::Unauthorized => Err(Fault::InvalidKey {
-            key: key.to_owned(),
-        }),
+        Behaviour::Unauthorized => Err(Fault::InvalidKey { key: key.to_owned() }),
         Behaviour::ServerError => Err(Fault::ServerError),
         Behaviour::Overloaded => Err(Fault::Overloaded),
     }

@@ -55,10 +55,7 @@ pub(crate) struct Ledger {
 
 impl Default for Ledger {
     fn default() -> Self {
-        Ledger {
-            counts: Mutex::default(),
-            recording: AtomicBool::new(true),
-        }
+        Ledger { counts: Mutex::default(), recording: AtomicBool::new(true) }
     }
 }
 
@@ -74,10 +71,7 @@ impl Ledger {
         if let Some(key) = &request.key {
             *counts.hits.entry(key.clone()).or_default() += 1;
             if let Some(model) = &request.model {
-                *counts
-                    .hits_by_model
-                    .entry((key.clone(), model.clone()))
-                    .or_default() += 1;
+                *counts.hits_by_model.entry((key.clone(), model.clone())).or_default() += 1;
             }
         }
         if recording {
@@ -90,11 +84,7 @@ impl Ledger {
     }
 
     pub fn hits_for(&self, key: &str, model: &str) -> u64 {
-        self.lock()
-            .hits_by_model
-            .get(&(key.to_owned(), model.to_owned()))
-            .copied()
-            .unwrap_or(0)
+        self.lock().hits_by_model.get(&(key.to_owned(), model.to_owned())).copied().unwrap_or(0)
     }
 
     pub fn requests(&self) -> Vec<RecordedRequest> {

@@ -13,9 +13,7 @@ pub(crate) fn next_serial() -> u64 {
 
 /// Seconds since the Unix epoch.
 pub(crate) fn unix_now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
 /// One answer to a model call.
@@ -63,25 +61,9 @@ mod tests {
     #[test]
     fn chunks_join_to_the_text_and_count_tokens() {
         let reply = Reply::new("m", "Hello from the mock.", 10);
-        assert_eq!(
-            reply.chunks,
-            ["Hello ", "from ", "the ", "mock."],
-            "one word per chunk"
-        );
-        assert_eq!(
-            reply.text(),
-            "Hello from the mock.",
-            "chunks join back to the text"
-        );
-        assert_eq!(
-            (reply.input_tokens, reply.output_tokens),
-            (3, 4),
-            "usage is deterministic"
-        );
-        assert_eq!(
-            reply.streamed_chunks(Some(2)).len(),
-            2,
-            "a dying stream sends n chunks"
-        );
+        assert_eq!(reply.chunks, ["Hello ", "from ", "the ", "mock."], "one word per chunk");
+        assert_eq!(reply.text(), "Hello from the mock.", "chunks join back to the text");
+        assert_eq!((reply.input_tokens, reply.output_tokens), (3, 4), "usage is deterministic");
+        assert_eq!(reply.streamed_chunks(Some(2)).len(), 2, "a dying stream sends n chunks");
     }
 }

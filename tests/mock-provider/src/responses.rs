@@ -27,24 +27,17 @@ pub(crate) async fn create_response(
 ) -> Response {
     let key = bearer_key(&headers);
     let hit = shared.intake(method, &uri, headers, body, key);
-    answer(&shared, hit)
-        .await
-        .unwrap_or_else(|fault| error_response(&fault))
+    answer(&shared, hit).await.unwrap_or_else(|fault| error_response(&fault))
 }
 
 async fn answer(shared: &Shared, hit: Intake) -> Result<Response, Fault> {
     shared.playbook.authenticate(hit.key.as_deref())?;
     let request = hit.model_request()?;
-    let plan = shared
-        .playbook
-        .play(hit.key.as_deref(), Call::Model(&request.model))?;
+    let plan = shared.playbook.play(hit.key.as_deref(), Call::Model(&request.model))?;
     plan.wait().await;
     let reply = Reply::new(&request.model, &plan.reply, hit.body.len());
     if !request.stream {
-        return Ok(json_answer(
-            &response(&reply, "completed"),
-            plan.dies_after.is_some(),
-        ));
+        return Ok(json_answer(&response(&reply, "completed"), plan.dies_after.is_some()));
     }
     let item_id = format!("msg_mock_{}", reply.serial);
     let at = |output: Value| {
@@ -55,22 +48,10 @@ async fn answer(shared: &Shared, hit: Intake) -> Result<Response, Fault> {
         v
     };
     let mut events = vec![
-        (
-            "response.created",
-            json!({"response": response(&reply, "in_progress")}),
-        ),
-        (
-            "response.in_progress",
-            json!({"response": response(&reply, "in_progress")}),
-        ),
-        (
-            "response.output_item.added",
-            json!({"output_index": 0, "item": message(&reply, "in_progress", "")}),
-        ),
-        (
-            "response.content_part.added",
-            at(json!({"part": text_part("")})),
-        ),
+        ("response.created", json!({"response": response(&reply, "in_progress")})),
+        ("response.in_progress", json!({"response": response(&reply, "in_progress")})),
+        ("response.output_item.added", json!({"output_index": 0, "item": message(&reply, "in_progress", "")})),
+        ("response.content_part.added", at(json!({"part": text_part("")}))),
     ];
     for delta in reply.streamed_chunks(plan.dies_after) {
         events.push(("response.output_text.delta", at(json!({"delta": delta}))));
@@ -81,18 +62,9 @@ async fn answer(shared: &Shared, hit: Intake) -> Result<Response, Fault> {
         let text = reply.text();
         events.extend([
             ("response.output_text.done", at(json!({"text": text}))),
-            (
-                "response.content_part.done",
-                at(json!({"part": text_part(&text)})),
-            ),
-            (
-                "response.output_item.done",
-                json!({"output_index": 0, "item": message(&reply, "completed", &text)}),
-            ),
-            (
-                "response.completed",
-                json!({"response": response(&reply, "completed")}),
-            ),
+            ("response.content_part.done", at(json!({"part": text_part(&text)}))),
+            ("response.output_item.done", json!({"output_index": 0, "item": message(&reply, "completed", &text)})),
+            ("response.completed", json!({"response": response(&reply, "completed")})),
         ]);
         Ending::Complete
     };
@@ -113,11 +85,7 @@ fn text_part(text: &str) -> Value {
 }
 
 fn message(reply: &Reply, status: &str, text: &str) -> Value {
-    let content = if status == "completed" {
-        json!([text_part(text)])
-    } else {
-        json!([])
-    };
+    let content = if status == "completed" { json!([text_part(text)]) } else { json!([]) };
     json!({
         "type": "message",
         "id": format!("msg_mock_{}", reply.serial),
@@ -139,11 +107,7 @@ fn response(reply: &Reply, status: &str) -> Value {
             "total_tokens": reply.input_tokens + reply.output_tokens,
         })
     });
-    let output = if completed {
-        json!([message(reply, status, &reply.text())])
-    } else {
-        json!([])
-    };
+    let output = if completed { json!([message(reply, status, &reply.text())]) } else { json!([]) };
     json!({
         "id": format!("resp_mock_{}", reply.serial),
         "object": "response",

@@ -107,10 +107,7 @@ pub struct KeyScript {
 impl KeyScript {
     /// A key serving `models`, answering ok.
     pub fn new<S: Into<String>>(models: impl IntoIterator<Item = S>) -> Self {
-        KeyScript {
-            models: models.into_iter().map(Into::into).collect(),
-            ..KeyScript::default()
-        }
+        KeyScript { models: models.into_iter().map(Into::into).collect(), ..KeyScript::default() }
     }
 
     /// Sets the behaviour of every model without its own.
@@ -166,10 +163,7 @@ mod tests {
         }}}"#;
         let file = ScriptFile::from_json(text)?;
         let want = KeyScript::new(["m1", "m2"])
-            .behaviour(Behaviour::sequence([
-                Behaviour::rate_limited(20),
-                Behaviour::Ok,
-            ]))
+            .behaviour(Behaviour::sequence([Behaviour::rate_limited(20), Behaviour::Ok]))
             .model("m2", Behaviour::ModelForbidden)
             .model("m1", Behaviour::stream_dies_after(2))
             .listing(Behaviour::ListingUnsupported);
@@ -181,28 +175,19 @@ mod tests {
 
     #[test]
     fn nested_sequences_flatten_and_empty_is_ok() {
-        let nested = Behaviour::sequence([
-            Behaviour::ServerError,
-            Behaviour::sequence([Behaviour::Overloaded, Behaviour::Ok]),
-        ]);
+        let nested =
+            Behaviour::sequence([Behaviour::ServerError, Behaviour::sequence([Behaviour::Overloaded, Behaviour::Ok])]);
         assert_eq!(
             nested.steps(),
             vec![Behaviour::ServerError, Behaviour::Overloaded, Behaviour::Ok],
             "nested steps play in order"
         );
-        assert_eq!(
-            Behaviour::sequence([]).steps(),
-            vec![Behaviour::Ok],
-            "empty is ok"
-        );
+        assert_eq!(Behaviour::sequence([]).steps(), vec![Behaviour::Ok], "empty is ok");
     }
 
     #[test]
     fn unknown_fields_are_refused() {
         let text = r#"{"keys": {"k": {"models": [], "behavior": "ok"}}}"#;
-        assert!(
-            ScriptFile::from_json(text).is_err(),
-            "a typo must not pass silently"
-        );
+        assert!(ScriptFile::from_json(text).is_err(), "a typo must not pass silently");
     }
 }

@@ -42,20 +42,9 @@ pub(crate) struct Intake {
 
 impl Shared {
     /// Counts and records a request under `key` and parses its body.
-    pub fn intake(
-        &self,
-        method: Method,
-        uri: &Uri,
-        headers: HeaderMap,
-        body: Bytes,
-        key: Option<String>,
-    ) -> Intake {
+    pub fn intake(&self, method: Method, uri: &Uri, headers: HeaderMap, body: Bytes, key: Option<String>) -> Intake {
         let json: Option<Value> = serde_json::from_slice(&body).ok();
-        let model = json
-            .as_ref()
-            .and_then(|j| j.get("model"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let model = json.as_ref().and_then(|j| j.get("model")).and_then(Value::as_str).map(str::to_owned);
         self.ledger.record(RecordedRequest {
             method,
             path: uri.path().to_owned(),
@@ -65,12 +54,7 @@ impl Shared {
             key: key.clone(),
             model: model.clone(),
         });
-        Intake {
-            key,
-            body,
-            json,
-            model,
-        }
+        Intake { key, body, json, model }
     }
 }
 
@@ -108,24 +92,12 @@ impl MockProvider {
     }
 
     /// Serves on `listener` until `shutdown` completes (or [`MockProvider::shutdown`]).
-    pub fn serve_until(
-        listener: TcpListener,
-        shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> io::Result<Self> {
+    pub fn serve_until(listener: TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> io::Result<Self> {
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared::default());
         let app = router(Arc::clone(&shared));
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(shutdown)
-                .await
-        });
-        Ok(MockProvider {
-            addr,
-            shared,
-            stop: None,
-            task: Some(task),
-        })
+        let task = tokio::spawn(async move { axum::serve(listener, app).with_graceful_shutdown(shutdown).await });
+        Ok(MockProvider { addr, shared, stop: None, task: Some(task) })
     }
 
     /// Stops accepting, lets in-flight answers finish, and waits for the server to end.
@@ -239,12 +211,12 @@ pub(crate) struct ModelRequest {
 impl Intake {
     /// Reads `model`, `stream` and `stream_options.include_usage` from the JSON body.
     pub fn model_request(&self) -> Result<ModelRequest, Fault> {
-        let json = self.json.as_ref().ok_or_else(|| Fault::BadRequest {
-            message: "The request body is not valid JSON.".to_owned(),
-        })?;
-        let model = self.model.clone().ok_or_else(|| Fault::BadRequest {
-            message: "model: Field required".to_owned(),
-        })?;
+        let json = self
+            .json
+            .as_ref()
+            .ok_or_else(|| Fault::BadRequest { message: "The request body is not valid JSON.".to_owned() })?;
+        let model =
+            self.model.clone().ok_or_else(|| Fault::BadRequest { message: "model: Field required".to_owned() })?;
         let flag = |v: Option<&Value>| v.and_then(Value::as_bool).unwrap_or(false);
         Ok(ModelRequest {
             model,

@@ -30,18 +30,13 @@ pub(crate) enum Ending {
 /// A 200 `text/event-stream` response of these frames.
 pub(crate) fn event_stream(frames: Vec<Bytes>, ending: Ending) -> Response {
     let body = match ending {
-        Ending::Complete => {
-            Body::from_stream(stream::iter(frames.into_iter().map(Ok::<_, Infallible>)))
-        }
+        Ending::Complete => Body::from_stream(stream::iter(frames.into_iter().map(Ok::<_, Infallible>))),
         Ending::Dies => broken_body(frames),
     };
     (
         StatusCode::OK,
         [
-            (
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/event-stream"),
-            ),
+            (header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream")),
             (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
         ],
         body,
@@ -55,10 +50,7 @@ pub(crate) fn broken_body(parts: Vec<Bytes>) -> Body {
     let sent = stream::iter(parts.into_iter().map(Ok::<_, std::io::Error>));
     let death = stream::once(async {
         tokio::time::sleep(Duration::from_millis(20)).await;
-        Err(std::io::Error::new(
-            std::io::ErrorKind::ConnectionReset,
-            "mock provider: scripted connection drop",
-        ))
+        Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "mock provider: scripted connection drop"))
     });
     Body::from_stream(sent.chain(death))
 }
@@ -67,18 +59,6 @@ pub(crate) fn broken_body(parts: Vec<Bytes>) -> Body {
 /// connection drops.
 pub(crate) fn json_answer(value: &serde_json::Value, dies: bool) -> Response {
     let bytes = Bytes::from(value.to_string());
-    let body = if dies {
-        broken_body(vec![bytes.slice(..bytes.len() / 2)])
-    } else {
-        Body::from(bytes)
-    };
-    (
-        StatusCode::OK,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        body,
-    )
-        .into_response()
+    let body = if dies { broken_body(vec![bytes.slice(..bytes.len() / 2)]) } else { Body::from(bytes) };
+    (StatusCode::OK, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response()
 }

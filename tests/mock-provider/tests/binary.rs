@@ -35,10 +35,7 @@ async fn prints_its_url_first_and_serves_the_script_file() -> anyhow::Result<()>
     let url = first
         .strip_prefix("mock provider listening on ")
         .context(format!("the first line announces the URL, got {first:?}"))?;
-    assert!(
-        url.starts_with("http://127.0.0.1:"),
-        "a loopback URL with the bound port: {url}"
-    );
+    assert!(url.starts_with("http://127.0.0.1:"), "a loopback URL with the bound port: {url}");
 
     let resp = client()
         .post(format!("{url}/v1/chat/completions"))
@@ -46,18 +43,8 @@ async fn prints_its_url_first_and_serves_the_script_file() -> anyhow::Result<()>
         .json(&serde_json::json!({"model": "gpt-4o"}))
         .send()
         .await?;
-    assert_eq!(
-        resp.status().as_u16(),
-        429,
-        "the script file's behaviour is served"
-    );
-    assert_eq!(
-        resp.headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok()),
-        Some("9"),
-        "with its parameters"
-    );
+    assert_eq!(resp.status().as_u16(), 429, "the script file's behaviour is served");
+    assert_eq!(resp.headers().get("retry-after").and_then(|v| v.to_str().ok()), Some("9"), "with its parameters");
     child.kill().await?;
     std::fs::remove_dir_all(&dir)?;
     Ok(())

@@ -72,39 +72,23 @@ async fn each_scripted_error_has_openais_status_and_body() -> anyhow::Result<()>
         },
     ];
     for case in cases {
-        let mock = mock_with(vec![(
-            "sk-canary-0123456789",
-            KeyScript::new(["gpt-4o"]).behaviour(case.behaviour.clone()),
-        )])
-        .await?;
+        let mock =
+            mock_with(vec![("sk-canary-0123456789", KeyScript::new(["gpt-4o"]).behaviour(case.behaviour.clone()))])
+                .await?;
         for stream in [false, true] {
-            let resp = openai_post(
-                &mock,
-                "sk-canary-0123456789",
-                "/v1/chat/completions",
-                &chat("gpt-4o", stream),
-            )
-            .await?;
+            let resp =
+                openai_post(&mock, "sk-canary-0123456789", "/v1/chat/completions", &chat("gpt-4o", stream)).await?;
             let (status, headers, body) = answer(resp).await?;
             let why = case.why;
-            assert_eq!(
-                status, case.status,
-                "{why} (stream={stream}) has OpenAI's status"
-            );
+            assert_eq!(status, case.status, "{why} (stream={stream}) has OpenAI's status");
             assert_eq!(body["error"]["type"], case.kind, "{why}: error.type");
             assert_eq!(body["error"]["code"], case.code, "{why}: error.code");
             assert!(
                 body["error"]["param"].is_null() && body["error"]["message"].is_string(),
                 "{why}: full error shape: {body}"
             );
-            assert!(
-                header(&headers, "x-request-id").is_some(),
-                "{why}: OpenAI answers carry x-request-id"
-            );
-            assert!(
-                !body.to_string().contains("sk-canary-0123456789"),
-                "{why}: the key is never echoed in full"
-            );
+            assert!(header(&headers, "x-request-id").is_some(), "{why}: OpenAI answers carry x-request-id");
+            assert!(!body.to_string().contains("sk-canary-0123456789"), "{why}: the key is never echoed in full");
         }
     }
     Ok(())
@@ -112,71 +96,27 @@ async fn each_scripted_error_has_openais_status_and_body() -> anyhow::Result<()>
 
 #[tokio::test]
 async fn rate_limit_carries_retry_after_and_exhausted_reset_headers() -> anyhow::Result<()> {
-    let mock = mock_with(vec![(
-        "sk-a",
-        KeyScript::new(["gpt-4o"]).behaviour(Behaviour::rate_limited(20)),
-    )])
-    .await?;
-    let resp = openai_post(
-        &mock,
-        "sk-a",
-        "/v1/chat/completions",
-        &chat("gpt-4o", false),
-    )
-    .await?;
+    let mock = mock_with(vec![("sk-a", KeyScript::new(["gpt-4o"]).behaviour(Behaviour::rate_limited(20)))]).await?;
+    let resp = openai_post(&mock, "sk-a", "/v1/chat/completions", &chat("gpt-4o", false)).await?;
     let headers = resp.headers();
-    assert_eq!(
-        header(headers, "retry-after"),
-        Some("20"),
-        "Retry-After in seconds as scripted"
-    );
-    assert_eq!(
-        header(headers, "x-ratelimit-remaining-requests"),
-        Some("0"),
-        "the limit reads as exhausted"
-    );
-    assert_eq!(
-        header(headers, "x-ratelimit-reset-requests"),
-        Some("20s"),
-        "reset as a Go duration"
-    );
+    assert_eq!(header(headers, "retry-after"), Some("20"), "Retry-After in seconds as scripted");
+    assert_eq!(header(headers, "x-ratelimit-remaining-requests"), Some("0"), "the limit reads as exhausted");
+    assert_eq!(header(headers, "x-ratelimit-reset-requests"), Some("20s"), "reset as a Go duration");
     Ok(())
 }
 
 #[tokio::test]
 async fn unknown_missing_and_wrong_keys_get_401() -> anyhow::Result<()> {
     let mock = mock_with(vec![("sk-a", KeyScript::new(["gpt-4o"]))]).await?;
-    let (status, _, body) = answer(
-        openai_post(
-            &mock,
-            "sk-nobody",
-            "/v1/chat/completions",
-            &chat("gpt-4o", false),
-        )
-        .await?,
-    )
-    .await?;
-    assert_eq!(
-        (status, body["error"]["code"].as_str()),
-        (401, Some("invalid_api_key")),
-        "unknown key"
-    );
-    let resp = client()
-        .post(format!("{}/v1/chat/completions", mock.base_url()))
-        .json(&chat("gpt-4o", false))
-        .send()
-        .await?;
+    let (status, _, body) =
+        answer(openai_post(&mock, "sk-nobody", "/v1/chat/completions", &chat("gpt-4o", false)).await?).await?;
+    assert_eq!((status, body["error"]["code"].as_str()), (401, Some("invalid_api_key")), "unknown key");
+    let resp =
+        client().post(format!("{}/v1/chat/completions", mock.base_url())).json(&chat("gpt-4o", false)).send().await?;
     let (status, _, body) = answer(resp).await?;
     assert_eq!(status, 401, "no key at all is 401");
-    assert!(
-        body["error"]["code"].is_null(),
-        "OpenAI's missing-key answer has no code: {body}"
-    );
-    let resp = client()
-        .get(format!("{}/v1/models", mock.base_url()))
-        .bearer_auth("sk-nobody")
-        .send()
-        .await?;
+    assert!(body["error"]["code"].is_null(), "OpenAI's missing-key answer has no code: {body}");
+    let resp = client().get(format!("{}/v1/models", mock.base_url())).bearer_auth("sk-nobody").send().await?;
     assert_eq!(resp.status().as_u16(), 401, "listing checks the key too");
     Ok(())
 }
@@ -186,30 +126,11 @@ async fn forbidden_model_fails_only_for_that_model_and_is_still_listed() -> anyh
     let script = KeyScript::new(["gpt-4o", "o3"]).model("o3", Behaviour::ModelForbidden);
     let mock = mock_with(vec![("sk-a", script)]).await?;
     let (status, _, body) =
-        answer(openai_post(&mock, "sk-a", "/v1/chat/completions", &chat("o3", false)).await?)
-            .await?;
-    assert_eq!(
-        (status, body["error"]["code"].as_str()),
-        (404, Some("model_not_found")),
-        "o3 is forbidden"
-    );
-    let resp = openai_post(
-        &mock,
-        "sk-a",
-        "/v1/chat/completions",
-        &chat("gpt-4o", false),
-    )
-    .await?;
-    assert_eq!(
-        resp.status().as_u16(),
-        200,
-        "the key keeps serving other models"
-    );
-    let resp = client()
-        .get(format!("{}/v1/models", mock.base_url()))
-        .bearer_auth("sk-a")
-        .send()
-        .await?;
+        answer(openai_post(&mock, "sk-a", "/v1/chat/completions", &chat("o3", false)).await?).await?;
+    assert_eq!((status, body["error"]["code"].as_str()), (404, Some("model_not_found")), "o3 is forbidden");
+    let resp = openai_post(&mock, "sk-a", "/v1/chat/completions", &chat("gpt-4o", false)).await?;
+    assert_eq!(resp.status().as_u16(), 200, "the key keeps serving other models");
+    let resp = client().get(format!("{}/v1/models", mock.base_url())).bearer_auth("sk-a").send().await?;
     let (_, _, list) = answer(resp).await?;
     assert_eq!(
         list["data"].as_array().map(Vec::len),
@@ -217,8 +138,7 @@ async fn forbidden_model_fails_only_for_that_model_and_is_still_listed() -> anyh
         "the forbidden model is still listed (as real keys list it)"
     );
     let (status, _, body) =
-        answer(openai_post(&mock, "sk-a", "/v1/chat/completions", &chat("gpt-9", false)).await?)
-            .await?;
+        answer(openai_post(&mock, "sk-a", "/v1/chat/completions", &chat("gpt-9", false)).await?).await?;
     assert_eq!(
         (status, body["error"]["code"].as_str()),
         (404, Some("model_not_found")),
@@ -231,24 +151,11 @@ async fn forbidden_model_fails_only_for_that_model_and_is_still_listed() -> anyh
 async fn listing_unsupported_is_404_while_calls_work() -> anyhow::Result<()> {
     let script = KeyScript::new(["gpt-4o"]).listing(Behaviour::ListingUnsupported);
     let mock = mock_with(vec![("sk-a", script)]).await?;
-    let resp = client()
-        .get(format!("{}/v1/models", mock.base_url()))
-        .bearer_auth("sk-a")
-        .send()
-        .await?;
+    let resp = client().get(format!("{}/v1/models", mock.base_url())).bearer_auth("sk-a").send().await?;
     let (status, _, body) = answer(resp).await?;
     assert_eq!(status, 404, "no listing endpoint");
-    assert_eq!(
-        body["error"]["type"], "invalid_request_error",
-        "in OpenAI's invalid-URL shape: {body}"
-    );
-    let resp = openai_post(
-        &mock,
-        "sk-a",
-        "/v1/chat/completions",
-        &chat("gpt-4o", false),
-    )
-    .await?;
+    assert_eq!(body["error"]["type"], "invalid_request_error", "in OpenAI's invalid-URL shape: {body}");
+    let resp = openai_post(&mock, "sk-a", "/v1/chat/completions", &chat("gpt-4o", false)).await?;
     assert_eq!(resp.status().as_u16(), 200, "model calls still work");
     Ok(())
 }

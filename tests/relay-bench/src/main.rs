@@ -48,18 +48,13 @@ async fn main() -> Result<()> {
     let work = std::env::temp_dir().join(format!("switchyard-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
     let script = work.join("script.json");
-    let keys: serde_json::Map<String, serde_json::Value> = KEYS
-        .iter()
-        .map(|k| (k.to_string(), json!({"models": ["m1"]})))
-        .collect();
+    let keys: serde_json::Map<String, serde_json::Value> =
+        KEYS.iter().map(|k| (k.to_string(), json!({"models": ["m1"]}))).collect();
     std::fs::write(&script, json!({"keys": keys}).to_string())?;
 
-    let (mut mock, mock_url) = spawn_announcing(
-        Command::new(bin_dir.join("mock-provider"))
-            .args(["--no-record", "--script"])
-            .arg(&script),
-    )
-    .await?;
+    let (mut mock, mock_url) =
+        spawn_announcing(Command::new(bin_dir.join("mock-provider")).args(["--no-record", "--script"]).arg(&script))
+            .await?;
     let sy = bin_dir.join("switchyard");
     let data = work.join("data");
     let cli = |args: Vec<String>, secret: Option<&str>| {
@@ -79,10 +74,7 @@ async fn main() -> Result<()> {
             }
             let out = child.wait_with_output().await?;
             if !out.status.success() {
-                bail!(
-                    "switchyard {args:?}: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
+                bail!("switchyard {args:?}: {}", String::from_utf8_lossy(&out.stderr));
             }
             Ok::<String, anyhow::Error>(String::from_utf8_lossy(&out.stdout).trim().to_string())
         }
@@ -122,66 +114,33 @@ async fn main() -> Result<()> {
     )
     .await?;
     for (i, k) in KEYS.iter().enumerate().skip(1) {
-        cli(
-            s(&[
-                "profile",
-                "add",
-                "bal",
-                "--label",
-                &format!("k{i}"),
-                "--secret-stdin",
-            ]),
-            Some(k),
-        )
-        .await?;
+        cli(s(&["profile", "add", "bal", "--label", &format!("k{i}"), "--secret-stdin"]), Some(k)).await?;
     }
     cli(s(&["verify", "bal"]), None).await?;
     cli(s(&["routing", "activate", "bal", "balanced"]), None).await?;
     let token = cli(s(&["relay", "token"]), None).await?;
     let mut relay_cmd = Command::new(&sy);
-    relay_cmd
-        .env("SWITCHYARD_DATA_DIR", &data)
-        .args(["relay", "serve", "--listen", "127.0.0.1:0"]);
+    relay_cmd.env("SWITCHYARD_DATA_DIR", &data).args(["relay", "serve", "--listen", "127.0.0.1:0"]);
     let (mut relay, relay_url) = spawn_announcing(&mut relay_cmd).await?;
     let relay_pid = relay.id().context("relay pid")?;
 
     let targets = [
-        Target {
-            name: "direct",
-            url: format!("{mock_url}/v1/chat/completions"),
-            auth: KEYS[0].to_string(),
-        },
-        Target {
-            name: "relay legacy",
-            url: format!("{relay_url}/c/leg/v1/chat/completions"),
-            auth: token.clone(),
-        },
+        Target { name: "direct", url: format!("{mock_url}/v1/chat/completions"), auth: KEYS[0].to_string() },
+        Target { name: "relay legacy", url: format!("{relay_url}/c/leg/v1/chat/completions"), auth: token.clone() },
         Target {
             name: "relay balanced x4",
             url: format!("{relay_url}/c/bal/v1/chat/completions"),
             auth: token.clone(),
         },
     ];
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(1024)
-        .tcp_nodelay(true)
-        .build()?;
+    let client = reqwest::Client::builder().pool_max_idle_per_host(1024).tcp_nodelay(true).build()?;
     let mut rows = Vec::new();
     let mut rss_256_stream = 0u64;
     for stream in [false, true] {
         for conc in [1usize, 32, 256] {
             let mut direct = Cell::default();
             for t in &targets {
-                let cell = run_cell(
-                    &client,
-                    t,
-                    stream,
-                    conc,
-                    seconds,
-                    relay_pid,
-                    &mut rss_256_stream,
-                )
-                .await?;
+                let cell = run_cell(&client, t, stream, conc, seconds, relay_pid, &mut rss_256_stream).await?;
                 if t.name == "direct" {
                     direct = cell.clone();
                 }
@@ -200,19 +159,11 @@ async fn main() -> Result<()> {
 }
 
 async fn spawn_announcing(cmd: &mut Command) -> Result<(Child, String)> {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::null()).kill_on_drop(true).spawn()?;
     let stdout = child.stdout.take().context("stdout")?;
     let mut lines = BufReader::new(stdout).lines();
     let first = lines.next_line().await?.context("no announcement")?;
-    let url = first
-        .split("listening on ")
-        .nth(1)
-        .context("no URL in the first line")?
-        .to_string();
+    let url = first.split("listening on ").nth(1).context("no URL in the first line")?.to_string();
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     Ok((child, url))
 }
@@ -243,12 +194,7 @@ async fn run_cell(
     if let Some(s) = sampler {
         *rss = (*rss).max(s.await.unwrap_or(0));
     }
-    Ok(Cell {
-        rps: lat.len() as f64 / elapsed,
-        p50: pct(&lat, 0.50),
-        p99: pct(&lat, 0.99),
-        ttfb_p50: pct(&ttfb, 0.50),
-    })
+    Ok(Cell { rps: lat.len() as f64 / elapsed, p50: pct(&lat, 0.50), p99: pct(&lat, 0.99), ttfb_p50: pct(&ttfb, 0.50) })
 }
 
 /// Runs `conc` workers for `seconds`; returns per-request latencies and TTFBs (µs).
@@ -314,24 +260,14 @@ fn pct(sorted: &[u64], p: f64) -> f64 {
 
 fn proc_kib(pid: u32, field: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find(|l| l.starts_with(field))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
+    status.lines().find(|l| l.starts_with(field))?.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn print_table(rows: &[(&str, bool, usize, Cell, Cell)], peak_kib: u64, rss_256_kib: u64) {
     println!("| target | stream | conc | req/s | p50 µs | p99 µs | req/s vs direct | added p50 µs | added p99 µs | TTFB p50 µs | added TTFB µs |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, stream, conc, c, d) in rows {
-        let vs = if d.rps > 0.0 {
-            format!("{:.0} %", 100.0 * c.rps / d.rps)
-        } else {
-            "-".into()
-        };
+        let vs = if d.rps > 0.0 { format!("{:.0} %", 100.0 * c.rps / d.rps) } else { "-".into() };
         let (ap50, ap99, attfb) = if *name == "direct" {
             ("-".to_string(), "-".to_string(), "-".to_string())
         } else {
@@ -341,11 +277,7 @@ fn print_table(rows: &[(&str, bool, usize, Cell, Cell)], peak_kib: u64, rss_256_
                 format!("{:.0}", c.ttfb_p50 - d.ttfb_p50),
             )
         };
-        let ttfb = if *stream {
-            format!("{:.0}", c.ttfb_p50)
-        } else {
-            "-".into()
-        };
+        let ttfb = if *stream { format!("{:.0}", c.ttfb_p50) } else { "-".into() };
         let attfb = if *stream { attfb } else { "-".into() };
         println!(
             "| {name} | {} | {conc} | {:.0} | {:.0} | {:.0} | {vs} | {ap50} | {ap99} | {ttfb} | {attfb} |",
@@ -356,12 +288,6 @@ fn print_table(rows: &[(&str, bool, usize, Cell, Cell)], peak_kib: u64, rss_256_
         );
     }
     println!();
-    println!(
-        "relay peak RSS (VmHWM) over the whole run: {:.1} MB",
-        peak_kib as f64 / 1024.0
-    );
-    println!(
-        "relay RSS while 256 concurrent streams flow: {:.1} MB",
-        rss_256_kib as f64 / 1024.0
-    );
+    println!("relay peak RSS (VmHWM) over the whole run: {:.1} MB", peak_kib as f64 / 1024.0);
+    println!("relay RSS while 256 concurrent streams flow: {:.1} MB", rss_256_kib as f64 / 1024.0);
 }

@@ -1,8 +1,6 @@
 //! Subcommands as thin adapters: parse → one engine call → [`Output`].
 
-use switchyard_engine::{
-    ConnectionEdit, Engine, EngineError, NewConnection, NewProfile, ProfileEdit,
-};
+use switchyard_engine::{ConnectionEdit, Engine, EngineError, NewConnection, NewProfile, ProfileEdit};
 
 use crate::args::{ConnectionCmd, HealthCmd, ProfileCmd, RoutingCmd};
 use crate::output::Output;
@@ -10,48 +8,20 @@ use crate::secret_input::{read_optional, read_required};
 
 pub async fn connection(engine: &Engine, cmd: ConnectionCmd) -> Result<Output, EngineError> {
     Ok(match cmd {
-        ConnectionCmd::Add {
-            slug,
-            protocol,
-            base_url,
-            models,
-            mappings,
-            headers,
-            secret,
-        } => {
+        ConnectionCmd::Add { slug, protocol, base_url, models, mappings, headers, secret } => {
             let secret = read_optional(&secret)?;
-            let new = NewConnection {
-                slug,
-                protocol,
-                base_url,
-                models,
-                mappings,
-                headers,
-            };
+            let new = NewConnection { slug, protocol, base_url, models, mappings, headers };
             Output::Connection(engine.connection_add(new, secret).await?)
         }
         ConnectionCmd::List => Output::Connections(engine.connection_list().await?),
         ConnectionCmd::Show { slug } => Output::Connection(engine.connection_show(&slug).await?),
-        ConnectionCmd::Edit {
-            slug,
-            protocol,
-            base_url,
-            models,
-            mappings,
-            headers,
-            clear_headers,
-            if_revision,
-        } => {
+        ConnectionCmd::Edit { slug, protocol, base_url, models, mappings, headers, clear_headers, if_revision } => {
             let edit = ConnectionEdit {
                 protocol,
                 base_url,
                 models: non_empty(models),
                 mappings: non_empty(mappings),
-                headers: if clear_headers {
-                    Some(vec![])
-                } else {
-                    non_empty(headers)
-                },
+                headers: if clear_headers { Some(vec![]) } else { non_empty(headers) },
                 if_revision,
             };
             Output::ConnectionEdited(engine.connection_edit(&slug, edit).await?)
@@ -65,41 +35,12 @@ pub async fn connection(engine: &Engine, cmd: ConnectionCmd) -> Result<Output, E
 
 pub async fn profile(engine: &Engine, cmd: ProfileCmd) -> Result<Output, EngineError> {
     Ok(match cmd {
-        ProfileCmd::Add {
-            slug,
-            label,
-            weight,
-            priority,
-            secret,
-        } => {
+        ProfileCmd::Add { slug, label, weight, priority, secret } => {
             let secret = read_required(&secret)?;
-            Output::Profile(
-                engine
-                    .profile_add(
-                        &slug,
-                        NewProfile {
-                            label,
-                            weight,
-                            priority,
-                        },
-                        secret,
-                    )
-                    .await?,
-                "added",
-            )
+            Output::Profile(engine.profile_add(&slug, NewProfile { label, weight, priority }, secret).await?, "added")
         }
         ProfileCmd::List { slug } => Output::Profiles(engine.profile_list(&slug).await?),
-        ProfileCmd::Edit {
-            slug,
-            profile,
-            label,
-            weight,
-            priority,
-            enable,
-            disable,
-            primary,
-            if_revision,
-        } => {
+        ProfileCmd::Edit { slug, profile, label, weight, priority, enable, disable, primary, if_revision } => {
             let enabled = if enable {
                 Some(true)
             } else if disable {
@@ -107,26 +48,12 @@ pub async fn profile(engine: &Engine, cmd: ProfileCmd) -> Result<Output, EngineE
             } else {
                 None
             };
-            let edit = ProfileEdit {
-                label,
-                weight,
-                priority,
-                enabled,
-                make_primary: primary,
-                if_revision,
-            };
+            let edit = ProfileEdit { label, weight, priority, enabled, make_primary: primary, if_revision };
             Output::Profile(engine.profile_edit(&slug, &profile, edit).await?, "updated")
         }
-        ProfileCmd::Rotate {
-            slug,
-            profile,
-            secret,
-        } => {
+        ProfileCmd::Rotate { slug, profile, secret } => {
             let secret = read_required(&secret)?;
-            Output::Profile(
-                engine.profile_rotate(&slug, &profile, secret).await?,
-                "replaced the credential of",
-            )
+            Output::Profile(engine.profile_rotate(&slug, &profile, secret).await?, "replaced the credential of")
         }
         ProfileCmd::Remove { slug, profile } => {
             let what = format!("profile '{profile}'");
@@ -138,47 +65,30 @@ pub async fn profile(engine: &Engine, cmd: ProfileCmd) -> Result<Output, EngineE
 pub async fn routing(engine: &Engine, cmd: RoutingCmd) -> Result<Output, EngineError> {
     Ok(Output::Routing(match cmd {
         RoutingCmd::Status { slug } => engine.routing_status(&slug).await?,
-        RoutingCmd::Activate { slug, mode } => {
-            engine.routing_activate(&slug, &mode, &actor()).await?
-        }
+        RoutingCmd::Activate { slug, mode } => engine.routing_activate(&slug, &mode, &actor()).await?,
         RoutingCmd::Deactivate { slug } => engine.routing_deactivate(&slug).await?,
     }))
 }
 
 pub async fn health(engine: &Engine, cmd: HealthCmd) -> Result<Output, EngineError> {
     match cmd {
-        HealthCmd::Reset {
-            slug,
-            profile,
-            model,
-        } => {
-            engine
-                .health_reset(&slug, &profile, model.as_deref())
-                .await?;
+        HealthCmd::Reset { slug, profile, model } => {
+            engine.health_reset(&slug, &profile, model.as_deref()).await?;
             Ok(Output::Routing(engine.routing_status(&slug).await?))
         }
     }
 }
 
 /// `settings [KEY VALUE]`: sets one value if given, then shows all.
-pub async fn settings(
-    engine: &Engine,
-    key: Option<&str>,
-    value: Option<i64>,
-) -> Result<Output, EngineError> {
+pub async fn settings(engine: &Engine, key: Option<&str>, value: Option<i64>) -> Result<Output, EngineError> {
     const DAY_MS: i64 = 24 * 3600 * 1000;
     match (key, value) {
         (Some("evidence-max-age-days"), Some(days)) => {
-            engine
-                .set_max_evidence_age_ms(days.saturating_mul(DAY_MS))
-                .await?
+            engine.set_max_evidence_age_ms(days.saturating_mul(DAY_MS)).await?
         }
         (Some("relay-port"), Some(port)) => engine.set_relay_port(port).await?,
         (Some(k), None) => {
-            return Err(EngineError::Invalid(switchyard_engine::InvalidInput::new(
-                k,
-                "needs a value",
-            )));
+            return Err(EngineError::Invalid(switchyard_engine::InvalidInput::new(k, "needs a value")));
         }
         _ => {}
     }
@@ -192,9 +102,7 @@ pub async fn settings(
 
 /// Who activated routing, for the record: the CLI and the OS user.
 fn actor() -> String {
-    let user = std::env::var("USER")
-        .or_else(|_| std::env::var("USERNAME"))
-        .unwrap_or_else(|_| "unknown".into());
+    let user = std::env::var("USER").or_else(|_| std::env::var("USERNAME")).unwrap_or_else(|_| "unknown".into());
     format!("cli:{user}")
 }
 

@@ -20,17 +20,10 @@ use crate::args::{Cli, Command};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            output::print_error(
-                &EngineError::Internal(format!("cannot start runtime: {e}")),
-                cli.json,
-            );
+            output::print_error(&EngineError::Internal(format!("cannot start runtime: {e}")), cli.json);
             return ExitCode::from(1);
         }
     };
@@ -54,28 +47,17 @@ async fn run(cli: Cli) -> Result<output::Output, EngineError> {
     let result = match cli.command {
         Command::Connection(cmd) => commands::connection(&engine, cmd).await,
         Command::Profile(cmd) => commands::profile(&engine, cmd).await,
-        Command::Verify {
-            slug,
-            profile,
-            deep,
-        } => {
+        Command::Verify { slug, profile, deep } => {
             let progress = progress::Progress::new(json);
-            let report = engine
-                .verify(&slug, profile.as_deref(), deep, &|e| progress.show(&e))
-                .await;
+            let report = engine.verify(&slug, profile.as_deref(), deep, &|e| progress.show(&e)).await;
             progress.finish();
             report.map(output::Output::Verify)
         }
         Command::Routing(cmd) => commands::routing(&engine, cmd).await,
         Command::Health(cmd) => commands::health(&engine, cmd).await,
-        Command::Attempts { slug, limit } => engine
-            .attempts(&slug, limit)
-            .await
-            .map(output::Output::Attempts),
+        Command::Attempts { slug, limit } => engine.attempts(&slug, limit).await.map(output::Output::Attempts),
         Command::Relay(cmd) => relay_cmd::run(&engine, cmd, json).await,
-        Command::Settings { key, value } => {
-            commands::settings(&engine, key.as_deref(), value).await
-        }
+        Command::Settings { key, value } => commands::settings(&engine, key.as_deref(), value).await,
         Command::Export(a) => portable_cmd::export(&engine, a).await,
         Command::Import(a) => portable_cmd::import(&engine, a).await,
     };
@@ -87,8 +69,5 @@ async fn run(cli: Cli) -> Result<output::Output, EngineError> {
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("SWITCHYARD_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }

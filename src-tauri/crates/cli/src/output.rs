@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 use switchyard_engine::{
-    AttemptView, ConnectionDetail, ConnectionView, EngineError, GateView, ProfileView, Removal,
-    RoutingStatus, VerifyReport,
+    AttemptView, ConnectionDetail, ConnectionView, EngineError, GateView, ProfileView, Removal, RoutingStatus,
+    VerifyReport,
 };
 
 /// The result of one subcommand, ready to print.
@@ -55,37 +55,21 @@ pub fn print(out: &Output, json: bool) {
         Output::Rendered { text, .. } => println!("{text}"),
         Output::Connection(d) => print_detail(d),
         Output::ConnectionEdited(c) => {
-            println!(
-                "updated connection '{}' (revision {}, basis {})",
-                c.slug,
-                c.revision,
-                &c.basis_fingerprint[..12]
-            );
+            println!("updated connection '{}' (revision {}, basis {})", c.slug, c.revision, &c.basis_fingerprint[..12]);
         }
         Output::Connections(list) if list.is_empty() => {
             println!("no connections yet; add one with: switchyard connection add SLUG --protocol openai --base-url URL --secret-stdin");
         }
         Output::Connections(list) => {
-            println!(
-                "{:<20} {:<10} {:<9} {:<9} {:>8}  BASE URL",
-                "SLUG", "PROTOCOL", "MODE", "STATE", "PROFILES"
-            );
+            println!("{:<20} {:<10} {:<9} {:<9} {:>8}  BASE URL", "SLUG", "PROTOCOL", "MODE", "STATE", "PROFILES");
             for c in list {
                 println!(
                     "{:<20} {:<10} {:<9} {:<9} {:>8}  {}",
-                    c.slug,
-                    c.protocol,
-                    c.routing_mode,
-                    c.routing_state,
-                    c.profile_count,
-                    c.base_url
+                    c.slug, c.protocol, c.routing_mode, c.routing_state, c.profile_count, c.base_url
                 );
             }
         }
-        Output::Profile(p, verb) => println!(
-            "{verb} profile '{}' ({}), revision {}",
-            p.label, p.id, p.revision
-        ),
+        Output::Profile(p, verb) => println!("{verb} profile '{}' ({}), revision {}", p.label, p.id, p.revision),
         Output::Profiles(list) => print_profiles(list),
         Output::Routing(r) => print_routing(r),
         Output::Attempts(list) => print_attempts(list),
@@ -94,20 +78,13 @@ pub fn print(out: &Output, json: bool) {
         Output::Settings(v) => {
             if let Some(map) = v.as_object() {
                 for (k, val) in map {
-                    println!(
-                        "{k:<24} {}",
-                        val.as_str().map_or_else(|| val.to_string(), str::to_string)
-                    );
+                    println!("{k:<24} {}", val.as_str().map_or_else(|| val.to_string(), str::to_string));
                 }
             }
         }
         Output::Verify(r) => {
             for v in &r.results {
-                let kind = v
-                    .failure_kind
-                    .as_deref()
-                    .map(|k| format!(" [{k}]"))
-                    .unwrap_or_default();
+                let kind = v.failure_kind.as_deref().map(|k| format!(" [{k}]")).unwrap_or_default();
                 println!("{:<20} {:<12}{kind} {}", v.label, v.outcome, v.detail);
             }
             println!();
@@ -122,7 +99,10 @@ pub fn print(out: &Output, json: bool) {
                 r.profiles_removed, r.secrets_deleted
             );
             if r.secrets_pending > 0 {
-                println!("{} keychain entr(y/ies) could not be deleted now and will be removed at next start", r.secrets_pending);
+                println!(
+                    "{} keychain entr(y/ies) could not be deleted now and will be removed at next start",
+                    r.secrets_pending
+                );
             }
         }
     }
@@ -133,14 +113,7 @@ fn print_detail(d: &ConnectionDetail) {
     println!("connection {} ({})", c.slug, c.id);
     println!("  protocol   {}", c.protocol);
     println!("  base url   {}", c.base_url);
-    println!(
-        "  models     {}",
-        if c.models.is_empty() {
-            "(none configured)".into()
-        } else {
-            c.models.join(", ")
-        }
-    );
+    println!("  models     {}", if c.models.is_empty() { "(none configured)".into() } else { c.models.join(", ") });
     for m in &c.mapping {
         println!("  map        {} -> {}", m.from, m.to);
     }
@@ -154,9 +127,7 @@ fn print_detail(d: &ConnectionDetail) {
 
 fn print_profiles(list: &[ProfileView]) {
     if list.is_empty() {
-        println!(
-            "no profiles; add one with: switchyard profile add SLUG --label NAME --secret-stdin"
-        );
+        println!("no profiles; add one with: switchyard profile add SLUG --label NAME --secret-stdin");
         return;
     }
     println!(
@@ -191,10 +162,7 @@ fn print_routing(r: &RoutingStatus) {
         println!("  {note}");
     }
     print_gates(&r.gates);
-    println!(
-        "{:<20} {:>6} {:<8} {:<10} {:<9} HEALTH",
-        "PROFILE", "WEIGHT", "ENABLED", "CREDENTIAL", "EVIDENCE"
-    );
+    println!("{:<20} {:>6} {:<8} {:<10} {:<9} HEALTH", "PROFILE", "WEIGHT", "ENABLED", "CREDENTIAL", "EVIDENCE");
     for p in &r.profiles {
         let health: Vec<String> = p
             .health
@@ -202,16 +170,8 @@ fn print_routing(r: &RoutingStatus) {
             .filter(|h| h.state != "closed" || h.model.is_none())
             .map(|h| {
                 let scope = h.model.as_deref().unwrap_or("key");
-                let kind = h
-                    .kind
-                    .as_deref()
-                    .map(|k| format!(" {k}"))
-                    .unwrap_or_default();
-                let until = h
-                    .until
-                    .as_deref()
-                    .map(|u| format!(" until {u}"))
-                    .unwrap_or_default();
+                let kind = h.kind.as_deref().map(|k| format!(" {k}")).unwrap_or_default();
+                let until = h.until.as_deref().map(|u| format!(" until {u}")).unwrap_or_default();
                 format!("{scope}: {}{kind}{until}", h.state)
             })
             .collect();
@@ -255,9 +215,7 @@ fn print_attempts(list: &[AttemptView]) {
             a.attempt,
             a.reason,
             a.model.as_deref().unwrap_or("-"),
-            a.status
-                .map(|s| s.to_string())
-                .unwrap_or_else(|| "-".into()),
+            a.status.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
             a.failure_kind.as_deref().unwrap_or(""),
             a.ttfb_ms.map(|s| s.to_string()).unwrap_or_default(),
             tokens
@@ -279,21 +237,9 @@ fn print_gates(g: &GateView) {
         println!("gates: not met: {}", g.failures.join("; "));
     }
     for m in &g.models {
-        let excluded: Vec<String> = m
-            .excluded
-            .iter()
-            .map(|e| format!("{} ({})", e.label, e.reason))
-            .collect();
-        let eligible = if m.eligible_labels.is_empty() {
-            "none".to_string()
-        } else {
-            m.eligible_labels.join(", ")
-        };
-        let others = if excluded.is_empty() {
-            String::new()
-        } else {
-            format!("; not: {}", excluded.join(", "))
-        };
+        let excluded: Vec<String> = m.excluded.iter().map(|e| format!("{} ({})", e.label, e.reason)).collect();
+        let eligible = if m.eligible_labels.is_empty() { "none".to_string() } else { m.eligible_labels.join(", ") };
+        let others = if excluded.is_empty() { String::new() } else { format!("; not: {}", excluded.join(", ")) };
         println!("  model {}: {eligible}{others}", m.model);
     }
 }
@@ -307,8 +253,7 @@ fn to_json<T: Serialize>(v: &T) -> String {
 pub fn print_error(e: &EngineError, json: bool) {
     let message = e.to_string().replace('\n', " ");
     if json {
-        let mut body =
-            serde_json::json!({ "error": { "code": e.code().as_str(), "message": message } });
+        let mut body = serde_json::json!({ "error": { "code": e.code().as_str(), "message": message } });
         if let EngineError::GateFailed { gates, .. } = e {
             body["gates"] = serde_json::to_value(gates.as_ref()).unwrap_or_default();
         }

@@ -5,9 +5,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use switchyard_engine::{
-    Conflict, Engine, EngineError, ImportReport, InvalidInput, MAX_IMPORT_BYTES,
-};
+use switchyard_engine::{Conflict, Engine, EngineError, ImportReport, InvalidInput, MAX_IMPORT_BYTES};
 
 use crate::output::Output;
 
@@ -41,10 +39,7 @@ pub async fn export(engine: &Engine, args: ExportArgs) -> Result<Output, EngineE
     let text = engine.export(slugs).await?;
     let Some(path) = args.out else {
         let doc = text.trim_end().to_string();
-        return Ok(Output::Rendered {
-            json: doc.clone(),
-            text: doc,
-        });
+        return Ok(Output::Rendered { json: doc.clone(), text: doc });
     };
     write_new(&path, &text, args.force)?;
     let count = serde_json::from_str::<serde_json::Value>(&text)
@@ -67,10 +62,7 @@ pub async fn import(engine: &Engine, args: ImportArgs) -> Result<Output, EngineE
     let report = engine.import(&text, args.dry_run, on_conflict).await?;
     let json = serde_json::to_string_pretty(&report)
         .map_err(|e| EngineError::Internal(format!("cannot render the report: {e}")))?;
-    Ok(Output::Rendered {
-        json,
-        text: describe(&report),
-    })
+    Ok(Output::Rendered { json, text: describe(&report) })
 }
 
 /// Writes `text` to `path`; an existing file is an error unless `force`.
@@ -84,9 +76,9 @@ fn write_new(path: &Path, text: &str, force: bool) -> Result<(), EngineError> {
     }
     let shown = path.display();
     let mut file = opts.open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::AlreadyExists => EngineError::Precondition(format!(
-            "'{shown}' already exists; pass --force to overwrite it"
-        )),
+        std::io::ErrorKind::AlreadyExists => {
+            EngineError::Precondition(format!("'{shown}' already exists; pass --force to overwrite it"))
+        }
         _ => EngineError::Internal(format!("cannot write '{shown}': {e}")),
     })?;
     file.write_all(text.as_bytes())
@@ -99,10 +91,7 @@ fn write_new(path: &Path, text: &str, force: bool) -> Result<(), EngineError> {
 fn read_limited(path: &Path) -> Result<String, EngineError> {
     let shown = path.display().to_string();
     let file = std::fs::File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => EngineError::NotFound {
-            what: "file",
-            name: shown.clone(),
-        },
+        std::io::ErrorKind::NotFound => EngineError::NotFound { what: "file", name: shown.clone() },
         _ => EngineError::Internal(format!("cannot read '{shown}': {e}")),
     })?;
     let mut bytes = Vec::new();
@@ -130,10 +119,7 @@ fn describe(r: &ImportReport) -> String {
         };
         let mut line = format!("  {what:<40}");
         if c.action != "skip" {
-            line.push_str(&format!(
-                " {} profile(s), disabled, no credentials",
-                c.profiles.len()
-            ));
+            line.push_str(&format!(" {} profile(s), disabled, no credentials", c.profiles.len()));
             if let Some(mode) = &c.pending_mode {
                 line.push_str(&format!("; {mode} routing pending"));
             }
@@ -141,10 +127,7 @@ fn describe(r: &ImportReport) -> String {
         out.push(line.trim_end().to_string());
     }
     let verb = if r.dry_run { "would be " } else { "" };
-    out.push(format!(
-        "{} {verb}created, {} {verb}renamed, {} {verb}skipped",
-        r.created, r.renamed, r.skipped
-    ));
+    out.push(format!("{} {verb}created, {} {verb}renamed, {} {verb}skipped", r.created, r.renamed, r.skipped));
     if !r.dry_run && r.created + r.renamed > 0 {
         out.push(
             "next, for each profile: switchyard profile rotate SLUG LABEL --secret-stdin; \

@@ -14,10 +14,7 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(json: bool) -> Self {
-        Progress {
-            tty: !json && std::io::stderr().is_terminal(),
-            running: Mutex::new(Vec::new()),
-        }
+        Progress { tty: !json && std::io::stderr().is_terminal(), running: Mutex::new(Vec::new()) }
     }
 
     pub fn show(&self, event: &VerifyEvent) {
@@ -25,38 +22,19 @@ impl Progress {
             return;
         };
         let line = match event {
-            VerifyEvent::Started {
-                label,
-                index,
-                total,
-                ..
-            } => {
+            VerifyEvent::Started { label, index, total, .. } => {
                 running.push(label.clone());
                 format!("[{index}/{total}] verifying {label}…")
             }
-            VerifyEvent::Finished {
-                result,
-                done,
-                total,
-            } => {
+            VerifyEvent::Finished { result, done, total } => {
                 running.retain(|l| l != &result.label);
-                let kind = result
-                    .failure_kind
-                    .as_deref()
-                    .map(|k| format!(" [{k}]"))
-                    .unwrap_or_default();
-                format!(
-                    "[{done}/{total}] {}: {}{kind} — {}",
-                    result.label, result.outcome, result.detail
-                )
+                let kind = result.failure_kind.as_deref().map(|k| format!(" [{k}]")).unwrap_or_default();
+                format!("[{done}/{total}] {}: {}{kind} — {}", result.label, result.outcome, result.detail)
             }
         };
         if self.tty {
-            let waiting = if running.is_empty() {
-                String::new()
-            } else {
-                format!("  (running: {})", running.join(", "))
-            };
+            let waiting =
+                if running.is_empty() { String::new() } else { format!("  (running: {})", running.join(", ")) };
             let mut err = std::io::stderr().lock();
             let _ = write!(err, "\r\x1b[2K{line}{waiting}");
             if matches!(event, VerifyEvent::Finished { .. }) {

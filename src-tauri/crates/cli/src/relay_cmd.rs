@@ -30,9 +30,7 @@ pub async fn run(engine: &Arc<Engine>, cmd: RelayCmd, _json: bool) -> Result<Out
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| EngineError::Precondition(format!("cannot listen on {addr}: {e}")))?;
-            let bound = listener
-                .local_addr()
-                .map_err(|e| EngineError::Internal(e.to_string()))?;
+            let bound = listener.local_addr().map_err(|e| EngineError::Internal(e.to_string()))?;
             print_listening(bound);
             let router = Arc::new(Router::new(engine.clone()));
             switchyard_relay::serve(listener, router, token, shutdown_signal())

@@ -24,18 +24,11 @@ pub fn read_optional(source: &SecretSource) -> Result<Option<Secret>, EngineErro
         return Ok(Some(secret));
     }
     if let Some(name) = &source.secret_env {
-        let value = std::env::var(name).map_err(|_| {
-            invalid(
-                "secret-env",
-                &format!("environment variable {name} is not set"),
-            )
-        })?;
+        let value = std::env::var(name)
+            .map_err(|_| invalid("secret-env", &format!("environment variable {name} is not set")))?;
         let secret = Secret::new(value);
         if secret.is_empty() {
-            return Err(invalid(
-                "secret-env",
-                &format!("environment variable {name} is empty"),
-            ));
+            return Err(invalid("secret-env", &format!("environment variable {name} is empty")));
         }
         return Ok(Some(secret));
     }
@@ -44,10 +37,5 @@ pub fn read_optional(source: &SecretSource) -> Result<Option<Secret>, EngineErro
 
 /// A secret is required: `--secret-stdin` or `--secret-env NAME`.
 pub fn read_required(source: &SecretSource) -> Result<Secret, EngineError> {
-    read_optional(source)?.ok_or_else(|| {
-        invalid(
-            "secret",
-            "required: pass --secret-stdin or --secret-env NAME",
-        )
-    })
+    read_optional(source)?.ok_or_else(|| invalid("secret", "required: pass --secret-stdin or --secret-env NAME"))
 }

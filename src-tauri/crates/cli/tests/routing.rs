@@ -52,35 +52,17 @@ async fn verify_then_activate_with_gate_report_and_status_shape() -> TestResult 
     ];
     assert_eq!(run(d, &add, Some("sk-canary-a"))?.code, 0, "connection add");
     assert_eq!(
-        run(
-            d,
-            &["profile", "add", "c", "--label", "b", "--secret-stdin"],
-            Some("sk-canary-b")
-        )?
-        .code,
+        run(d, &["profile", "add", "c", "--label", "b", "--secret-stdin"], Some("sk-canary-b"))?.code,
         0,
         "profile add"
     );
 
     let refused = run(d, &["--json", "routing", "activate", "c", "balanced"], None)?;
-    assert_eq!(
-        refused.code, 5,
-        "activation before verification fails the gates: {}",
-        refused.stderr
-    );
+    assert_eq!(refused.code, 5, "activation before verification fails the gates: {}", refused.stderr);
     let body: Value = serde_json::from_str(&refused.stdout)?;
-    assert_eq!(
-        body["error"]["code"], "precondition",
-        "gate failures are preconditions"
-    );
-    assert_eq!(
-        body["gates"]["ok"], false,
-        "the full gate report comes with the error"
-    );
-    assert_eq!(
-        body["gates"]["models"][0]["excluded"][0]["reason"], "no_evidence",
-        "each exclusion has its reason"
-    );
+    assert_eq!(body["error"]["code"], "precondition", "gate failures are preconditions");
+    assert_eq!(body["gates"]["ok"], false, "the full gate report comes with the error");
+    assert_eq!(body["gates"]["models"][0]["excluded"][0]["reason"], "no_evidence", "each exclusion has its reason");
 
     let verified = run(d, &["verify", "c"], None)?;
     assert_eq!(verified.code, 0, "verify succeeds: {}", verified.stderr);
@@ -90,59 +72,31 @@ async fn verify_then_activate_with_gate_report_and_status_shape() -> TestResult 
         verified.stderr
     );
     assert!(
-        verified
-            .stdout
-            .contains("model m2: primary; not: b (model_unsupported)"),
+        verified.stdout.contains("model m2: primary; not: b (model_unsupported)"),
         "per model, who can serve it: {}",
         verified.stdout
     );
 
     let activated = run(d, &["--json", "routing", "activate", "c", "balanced"], None)?;
-    assert_eq!(
-        activated.code, 0,
-        "m1 has two keys, m2 one: gates hold: {}",
-        activated.stderr
-    );
-    let status: Value =
-        serde_json::from_str(&run(d, &["--json", "routing", "status", "c"], None)?.stdout)?;
+    assert_eq!(activated.code, 0, "m1 has two keys, m2 one: gates hold: {}", activated.stderr);
+    let status: Value = serde_json::from_str(&run(d, &["--json", "routing", "status", "c"], None)?.stdout)?;
     assert_eq!(
         (status["mode"].as_str(), status["state"].as_str()),
         (Some("balanced"), Some("active")),
         "status shows the mode"
     );
     let p = &status["profiles"][0];
-    for key in [
-        "id",
-        "label",
-        "weight",
-        "enabled",
-        "credential",
-        "evidence",
-        "health",
-    ] {
-        assert!(
-            !p[key].is_null(),
-            "routing status --json profiles carry `{key}` (INTERFACE.md)"
-        );
+    for key in ["id", "label", "weight", "enabled", "credential", "evidence", "health"] {
+        assert!(!p[key].is_null(), "routing status --json profiles carry `{key}` (INTERFACE.md)");
     }
-    assert_eq!(
-        p["health"][0]["model"],
-        Value::Null,
-        "the first health line is the credential-wide circuit"
-    );
-    assert_eq!(
-        p["health"][0]["state"], "closed",
-        "closed after a successful verification"
-    );
+    assert_eq!(p["health"][0]["model"], Value::Null, "the first health line is the credential-wide circuit");
+    assert_eq!(p["health"][0]["state"], "closed", "closed after a successful verification");
 
     let reset = run(d, &["health", "reset", "c", "b"], None)?;
     assert_eq!(reset.code, 0, "health reset works: {}", reset.stderr);
     let unknown = run(d, &["health", "reset", "c", "ghost"], None)?;
     assert_eq!(unknown.code, 4, "unknown profile is not found");
-    let all = format!(
-        "{}{}{}{}",
-        refused.stdout, verified.stdout, verified.stderr, activated.stdout
-    );
+    let all = format!("{}{}{}{}", refused.stdout, verified.stdout, verified.stderr, activated.stdout);
     assert!(!all.contains("canary"), "no secret in CLI output");
     mock.shutdown().await?;
     Ok(())

@@ -6,8 +6,8 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use switchyard_core::connection::Protocol;
 use switchyard_core::routing::{
-    select_for_turn, CircuitBoard, Criteria, Eligibility, EvidenceView, Failure, FailureKind,
-    ModelSet, ProfileView, Scope, Strategy, SwrrTable,
+    select_for_turn, CircuitBoard, Criteria, Eligibility, EvidenceView, Failure, FailureKind, ModelSet, ProfileView,
+    Scope, Strategy, SwrrTable,
 };
 use switchyard_core::BasisFingerprint;
 
@@ -43,11 +43,7 @@ fn bench_select(c: &mut Criterion) {
         let board = CircuitBoard::default();
         let forbidden = Failure::new(FailureKind::ModelForbidden, Scope::CredentialModel);
         let _ = board.record_failure(&ps[0].id, &models[3], &forbidden, NOW);
-        let criteria = Criteria {
-            basis: &basis,
-            max_evidence_age_ms: 86_400_000,
-            now_ms: NOW,
-        };
+        let criteria = Criteria { basis: &basis, max_evidence_age_ms: 86_400_000, now_ms: NOW };
         let mut table = SwrrTable::default();
         let mut e = Eligibility::default();
         let mut round = 0usize;
@@ -56,9 +52,8 @@ fn bench_select(c: &mut Criterion) {
                 let model = models[round % models.len()].as_str();
                 round += 1;
                 e.evaluate(&ps, model, &criteria, &board.view());
-                let sel = table.with_state("c_conn", model, |s| {
-                    select_for_turn(Strategy::Balanced, None, &ps, e.eligible(), s)
-                });
+                let sel = table
+                    .with_state("c_conn", model, |s| select_for_turn(Strategy::Balanced, None, &ps, e.eligible(), s));
                 black_box(sel)
             })
         });

@@ -43,18 +43,13 @@ mod tests {
     use super::*;
 
     fn h(n: &str, v: &str) -> Header {
-        Header {
-            name: n.into(),
-            value: v.into(),
-        }
+        Header { name: n.into(), value: v.into() }
     }
 
     #[test]
     fn header_order_does_not_matter() {
-        let a =
-            BasisFingerprint::compute(Protocol::Openai, "https://x", &[h("a", "1"), h("b", "2")]);
-        let b =
-            BasisFingerprint::compute(Protocol::Openai, "https://x", &[h("b", "2"), h("a", "1")]);
+        let a = BasisFingerprint::compute(Protocol::Openai, "https://x", &[h("a", "1"), h("b", "2")]);
+        let b = BasisFingerprint::compute(Protocol::Openai, "https://x", &[h("b", "2"), h("a", "1")]);
         assert_eq!(a, b, "the same headers in another order are the same basis");
     }
 
@@ -68,10 +63,7 @@ mod tests {
             BasisFingerprint::compute(Protocol::Openai, "https://x", &[]),
         ];
         for c in changed {
-            assert_ne!(
-                c, base,
-                "a protocol, URL or header change must make evidence stale"
-            );
+            assert_ne!(c, base, "a protocol, URL or header change must make evidence stale");
         }
         assert_eq!(base.as_str().len(), 64, "hex sha-256");
     }

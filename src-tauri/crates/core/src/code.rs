@@ -62,11 +62,7 @@ mod tests {
             (ErrorCode::KeychainUnavailable, 6),
         ];
         for (code, want) in table {
-            assert_eq!(
-                code.exit_code(),
-                want,
-                "INTERFACE.md fixes the exit code of {code:?}"
-            );
+            assert_eq!(code.exit_code(), want, "INTERFACE.md fixes the exit code of {code:?}");
         }
     }
 }

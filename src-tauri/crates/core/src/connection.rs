@@ -35,10 +35,9 @@ impl FromStr for Protocol {
         match s {
             "openai" => Ok(Protocol::Openai),
             "anthropic" => Ok(Protocol::Anthropic),
-            other => Err(InvalidInput::new(
-                "protocol",
-                format!("unknown protocol '{other}' (expected openai or anthropic)"),
-            )),
+            other => {
+                Err(InvalidInput::new("protocol", format!("unknown protocol '{other}' (expected openai or anthropic)")))
+            }
         }
     }
 }
@@ -106,10 +105,7 @@ impl FromStr for RoutingState {
         match s {
             "active" => Ok(RoutingState::Active),
             "suspended" => Ok(RoutingState::Suspended),
-            other => Err(InvalidInput::new(
-                "routing_state",
-                format!("unknown routing state '{other}'"),
-            )),
+            other => Err(InvalidInput::new("routing_state", format!("unknown routing state '{other}'"))),
         }
     }
 }
@@ -121,32 +117,16 @@ mod tests {
     #[test]
     fn protocol_round_trips_and_rejects_unknown() {
         for p in [Protocol::Openai, Protocol::Anthropic] {
-            assert_eq!(
-                p.as_str().parse::<Protocol>().ok(),
-                Some(p),
-                "as_str must parse back"
-            );
+            assert_eq!(p.as_str().parse::<Protocol>().ok(), Some(p), "as_str must parse back");
         }
         let err = "gemini".parse::<Protocol>().err();
-        assert_eq!(
-            err.map(|e| e.field),
-            Some("protocol".to_string()),
-            "the error names the field"
-        );
+        assert_eq!(err.map(|e| e.field), Some("protocol".to_string()), "the error names the field");
     }
 
     #[test]
     fn routing_mode_round_trips() {
-        for m in [
-            RoutingMode::Legacy,
-            RoutingMode::Balanced,
-            RoutingMode::Priority,
-        ] {
-            assert_eq!(
-                m.as_str().parse::<RoutingMode>().ok(),
-                Some(m),
-                "as_str must parse back"
-            );
+        for m in [RoutingMode::Legacy, RoutingMode::Balanced, RoutingMode::Priority] {
+            assert_eq!(m.as_str().parse::<RoutingMode>().ok(), Some(m), "as_str must parse back");
         }
     }
 }

@@ -13,14 +13,8 @@ pub struct Header {
 }
 
 /// Header names that carry credentials; they come from profiles, never from `--header`.
-const CREDENTIAL_HEADERS: &[&str] = &[
-    "authorization",
-    "proxy-authorization",
-    "x-api-key",
-    "api-key",
-    "x-goog-api-key",
-    "cookie",
-];
+const CREDENTIAL_HEADERS: &[&str] =
+    &["authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"];
 
 /// Value prefixes that look like API keys or bearer tokens.
 const SECRET_PREFIXES: &[&str] = &["sk-", "sk_", "bearer ", "basic "];
@@ -29,28 +23,17 @@ impl Header {
     /// Parses `Name: value`. The name is lower-cased (HTTP names are case-insensitive).
     pub fn parse(raw: &str) -> Result<Self, InvalidInput> {
         let Some((name, value)) = raw.split_once(':') else {
-            return Err(InvalidInput::new(
-                "header",
-                format!("'{}' must look like 'Name: value'", redact(raw)),
-            ));
+            return Err(InvalidInput::new("header", format!("'{}' must look like 'Name: value'", redact(raw))));
         };
         let name = name.trim().to_ascii_lowercase();
         let value = value.trim().to_string();
-        let token_ok = !name.is_empty()
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        let token_ok =
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
         if !token_ok {
-            return Err(InvalidInput::new(
-                "header",
-                format!("'{name}' is not a valid header name"),
-            ));
+            return Err(InvalidInput::new("header", format!("'{name}' is not a valid header name")));
         }
         if value.chars().any(|c| c.is_control() && c != '\t') {
-            return Err(InvalidInput::new(
-                "header",
-                format!("value of '{name}' contains control characters"),
-            ));
+            return Err(InvalidInput::new("header", format!("value of '{name}' contains control characters")));
         }
         if CREDENTIAL_HEADERS.contains(&name.as_str()) {
             return Err(InvalidInput::new(
@@ -62,7 +45,9 @@ impl Header {
         if SECRET_PREFIXES.iter().any(|p| lower.starts_with(p)) {
             return Err(InvalidInput::new(
                 "header",
-                format!("value of '{name}' looks like a secret; add keys as profiles with --secret-stdin or --secret-env"),
+                format!(
+                    "value of '{name}' looks like a secret; add keys as profiles with --secret-stdin or --secret-env"
+                ),
             ));
         }
         Ok(Header { name, value })
@@ -86,10 +71,7 @@ pub fn parse_headers(raw: &[String]) -> Result<Vec<Header>, InvalidInput> {
     for item in raw {
         let h = Header::parse(item)?;
         if out.iter().any(|o| o.name == h.name) {
-            return Err(InvalidInput::new(
-                "header",
-                format!("'{}' is given twice", h.name),
-            ));
+            return Err(InvalidInput::new("header", format!("'{}' is given twice", h.name)));
         }
         out.push(h);
     }
@@ -116,51 +98,27 @@ mod tests {
         let h = Header::parse("OpenAI-Organization: org-123");
         assert_eq!(
             h.ok(),
-            Some(Header {
-                name: "openai-organization".into(),
-                value: "org-123".into()
-            }),
+            Some(Header { name: "openai-organization".into(), value: "org-123".into() }),
             "names are case-insensitive, so they are stored lower-case"
         );
     }
 
     #[test]
     fn refuses_missing_colon_without_echoing_it() {
-        let err = Header::parse("sk-live-abcdefghijklmnop")
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(
-            err.starts_with("header:"),
-            "the error names the field: {err}"
-        );
-        assert!(
-            !err.contains("abcdefghijklmnop"),
-            "a header without colon may be a pasted key: {err}"
-        );
+        let err = Header::parse("sk-live-abcdefghijklmnop").err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.starts_with("header:"), "the error names the field: {err}");
+        assert!(!err.contains("abcdefghijklmnop"), "a header without colon may be a pasted key: {err}");
     }
 
     #[test]
     fn refuses_credential_headers_and_secret_looking_values() {
-        assert!(
-            Header::parse("Authorization: Bearer x").is_err(),
-            "credentials belong in the keychain"
-        );
-        assert!(
-            Header::parse("x-api-key: abc").is_err(),
-            "credentials belong in the keychain"
-        );
-        assert!(
-            Header::parse("x-custom: sk-abc").is_err(),
-            "sk- values look like OpenAI keys"
-        );
+        assert!(Header::parse("Authorization: Bearer x").is_err(), "credentials belong in the keychain");
+        assert!(Header::parse("x-api-key: abc").is_err(), "credentials belong in the keychain");
+        assert!(Header::parse("x-custom: sk-abc").is_err(), "sk- values look like OpenAI keys");
     }
 
     #[test]
     fn duplicate_names_are_refused() {
-        assert!(
-            parse_headers(&["a: 1".into(), "A: 2".into()]).is_err(),
-            "one value per header name"
-        );
+        assert!(parse_headers(&["a: 1".into(), "A: 2".into()]).is_err(), "one value per header name");
     }
 }

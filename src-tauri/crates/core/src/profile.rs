@@ -21,8 +21,7 @@ impl CredentialState {
 
 /// True when `s` has the shape of a generated profile or connection id (`p_`/`c_` + 32 hex).
 pub fn looks_like_id(s: &str, prefix: &str) -> bool {
-    s.strip_prefix(prefix)
-        .is_some_and(|rest| rest.len() == 32 && rest.bytes().all(|b| b.is_ascii_hexdigit()))
+    s.strip_prefix(prefix).is_some_and(|rest| rest.len() == 32 && rest.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 #[cfg(test)]
@@ -31,14 +30,8 @@ mod tests {
 
     #[test]
     fn id_shape() {
-        assert!(
-            looks_like_id(&format!("p_{}", "a".repeat(32)), "p_"),
-            "generated ids match"
-        );
+        assert!(looks_like_id(&format!("p_{}", "a".repeat(32)), "p_"), "generated ids match");
         assert!(!looks_like_id("work", "p_"), "labels are not ids");
-        assert!(
-            !looks_like_id(&format!("c_{}", "a".repeat(32)), "p_"),
-            "prefix matters"
-        );
+        assert!(!looks_like_id(&format!("c_{}", "a".repeat(32)), "p_"), "prefix matters");
     }
 }

@@ -27,25 +27,15 @@ pub fn turn_key(
     body: &Value,
 ) -> (String, TurnSource) {
     if let Some(t) = explicit.filter(|t| !t.is_empty()) {
-        return (
-            format!("x:{}", short_hash(&[slug.as_bytes(), t.as_bytes()])),
-            TurnSource::Explicit,
-        );
+        return (format!("x:{}", short_hash(&[slug.as_bytes(), t.as_bytes()])), TurnSource::Explicit);
     }
     let anchor = conversation_anchor(protocol, slug, body);
     let session = session_header
         .filter(|s| !s.is_empty())
         .map(str::to_string)
-        .or_else(|| {
-            body.pointer("/metadata/user_id")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        });
+        .or_else(|| body.pointer("/metadata/user_id").and_then(Value::as_str).map(str::to_string));
     match session {
-        Some(s) => (
-            format!("s:{}", short_hash(&[s.as_bytes(), anchor.as_bytes()])),
-            TurnSource::Session,
-        ),
+        Some(s) => (format!("s:{}", short_hash(&[s.as_bytes(), anchor.as_bytes()])), TurnSource::Session),
         None => (format!("a:{anchor}"), TurnSource::Anchor),
     }
 }
@@ -74,9 +64,7 @@ pub fn conversation_anchor(protocol: Protocol, slug: &str, body: &Value) -> Stri
 }
 
 fn array(v: Option<&Value>) -> Vec<&Value> {
-    v.and_then(Value::as_array)
-        .map(|a| a.iter().collect())
-        .unwrap_or_default()
+    v.and_then(Value::as_array).map(|a| a.iter().collect()).unwrap_or_default()
 }
 
 fn array_or_single(v: Option<&Value>) -> Vec<&Value> {
@@ -141,21 +129,13 @@ mod tests {
             msgs.push(json!({"role": "assistant", "tool_calls": [{"id": "t1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]}));
             msgs.push(json!({"role": "tool", "tool_call_id": "t1", "content": "a.txt"}));
         }
-        assert_eq!(
-            key(Protocol::Openai, &first),
-            key(Protocol::Openai, &looped),
-            "a tool loop stays in its turn"
-        );
+        assert_eq!(key(Protocol::Openai, &first), key(Protocol::Openai, &looped), "a tool loop stays in its turn");
         let mut next = looped.clone();
         if let Some(msgs) = next["messages"].as_array_mut() {
             msgs.push(json!({"role": "assistant", "content": "a.txt"}));
             msgs.push(json!({"role": "user", "content": "thanks, now delete it"}));
         }
-        assert_ne!(
-            key(Protocol::Openai, &looped),
-            key(Protocol::Openai, &next),
-            "a new human message is a new turn"
-        );
+        assert_ne!(key(Protocol::Openai, &looped), key(Protocol::Openai, &next), "a new human message is a new turn");
     }
 
     #[test]
@@ -165,11 +145,7 @@ mod tests {
             {"role": "user", "content": "hi"},
             {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "x", "input": {}}]},
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]}]});
-        assert_eq!(
-            key(Protocol::Anthropic, &first),
-            key(Protocol::Anthropic, &looped),
-            "tool results keep the turn"
-        );
+        assert_eq!(key(Protocol::Anthropic, &first), key(Protocol::Anthropic, &looped), "tool results keep the turn");
         let other_system = json!({"system": "t", "messages": [{"role": "user", "content": "hi"}]});
         assert_ne!(
             key(Protocol::Anthropic, &first),
@@ -180,8 +156,7 @@ mod tests {
 
     #[test]
     fn explicit_and_session_keys_take_precedence() {
-        let body =
-            json!({"messages": [{"role": "user", "content": "hi"}], "metadata": {"user_id": "u1"}});
+        let body = json!({"messages": [{"role": "user", "content": "hi"}], "metadata": {"user_id": "u1"}});
         let (explicit, src) = turn_key(Protocol::Anthropic, "c", Some("T1"), None, &body);
         assert_eq!(src, TurnSource::Explicit, "the header wins");
         assert_eq!(

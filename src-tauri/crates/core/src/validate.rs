@@ -13,10 +13,7 @@ pub struct InvalidInput {
 
 impl InvalidInput {
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            message: message.into(),
-        }
+        Self { field: field.into(), message: message.into() }
     }
 }
 
@@ -35,13 +32,8 @@ pub const MAX_SLUG_LEN: usize = 48;
 
 /// A slug is 1–48 chars of `a-z 0-9 -`, starting with a letter or digit; it appears in relay URLs.
 pub fn validate_slug(slug: &str) -> Result<(), InvalidInput> {
-    let ok_chars = slug
-        .chars()
-        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    let ok_start = slug
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphanumeric());
+    let ok_chars = slug.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    let ok_start = slug.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
     if slug.is_empty() || slug.len() > MAX_SLUG_LEN || !ok_chars || !ok_start {
         return Err(InvalidInput::new(
             "slug",
@@ -63,10 +55,7 @@ pub fn validate_label(label: &str) -> Result<(), InvalidInput> {
         ));
     }
     if label.chars().any(char::is_control) {
-        return Err(InvalidInput::new(
-            "label",
-            "must not contain control characters",
-        ));
+        return Err(InvalidInput::new("label", "must not contain control characters"));
     }
     Ok(())
 }
@@ -83,10 +72,7 @@ pub fn validate_weight(weight: i64) -> Result<(), InvalidInput> {
 
 pub fn validate_priority(priority: i64) -> Result<(), InvalidInput> {
     if !(0..=1_000_000).contains(&priority) {
-        return Err(InvalidInput::new(
-            "priority",
-            format!("must be between 0 and 1000000 (got {priority})"),
-        ));
+        return Err(InvalidInput::new("priority", format!("must be between 0 and 1000000 (got {priority})")));
     }
     Ok(())
 }
@@ -97,10 +83,7 @@ pub fn normalize_base_url(raw: &str) -> Result<String, InvalidInput> {
     let parsed = url::Url::parse(raw.trim())
         .map_err(|e| InvalidInput::new("base_url", format!("'{raw}' is not a valid URL ({e})")))?;
     if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(InvalidInput::new(
-            "base_url",
-            format!("scheme must be http or https (got '{}')", parsed.scheme()),
-        ));
+        return Err(InvalidInput::new("base_url", format!("scheme must be http or https (got '{}')", parsed.scheme())));
     }
     if parsed.host_str().is_none_or(str::is_empty) {
         return Err(InvalidInput::new("base_url", "must include a host"));
@@ -112,10 +95,7 @@ pub fn normalize_base_url(raw: &str) -> Result<String, InvalidInput> {
         ));
     }
     if parsed.query().is_some() || parsed.fragment().is_some() {
-        return Err(InvalidInput::new(
-            "base_url",
-            "must not have a query string or fragment",
-        ));
+        return Err(InvalidInput::new("base_url", "must not have a query string or fragment"));
     }
     let text = parsed.as_str().trim_end_matches('/').to_string();
     Ok(text)
@@ -123,10 +103,7 @@ pub fn normalize_base_url(raw: &str) -> Result<String, InvalidInput> {
 
 /// A model name as the provider spells it: 1–200 chars, no whitespace or control characters.
 pub fn validate_model(model: &str) -> Result<(), InvalidInput> {
-    if model.is_empty()
-        || model.len() > 200
-        || model.chars().any(|c| c.is_whitespace() || c.is_control())
-    {
+    if model.is_empty() || model.len() > 200 || model.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(InvalidInput::new(
             "model",
             format!("'{model}' is not a valid model name (1-200 characters, no spaces)"),
@@ -152,21 +129,13 @@ pub fn parse_mappings(raw: &[String]) -> Result<BTreeMap<String, String>, Invali
     let mut out = BTreeMap::new();
     for item in raw {
         let Some((from, to)) = item.split_once('=') else {
-            return Err(InvalidInput::new(
-                "map",
-                format!("'{item}' must look like FROM=TO"),
-            ));
+            return Err(InvalidInput::new("map", format!("'{item}' must look like FROM=TO")));
         };
         let (from, to) = (from.trim(), to.trim());
-        validate_model(from)
-            .map_err(|_| InvalidInput::new("map", format!("'{item}': bad source model")))?;
-        validate_model(to)
-            .map_err(|_| InvalidInput::new("map", format!("'{item}': bad target model")))?;
+        validate_model(from).map_err(|_| InvalidInput::new("map", format!("'{item}': bad source model")))?;
+        validate_model(to).map_err(|_| InvalidInput::new("map", format!("'{item}': bad target model")))?;
         if out.insert(from.to_string(), to.to_string()).is_some() {
-            return Err(InvalidInput::new(
-                "map",
-                format!("'{from}' is mapped twice"),
-            ));
+            return Err(InvalidInput::new("map", format!("'{from}' is mapped twice")));
         }
     }
     Ok(out)
@@ -188,85 +157,40 @@ mod tests {
 
     #[test]
     fn weight_bounds() {
-        assert!(
-            validate_weight(0).is_err(),
-            "weight 0 would starve a profile silently"
-        );
+        assert!(validate_weight(0).is_err(), "weight 0 would starve a profile silently");
         assert!(validate_weight(1).is_ok(), "1 is the smallest weight");
         assert!(validate_weight(1000).is_ok(), "1000 is the largest weight");
-        assert_eq!(
-            validate_weight(1001).map_err(|e| e.field),
-            Err("weight".to_string())
-        );
+        assert_eq!(validate_weight(1001).map_err(|e| e.field), Err("weight".to_string()));
     }
 
     #[test]
     fn base_urls_are_normalised_and_checked() {
-        assert_eq!(
-            normalize_base_url("https://api.openai.com/v1/")
-                .ok()
-                .as_deref(),
-            Some("https://api.openai.com/v1")
-        );
-        assert_eq!(
-            normalize_base_url("http://127.0.0.1:8080").ok().as_deref(),
-            Some("http://127.0.0.1:8080")
-        );
-        for bad in [
-            "ftp://x",
-            "not a url",
-            "https://user:pw@host/",
-            "https://h/?a=1",
-            "mailto:x@y",
-        ] {
+        assert_eq!(normalize_base_url("https://api.openai.com/v1/").ok().as_deref(), Some("https://api.openai.com/v1"));
+        assert_eq!(normalize_base_url("http://127.0.0.1:8080").ok().as_deref(), Some("http://127.0.0.1:8080"));
+        for bad in ["ftp://x", "not a url", "https://user:pw@host/", "https://h/?a=1", "mailto:x@y"] {
             let err = normalize_base_url(bad).err();
-            assert_eq!(
-                err.map(|e| e.field),
-                Some("base_url".to_string()),
-                "'{bad}' must be rejected"
-            );
+            assert_eq!(err.map(|e| e.field), Some("base_url".to_string()), "'{bad}' must be rejected");
         }
     }
 
     #[test]
     fn labels() {
         assert!(validate_label("work key").is_ok(), "spaces inside are fine");
-        assert!(
-            validate_label(" lead").is_err(),
-            "leading space would make two labels look alike"
-        );
-        assert!(
-            validate_label("").is_err(),
-            "empty label cannot name a profile"
-        );
+        assert!(validate_label(" lead").is_err(), "leading space would make two labels look alike");
+        assert!(validate_label("").is_err(), "empty label cannot name a profile");
     }
 
     #[test]
     fn mappings() {
         let m = parse_mappings(&["fast=gpt-4o-mini".into()]);
-        assert_eq!(
-            m.ok().and_then(|m| m.get("fast").cloned()).as_deref(),
-            Some("gpt-4o-mini")
-        );
-        assert!(
-            parse_mappings(&["nosep".into()]).is_err(),
-            "a mapping needs '='"
-        );
-        assert!(
-            parse_mappings(&["a=b".into(), "a=c".into()]).is_err(),
-            "a source maps once"
-        );
+        assert_eq!(m.ok().and_then(|m| m.get("fast").cloned()).as_deref(), Some("gpt-4o-mini"));
+        assert!(parse_mappings(&["nosep".into()]).is_err(), "a mapping needs '='");
+        assert!(parse_mappings(&["a=b".into(), "a=c".into()]).is_err(), "a source maps once");
     }
 
     #[test]
     fn models_are_unique() {
-        assert!(
-            validate_models(&["a".into(), "a".into()]).is_err(),
-            "duplicate model names are refused"
-        );
-        assert!(
-            validate_models(&["a b".into()]).is_err(),
-            "spaces are not valid in model names"
-        );
+        assert!(validate_models(&["a".into(), "a".into()]).is_err(), "duplicate model names are refused");
+        assert!(validate_models(&["a b".into()]).is_err(), "spaces are not valid in model names");
     }
 }

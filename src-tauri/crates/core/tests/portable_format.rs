@@ -74,11 +74,7 @@ fn input_is_normalised_like_typed_in_input() -> Result<(), Box<dyn std::error::E
 fn every_bad_input_names_its_path() {
     type Edit = Box<dyn FnOnce(&mut Value)>;
     let cases: Vec<(&str, Edit, &str)> = vec![
-        (
-            "unknown format",
-            Box::new(|d| d["format"] = json!("other.config")),
-            "format: unknown format",
-        ),
+        ("unknown format", Box::new(|d| d["format"] = json!("other.config")), "format: unknown format"),
         (
             "missing format",
             Box::new(|d| {
@@ -86,11 +82,7 @@ fn every_bad_input_names_its_path() {
             }),
             "format: is missing",
         ),
-        (
-            "unknown version",
-            Box::new(|d| d["version"] = json!(2)),
-            "version: unsupported version 2",
-        ),
+        ("unknown version", Box::new(|d| d["version"] = json!(2)), "version: unsupported version 2"),
         (
             "duplicate connection ref",
             Box::new(|d| d["connections"][1]["ref"] = json!("c1")),
@@ -106,11 +98,7 @@ fn every_bad_input_names_its_path() {
             Box::new(|d| d["connections"][1]["slug"] = json!("main")),
             "connections[1].slug: duplicate slug 'main'",
         ),
-        (
-            "bad slug",
-            Box::new(|d| d["connections"][0]["slug"] = json!("Has Space")),
-            "connections[0].slug: ",
-        ),
+        ("bad slug", Box::new(|d| d["connections"][0]["slug"] = json!("Has Space")), "connections[0].slug: "),
         (
             "duplicate label",
             Box::new(|d| d["connections"][0]["profiles"][1]["label"] = json!("primary")),
@@ -166,11 +154,7 @@ fn every_bad_input_names_its_path() {
             Box::new(|d| d["connections"][0]["profiles"][0]["token"] = json!("abc")),
             "connections[0].profiles[0].token: is a credential field",
         ),
-        (
-            "secret field at the top",
-            Box::new(|d| d["secret"] = json!("abc")),
-            "secret: is a credential field",
-        ),
+        ("secret field at the top", Box::new(|d| d["secret"] = json!("abc")), "secret: is a credential field"),
         (
             "key field",
             Box::new(|d| d["connections"][1]["profiles"][0]["key"] = json!("abc")),
@@ -229,48 +213,32 @@ fn every_bad_input_names_its_path() {
         (
             "missing slug",
             Box::new(|d| {
-                d["connections"][0]
-                    .as_object_mut()
-                    .map(|o| o.remove("slug"));
+                d["connections"][0].as_object_mut().map(|o| o.remove("slug"));
             }),
             "connections[0]: missing field `slug`",
         ),
-        (
-            "not an object",
-            Box::new(|d| *d = json!([1, 2])),
-            "document: must be a JSON object",
-        ),
+        ("not an object", Box::new(|d| *d = json!([1, 2])), "document: must be a JSON object"),
     ];
     for (case, edit, want) in cases {
         let got = error_of(edit);
-        assert!(
-            got.starts_with(want),
-            "{case}: the error must start with `{want}`, got `{got}`"
-        );
+        assert!(got.starts_with(want), "{case}: the error must start with `{want}`, got `{got}`");
     }
 }
 
 #[test]
 fn malformed_and_oversized_files_are_refused() {
-    let err = parse("{\"format\": \"switchyard.config\",")
-        .err()
-        .map(|e| e.to_string());
+    let err = parse("{\"format\": \"switchyard.config\",").err().map(|e| e.to_string());
     assert!(
-        err.as_deref()
-            .is_some_and(|e| e.starts_with("document: malformed JSON at line 1")),
+        err.as_deref().is_some_and(|e| e.starts_with("document: malformed JSON at line 1")),
         "malformed JSON names the document and the position: {err:?}"
     );
     let mut big = valid();
     big["connections"][0]["models"] = json!(vec!["m".repeat(150); 8000]);
     let text = big.to_string();
-    assert!(
-        text.len() > MAX_BYTES,
-        "the test document must exceed the limit"
-    );
+    assert!(text.len() > MAX_BYTES, "the test document must exceed the limit");
     let err = parse(&text).err().map(|e| e.to_string());
     assert!(
-        err.as_deref()
-            .is_some_and(|e| e.starts_with("document: is larger than 1 MiB")),
+        err.as_deref().is_some_and(|e| e.starts_with("document: is larger than 1 MiB")),
         "files over 1 MiB are refused before parsing: {err:?}"
     );
 }
@@ -278,15 +246,9 @@ fn malformed_and_oversized_files_are_refused() {
 #[test]
 fn errors_do_not_echo_secret_values() {
     let got = error_of(|d| d["connections"][0]["headers"][0]["value"] = json!("sk-proj-CANARY77"));
-    assert!(
-        !got.contains("CANARY77"),
-        "the key is not repeated in the error: {got}"
-    );
+    assert!(!got.contains("CANARY77"), "the key is not repeated in the error: {got}");
     let got = error_of(|d| d["connections"][0]["api_key"] = json!("CANARY88"));
-    assert!(
-        !got.contains("CANARY88"),
-        "the value of a credential field is not repeated: {got}"
-    );
+    assert!(!got.contains("CANARY88"), "the value of a credential field is not repeated: {got}");
 }
 
 fn arbitrary_json() -> impl Strategy<Value = Value> {
@@ -296,14 +258,8 @@ fn arbitrary_json() -> impl Strategy<Value = Value> {
         any::<i64>().prop_map(|n| json!(n)),
         any::<f64>().prop_map(|f| json!(f)),
         "[a-z0-9:/._-]{0,12}".prop_map(Value::String),
-        prop_oneof![
-            Just("switchyard.config"),
-            Just("c1"),
-            Just("p1"),
-            Just("sk-x"),
-            Just("https://h.example")
-        ]
-        .prop_map(|s| Value::String(s.to_string())),
+        prop_oneof![Just("switchyard.config"), Just("c1"), Just("p1"), Just("sk-x"), Just("https://h.example")]
+            .prop_map(|s| Value::String(s.to_string())),
     ];
     leaf.prop_recursive(4, 48, 6, |inner| {
         prop_oneof![
@@ -342,54 +298,25 @@ proptest! {
 
 #[test]
 fn the_json_schema_agrees_with_the_code() -> Result<(), Box<dyn std::error::Error>> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../docs/switchyard.config.v1.schema.json"
-    );
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../docs/switchyard.config.v1.schema.json");
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
     let props = &schema["properties"];
-    assert_eq!(
-        props["format"]["const"],
-        json!(switchyard_core::portable::FORMAT),
-        "format constant"
-    );
-    assert_eq!(
-        props["version"]["const"],
-        json!(switchyard_core::portable::VERSION),
-        "version constant"
-    );
+    assert_eq!(props["format"]["const"], json!(switchyard_core::portable::FORMAT), "format constant");
+    assert_eq!(props["version"]["const"], json!(switchyard_core::portable::VERSION), "version constant");
     let conn = &schema["$defs"]["connection"]["properties"];
-    assert_eq!(
-        conn["protocol"]["enum"],
-        json!(["openai", "anthropic"]),
-        "protocols"
-    );
-    assert_eq!(
-        conn["routing"]["enum"],
-        json!(["legacy", "balanced", "priority"]),
-        "routing modes"
-    );
+    assert_eq!(conn["protocol"]["enum"], json!(["openai", "anthropic"]), "protocols");
+    assert_eq!(conn["routing"]["enum"], json!(["legacy", "balanced", "priority"]), "routing modes");
     let weight = &schema["$defs"]["profile"]["properties"]["weight"];
     assert_eq!(
         (weight["minimum"].as_i64(), weight["maximum"].as_i64()),
-        (
-            Some(switchyard_core::validate::MIN_WEIGHT),
-            Some(switchyard_core::validate::MAX_WEIGHT)
-        ),
+        (Some(switchyard_core::validate::MIN_WEIGHT), Some(switchyard_core::validate::MAX_WEIGHT)),
         "weight bounds"
     );
     let doc = valid();
     for (key, _) in doc["connections"][0].as_object().into_iter().flatten() {
-        assert!(
-            conn.get(key).is_some(),
-            "the schema describes connection field '{key}'"
-        );
+        assert!(conn.get(key).is_some(), "the schema describes connection field '{key}'");
     }
-    for (key, _) in doc["connections"][0]["profiles"][0]
-        .as_object()
-        .into_iter()
-        .flatten()
-    {
+    for (key, _) in doc["connections"][0]["profiles"][0].as_object().into_iter().flatten() {
         assert!(
             schema["$defs"]["profile"]["properties"].get(key).is_some(),
             "the schema describes profile field '{key}'"

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use fixture::NOW;
 use switchyard_core::routing::{
-    Admission, CircuitBoard, CircuitHealth, CircuitSnapshot, CooldownPolicy, Exclusion, Failure,
-    FailureKind, PersistedState, ProbeLease, ResetCause, Scope,
+    Admission, CircuitBoard, CircuitHealth, CircuitSnapshot, CooldownPolicy, Exclusion, Failure, FailureKind,
+    PersistedState, ProbeLease, ResetCause, Scope,
 };
 use tokio::sync::{oneshot, Barrier};
 
@@ -24,10 +24,7 @@ fn rate_limit_until(until_ms: i64) -> Failure {
 fn half_open_board() -> Arc<CircuitBoard> {
     let board = Arc::new(CircuitBoard::default());
     let opened = board.record_failure("a", M, &rate_limit_until(NOW), NOW - 10_000);
-    assert!(
-        opened.is_some(),
-        "a rate limit opens the credential circuit"
-    );
+    assert!(opened.is_some(), "a rate limit opens the credential circuit");
     board
 }
 
@@ -83,20 +80,9 @@ async fn a_thousand_tasks_race_for_one_probe_and_exactly_one_wins() {
     for t in tasks {
         assert!(t.await.is_ok(), "no task panicked");
     }
-    assert_eq!(
-        winners.load(Ordering::SeqCst),
-        1,
-        "exactly one task may claim the half-open probe"
-    );
-    assert_eq!(
-        in_flight.load(Ordering::SeqCst),
-        999,
-        "all others see probe_in_flight"
-    );
-    assert!(
-        claim(&board).is_some(),
-        "the winner dropped its lease unresolved: claimable again"
-    );
+    assert_eq!(winners.load(Ordering::SeqCst), 1, "exactly one task may claim the half-open probe");
+    assert_eq!(in_flight.load(Ordering::SeqCst), 999, "all others see probe_in_flight");
+    assert!(claim(&board).is_some(), "the winner dropped its lease unresolved: claimable again");
 }
 
 /// Decrements a holder count when dropped; declared after the lease so it drops first.
@@ -116,11 +102,7 @@ async fn probes_stay_single_flight_while_holders_are_cancelled() {
     let mut tasks = Vec::new();
     for i in 0..1_000 {
         let board = Arc::clone(&board);
-        let (holders, overlaps, claims) = (
-            Arc::clone(&holders),
-            Arc::clone(&overlaps),
-            Arc::clone(&claims),
-        );
+        let (holders, overlaps, claims) = (Arc::clone(&holders), Arc::clone(&overlaps), Arc::clone(&claims));
         tasks.push(tokio::spawn(async move {
             for _ in 0..20 {
                 if let Some(lease) = claim(&board) {
@@ -147,20 +129,10 @@ async fn probes_stay_single_flight_while_holders_are_cancelled() {
     for t in tasks {
         let _ = t.await;
     }
-    assert_eq!(
-        overlaps.load(Ordering::SeqCst),
-        0,
-        "two holders of one probe at once"
-    );
-    assert!(
-        claims.load(Ordering::SeqCst) > 0,
-        "the test exercised claims"
-    );
+    assert_eq!(overlaps.load(Ordering::SeqCst), 0, "two holders of one probe at once");
+    assert!(claims.load(Ordering::SeqCst) > 0, "the test exercised claims");
     assert_eq!(holders.load(Ordering::SeqCst), 0, "every holder went away");
-    assert!(
-        claim(&board).is_some(),
-        "after cancelled and finished holders the circuit must be claimable again"
-    );
+    assert!(claim(&board).is_some(), "after cancelled and finished holders the circuit must be claimable again");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -175,35 +147,21 @@ async fn a_cancelled_task_holding_the_probe_releases_it() {
             std::future::pending::<()>().await;
             drop(lease);
         });
-        assert_eq!(
-            rx.await.ok(),
-            Some(true),
-            "round {round}: the task claimed the probe"
-        );
+        assert_eq!(rx.await.ok(), Some(true), "round {round}: the task claimed the probe");
         assert_eq!(
             blocked_reason(&board),
             Some(Exclusion::ProbeInFlight),
             "while the task holds the lease nobody else may probe"
         );
         task.abort();
-        assert!(
-            task.await.is_err_and(|e| e.is_cancelled()),
-            "the task was cancelled"
-        );
-        assert!(
-            claim(&board).is_some(),
-            "round {round}: a dropped future must not leave the circuit claimed"
-        );
+        assert!(task.await.is_err_and(|e| e.is_cancelled()), "the task was cancelled");
+        assert!(claim(&board).is_some(), "round {round}: a dropped future must not leave the circuit claimed");
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replacement_disable_and_deletion_release_claims() {
-    for cause in [
-        ResetCause::CredentialReplaced,
-        ResetCause::Disabled,
-        ResetCause::Deleted,
-    ] {
+    for cause in [ResetCause::CredentialReplaced, ResetCause::Disabled, ResetCause::Deleted] {
         let board = half_open_board();
         let (tx, rx) = oneshot::channel();
         let (release_tx, release_rx) = oneshot::channel::<()>();
@@ -215,11 +173,7 @@ async fn replacement_disable_and_deletion_release_claims() {
             // The stale lease resolves after the reset: it must not touch the new circuit.
             lease.map(ProbeLease::succeed).unwrap_or_default()
         });
-        assert_eq!(
-            rx.await.ok(),
-            Some(true),
-            "{cause:?}: the holder claimed the probe"
-        );
+        assert_eq!(rx.await.ok(), Some(true), "{cause:?}: the holder claimed the probe");
 
         board.reset_profile("a", cause);
         assert!(
@@ -227,34 +181,20 @@ async fn replacement_disable_and_deletion_release_claims() {
             "{cause:?}: a reset closes the circuits and releases the claim"
         );
 
-        assert!(
-            board
-                .record_failure("a", M, &rate_limit_until(NOW), NOW - 1)
-                .is_some(),
-            "reopen"
-        );
+        assert!(board.record_failure("a", M, &rate_limit_until(NOW), NOW - 1).is_some(), "reopen");
         let fresh = claim(&board);
-        assert!(
-            fresh.is_some(),
-            "{cause:?}: the re-opened circuit is claimable despite the old lease"
-        );
+        assert!(fresh.is_some(), "{cause:?}: the re-opened circuit is claimable despite the old lease");
 
         let _ = release_tx.send(());
         let stale = holder.await.unwrap_or_default();
-        assert!(
-            stale.is_empty(),
-            "{cause:?}: the stale lease changed nothing"
-        );
+        assert!(stale.is_empty(), "{cause:?}: the stale lease changed nothing");
         assert_eq!(
             blocked_reason(&board),
             Some(Exclusion::ProbeInFlight),
             "{cause:?}: the new claim survives the stale lease's resolution"
         );
         drop(fresh);
-        assert!(
-            claim(&board).is_some(),
-            "{cause:?}: and is released by its own drop"
-        );
+        assert!(claim(&board).is_some(), "{cause:?}: and is released by its own drop");
     }
 }
 
@@ -263,11 +203,7 @@ fn failed_probes_double_the_backoff_and_success_closes() {
     let board = Arc::new(CircuitBoard::default());
     let rl = Failure::new(FailureKind::RateLimited, Scope::Credential);
     let snap = board.record_failure("a", M, &rl, NOW);
-    assert_eq!(
-        snap.and_then(|s| s.until_ms),
-        Some(NOW + 30_000),
-        "first cooldown is 30 s"
-    );
+    assert_eq!(snap.and_then(|s| s.until_ms), Some(NOW + 30_000), "first cooldown is 30 s");
 
     let t1 = NOW + 30_000;
     let lease = match board.admit("a", M, t1) {
@@ -281,10 +217,7 @@ fn failed_probes_double_the_backoff_and_success_closes() {
         "a failed probe re-opens with doubled backoff"
     );
     assert!(
-        matches!(
-            board.admit("a", M, t1 + 59_999),
-            Admission::Blocked(Exclusion::CircuitOpen)
-        ),
+        matches!(board.admit("a", M, t1 + 59_999), Admission::Blocked(Exclusion::CircuitOpen)),
         "still cooling one ms before the doubled cooldown ends"
     );
 
@@ -294,11 +227,7 @@ fn failed_probes_double_the_backoff_and_success_closes() {
         other => panic!("second cooldown over: expected the probe, got {other:?}"),
     };
     let closed = lease.succeed();
-    assert_eq!(
-        closed.first().map(|s| s.state),
-        Some(PersistedState::Closed),
-        "a successful probe closes the circuit"
-    );
+    assert_eq!(closed.first().map(|s| s.state), Some(PersistedState::Closed), "a successful probe closes the circuit");
     let again = board.record_failure("a", M, &rl, t2);
     assert_eq!(
         again.map(|s| (s.until_ms, s.backoff_level)),
@@ -311,21 +240,9 @@ fn failed_probes_double_the_backoff_and_success_closes() {
 fn a_provider_failure_during_a_probe_only_releases_it() {
     let board = half_open_board();
     let lease = claim(&board);
-    let changed = lease.map(|l| {
-        l.fail(
-            &Failure::new(FailureKind::ServerError, Scope::Provider),
-            NOW,
-        )
-    });
-    assert_eq!(
-        changed,
-        Some(vec![]),
-        "a 5xx proves nothing about the credential"
-    );
-    assert!(
-        claim(&board).is_some(),
-        "the circuit is half-open and claimable again"
-    );
+    let changed = lease.map(|l| l.fail(&Failure::new(FailureKind::ServerError, Scope::Provider), NOW));
+    assert_eq!(changed, Some(vec![]), "a 5xx proves nothing about the credential");
+    assert!(claim(&board).is_some(), "the circuit is half-open and claimable again");
 }
 
 #[test]
@@ -335,41 +252,24 @@ fn auth_invalid_has_no_time_end_until_reverified() {
     assert!(board.record_failure("a", M, &auth, NOW).is_some(), "opens");
     let year_later = NOW + 365 * 24 * 3_600_000;
     assert!(
-        matches!(
-            board.admit("a", M, year_later),
-            Admission::Blocked(Exclusion::AuthInvalid)
-        ),
+        matches!(board.admit("a", M, year_later), Admission::Blocked(Exclusion::AuthInvalid)),
         "an invalid credential never half-opens by time"
     );
     board.reset_profile("a", ResetCause::Reverified);
-    assert!(
-        matches!(board.admit("a", M, year_later), Admission::Closed),
-        "re-verification closes it"
-    );
+    assert!(matches!(board.admit("a", M, year_later), Admission::Closed), "re-verification closes it");
 }
 
 #[test]
 fn a_restart_keeps_cooldowns_and_forgets_claims() {
     let board = half_open_board();
     let forbidden = Failure::new(FailureKind::ModelForbidden, Scope::CredentialModel);
-    assert!(
-        board.record_failure("b", M, &forbidden, NOW).is_some(),
-        "b/model opens"
-    );
-    assert!(
-        board
-            .record_failure("c", M, &rate_limit_until(NOW + 60_000), NOW)
-            .is_some(),
-        "c opens"
-    );
+    assert!(board.record_failure("b", M, &forbidden, NOW).is_some(), "b/model opens");
+    assert!(board.record_failure("c", M, &rate_limit_until(NOW + 60_000), NOW).is_some(), "c opens");
     let held = claim(&board);
     assert!(held.is_some(), "a's probe is claimed before the restart");
 
     let persisted = serde_json::to_string(&board.snapshots()).unwrap_or_default();
-    assert!(
-        !persisted.contains("claim"),
-        "claims are never part of the persisted shape"
-    );
+    assert!(!persisted.contains("claim"), "claims are never part of the persisted shape");
     let rows: Vec<CircuitSnapshot> = serde_json::from_str(&persisted).unwrap_or_default();
     assert_eq!(rows.len(), 3, "three open circuits were persisted");
     std::mem::forget(held); // the old process dies without running destructors
@@ -381,21 +281,12 @@ fn a_restart_keeps_cooldowns_and_forgets_claims() {
     );
     assert_eq!(
         restarted.health("c", M, NOW).credential,
-        CircuitHealth::Open {
-            kind: FailureKind::RateLimited,
-            until_ms: Some(NOW + 60_000)
-        },
+        CircuitHealth::Open { kind: FailureKind::RateLimited, until_ms: Some(NOW + 60_000) },
         "the cooldown and its wall-clock end survive the restart"
     );
     assert!(
-        matches!(
-            restarted.admit("b", M, NOW),
-            Admission::Blocked(Exclusion::ModelCircuitOpen)
-        ),
+        matches!(restarted.admit("b", M, NOW), Admission::Blocked(Exclusion::ModelCircuitOpen)),
         "the model circuit survives the restart"
     );
-    assert!(
-        matches!(restarted.admit("b", "other-model", NOW), Admission::Closed),
-        "and still only for that model"
-    );
+    assert!(matches!(restarted.admit("b", "other-model", NOW), Admission::Closed), "and still only for that model");
 }

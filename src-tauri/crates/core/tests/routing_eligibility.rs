@@ -8,8 +8,8 @@ use std::sync::Arc;
 use fixture::{basis, criteria, pool, profile, HOUR_MS, MAX_AGE_MS, NOW};
 use switchyard_core::connection::Protocol;
 use switchyard_core::routing::{
-    evaluate, evaluate_gates, Admission, CircuitBoard, CircuitSnapshot, Exclusion, Failure,
-    FailureKind, NoCircuits, PersistedState, ProfileView, Scope,
+    evaluate, evaluate_gates, Admission, CircuitBoard, CircuitSnapshot, Exclusion, Failure, FailureKind, NoCircuits,
+    PersistedState, ProfileView, Scope,
 };
 use switchyard_core::BasisFingerprint;
 
@@ -27,20 +27,13 @@ fn reason(p: ProfileView, model: &str, board: &CircuitBoard) -> Option<Exclusion
 
 fn open(board: &CircuitBoard, id: &str, model: &str, kind: FailureKind, scope: Scope) {
     let snap = board.record_failure(id, model, &Failure::new(kind, scope), NOW);
-    assert!(
-        snap.is_some(),
-        "{kind} with scope {scope} must open a circuit"
-    );
+    assert!(snap.is_some(), "{kind} with scope {scope} must open a circuit");
 }
 
 #[test]
 fn a_verified_enabled_profile_is_eligible() {
     let board = CircuitBoard::default();
-    assert_eq!(
-        reason(profile("a", 1, 0, &["m"]), "m", &board),
-        None,
-        "nothing excludes it"
-    );
+    assert_eq!(reason(profile("a", 1, 0, &["m"]), "m", &board), None, "nothing excludes it");
 }
 
 #[test]
@@ -50,27 +43,15 @@ fn configuration_and_evidence_reasons() {
 
     let mut p = base();
     p.enabled = false;
-    assert_eq!(
-        reason(p, "m", &board),
-        Some(Exclusion::Disabled),
-        "a disabled profile is out"
-    );
+    assert_eq!(reason(p, "m", &board), Some(Exclusion::Disabled), "a disabled profile is out");
 
     let mut p = base();
     p.credential_present = false;
-    assert_eq!(
-        reason(p, "m", &board),
-        Some(Exclusion::SecretMissing),
-        "no secret, no routing"
-    );
+    assert_eq!(reason(p, "m", &board), Some(Exclusion::SecretMissing), "no secret, no routing");
 
     let mut p = base();
     p.evidence = None;
-    assert_eq!(
-        reason(p, "m", &board),
-        Some(Exclusion::NoEvidence),
-        "unverified is out"
-    );
+    assert_eq!(reason(p, "m", &board), Some(Exclusion::NoEvidence), "unverified is out");
 
     let mut p = base();
     p.credential_revision = 2;
@@ -94,11 +75,7 @@ fn configuration_and_evidence_reasons() {
     if let Some(e) = p.evidence.as_mut() {
         e.verified_at_ms = NOW - MAX_AGE_MS - 1;
     }
-    assert_eq!(
-        reason(p, "m", &board),
-        Some(Exclusion::StaleEvidence),
-        "evidence older than the max age is stale"
-    );
+    assert_eq!(reason(p, "m", &board), Some(Exclusion::StaleEvidence), "evidence older than the max age is stale");
 
     let mut p = base();
     if let Some(e) = p.evidence.as_mut() {
@@ -120,13 +97,7 @@ fn configuration_and_evidence_reasons() {
 #[test]
 fn health_reasons() {
     let board = CircuitBoard::default();
-    open(
-        &board,
-        "a",
-        "m",
-        FailureKind::RateLimited,
-        Scope::Credential,
-    );
+    open(&board, "a", "m", FailureKind::RateLimited, Scope::Credential);
     assert_eq!(
         reason(profile("a", 1, 0, &["m"]), "m", &board),
         Some(Exclusion::CircuitOpen),
@@ -134,13 +105,7 @@ fn health_reasons() {
     );
 
     let board = CircuitBoard::default();
-    open(
-        &board,
-        "a",
-        "m",
-        FailureKind::AuthInvalid,
-        Scope::Credential,
-    );
+    open(&board, "a", "m", FailureKind::AuthInvalid, Scope::Credential);
     assert_eq!(
         reason(profile("a", 1, 0, &["m"]), "m", &board),
         Some(Exclusion::AuthInvalid),
@@ -148,13 +113,7 @@ fn health_reasons() {
     );
 
     let board = CircuitBoard::default();
-    open(
-        &board,
-        "a",
-        "m",
-        FailureKind::ModelForbidden,
-        Scope::CredentialModel,
-    );
+    open(&board, "a", "m", FailureKind::ModelForbidden, Scope::CredentialModel);
     assert_eq!(
         reason(profile("a", 1, 0, &["m"]), "m", &board),
         Some(Exclusion::ModelCircuitOpen),
@@ -163,10 +122,7 @@ fn health_reasons() {
 
     let board = Arc::new(CircuitBoard::default());
     let hint = Failure::new(FailureKind::RateLimited, Scope::Credential).with_retry_at(Some(NOW));
-    assert!(
-        board.record_failure("a", "m", &hint, NOW - 1).is_some(),
-        "opens until NOW"
-    );
+    assert!(board.record_failure("a", "m", &hint, NOW - 1).is_some(), "opens until NOW");
     let lease = match board.admit("a", "m", NOW) {
         Admission::Probe(l) => l,
         other => panic!("the cooldown ended, so the first caller must get the probe: {other:?}"),
@@ -187,41 +143,17 @@ fn health_reasons() {
 #[test]
 fn the_first_reason_in_precedence_order_wins() {
     let board = CircuitBoard::default();
-    open(
-        &board,
-        "a",
-        "m",
-        FailureKind::RateLimited,
-        Scope::Credential,
-    );
-    open(
-        &board,
-        "a",
-        "m",
-        FailureKind::ModelForbidden,
-        Scope::CredentialModel,
-    );
+    open(&board, "a", "m", FailureKind::RateLimited, Scope::Credential);
+    open(&board, "a", "m", FailureKind::ModelForbidden, Scope::CredentialModel);
     let mut p = profile("a", 1, 0, &["m"]);
     p.enabled = false;
     p.credential_present = false;
     p.credential_revision = 9;
-    assert_eq!(
-        reason(p.clone(), "m", &board),
-        Some(Exclusion::Disabled),
-        "disabled first"
-    );
+    assert_eq!(reason(p.clone(), "m", &board), Some(Exclusion::Disabled), "disabled first");
     p.enabled = true;
-    assert_eq!(
-        reason(p.clone(), "m", &board),
-        Some(Exclusion::SecretMissing),
-        "then secret"
-    );
+    assert_eq!(reason(p.clone(), "m", &board), Some(Exclusion::SecretMissing), "then secret");
     p.credential_present = true;
-    assert_eq!(
-        reason(p.clone(), "m", &board),
-        Some(Exclusion::StaleEvidence),
-        "then evidence"
-    );
+    assert_eq!(reason(p.clone(), "m", &board), Some(Exclusion::StaleEvidence), "then evidence");
     p.credential_revision = 1;
     assert_eq!(
         reason(p, "m", &board),
@@ -233,38 +165,18 @@ fn the_first_reason_in_precedence_order_wins() {
 #[test]
 fn model_forbidden_on_one_model_leaves_the_profile_for_others() {
     let board = CircuitBoard::default();
-    open(
-        &board,
-        "a",
-        "model-a",
-        FailureKind::ModelForbidden,
-        Scope::CredentialModel,
-    );
+    open(&board, "a", "model-a", FailureKind::ModelForbidden, Scope::CredentialModel);
     let p = || profile("a", 1, 0, &["model-a", "model-b"]);
-    assert_eq!(
-        reason(p(), "model-a", &board),
-        Some(Exclusion::ModelCircuitOpen),
-        "the forbidden model is excluded"
-    );
+    assert_eq!(reason(p(), "model-a", &board), Some(Exclusion::ModelCircuitOpen), "the forbidden model is excluded");
     assert_eq!(
         reason(p(), "model-b", &board),
         None,
         "a model-permission failure must not open the credential-wide circuit"
     );
     let snap = board.snapshot_of("a", "");
-    assert_eq!(
-        snap.state,
-        PersistedState::Closed,
-        "the credential circuit stays closed"
-    );
+    assert_eq!(snap.state, PersistedState::Closed, "the credential circuit stays closed");
 
-    open(
-        &board,
-        "a",
-        "model-a",
-        FailureKind::RateLimited,
-        Scope::Credential,
-    );
+    open(&board, "a", "model-a", FailureKind::RateLimited, Scope::Credential);
     assert_eq!(
         reason(p(), "model-b", &board),
         Some(Exclusion::CircuitOpen),
@@ -283,23 +195,9 @@ fn persisted_snapshots_answer_like_the_board() {
         backoff_level: 0,
     }];
     let b = basis();
-    let e = evaluate(
-        &[profile("a", 1, 0, &["m", "n"])],
-        "m",
-        &criteria(&b),
-        snaps.as_slice(),
-    );
-    assert_eq!(
-        e.excluded(),
-        &[(0, Exclusion::ModelCircuitOpen)],
-        "snapshot lookup sees the row"
-    );
-    let e = evaluate(
-        &[profile("a", 1, 0, &["m", "n"])],
-        "n",
-        &criteria(&b),
-        snaps.as_slice(),
-    );
+    let e = evaluate(&[profile("a", 1, 0, &["m", "n"])], "m", &criteria(&b), snaps.as_slice());
+    assert_eq!(e.excluded(), &[(0, Exclusion::ModelCircuitOpen)], "snapshot lookup sees the row");
+    let e = evaluate(&[profile("a", 1, 0, &["m", "n"])], "n", &criteria(&b), snaps.as_slice());
     assert_eq!(e.eligible(), &[0], "other models are unaffected");
 }
 
@@ -309,42 +207,24 @@ fn gates_pass_only_with_every_model_served_and_one_pooled() {
     let models = vec!["m1".to_string(), "m2".to_string()];
     let mut profiles = pool(2, &["m1", "m2"]);
     let report = evaluate_gates(&profiles, &models, &criteria(&b), &NoCircuits);
-    assert!(
-        report.ok,
-        "two verified profiles for both models pass: {:?}",
-        report.failures()
-    );
+    assert!(report.ok, "two verified profiles for both models pass: {:?}", report.failures());
 
     profiles[1].enabled = false;
     let report = evaluate_gates(&profiles, &models, &criteria(&b), &NoCircuits);
-    assert!(
-        !report.ok,
-        "one profile per model is not a pool: the gates must fail closed"
-    );
-    assert_eq!(
-        report.failures(),
-        vec!["no model has two eligible profiles"],
-        "says why"
-    );
+    assert!(!report.ok, "one profile per model is not a pool: the gates must fail closed");
+    assert_eq!(report.failures(), vec!["no model has two eligible profiles"], "says why");
 
     let mut profiles = pool(2, &["m1"]);
     profiles.push(profile("p02", 1, 0, &["m1"]));
     let report = evaluate_gates(&profiles, &models, &criteria(&b), &NoCircuits);
     assert!(!report.ok, "an enabled model nobody serves fails the gates");
     let m2 = report.models.iter().find(|m| m.model == "m2");
-    assert_eq!(
-        m2.map(|m| m.excluded.len()),
-        Some(3),
-        "the report names every profile that does not count for m2"
-    );
+    assert_eq!(m2.map(|m| m.excluded.len()), Some(3), "the report names every profile that does not count for m2");
 
     let json = serde_json::to_value(&report).unwrap_or_default();
     assert_eq!(json["ok"], false, "ok is a boolean");
     assert_eq!(json["models"][1]["model"], "m2", "models in enabled order");
-    assert_eq!(
-        json["models"][0]["eligible"][0], "p00",
-        "eligible ids are strings"
-    );
+    assert_eq!(json["models"][0]["eligible"][0], "p00", "eligible ids are strings");
     assert_eq!(
         json["models"][1]["excluded"][0],
         serde_json::json!({"profile": "p00", "reason": "model_unsupported"}),
@@ -354,10 +234,7 @@ fn gates_pass_only_with_every_model_served_and_one_pooled() {
 
 #[test]
 fn every_reason_has_its_snake_case_name() {
-    let names: Vec<String> = Exclusion::ALL
-        .iter()
-        .map(|r| serde_json::to_string(r).unwrap_or_default())
-        .collect();
+    let names: Vec<String> = Exclusion::ALL.iter().map(|r| serde_json::to_string(r).unwrap_or_default()).collect();
     let want = [
         "disabled",
         "secret_missing",

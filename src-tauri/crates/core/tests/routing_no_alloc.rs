@@ -10,8 +10,7 @@ use std::hint::black_box;
 use fixture::{basis, criteria, pool, NOW};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 use switchyard_core::routing::{
-    select_for_turn, CircuitBoard, Eligibility, Failure, FailureKind, Scope, Strategy, Swrr,
-    SwrrTable,
+    select_for_turn, CircuitBoard, Eligibility, Failure, FailureKind, Scope, Strategy, Swrr, SwrrTable,
 };
 
 #[global_allocator]
@@ -35,16 +34,9 @@ fn steady_eligibility_and_selection_do_not_allocate() {
             let model = models[r % models.len()].as_str();
             e.evaluate(&profiles, model, &crit, &board.view());
             let bound = (r % 3 == 0).then_some("p01");
-            let sel = table.with_state("conn", model, |s| {
-                select_for_turn(Strategy::Balanced, bound, &profiles, e.eligible(), s)
-            });
-            let prio = select_for_turn(
-                Strategy::Priority,
-                None,
-                &profiles,
-                e.eligible(),
-                &mut Swrr::default(),
-            );
+            let sel = table
+                .with_state("conn", model, |s| select_for_turn(Strategy::Balanced, bound, &profiles, e.eligible(), s));
+            let prio = select_for_turn(Strategy::Priority, None, &profiles, e.eligible(), &mut Swrr::default());
             picked += sel.map_or(0, |s| s.index) + prio.map_or(0, |s| s.index);
         }
         picked

@@ -10,20 +10,13 @@ use proptest::prelude::*;
 use switchyard_core::routing::{ProfileView, Swrr};
 
 fn profiles(weights: &[u32]) -> Vec<ProfileView> {
-    weights
-        .iter()
-        .enumerate()
-        .map(|(i, &w)| profile(&format!("p{i}"), w, (i % 3) as i64, &["m"]))
-        .collect()
+    weights.iter().enumerate().map(|(i, &w)| profile(&format!("p{i}"), w, (i % 3) as i64, &["m"])).collect()
 }
 
 /// `n` selections from `state` over all of `ps`, as ids.
 fn run(state: &mut Swrr, ps: &[ProfileView], n: usize) -> Vec<String> {
     let all: Vec<usize> = (0..ps.len()).collect();
-    (0..n)
-        .filter_map(|_| state.select(ps, &all))
-        .map(|i| ps[i].id.clone())
-        .collect()
+    (0..n).filter_map(|_| state.select(ps, &all)).map(|i| ps[i].id.clone()).collect()
 }
 
 fn counts(seq: &[String]) -> HashMap<&str, u32> {
@@ -141,23 +134,12 @@ fn a_profile_leaving_loses_its_state_and_returns_at_zero() {
         "the state of a profile that left the eligible set is dropped"
     );
     assert!(s.select(&ps, &[0, 1, 2]).is_some(), "p2 is back");
-    let p2 = s
-        .current_weights()
-        .find(|(id, _)| *id == "p2")
-        .map(|(_, w)| w);
-    assert_eq!(
-        p2,
-        Some(1),
-        "a returning profile starts at 0 (plus its weight this round)"
-    );
+    let p2 = s.current_weights().find(|(id, _)| *id == "p2").map(|(_, w)| w);
+    assert_eq!(p2, Some(1), "a returning profile starts at 0 (plus its weight this round)");
 }
 
 #[test]
 fn an_empty_eligible_set_selects_nothing() {
     let ps = profiles(&[1, 2]);
-    assert_eq!(
-        Swrr::default().select(&ps, &[]),
-        None,
-        "nothing eligible, nothing chosen"
-    );
+    assert_eq!(Swrr::default().select(&ps, &[]), None, "nothing eligible, nothing chosen");
 }

@@ -9,9 +9,8 @@ use std::time::{Duration, Instant};
 
 use fixture::{basis, criteria, pool, NOW};
 use switchyard_core::routing::{
-    plan_next, select_for_turn, CircuitBoard, Eligibility, Failure, FailureKind, GiveUp, Outcome,
-    Plan, PlanInput, ProfileView, Scope, SelectionReason, Strategy, Swrr, TurnBindings,
-    DEFAULT_MAX_ATTEMPTS,
+    plan_next, select_for_turn, CircuitBoard, Eligibility, Failure, FailureKind, GiveUp, Outcome, Plan, PlanInput,
+    ProfileView, Scope, SelectionReason, Strategy, Swrr, TurnBindings, DEFAULT_MAX_ATTEMPTS,
 };
 
 const M: &str = "m";
@@ -53,13 +52,8 @@ impl World {
 
     fn eligible_ids(&mut self) -> Vec<String> {
         let b = basis();
-        self.eligibility
-            .evaluate(&self.profiles, M, &criteria(&b), &self.board.view());
-        self.eligibility
-            .eligible()
-            .iter()
-            .map(|&i| self.profiles[i].id.clone())
-            .collect()
+        self.eligibility.evaluate(&self.profiles, M, &criteria(&b), &self.board.view());
+        self.eligibility.eligible().iter().map(|&i| self.profiles[i].id.clone()).collect()
     }
 
     fn request(&mut self, turn: &str, answer: &mut dyn FnMut(&str) -> Answer) -> Request {
@@ -76,9 +70,7 @@ impl World {
         let Some(sel) = sel else {
             return Request {
                 attempts: vec![],
-                end: Plan::GiveUp(GiveUp::NoAlternative {
-                    kind: FailureKind::Unknown,
-                }),
+                end: Plan::GiveUp(GiveUp::NoAlternative { kind: FailureKind::Unknown }),
             };
         };
         let mut current = self.profiles[sel.index].id.clone();
@@ -103,11 +95,8 @@ impl World {
                 let _ = self.board.record_failure(&current, M, &f, NOW);
             }
             let tried: Vec<&str> = log.iter().map(|(p, _)| p.as_str()).collect();
-            let alternatives_owned: Vec<String> = self
-                .eligible_ids()
-                .into_iter()
-                .filter(|p| !tried.contains(&p.as_str()))
-                .collect();
+            let alternatives_owned: Vec<String> =
+                self.eligible_ids().into_iter().filter(|p| !tried.contains(&p.as_str())).collect();
             let alternatives: Vec<&str> = alternatives_owned.iter().map(String::as_str).collect();
             let committed = self.bindings.peek(turn, now).is_some_and(|b| b.committed);
             let plan = plan_next(&PlanInput {
@@ -147,9 +136,7 @@ fn rate_limited() -> Failure {
 fn a_turn_sticks_to_its_profile_while_fresh_turns_rotate() {
     let mut w = World::new(2);
     let first = w.request("turn-1", &mut |_| Answer::Ok);
-    let tool_loop: Vec<Request> = (0..3)
-        .map(|_| w.request("turn-1", &mut |_| Answer::Ok))
-        .collect();
+    let tool_loop: Vec<Request> = (0..3).map(|_| w.request("turn-1", &mut |_| Answer::Ok)).collect();
     for r in &tool_loop {
         assert_eq!(
             r.attempts,
@@ -162,11 +149,7 @@ fn a_turn_sticks_to_its_profile_while_fresh_turns_rotate() {
         second.attempts[0].0, first.attempts[0].0,
         "sticky calls do not advance SWRR: the next fresh turn goes to the other profile"
     );
-    assert_eq!(
-        second.attempts[0].1,
-        SelectionReason::Swrr,
-        "fresh turns are SWRR picks"
-    );
+    assert_eq!(second.attempts[0].1, SelectionReason::Swrr, "fresh turns are SWRR picks");
 }
 
 #[test]
@@ -184,10 +167,7 @@ fn failover_before_output_rebinds_the_turn() {
         r.attempts,
         vec![
             ("p00".to_string(), SelectionReason::Swrr),
-            (
-                "p01".to_string(),
-                SelectionReason::Failover(FailureKind::RateLimited)
-            ),
+            ("p01".to_string(), SelectionReason::Failover(FailureKind::RateLimited)),
         ],
         "a credential-scoped failure before output moves the turn, recorded as failover:<kind>"
     );
@@ -203,16 +183,10 @@ fn failover_before_output_rebinds_the_turn() {
 fn no_failover_after_output() {
     let mut w = World::new(3);
     let r = w.request("t", &mut |_| Answer::FailAfterOutput(rate_limited()));
-    assert_eq!(
-        r.attempts.len(),
-        1,
-        "an error after the first content byte is not retried elsewhere"
-    );
+    assert_eq!(r.attempts.len(), 1, "an error after the first content byte is not retried elsewhere");
     assert_eq!(
         r.end,
-        Plan::GiveUp(GiveUp::Committed {
-            kind: FailureKind::RateLimited
-        }),
+        Plan::GiveUp(GiveUp::Committed { kind: FailureKind::RateLimited }),
         "the error is delivered to the client in-stream"
     );
 
@@ -224,34 +198,21 @@ fn no_failover_after_output() {
         vec![(ok.attempts[0].0.clone(), SelectionReason::Sticky)],
         "a committed turn's next call tries only its binding"
     );
-    assert!(
-        matches!(later.end, Plan::GiveUp(GiveUp::Committed { .. })),
-        "no credential failover in a committed turn"
-    );
+    assert!(matches!(later.end, Plan::GiveUp(GiveUp::Committed { .. })), "no credential failover in a committed turn");
 }
 
 #[test]
 fn attempts_are_bounded() {
     let mut w = World::new(5);
     let r = w.request("t", &mut |_| Answer::FailBeforeOutput(rate_limited()));
-    assert_eq!(
-        r.attempts.len(),
-        DEFAULT_MAX_ATTEMPTS as usize,
-        "at most max_attempts physical attempts"
-    );
-    assert!(
-        matches!(r.end, Plan::GiveUp(GiveUp::AttemptsExhausted { .. })),
-        "then it gives up"
-    );
+    assert_eq!(r.attempts.len(), DEFAULT_MAX_ATTEMPTS as usize, "at most max_attempts physical attempts");
+    assert!(matches!(r.end, Plan::GiveUp(GiveUp::AttemptsExhausted { .. })), "then it gives up");
 
     let mut w = World::new(1);
     let overloaded = Failure::new(FailureKind::Overloaded, Scope::Provider);
     let r = w.request("t", &mut |_| Answer::FailBeforeOutput(overloaded));
     assert_eq!(
-        r.attempts
-            .iter()
-            .map(|(p, _)| p.as_str())
-            .collect::<Vec<_>>(),
+        r.attempts.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>(),
         ["p00", "p00"],
         "an overloaded provider is retried once on the same profile, never more"
     );
@@ -259,11 +220,7 @@ fn attempts_are_bounded() {
     let mut w = World::new(2);
     let forbidden = Failure::new(FailureKind::PermissionAmbiguous, Scope::Ambiguous);
     let r = w.request("t", &mut |_| Answer::FailBeforeOutput(forbidden));
-    assert_eq!(
-        r.attempts.len(),
-        1,
-        "an ambiguous 403 never causes failover"
-    );
+    assert_eq!(r.attempts.len(), 1, "an ambiguous 403 never causes failover");
 }
 
 #[test]
@@ -273,19 +230,9 @@ fn an_ineligible_binding_is_replaced_and_an_idle_turn_starts_over() {
     let bound = first.attempts[0].0.clone();
     let _ = w.board.record_failure(&bound, M, &rate_limited(), NOW);
     let next = w.request("t", &mut |_| Answer::Ok);
-    assert_ne!(
-        next.attempts[0].0, bound,
-        "a binding is used only while its profile stays eligible"
-    );
-    assert_eq!(
-        next.attempts[0].1,
-        SelectionReason::Swrr,
-        "the replacement is a fresh pick"
-    );
+    assert_ne!(next.attempts[0].0, bound, "a binding is used only while its profile stays eligible");
+    assert_eq!(next.attempts[0].1, SelectionReason::Swrr, "the replacement is a fresh pick");
 
     w.later(31);
-    assert!(
-        w.bindings.peek("t", w.t0).is_none(),
-        "after 30 idle minutes the binding is gone"
-    );
+    assert!(w.bindings.peek("t", w.t0).is_none(), "after 30 idle minutes the binding is gone");
 }

@@ -2,9 +2,7 @@
 //! show, edit (recomputing the basis fingerprint) and remove (with its keychain entries).
 
 use switchyard_core::header::parse_headers;
-use switchyard_core::validate::{
-    normalize_base_url, parse_mappings, validate_models, validate_slug,
-};
+use switchyard_core::validate::{normalize_base_url, parse_mappings, validate_models, validate_slug};
 use switchyard_core::Protocol;
 use switchyard_store::{connections, journal, profiles};
 use switchyard_vault::Secret;
@@ -39,10 +37,7 @@ impl Engine {
         {
             let mut conn = self.store.acquire().await?;
             if connections::by_slug(&mut conn, &new.slug).await?.is_some() {
-                return Err(EngineError::Duplicate {
-                    field: "slug",
-                    value: new.slug,
-                });
+                return Err(EngineError::Duplicate { field: "slug", value: new.slug });
             }
         }
         let connection_id = format!("c_{}", uuid::Uuid::new_v4().simple());
@@ -76,9 +71,7 @@ impl Engine {
                 profiles::insert(&mut tx, &row, now).await?;
                 journal::clear(&mut tx, &loc.service, &loc.account).await?;
             }
-            tx.commit()
-                .await
-                .map_err(switchyard_store::StoreError::from)?;
+            tx.commit().await.map_err(switchyard_store::StoreError::from)?;
             Ok(())
         }
         .await;
@@ -113,10 +106,7 @@ impl Engine {
         for p in &rows {
             views.push(profile_view(p, self.credential_state(p).await));
         }
-        Ok(ConnectionDetail {
-            connection: connection_view(&row, rows.len())?,
-            profiles: views,
-        })
+        Ok(ConnectionDetail { connection: connection_view(&row, rows.len())?, profiles: views })
     }
 
     /// Every connection with its profiles (the desktop's overview).
@@ -130,11 +120,7 @@ impl Engine {
 
     /// Edits the definition with compare-and-swap on the revision read (or `if_revision`).
     /// The basis fingerprint is recomputed, so evidence taken under the old basis is stale.
-    pub async fn connection_edit(
-        &self,
-        slug: &str,
-        edit: ConnectionEdit,
-    ) -> Result<ConnectionView, EngineError> {
+    pub async fn connection_edit(&self, slug: &str, edit: ConnectionEdit) -> Result<ConnectionView, EngineError> {
         let row = self.connection_by_slug(slug).await?;
         let mut def = Definition::decode(&row)?;
         if let Some(p) = &edit.protocol {
@@ -159,9 +145,7 @@ impl Engine {
             .await
             .map_err(|e| EngineError::from_store("connection", slug, e))?;
         let count = profiles::for_connection(&mut tx, &row.id).await?.len();
-        tx.commit()
-            .await
-            .map_err(switchyard_store::StoreError::from)?;
+        tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         // A new basis makes every profile's evidence stale: suspend if the gates fail now.
         self.reconcile_routing(slug).await?;
         let fresh = self.connection_by_slug(slug).await?;
@@ -181,12 +165,9 @@ impl Engine {
         connections::delete(&mut tx, &row.id, row.revision)
             .await
             .map_err(|e| EngineError::from_store("connection", slug, e))?;
-        tx.commit()
-            .await
-            .map_err(switchyard_store::StoreError::from)?;
+        tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         for p in &rows {
-            self.board
-                .reset_profile(&p.id, switchyard_core::routing::ResetCause::Deleted);
+            self.board.reset_profile(&p.id, switchyard_core::routing::ResetCause::Deleted);
         }
         let (deleted, pending) = self.delete_journaled(locators).await;
         Ok(Removal {

@@ -22,15 +22,9 @@ impl Engine {
 
     /// Journals `locator` then writes `secret` there. On failure the journal entry is
     /// cleared (nothing was written) and the error returned.
-    pub(crate) async fn stage_secret(
-        &self,
-        locator: &Locator,
-        secret: Secret,
-    ) -> Result<(), EngineError> {
+    pub(crate) async fn stage_secret(&self, locator: &Locator, secret: Secret) -> Result<(), EngineError> {
         if secret.is_empty() {
-            return Err(EngineError::Invalid(switchyard_core::InvalidInput::new(
-                "secret", "is empty",
-            )));
+            return Err(EngineError::Invalid(switchyard_core::InvalidInput::new("secret", "is empty")));
         }
         let mut conn = self.store.acquire().await?;
         journal::record(&mut conn, &locator.service, &locator.account, self.now_ms()).await?;
@@ -73,12 +67,7 @@ impl Engine {
 
     /// Replaces a profile's credential. Evidence taken under the old credential revision is
     /// stale from now on; circuits of the profile are reset.
-    pub async fn profile_rotate(
-        &self,
-        slug: &str,
-        profile: &str,
-        secret: Secret,
-    ) -> Result<ProfileView, EngineError> {
+    pub async fn profile_rotate(&self, slug: &str, profile: &str, secret: Secret) -> Result<ProfileView, EngineError> {
         let connection = self.connection_by_slug(slug).await?;
         let row = self.profile_by_ref(&connection, profile).await?;
         let new_loc = self.new_locator(&row.id);
@@ -89,14 +78,9 @@ impl Engine {
         if let Some(old) = locator_of(&row) {
             journal::record(&mut tx, &old.service, &old.account, now).await?;
         }
-        let swapped = profiles::replace_credential(
-            &mut tx,
-            &row.id,
-            row.revision,
-            (&new_loc.service, &new_loc.account),
-            now,
-        )
-        .await;
+        let swapped =
+            profiles::replace_credential(&mut tx, &row.id, row.revision, (&new_loc.service, &new_loc.account), now)
+                .await;
         if let Err(e) = swapped {
             drop(tx);
             self.unstage_secret(&new_loc).await;
@@ -104,11 +88,8 @@ impl Engine {
         }
         switchyard_store::circuits::clear_profile(&mut tx, &row.id).await?;
         journal::clear(&mut tx, &new_loc.service, &new_loc.account).await?;
-        tx.commit()
-            .await
-            .map_err(switchyard_store::StoreError::from)?;
-        self.board
-            .reset_profile(&row.id, ResetCause::CredentialReplaced);
+        tx.commit().await.map_err(switchyard_store::StoreError::from)?;
+        self.board.reset_profile(&row.id, ResetCause::CredentialReplaced);
         self.faults.check(FaultPoint::AfterRowSwap)?;
 
         if let Some(old) = locator_of(&row) {
@@ -125,9 +106,8 @@ impl Engine {
         }
         self.reconcile_routing(slug).await?;
         let mut conn = self.store.acquire().await?;
-        let fresh = profiles::by_id(&mut conn, &row.id)
-            .await?
-            .ok_or_else(|| EngineError::not_found("profile", &row.label))?;
+        let fresh =
+            profiles::by_id(&mut conn, &row.id).await?.ok_or_else(|| EngineError::not_found("profile", &row.label))?;
         Ok(profile_view(&fresh, "present"))
     }
 
@@ -139,17 +119,11 @@ impl Engine {
             return Ok(0);
         }
         let referenced: std::collections::HashSet<(String, String)> =
-            profiles::all_locators(&mut conn)
-                .await?
-                .into_iter()
-                .collect();
+            profiles::all_locators(&mut conn).await?.into_iter().collect();
         let mut removed = 0;
         for (service, account) in journaled {
             if !referenced.contains(&(service.clone(), account.clone())) {
-                let loc = Locator {
-                    service: service.clone(),
-                    account: account.clone(),
-                };
+                let loc = Locator { service: service.clone(), account: account.clone() };
                 if self.vault_delete(loc).await? {
                     removed += 1;
                 }

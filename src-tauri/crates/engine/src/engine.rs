@@ -38,22 +38,13 @@ impl Engine {
 
     /// Opens `data_dir` (creating it, owner-only) with the given vault and clock, then
     /// removes orphan keychain entries left by an interrupted operation.
-    pub async fn open_with(
-        data_dir: &Path,
-        vault: Arc<dyn Vault>,
-        clock: Arc<dyn Clock>,
-    ) -> Result<Self, EngineError> {
+    pub async fn open_with(data_dir: &Path, vault: Arc<dyn Vault>, clock: Arc<dyn Clock>) -> Result<Self, EngineError> {
         create_private_dir(data_dir)?;
         let store = Store::open(&data_dir.join(DB_FILE)).await?;
         let mut conn = store.acquire().await?;
         let fresh_id = uuid::Uuid::new_v4().simple().to_string();
-        let install_id =
-            settings::get_or_insert(&mut conn, settings::INSTALL_ID, &fresh_id, clock.now_ms())
-                .await?;
-        let board = Arc::new(CircuitBoard::restore(
-            CooldownPolicy::default(),
-            stored_circuits(&mut conn).await?,
-        ));
+        let install_id = settings::get_or_insert(&mut conn, settings::INSTALL_ID, &fresh_id, clock.now_ms()).await?;
+        let board = Arc::new(CircuitBoard::restore(CooldownPolicy::default(), stored_circuits(&mut conn).await?));
         drop(conn);
         let http = reqwest::Client::builder()
             .connect_timeout(std::time::Duration::from_secs(5))
@@ -103,14 +94,9 @@ impl Engine {
         self.clock.now_ms()
     }
 
-    pub(crate) async fn connection_by_slug(
-        &self,
-        slug: &str,
-    ) -> Result<ConnectionRow, EngineError> {
+    pub(crate) async fn connection_by_slug(&self, slug: &str) -> Result<ConnectionRow, EngineError> {
         let mut conn = self.store.acquire().await?;
-        connections::by_slug(&mut conn, slug)
-            .await?
-            .ok_or_else(|| EngineError::not_found("connection", slug))
+        connections::by_slug(&mut conn, slug).await?.ok_or_else(|| EngineError::not_found("connection", slug))
     }
 
     /// Resolves a PROFILE argument: a profile id or a label of this connection.
@@ -121,21 +107,12 @@ impl Engine {
     ) -> Result<ProfileRow, EngineError> {
         let mut conn = self.store.acquire().await?;
         let rows = profiles::for_connection(&mut conn, &connection.id).await?;
-        rows.into_iter()
-            .find(|p| p.id == reference || p.label == reference)
-            .ok_or_else(|| {
-                EngineError::not_found(
-                    "profile",
-                    format!("{reference}' in connection '{}", connection.slug),
-                )
-            })
+        rows.into_iter().find(|p| p.id == reference || p.label == reference).ok_or_else(|| {
+            EngineError::not_found("profile", format!("{reference}' in connection '{}", connection.slug))
+        })
     }
 
-    pub(crate) async fn vault_put(
-        &self,
-        locator: Locator,
-        secret: Secret,
-    ) -> Result<(), EngineError> {
+    pub(crate) async fn vault_put(&self, locator: Locator, secret: Secret) -> Result<(), EngineError> {
         let vault = self.vault.clone();
         blocking(move || vault.put(&locator, &secret)).await
     }
@@ -152,9 +129,7 @@ impl Engine {
 }
 
 /// Persisted cooldowns as board snapshots; rows that no longer parse are skipped with a warning.
-async fn stored_circuits(
-    conn: &mut switchyard_store::SqliteConnection,
-) -> Result<Vec<CircuitSnapshot>, EngineError> {
+async fn stored_circuits(conn: &mut switchyard_store::SqliteConnection) -> Result<Vec<CircuitSnapshot>, EngineError> {
     let rows = switchyard_store::circuits::all(conn).await?;
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
@@ -186,9 +161,8 @@ async fn blocking<T: Send + 'static>(
 }
 
 fn create_private_dir(dir: &Path) -> Result<(), EngineError> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        EngineError::Internal(format!("cannot create data dir {}: {e}", dir.display()))
-    })?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| EngineError::Internal(format!("cannot create data dir {}: {e}", dir.display())))?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

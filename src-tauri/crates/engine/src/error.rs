@@ -12,11 +12,7 @@ pub enum EngineError {
     #[error("{0}")]
     Invalid(#[from] InvalidInput),
     #[error("{what} changed since it was read (revision {expected} expected, {found} found); reload and retry")]
-    Conflict {
-        what: &'static str,
-        expected: i64,
-        found: i64,
-    },
+    Conflict { what: &'static str, expected: i64, found: i64 },
     #[error("{field} '{value}' already exists")]
     Duplicate { field: &'static str, value: String },
     #[error("{what} '{name}' not found")]
@@ -25,10 +21,7 @@ pub enum EngineError {
     Precondition(String),
     /// Activation refused: the gates do not hold. Carries the full report.
     #[error("{message}")]
-    GateFailed {
-        message: String,
-        gates: Box<crate::routing_views::GateView>,
-    },
+    GateFailed { message: String, gates: Box<crate::routing_views::GateView> },
     #[error("{0}; Switchyard keeps secrets only in the OS keychain (unlock it or start a Secret Service such as gnome-keyring)")]
     KeychainUnavailable(String),
     #[error("internal error: {0}")]
@@ -44,34 +37,22 @@ impl EngineError {
             EngineError::Invalid(_) => ErrorCode::Invalid,
             EngineError::Conflict { .. } | EngineError::Duplicate { .. } => ErrorCode::Conflict,
             EngineError::NotFound { .. } => ErrorCode::NotFound,
-            EngineError::Precondition(_) | EngineError::GateFailed { .. } => {
-                ErrorCode::Precondition
-            }
+            EngineError::Precondition(_) | EngineError::GateFailed { .. } => ErrorCode::Precondition,
             EngineError::KeychainUnavailable(_) => ErrorCode::KeychainUnavailable,
             EngineError::Internal(_) | EngineError::Crashed(_) => ErrorCode::Internal,
         }
     }
 
     pub(crate) fn not_found(what: &'static str, name: impl Into<String>) -> Self {
-        EngineError::NotFound {
-            what,
-            name: name.into(),
-        }
+        EngineError::NotFound { what, name: name.into() }
     }
 
     /// Maps a store error raised while writing `what`, naming the value for duplicates.
     pub(crate) fn from_store(what: &'static str, value: &str, e: StoreError) -> Self {
         match e {
-            StoreError::Conflict { expected, found } => EngineError::Conflict {
-                what,
-                expected,
-                found,
-            },
+            StoreError::Conflict { expected, found } => EngineError::Conflict { what, expected, found },
             StoreError::NotFound(_) => EngineError::not_found(what, value),
-            StoreError::Duplicate { field } => EngineError::Duplicate {
-                field,
-                value: value.to_string(),
-            },
+            StoreError::Duplicate { field } => EngineError::Duplicate { field, value: value.to_string() },
             other => EngineError::Internal(other.to_string()),
         }
     }

@@ -35,11 +35,7 @@ pub(crate) fn decode_models(row: &EvidenceRow) -> Vec<ModelProof> {
 
 /// The core's view of a stored evidence row.
 pub(crate) fn evidence_view(row: &EvidenceRow) -> EvidenceView {
-    let models: ModelSet = decode_models(row)
-        .into_iter()
-        .filter(|m| m.supported)
-        .map(|m| m.model)
-        .collect();
+    let models: ModelSet = decode_models(row).into_iter().filter(|m| m.supported).map(|m| m.model).collect();
     EvidenceView {
         credential_revision: row.credential_revision,
         basis: BasisFingerprint(row.basis_fingerprint.clone()),

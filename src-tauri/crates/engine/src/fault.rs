@@ -30,11 +30,7 @@ impl Faults {
 
     /// Fails with [`crate::EngineError::Crashed`] when `point` is armed (once).
     pub(crate) fn check(&self, point: FaultPoint) -> Result<(), crate::EngineError> {
-        let hit = self
-            .0
-            .lock()
-            .map(|mut g| g.take_if(|p| *p == point).is_some())
-            .unwrap_or(false);
+        let hit = self.0.lock().map(|mut g| g.take_if(|p| *p == point).is_some()).unwrap_or(false);
         if hit {
             return Err(crate::EngineError::Crashed(point));
         }

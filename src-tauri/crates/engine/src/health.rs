@@ -36,21 +36,14 @@ impl Engine {
         model: &str,
         failure: &Failure,
     ) -> Result<(), EngineError> {
-        if let Some(snap) = self
-            .board
-            .record_failure(profile, model, failure, self.now_ms())
-        {
+        if let Some(snap) = self.board.record_failure(profile, model, failure, self.now_ms()) {
             self.persist_circuit(&snap).await?;
         }
         Ok(())
     }
 
     /// Closes every circuit of a profile and releases its probe claims, in memory and on disk.
-    pub(crate) async fn reset_circuits(
-        &self,
-        profile: &str,
-        cause: ResetCause,
-    ) -> Result<(), EngineError> {
+    pub(crate) async fn reset_circuits(&self, profile: &str, cause: ResetCause) -> Result<(), EngineError> {
         self.board.reset_profile(profile, cause);
         let mut conn = self.store.acquire().await?;
         circuits::clear_profile(&mut conn, profile).await?;
@@ -59,12 +52,7 @@ impl Engine {
 
     /// `health reset SLUG PROFILE [--model M]`: closes the credential-wide circuit and every
     /// model circuit, or only the one of `model`.
-    pub async fn health_reset(
-        &self,
-        slug: &str,
-        profile: &str,
-        model: Option<&str>,
-    ) -> Result<(), EngineError> {
+    pub async fn health_reset(&self, slug: &str, profile: &str, model: Option<&str>) -> Result<(), EngineError> {
         let connection = self.connection_by_slug(slug).await?;
         let row = self.profile_by_ref(&connection, profile).await?;
         match model {

@@ -94,10 +94,7 @@ fn take(m: Msg, batch: &mut Vec<AttemptRow>, flushes: &mut Vec<oneshot::Sender<(
     }
 }
 
-async fn write_batch(
-    store: &Store,
-    rows: &[AttemptRow],
-) -> Result<(), switchyard_store::StoreError> {
+async fn write_batch(store: &Store, rows: &[AttemptRow]) -> Result<(), switchyard_store::StoreError> {
     let mut tx = store.begin().await?;
     attempts::insert_batch(&mut tx, rows).await?;
     tx.commit().await?;

@@ -38,8 +38,8 @@ pub use reorder::OrderEntry;
 pub use requests::{ConnectionEdit, NewConnection, NewProfile, ProfileEdit};
 pub use router::{Attempt, AttemptReport, NextAttempt, Router, Snapshot, TurnRun};
 pub use routing_views::{
-    EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness,
-    RoutingStatus, VerifyEvent, VerifyReport, VerifyResult,
+    EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness, RoutingStatus, VerifyEvent,
+    VerifyReport, VerifyResult,
 };
 pub use switchyard_core::portable::MAX_BYTES as MAX_IMPORT_BYTES;
 pub use switchyard_core::{ErrorCode, InvalidInput};

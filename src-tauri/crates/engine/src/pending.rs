@@ -12,10 +12,7 @@ use crate::portable::IMPORT_ACTOR;
 impl Engine {
     /// Switches a legacy connection with a pending mode to that mode if the gates hold now.
     /// Returns the restored mode; `None` when nothing changed.
-    pub(crate) async fn restore_pending(
-        &self,
-        row: ConnectionRow,
-    ) -> Result<Option<RoutingMode>, EngineError> {
+    pub(crate) async fn restore_pending(&self, row: ConnectionRow) -> Result<Option<RoutingMode>, EngineError> {
         let Some(wanted) = row.wanted_mode.as_deref() else {
             return Ok(None);
         };

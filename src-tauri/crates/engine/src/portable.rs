@@ -9,9 +9,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 use specta::Type;
-use switchyard_core::portable::{
-    parse, render, ConnectionEntry, Document, HeaderEntry, ProfileEntry, FORMAT, VERSION,
-};
+use switchyard_core::portable::{parse, render, ConnectionEntry, Document, HeaderEntry, ProfileEntry, FORMAT, VERSION};
 use switchyard_core::validate::{InvalidInput, MAX_SLUG_LEN};
 use switchyard_core::{Header, RoutingMode};
 use switchyard_store::connections::{self, ConnectionRow, Routing};
@@ -41,10 +39,9 @@ impl FromStr for Conflict {
         match s {
             "rename" => Ok(Conflict::Rename),
             "skip" => Ok(Conflict::Skip),
-            other => Err(InvalidInput::new(
-                "on_conflict",
-                format!("unknown choice '{other}' (expected rename or skip)"),
-            )),
+            other => {
+                Err(InvalidInput::new("on_conflict", format!("unknown choice '{other}' (expected rename or skip)")))
+            }
         }
     }
 }
@@ -100,14 +97,8 @@ impl Engine {
                 return Err(EngineError::not_found("connection", missing));
             }
         }
-        let selected = rows
-            .iter()
-            .filter(|r| slugs.is_none_or(|w| w.contains(&r.slug)));
-        let mut doc = Document {
-            format: FORMAT.to_string(),
-            version: VERSION,
-            connections: Vec::new(),
-        };
+        let selected = rows.iter().filter(|r| slugs.is_none_or(|w| w.contains(&r.slug)));
+        let mut doc = Document { format: FORMAT.to_string(), version: VERSION, connections: Vec::new() };
         let mut profile_count = 0;
         for (i, row) in selected.enumerate() {
             let entry = export_connection(&mut conn, row, i + 1, &mut profile_count).await?;
@@ -125,12 +116,7 @@ impl Engine {
 
     /// Imports a format v1 document. With `dry_run` nothing is written; otherwise the whole
     /// import is one transaction, so on any error nothing is written.
-    pub async fn import(
-        &self,
-        json: &str,
-        dry_run: bool,
-        on_conflict: Conflict,
-    ) -> Result<ImportReport, EngineError> {
+    pub async fn import(&self, json: &str, dry_run: bool, on_conflict: Conflict) -> Result<ImportReport, EngineError> {
         let doc = parse(json)?;
         if dry_run {
             let mut conn = self.store.acquire().await?;
@@ -152,9 +138,7 @@ impl Engine {
                 self.faults.check(FaultPoint::ImportAfterFirstConnection)?;
             }
         }
-        tx.commit()
-            .await
-            .map_err(switchyard_store::StoreError::from)?;
+        tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         tracing::info!(
             created = report.created,
             renamed = report.renamed,
@@ -191,14 +175,7 @@ async fn export_connection(
         slug: row.slug.clone(),
         protocol: def.protocol,
         base_url: def.base_url,
-        headers: def
-            .headers
-            .into_iter()
-            .map(|h| HeaderEntry {
-                name: h.name,
-                value: h.value,
-            })
-            .collect(),
+        headers: def.headers.into_iter().map(|h| HeaderEntry { name: h.name, value: h.value }).collect(),
         models: def.models,
         mapping: def.mapping,
         routing: wanted_mode(row),
@@ -217,11 +194,7 @@ fn wanted_mode(row: &ConnectionRow) -> RoutingMode {
 }
 
 async fn existing_slugs(conn: &mut SqliteConnection) -> Result<BTreeSet<String>, EngineError> {
-    Ok(connections::list(conn)
-        .await?
-        .into_iter()
-        .map(|r| r.slug)
-        .collect())
+    Ok(connections::list(conn).await?.into_iter().map(|r| r.slug).collect())
 }
 
 /// Decides each connection's fate. A renamed connection gets the first `SLUG-N` not used
@@ -267,11 +240,7 @@ fn plan(
             profiles: c
                 .profiles
                 .iter()
-                .map(|p| ImportedProfile {
-                    reference: p.reference.clone(),
-                    label: p.label.clone(),
-                    primary: p.primary,
-                })
+                .map(|p| ImportedProfile { reference: p.reference.clone(), label: p.label.clone(), primary: p.primary })
                 .collect(),
         });
     }
@@ -289,9 +258,7 @@ fn free_slug(base: &str, taken: &BTreeSet<String>) -> Result<String, EngineError
             return Ok(candidate);
         }
     }
-    Err(EngineError::Precondition(format!(
-        "no free slug to rename '{base}' to; import with --on-conflict skip"
-    )))
+    Err(EngineError::Precondition(format!("no free slug to rename '{base}' to; import with --on-conflict skip")))
 }
 
 /// Inserts one connection (legacy, the file's mode pending) and its profiles (disabled,
@@ -305,14 +272,7 @@ async fn write_connection(
     let def = Definition {
         protocol: entry.protocol,
         base_url: entry.base_url.clone(),
-        headers: entry
-            .headers
-            .iter()
-            .map(|h| Header {
-                name: h.name.clone(),
-                value: h.value.clone(),
-            })
-            .collect(),
+        headers: entry.headers.iter().map(|h| Header { name: h.name.clone(), value: h.value.clone() }).collect(),
         models: entry.models.clone(),
         mapping: entry.mapping.clone(),
     };
@@ -345,9 +305,7 @@ async fn write_connection(
             is_primary: p.primary,
             locator: None,
         };
-        profiles::insert(tx, &row, now)
-            .await
-            .map_err(|e| EngineError::from_store("profile", &p.label, e))?;
+        profiles::insert(tx, &row, now).await.map_err(|e| EngineError::from_store("profile", &p.label, e))?;
     }
     Ok(())
 }

@@ -15,12 +15,7 @@ use crate::views::{ProfileView, Removal};
 impl Engine {
     /// Adds a profile with its secret. The first profile of a connection becomes its primary.
     /// Adding never changes the routing mode (DESIGN.md invariant 2).
-    pub async fn profile_add(
-        &self,
-        slug: &str,
-        new: NewProfile,
-        secret: Secret,
-    ) -> Result<ProfileView, EngineError> {
+    pub async fn profile_add(&self, slug: &str, new: NewProfile, secret: Secret) -> Result<ProfileView, EngineError> {
         validate_label(&new.label)?;
         let weight = new.weight.unwrap_or(1);
         validate_weight(weight)?;
@@ -33,14 +28,9 @@ impl Engine {
             profiles::for_connection(&mut conn, &connection.id).await?
         };
         if existing.iter().any(|p| p.label == new.label) {
-            return Err(EngineError::Duplicate {
-                field: "label",
-                value: new.label,
-            });
+            return Err(EngineError::Duplicate { field: "label", value: new.label });
         }
-        let priority = new
-            .priority
-            .unwrap_or_else(|| existing.iter().map(|p| p.priority + 1).max().unwrap_or(0));
+        let priority = new.priority.unwrap_or_else(|| existing.iter().map(|p| p.priority + 1).max().unwrap_or(0));
         let profile_id = format!("p_{}", uuid::Uuid::new_v4().simple());
         let loc = self.new_locator(&profile_id);
         self.stage_secret(&loc, secret).await?;
@@ -48,10 +38,7 @@ impl Engine {
         let now = self.now_ms();
         let written: Result<(), EngineError> = async {
             let mut tx = self.store.begin().await?;
-            let has_primary = profiles::for_connection(&mut tx, &connection.id)
-                .await?
-                .iter()
-                .any(|p| p.is_primary);
+            let has_primary = profiles::for_connection(&mut tx, &connection.id).await?.iter().any(|p| p.is_primary);
             let row = profiles::NewProfile {
                 id: &profile_id,
                 connection_id: &connection.id,
@@ -66,9 +53,7 @@ impl Engine {
                 .await
                 .map_err(|e| EngineError::from_store("profile", &new.label, e))?;
             journal::clear(&mut tx, &loc.service, &loc.account).await?;
-            tx.commit()
-                .await
-                .map_err(switchyard_store::StoreError::from)?;
+            tx.commit().await.map_err(switchyard_store::StoreError::from)?;
             Ok(())
         }
         .await;
@@ -89,12 +74,7 @@ impl Engine {
 
     /// Edits label, weight, priority, enabled flag or primary status, compare-and-swap on
     /// the revision read (or `if_revision`). Disabling resets the profile's circuits.
-    pub async fn profile_edit(
-        &self,
-        slug: &str,
-        profile: &str,
-        edit: ProfileEdit,
-    ) -> Result<ProfileView, EngineError> {
+    pub async fn profile_edit(&self, slug: &str, profile: &str, edit: ProfileEdit) -> Result<ProfileView, EngineError> {
         let connection = self.connection_by_slug(slug).await?;
         let row = self.profile_by_ref(&connection, profile).await?;
         let settings = profiles::Settings {
@@ -108,11 +88,7 @@ impl Engine {
         validate_priority(settings.priority)?;
         let expected = edit.if_revision.unwrap_or(row.revision);
         if expected != row.revision {
-            return Err(EngineError::Conflict {
-                what: "profile",
-                expected,
-                found: row.revision,
-            });
+            return Err(EngineError::Conflict { what: "profile", expected, found: row.revision });
         }
         // Only the step enabled → disabled is refused: an imported primary starts disabled
         // and must stay editable until its credential is added.
@@ -124,9 +100,7 @@ impl Engine {
             )));
         }
         if edit.make_primary && !settings.enabled {
-            return Err(EngineError::Precondition(
-                "a disabled profile cannot become the primary".into(),
-            ));
+            return Err(EngineError::Precondition("a disabled profile cannot become the primary".into()));
         }
         let now = self.now_ms();
         let mut tx = self.store.begin().await?;
@@ -139,16 +113,10 @@ impl Engine {
         if row.enabled && !settings.enabled {
             circuits::clear_profile(&mut tx, &row.id).await?;
         }
-        let fresh = profiles::by_id(&mut tx, &row.id)
-            .await?
-            .ok_or_else(|| EngineError::not_found("profile", profile))?;
-        debug_assert_eq!(
-            fresh.revision, rev,
-            "the row read back is the row just written"
-        );
-        tx.commit()
-            .await
-            .map_err(switchyard_store::StoreError::from)?;
+        let fresh =
+            profiles::by_id(&mut tx, &row.id).await?.ok_or_else(|| EngineError::not_found("profile", profile))?;
+        debug_assert_eq!(fresh.revision, rev, "the row read back is the row just written");
+        tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         if row.enabled && !settings.enabled {
             self.board.reset_profile(&row.id, ResetCause::Disabled);
         }
@@ -164,10 +132,7 @@ impl Engine {
         if row.is_primary {
             let others = {
                 let mut conn = self.store.acquire().await?;
-                profiles::for_connection(&mut conn, &connection.id)
-                    .await?
-                    .len()
-                    - 1
+                profiles::for_connection(&mut conn, &connection.id).await?.len() - 1
             };
             let how = if others == 0 {
                 format!("it is the only profile; remove the connection instead: switchyard connection remove {slug}")
@@ -187,17 +152,10 @@ impl Engine {
         profiles::delete(&mut tx, &row.id, row.revision)
             .await
             .map_err(|e| EngineError::from_store("profile", &row.label, e))?;
-        tx.commit()
-            .await
-            .map_err(switchyard_store::StoreError::from)?;
+        tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         self.board.reset_profile(&row.id, ResetCause::Deleted);
         let (deleted, pending) = self.delete_journaled(locator.into_iter().collect()).await;
         self.reconcile_routing(slug).await?;
-        Ok(Removal {
-            slug: slug.to_string(),
-            profiles_removed: 1,
-            secrets_deleted: deleted,
-            secrets_pending: pending,
-        })
+        Ok(Removal { slug: slug.to_string(), profiles_removed: 1, secrets_deleted: deleted, secrets_pending: pending })
     }
 }

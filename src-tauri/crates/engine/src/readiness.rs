@@ -1,9 +1,7 @@
 //! Everything routing decisions read about one connection, gathered once: the decoded
 //! definition, profiles, evidence, whether each secret is in the keychain, and the gates.
 
-use switchyard_core::routing::{
-    evaluate_gates, Criteria, GateReport, NoCircuits, ProfileView as RouteProfile,
-};
+use switchyard_core::routing::{evaluate_gates, Criteria, GateReport, NoCircuits, ProfileView as RouteProfile};
 use switchyard_core::BasisFingerprint;
 use switchyard_store::connections::ConnectionRow;
 use switchyard_store::evidence::{self, EvidenceRow};
@@ -33,19 +31,12 @@ pub(crate) struct Readiness {
 
 impl Readiness {
     pub fn criteria(&self) -> Criteria<'_> {
-        Criteria {
-            basis: &self.basis,
-            max_evidence_age_ms: self.max_age_ms,
-            now_ms: self.now_ms,
-        }
+        Criteria { basis: &self.basis, max_evidence_age_ms: self.max_age_ms, now_ms: self.now_ms }
     }
 
     /// The label of a profile id (the id itself if unknown).
     pub fn label_of(&self, id: &str) -> String {
-        self.profiles
-            .iter()
-            .find(|p| p.id == id)
-            .map_or_else(|| id.to_string(), |p| p.label.clone())
+        self.profiles.iter().find(|p| p.id == id).map_or_else(|| id.to_string(), |p| p.label.clone())
     }
 
     /// The gate report as shown to people and scripts.
@@ -56,12 +47,7 @@ impl Readiness {
     /// The activation gates, judged on evidence (cooldowns come and go by themselves and do
     /// not decide activation or suspension).
     pub fn gates(&self) -> GateReport {
-        evaluate_gates(
-            &self.routes,
-            &self.def.models,
-            &self.criteria(),
-            &NoCircuits,
-        )
+        evaluate_gates(&self.routes, &self.def.models, &self.criteria(), &NoCircuits)
     }
 }
 
@@ -83,24 +69,12 @@ impl Engine {
             )));
         }
         let mut conn = self.store.acquire().await?;
-        let current = settings::get(&mut conn, MAX_EVIDENCE_AGE_KEY)
-            .await?
-            .map(|(_, rev)| rev);
-        settings::put(
-            &mut conn,
-            MAX_EVIDENCE_AGE_KEY,
-            &ms.to_string(),
-            current,
-            self.now_ms(),
-        )
-        .await?;
+        let current = settings::get(&mut conn, MAX_EVIDENCE_AGE_KEY).await?.map(|(_, rev)| rev);
+        settings::put(&mut conn, MAX_EVIDENCE_AGE_KEY, &ms.to_string(), current, self.now_ms()).await?;
         Ok(())
     }
 
-    pub(crate) async fn readiness(
-        &self,
-        connection: ConnectionRow,
-    ) -> Result<Readiness, EngineError> {
+    pub(crate) async fn readiness(&self, connection: ConnectionRow) -> Result<Readiness, EngineError> {
         self.readiness_with(connection, None).await
     }
 

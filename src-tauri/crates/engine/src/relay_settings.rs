@@ -44,8 +44,7 @@ impl Engine {
             }
         }
         let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes)
-            .map_err(|e| EngineError::Internal(format!("no randomness: {e}")))?;
+        getrandom::fill(&mut bytes).map_err(|e| EngineError::Internal(format!("no randomness: {e}")))?;
         let token = format!("sy_{}", hex::encode(bytes));
         self.vault_put(locator, Secret::new(token.clone())).await?;
         Ok(Secret::new(token))
@@ -69,17 +68,8 @@ impl Engine {
             )));
         }
         let mut conn = self.store.acquire().await?;
-        let current = settings::get(&mut conn, RELAY_PORT_KEY)
-            .await?
-            .map(|(_, rev)| rev);
-        settings::put(
-            &mut conn,
-            RELAY_PORT_KEY,
-            &port.to_string(),
-            current,
-            self.now_ms(),
-        )
-        .await?;
+        let current = settings::get(&mut conn, RELAY_PORT_KEY).await?.map(|(_, rev)| rev);
+        settings::put(&mut conn, RELAY_PORT_KEY, &port.to_string(), current, self.now_ms()).await?;
         Ok(())
     }
 
@@ -87,8 +77,7 @@ impl Engine {
     pub async fn attempts(&self, slug: &str, limit: i64) -> Result<Vec<AttemptView>, EngineError> {
         let connection = self.connection_by_slug(slug).await?;
         let mut conn = self.store.acquire().await?;
-        let rows =
-            attempts::for_connection(&mut conn, &connection.id, limit.clamp(1, 10_000)).await?;
+        let rows = attempts::for_connection(&mut conn, &connection.id, limit.clamp(1, 10_000)).await?;
         let opt = |v: Option<i64>| v.map(small);
         Ok(rows
             .into_iter()

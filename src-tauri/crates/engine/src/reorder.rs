@@ -20,11 +20,7 @@ impl Engine {
     /// Sets the priorities of every profile of `slug` to their position in `order` (lower
     /// is tried first). `order` must name each profile of the connection exactly once; a
     /// profile changed since it was read fails the whole reorder with a conflict.
-    pub async fn profile_reorder(
-        &self,
-        slug: &str,
-        order: &[OrderEntry],
-    ) -> Result<Vec<ProfileView>, EngineError> {
+    pub async fn profile_reorder(&self, slug: &str, order: &[OrderEntry]) -> Result<Vec<ProfileView>, EngineError> {
         let connection = self.connection_by_slug(slug).await?;
         let now = self.now_ms();
         let mut tx = self.store.begin().await?;
@@ -36,10 +32,7 @@ impl Engine {
         if wanted != have {
             return Err(EngineError::Invalid(switchyard_core::InvalidInput::new(
                 "order",
-                format!(
-                    "must name each of the {} profiles of '{slug}' exactly once (reload and retry)",
-                    rows.len()
-                ),
+                format!("must name each of the {} profiles of '{slug}' exactly once (reload and retry)", rows.len()),
             )));
         }
         for (position, entry) in order.iter().enumerate() {
@@ -47,30 +40,20 @@ impl Engine {
                 continue;
             };
             if row.revision != entry.revision {
-                return Err(EngineError::Conflict {
-                    what: "profile",
-                    expected: entry.revision,
-                    found: row.revision,
-                });
+                return Err(EngineError::Conflict { what: "profile", expected: entry.revision, found: row.revision });
             }
             let priority = i64::try_from(position).unwrap_or(i64::MAX);
             if row.priority == priority {
                 continue;
             }
-            let settings = profiles::Settings {
-                label: row.label.clone(),
-                weight: row.weight,
-                priority,
-                enabled: row.enabled,
-            };
+            let settings =
+                profiles::Settings { label: row.label.clone(), weight: row.weight, priority, enabled: row.enabled };
             profiles::update_settings(&mut tx, &row.id, entry.revision, &settings, now)
                 .await
                 .map_err(|e| EngineError::from_store("profile", &row.label, e))?;
         }
         let fresh = profiles::for_connection(&mut tx, &connection.id).await?;
-        tx.commit()
-            .await
-            .map_err(switchyard_store::StoreError::from)?;
+        tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         let mut views = Vec::with_capacity(fresh.len());
         for p in &fresh {
             views.push(profile_view(p, self.credential_state(p).await));

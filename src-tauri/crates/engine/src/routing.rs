@@ -18,12 +18,7 @@ const SUSPENDED: &str = "suspended";
 impl Engine {
     /// Switches `slug` to balanced or priority routing if the gates hold; otherwise fails
     /// with the full gate report and changes nothing.
-    pub async fn routing_activate(
-        &self,
-        slug: &str,
-        mode: &str,
-        actor: &str,
-    ) -> Result<RoutingStatus, EngineError> {
+    pub async fn routing_activate(&self, slug: &str, mode: &str, actor: &str) -> Result<RoutingStatus, EngineError> {
         let mode: RoutingMode = mode.parse()?;
         if mode == RoutingMode::Legacy {
             return Err(EngineError::Invalid(switchyard_core::InvalidInput::new(
@@ -35,10 +30,7 @@ impl Engine {
         let gates = ready.gate_view();
         if !gates.ok {
             return Err(EngineError::GateFailed {
-                message: format!(
-                    "cannot activate {mode} routing for '{slug}': {}",
-                    gates.failures.join("; ")
-                ),
+                message: format!("cannot activate {mode} routing for '{slug}': {}", gates.failures.join("; ")),
                 gates: Box::new(gates),
             });
         }
@@ -126,9 +118,7 @@ impl Engine {
             activated_by: row.activated_by.clone(),
         };
         let mut conn = self.store.acquire().await?;
-        match connections::update_routing(&mut conn, &row.id, row.revision, &routing, self.now_ms())
-            .await
-        {
+        match connections::update_routing(&mut conn, &row.id, row.revision, &routing, self.now_ms()).await {
             Ok(_) => {
                 tracing::info!(slug, state, "routing state changed");
                 Ok(())
@@ -147,9 +137,7 @@ impl Engine {
             .zip(&ready.evidence)
             .zip(&ready.credential)
             .map(|((p, e), cred)| {
-                let stale = e
-                    .as_ref()
-                    .and_then(|e| stale_reason(p, e, &ready.basis, ready.max_age_ms, ready.now_ms));
+                let stale = e.as_ref().and_then(|e| stale_reason(p, e, &ready.basis, ready.max_age_ms, ready.now_ms));
                 let evidence = match (e, &stale) {
                     (None, _) => "none",
                     (Some(_), Some(_)) => "stale",
@@ -170,20 +158,11 @@ impl Engine {
                         models: decode_models(e),
                         stale_reason: stale.clone(),
                     }),
-                    health: self
-                        .board
-                        .health_entries(&p.id, ready.now_ms)
-                        .iter()
-                        .map(HealthView::from)
-                        .collect(),
+                    health: self.board.health_entries(&p.id, ready.now_ms).iter().map(HealthView::from).collect(),
                 }
             })
             .collect();
-        debug_assert!(ready
-            .evidence
-            .iter()
-            .flatten()
-            .all(|e| evidence_view(e).credential_revision >= 0));
+        debug_assert!(ready.evidence.iter().flatten().all(|e| evidence_view(e).credential_revision >= 0));
         RoutingStatus {
             slug: c.slug.clone(),
             mode: c.routing_mode.clone(),

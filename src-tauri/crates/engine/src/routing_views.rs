@@ -58,11 +58,7 @@ impl GateView {
                         .collect(),
                 })
                 .collect(),
-            failures: r
-                .failures()
-                .into_iter()
-                .map(|f| relabel(&f, r, label_of))
-                .collect(),
+            failures: r.failures().into_iter().map(|f| relabel(&f, r, label_of)).collect(),
         }
     }
 }
@@ -166,17 +162,8 @@ pub struct VerifyResult {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum VerifyEvent {
-    Started {
-        profile_id: String,
-        label: String,
-        index: i32,
-        total: i32,
-    },
-    Finished {
-        result: VerifyResult,
-        done: i32,
-        total: i32,
-    },
+    Started { profile_id: String, label: String, index: i32, total: i32 },
+    Finished { result: VerifyResult, done: i32, total: i32 },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]

@@ -24,18 +24,13 @@ pub(crate) struct Definition {
 impl Definition {
     pub fn decode(row: &ConnectionRow) -> Result<Self, EngineError> {
         let corrupt = |what: &str, e: &dyn std::fmt::Display| {
-            EngineError::Internal(format!(
-                "connection '{}' has a corrupt {what}: {e}",
-                row.slug
-            ))
+            EngineError::Internal(format!("connection '{}' has a corrupt {what}: {e}", row.slug))
         };
         Ok(Definition {
             protocol: row.protocol.parse().map_err(|e| corrupt("protocol", &e))?,
             base_url: row.base_url.clone(),
-            headers: serde_json::from_str(&row.headers_json)
-                .map_err(|e| corrupt("header list", &e))?,
-            models: serde_json::from_str(&row.models_json)
-                .map_err(|e| corrupt("model list", &e))?,
+            headers: serde_json::from_str(&row.headers_json).map_err(|e| corrupt("header list", &e))?,
+            models: serde_json::from_str(&row.models_json).map_err(|e| corrupt("model list", &e))?,
             mapping: serde_json::from_str(&row.mapping_json).map_err(|e| corrupt("mapping", &e))?,
         })
     }
@@ -45,9 +40,7 @@ impl Definition {
     }
 
     pub fn encode(&self) -> Result<switchyard_store::connections::Definition, EngineError> {
-        let json = |v: Result<String, serde_json::Error>| {
-            v.map_err(|e| EngineError::Internal(e.to_string()))
-        };
+        let json = |v: Result<String, serde_json::Error>| v.map_err(|e| EngineError::Internal(e.to_string()));
         Ok(switchyard_store::connections::Definition {
             protocol: self.protocol.as_str().to_string(),
             base_url: self.base_url.clone(),
@@ -59,30 +52,16 @@ impl Definition {
     }
 }
 
-pub(crate) fn connection_view(
-    row: &ConnectionRow,
-    profile_count: usize,
-) -> Result<ConnectionView, EngineError> {
+pub(crate) fn connection_view(row: &ConnectionRow, profile_count: usize) -> Result<ConnectionView, EngineError> {
     let def = Definition::decode(row)?;
     Ok(ConnectionView {
         id: row.id.clone(),
         slug: row.slug.clone(),
         protocol: def.protocol.as_str().to_string(),
         base_url: def.base_url,
-        headers: def
-            .headers
-            .into_iter()
-            .map(|h| HeaderView {
-                name: h.name,
-                value: h.value,
-            })
-            .collect(),
+        headers: def.headers.into_iter().map(|h| HeaderView { name: h.name, value: h.value }).collect(),
         models: def.models,
-        mapping: def
-            .mapping
-            .into_iter()
-            .map(|(from, to)| ModelMapping { from, to })
-            .collect(),
+        mapping: def.mapping.into_iter().map(|(from, to)| ModelMapping { from, to }).collect(),
         basis_fingerprint: row.basis_fingerprint.clone(),
         routing_mode: row.routing_mode.clone(),
         routing_state: row.routing_state.clone(),
@@ -112,10 +91,7 @@ pub(crate) fn profile_view(row: &ProfileRow, credential: &str) -> ProfileView {
 
 pub(crate) fn locator_of(row: &ProfileRow) -> Option<Locator> {
     match (&row.locator_service, &row.locator_account) {
-        (Some(service), Some(account)) => Some(Locator {
-            service: service.clone(),
-            account: account.clone(),
-        }),
+        (Some(service), Some(account)) => Some(Locator { service: service.clone(), account: account.clone() }),
         _ => None,
     }
 }

@@ -49,12 +49,7 @@ impl Engine {
         let mut results: Vec<VerifyResult> = stream::iter(targets.into_iter().enumerate())
             .map(|(i, row)| async move {
                 let index = i32::try_from(i).unwrap_or(i32::MAX) + 1;
-                progress(VerifyEvent::Started {
-                    profile_id: row.id.clone(),
-                    label: row.label.clone(),
-                    index,
-                    total,
-                });
+                progress(VerifyEvent::Started { profile_id: row.id.clone(), label: row.label.clone(), index, total });
                 let result = self.verify_one(def, &row, deep).await;
                 let result = result.unwrap_or_else(|e| VerifyResult {
                     profile_id: row.id.clone(),
@@ -65,11 +60,7 @@ impl Engine {
                     detail: e.to_string(),
                 });
                 let finished = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                progress(VerifyEvent::Finished {
-                    result: result.clone(),
-                    done: finished,
-                    total,
-                });
+                progress(VerifyEvent::Finished { result: result.clone(), done: finished, total });
                 result
             })
             .buffer_unordered(CONCURRENCY)
@@ -84,24 +75,11 @@ impl Engine {
                 routing.mode
             )
         });
-        Ok(VerifyReport {
-            slug: slug.to_string(),
-            results,
-            routing,
-            routing_restored,
-        })
+        Ok(VerifyReport { slug: slug.to_string(), results, routing, routing_restored })
     }
 
-    async fn verify_one(
-        &self,
-        def: &Definition,
-        row: &ProfileRow,
-        deep: bool,
-    ) -> Result<VerifyResult, EngineError> {
-        let result = |outcome: &str,
-                      models: Vec<ModelProof>,
-                      kind: Option<FailureKind>,
-                      detail: String| VerifyResult {
+    async fn verify_one(&self, def: &Definition, row: &ProfileRow, deep: bool) -> Result<VerifyResult, EngineError> {
+        let result = |outcome: &str, models: Vec<ModelProof>, kind: Option<FailureKind>, detail: String| VerifyResult {
             profile_id: row.id.clone(),
             label: row.label.clone(),
             outcome: outcome.to_string(),
@@ -114,36 +92,19 @@ impl Engine {
             None => None,
         };
         let Some(secret) = secret else {
-            return Ok(result(
-                UNVERIFIED,
-                vec![],
-                None,
-                "no secret in the keychain for this profile".into(),
-            ));
+            return Ok(result(UNVERIFIED, vec![], None, "no secret in the keychain for this profile".into()));
         };
-        let ep = Endpoint {
-            protocol: def.protocol,
-            base_url: &def.base_url,
-            headers: &def.headers,
-        };
+        let ep = Endpoint { protocol: def.protocol, base_url: &def.base_url, headers: &def.headers };
 
         let (mut models, source) = match list_models(&self.http, &ep, &secret).await {
             Ok(Listing::Listed(ids)) => (listed_models(def, &ids), "listed"),
             Ok(Listing::Unsupported) => (inferred_models(def), "inferred"),
             Err(CallError::Rejected { status, classified }) => {
                 let f = classified.failure;
-                self.record_failure(&row.id, "", &credential_scoped(f))
-                    .await?;
+                self.record_failure(&row.id, "", &credential_scoped(f)).await?;
                 if f.kind == FailureKind::AuthInvalid {
-                    self.write_evidence(
-                        row,
-                        def,
-                        OUTCOME_AUTH_INVALID,
-                        "listed",
-                        &[],
-                        Some(format!("HTTP {status}")),
-                    )
-                    .await?;
+                    self.write_evidence(row, def, OUTCOME_AUTH_INVALID, "listed", &[], Some(format!("HTTP {status}")))
+                        .await?;
                     return Ok(result(
                         OUTCOME_AUTH_INVALID,
                         vec![],
@@ -151,10 +112,8 @@ impl Engine {
                         format!("the provider refused the key (HTTP {status})"),
                     ));
                 }
-                let detail = format!(
-                    "models listing failed with HTTP {status} ({}); no evidence recorded",
-                    f.kind.as_str()
-                );
+                let detail =
+                    format!("models listing failed with HTTP {status} ({}); no evidence recorded", f.kind.as_str());
                 return Ok(result(UNVERIFIED, vec![], Some(f.kind), detail));
             }
             Err(e @ CallError::Transport(_)) => {
@@ -171,11 +130,7 @@ impl Engine {
 
         if deep {
             for proof in models.iter_mut() {
-                let upstream = def
-                    .mapping
-                    .get(&proof.model)
-                    .cloned()
-                    .unwrap_or_else(|| proof.model.clone());
+                let upstream = def.mapping.get(&proof.model).cloned().unwrap_or_else(|| proof.model.clone());
                 match probe_model(&self.http, &ep, &secret, &upstream).await {
                     Ok(()) => {
                         proof.supported = true;
@@ -211,14 +166,11 @@ impl Engine {
                             _ => self.record_failure(&row.id, &proof.model, &f).await?,
                         }
                     }
-                    Err(CallError::Transport(_)) => {
-                        proof.failure_kind = Some(FailureKind::Network.as_str().into())
-                    }
+                    Err(CallError::Transport(_)) => proof.failure_kind = Some(FailureKind::Network.as_str().into()),
                 }
             }
         }
-        self.write_evidence(row, def, OUTCOME_OK, source, &models, None)
-            .await?;
+        self.write_evidence(row, def, OUTCOME_OK, source, &models, None).await?;
         let served = models.iter().filter(|m| m.supported).count();
         let detail = format!("{served} of {} model(s) supported ({source})", models.len());
         Ok(result(VERIFIED, models, None, detail))
@@ -240,8 +192,7 @@ impl Engine {
             verified_at: self.now_ms(),
             outcome: outcome.to_string(),
             source: source.to_string(),
-            models_json: serde_json::to_string(models)
-                .map_err(|e| EngineError::Internal(e.to_string()))?,
+            models_json: serde_json::to_string(models).map_err(|e| EngineError::Internal(e.to_string()))?,
             detail,
             revision: 0,
         };
@@ -249,9 +200,7 @@ impl Engine {
         match evidence::upsert(&mut conn, &record).await {
             Ok(_) => Ok(()),
             // The profile was removed while it was being verified: nothing to record.
-            Err(switchyard_store::StoreError::Db(e)) if e.to_string().contains("FOREIGN KEY") => {
-                Ok(())
-            }
+            Err(switchyard_store::StoreError::Db(e)) if e.to_string().contains("FOREIGN KEY") => Ok(()),
             Err(e) => Err(e.into()),
         }
     }
@@ -261,10 +210,7 @@ impl Engine {
 /// scopes (provider trouble, ambiguous answers) are recorded by the board as no-ops.
 fn credential_scoped(f: Failure) -> Failure {
     match f.scope {
-        Scope::CredentialModel => Failure {
-            scope: Scope::Credential,
-            ..f
-        },
+        Scope::CredentialModel => Failure { scope: Scope::Credential, ..f },
         _ => f,
     }
 }
@@ -292,10 +238,5 @@ fn inferred_models(def: &Definition) -> Vec<ModelProof> {
 }
 
 fn proof(model: &str, source: &str, supported: bool) -> ModelProof {
-    ModelProof {
-        model: model.to_string(),
-        source: source.to_string(),
-        supported,
-        failure_kind: None,
-    }
+    ModelProof { model: model.to_string(), source: source.to_string(), supported, failure_kind: None }
 }

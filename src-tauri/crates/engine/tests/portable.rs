@@ -66,26 +66,10 @@ fn without_refs(text: &str) -> Result<Value, serde_json::Error> {
 
 async fn populated(dir: &Path) -> Result<Engine, EngineError> {
     let engine = open(dir).await?;
-    engine
-        .connection_add(legacy("main"), Some(secret("sk-canary-portable-0001")))
-        .await?;
-    engine
-        .profile_add(
-            "main",
-            profile("backup", 3),
-            secret("sk-canary-portable-0002"),
-        )
-        .await?;
-    engine
-        .profile_add(
-            "main",
-            profile("spare", 7),
-            secret("sk-canary-portable-0003"),
-        )
-        .await?;
-    engine
-        .import(&shared_doc().to_string(), false, Conflict::Rename)
-        .await?;
+    engine.connection_add(legacy("main"), Some(secret("sk-canary-portable-0001"))).await?;
+    engine.profile_add("main", profile("backup", 3), secret("sk-canary-portable-0002")).await?;
+    engine.profile_add("main", profile("spare", 7), secret("sk-canary-portable-0003")).await?;
+    engine.import(&shared_doc().to_string(), false, Conflict::Rename).await?;
     Ok(engine)
 }
 
@@ -95,15 +79,8 @@ async fn export_import_export_round_trips_up_to_refs() -> TestResult {
     let source = populated(a.path()).await?;
     let first = source.export(None).await?;
     let doc: Value = serde_json::from_str(&first)?;
-    assert_eq!(
-        doc["connections"].as_array().map(Vec::len),
-        Some(3),
-        "every connection is exported"
-    );
-    assert_eq!(
-        doc["connections"][2]["routing"], "balanced",
-        "a pending mode is exported as the wanted mode"
-    );
+    assert_eq!(doc["connections"].as_array().map(Vec::len), Some(3), "every connection is exported");
+    assert_eq!(doc["connections"][2]["routing"], "balanced", "a pending mode is exported as the wanted mode");
 
     let target = open(b.path()).await?;
     let report = target.import(&first, false, Conflict::Rename).await?;
@@ -113,16 +90,9 @@ async fn export_import_export_round_trips_up_to_refs() -> TestResult {
         "a fresh data dir takes every connection under its own slug"
     );
     let second = target.export(None).await?;
-    assert_eq!(
-        without_refs(&second)?,
-        without_refs(&first)?,
-        "export → import → export keeps everything but the refs"
-    );
+    assert_eq!(without_refs(&second)?, without_refs(&first)?, "export → import → export keeps everything but the refs");
     let again = source.export(None).await?;
-    assert_eq!(
-        again, first,
-        "refs are stable: two exports of one database are identical"
-    );
+    assert_eq!(again, first, "refs are stable: two exports of one database are identical");
     Ok(())
 }
 
@@ -145,27 +115,14 @@ async fn exports_carry_no_secret_locator_or_database_id() -> TestResult {
         forbidden.extend(c.profiles.iter().map(|p| p.id.clone()));
     }
     let selected = ["main".to_string()];
-    for text in [
-        engine.export(None).await?,
-        engine.export(Some(&selected)).await?,
-    ] {
+    for text in [engine.export(None).await?, engine.export(Some(&selected)).await?] {
         for needle in &forbidden {
-            assert!(
-                !text.to_lowercase().contains(&needle.to_lowercase()),
-                "an export must not contain '{needle}'"
-            );
+            assert!(!text.to_lowercase().contains(&needle.to_lowercase()), "an export must not contain '{needle}'");
         }
     }
     let one: Value = serde_json::from_str(&engine.export(Some(&selected)).await?)?;
-    assert_eq!(
-        one["connections"].as_array().map(Vec::len),
-        Some(1),
-        "a selection exports only the named connections"
-    );
-    assert_eq!(
-        one["connections"][0]["profiles"][0]["ref"], "p1",
-        "refs restart at p1 in every export"
-    );
+    assert_eq!(one["connections"].as_array().map(Vec::len), Some(1), "a selection exports only the named connections");
+    assert_eq!(one["connections"][0]["profiles"][0]["ref"], "p1", "refs restart at p1 in every export");
     let missing = engine.export(Some(&["ghost".to_string()])).await;
     assert_eq!(
         missing.err().map(|e| e.code()),
@@ -176,52 +133,24 @@ async fn exports_carry_no_secret_locator_or_database_id() -> TestResult {
 }
 
 #[tokio::test]
-async fn imported_profiles_are_disabled_without_credentials_and_the_mode_is_pending() -> TestResult
-{
+async fn imported_profiles_are_disabled_without_credentials_and_the_mode_is_pending() -> TestResult {
     let dir = tempfile::tempdir()?;
     let engine = open(dir.path()).await?;
-    engine
-        .import(&shared_doc().to_string(), false, Conflict::Rename)
-        .await?;
+    engine.import(&shared_doc().to_string(), false, Conflict::Rename).await?;
     let team = engine.connection_show("team").await?;
     assert_eq!(team.profiles.len(), 2, "both profiles are created");
     for p in &team.profiles {
         assert!(!p.enabled, "imported profile '{}' starts disabled", p.label);
-        assert_eq!(
-            p.credential, "missing",
-            "imported profile '{}' has no secret",
-            p.label
-        );
+        assert_eq!(p.credential, "missing", "imported profile '{}' has no secret", p.label);
     }
-    let primaries: Vec<_> = team
-        .profiles
-        .iter()
-        .filter(|p| p.primary)
-        .map(|p| &p.label)
-        .collect();
+    let primaries: Vec<_> = team.profiles.iter().filter(|p| p.primary).map(|p| &p.label).collect();
     assert_eq!(primaries, vec!["alice"], "the primary flag is kept");
-    assert_eq!(
-        (team.profiles[1].weight, team.profiles[1].priority),
-        (5, 1),
-        "weight and priority are kept"
-    );
+    assert_eq!((team.profiles[1].weight, team.profiles[1].priority), (5, 1), "weight and priority are kept");
     let status = engine.routing_status("team").await?;
     assert_eq!(status.mode, "legacy", "an import never switches routing on");
-    assert_eq!(
-        status.pending_mode.as_deref(),
-        Some("balanced"),
-        "routing status says the wanted mode is pending"
-    );
-    let excluded: Vec<_> = status.gates.models[0]
-        .excluded
-        .iter()
-        .map(|e| e.reason.as_str())
-        .collect();
-    assert_eq!(
-        excluded,
-        vec!["disabled", "disabled"],
-        "the gate report says why"
-    );
+    assert_eq!(status.pending_mode.as_deref(), Some("balanced"), "routing status says the wanted mode is pending");
+    let excluded: Vec<_> = status.gates.models[0].excluded.iter().map(|e| e.reason.as_str()).collect();
+    assert_eq!(excluded, vec!["disabled", "disabled"], "the gate report says why");
     Ok(())
 }
 
@@ -229,34 +158,19 @@ async fn imported_profiles_are_disabled_without_credentials_and_the_mode_is_pend
 async fn dry_run_writes_nothing() -> TestResult {
     let dir = tempfile::tempdir()?;
     let engine = open(dir.path()).await?;
-    engine
-        .connection_add(legacy("team"), Some(secret("sk-canary-dry")))
-        .await?;
+    engine.connection_add(legacy("team"), Some(secret("sk-canary-dry"))).await?;
     let before_rows = engine.connection_overview().await?;
     let before = db_bytes(dir.path());
-    let report = engine
-        .import(&shared_doc().to_string(), true, Conflict::Rename)
-        .await?;
+    let report = engine.import(&shared_doc().to_string(), true, Conflict::Rename).await?;
     assert!(report.dry_run, "the report says it was a dry run");
-    let actions: Vec<_> = report
-        .connections
-        .iter()
-        .map(|c| (c.action.as_str(), c.new_slug.as_deref()))
-        .collect();
+    let actions: Vec<_> = report.connections.iter().map(|c| (c.action.as_str(), c.new_slug.as_deref())).collect();
     assert_eq!(
         actions,
         vec![("rename", Some("team-2")), ("create", Some("claude"))],
         "the dry run lists what would be renamed and created"
     );
-    assert!(
-        db_bytes(dir.path()) == before,
-        "a dry run leaves the database file and its WAL byte for byte unchanged"
-    );
-    assert_eq!(
-        engine.connection_overview().await?,
-        before_rows,
-        "a dry run creates no rows"
-    );
+    assert!(db_bytes(dir.path()) == before, "a dry run leaves the database file and its WAL byte for byte unchanged");
+    assert_eq!(engine.connection_overview().await?, before_rows, "a dry run creates no rows");
     Ok(())
 }
 
@@ -264,50 +178,32 @@ async fn dry_run_writes_nothing() -> TestResult {
 async fn slug_conflicts_are_renamed_or_skipped_never_overwritten() -> TestResult {
     let dir = tempfile::tempdir()?;
     let engine = open(dir.path()).await?;
-    engine
-        .connection_add(legacy("team"), Some(secret("sk-canary-own")))
-        .await?;
+    engine.connection_add(legacy("team"), Some(secret("sk-canary-own"))).await?;
     let own = engine.connection_show("team").await?;
     let mut doc = shared_doc();
     doc["connections"][1]["slug"] = json!("team-2");
 
-    let renamed = engine
-        .import(&doc.to_string(), false, Conflict::Rename)
-        .await?;
+    let renamed = engine.import(&doc.to_string(), false, Conflict::Rename).await?;
     assert_eq!(
         renamed.connections[0].new_slug.as_deref(),
         Some("team-3"),
         "the rename avoids slugs used here and in the file"
     );
-    assert_eq!(
-        engine.connection_show("team").await?,
-        own,
-        "the existing connection is untouched"
-    );
+    assert_eq!(engine.connection_show("team").await?, own, "the existing connection is untouched");
     assert_eq!(
         engine.connection_show("team-3").await?.connection.base_url,
         "https://team.example.com/v1",
         "the renamed connection carries the file's definition"
     );
 
-    let skipped = engine
-        .import(&doc.to_string(), false, Conflict::Skip)
-        .await?;
+    let skipped = engine.import(&doc.to_string(), false, Conflict::Skip).await?;
     assert_eq!(
         (skipped.created, skipped.renamed, skipped.skipped),
         (0, 0, 2),
         "with skip, existing slugs are left alone"
     );
-    assert_eq!(
-        engine.connection_list().await?.len(),
-        3,
-        "skip wrote nothing"
-    );
-    assert_eq!(
-        engine.connection_show("team").await?,
-        own,
-        "still untouched"
-    );
+    assert_eq!(engine.connection_list().await?.len(), 3, "skip wrote nothing");
+    assert_eq!(engine.connection_show("team").await?, own, "still untouched");
     Ok(())
 }
 
@@ -318,48 +214,28 @@ async fn bad_files_and_a_crash_inside_the_transaction_write_nothing() -> TestRes
     let before = db_bytes(dir.path());
     type Edit = Box<dyn Fn(&mut Value)>;
     let cases: Vec<(Edit, &str)> = vec![
-        (
-            Box::new(|d| d["connections"][0]["profiles"][1]["weight"] = json!(0)),
-            "connections[0].profiles[1].weight",
-        ),
+        (Box::new(|d| d["connections"][0]["profiles"][1]["weight"] = json!(0)), "connections[0].profiles[1].weight"),
         (
             Box::new(|d| d["connections"][1]["profiles"][0]["api_key"] = json!("x")),
             "connections[1].profiles[0].api_key",
         ),
-        (
-            Box::new(|d| d["connections"][1]["ref"] = json!("c1")),
-            "connections[1].ref",
-        ),
-        (
-            Box::new(|d| d["connections"][1]["base_url"] = json!("file:///etc")),
-            "connections[1].base_url",
-        ),
+        (Box::new(|d| d["connections"][1]["ref"] = json!("c1")), "connections[1].ref"),
+        (Box::new(|d| d["connections"][1]["base_url"] = json!("file:///etc")), "connections[1].base_url"),
         (Box::new(|d| d["version"] = json!(9)), "version"),
     ];
     for (edit, path) in cases {
         let mut doc = shared_doc();
         edit(&mut doc);
-        match engine
-            .import(&doc.to_string(), false, Conflict::Rename)
-            .await
-        {
+        match engine.import(&doc.to_string(), false, Conflict::Rename).await {
             Err(EngineError::Invalid(e)) => assert_eq!(e.field, path, "the error names the path"),
             other => panic!("a bad file must be refused at {path}, got {other:?}"),
         }
     }
-    assert!(
-        db_bytes(dir.path()) == before,
-        "refused files change no byte of the database"
-    );
+    assert!(db_bytes(dir.path()) == before, "refused files change no byte of the database");
 
     engine.arm_fault(Some(FaultPoint::ImportAfterFirstConnection));
-    let crashed = engine
-        .import(&shared_doc().to_string(), false, Conflict::Rename)
-        .await;
-    assert!(
-        matches!(crashed, Err(EngineError::Crashed(_))),
-        "the armed fault stops the import mid-way: {crashed:?}"
-    );
+    let crashed = engine.import(&shared_doc().to_string(), false, Conflict::Rename).await;
+    assert!(matches!(crashed, Err(EngineError::Crashed(_))), "the armed fault stops the import mid-way: {crashed:?}");
     assert!(
         engine.connection_list().await?.is_empty(),
         "the first connection, written before the crash, is rolled back with the rest"
@@ -371,21 +247,12 @@ async fn bad_files_and_a_crash_inside_the_transaction_write_nothing() -> TestRes
 async fn export_refuses_secret_looking_values_instead_of_writing_them() -> TestResult {
     let dir = tempfile::tempdir()?;
     let engine = open(dir.path()).await?;
-    engine
-        .connection_add(legacy("main"), Some(secret("sk-canary-main")))
-        .await?;
-    engine
-        .profile_add(
-            "main",
-            profile("sk-pasted-by-mistake", 1),
-            secret("sk-canary-2"),
-        )
-        .await?;
+    engine.connection_add(legacy("main"), Some(secret("sk-canary-main"))).await?;
+    engine.profile_add("main", profile("sk-pasted-by-mistake", 1), secret("sk-canary-2")).await?;
     match engine.export(None).await {
-        Err(EngineError::Precondition(msg)) => assert!(
-            msg.contains("connections[0].profiles[1].label"),
-            "the refusal names the offending field: {msg}"
-        ),
+        Err(EngineError::Precondition(msg)) => {
+            assert!(msg.contains("connections[0].profiles[1].label"), "the refusal names the offending field: {msg}")
+        }
         other => panic!("a key-shaped label must not be exported, got {other:?}"),
     }
     Ok(())

@@ -78,19 +78,10 @@ fn mutation() -> impl Strategy<Value = Mutation> {
     (
         any::<usize>(),
         0u8..4,
-        prop_oneof![
-            "[a-z_]{1,8}",
-            Just("ref".to_string()),
-            Just("api_key".to_string())
-        ],
+        prop_oneof!["[a-z_]{1,8}", Just("ref".to_string()), Just("api_key".to_string())],
         prop_oneof![3 => plausible(), 1 => small_json()],
     )
-        .prop_map(|(pick, kind, key, value)| Mutation {
-            pick,
-            kind,
-            key,
-            value,
-        })
+        .prop_map(|(pick, kind, key, value)| Mutation { pick, kind, key, value })
 }
 
 fn count(v: &Value) -> usize {
@@ -127,37 +118,17 @@ fn apply(v: &mut Value, left: &mut usize, m: &Mutation) -> bool {
     }
 }
 
-fn check_import(
-    rt: &tokio::runtime::Runtime,
-    engine: &Engine,
-    text: &str,
-    dry_run: bool,
-) -> Result<(), TestCaseError> {
-    let before = rt
-        .block_on(engine.connection_list())
-        .map_err(|e| TestCaseError::fail(e.to_string()))?
-        .len();
+fn check_import(rt: &tokio::runtime::Runtime, engine: &Engine, text: &str, dry_run: bool) -> Result<(), TestCaseError> {
+    let before = rt.block_on(engine.connection_list()).map_err(|e| TestCaseError::fail(e.to_string()))?.len();
     let outcome = rt.block_on(engine.import(text, dry_run, Conflict::Rename));
-    let after = rt
-        .block_on(engine.connection_list())
-        .map_err(|e| TestCaseError::fail(e.to_string()))?
-        .len();
+    let after = rt.block_on(engine.connection_list()).map_err(|e| TestCaseError::fail(e.to_string()))?.len();
     match outcome {
         Ok(report) => {
             let written = if dry_run { 0 } else { report.connections.len() };
-            prop_assert_eq!(
-                after,
-                before + written,
-                "an import writes exactly its report"
-            );
+            prop_assert_eq!(after, before + written, "an import writes exactly its report");
         }
         Err(e) => {
-            prop_assert_eq!(
-                e.code(),
-                ErrorCode::Invalid,
-                "a bad document is invalid input: {}",
-                e
-            );
+            prop_assert_eq!(e.code(), ErrorCode::Invalid, "a bad document is invalid input: {}", e);
             prop_assert_eq!(after, before, "a refused document writes nothing");
         }
     }
@@ -165,11 +136,7 @@ fn check_import(
 }
 
 fn runner() -> TestRunner {
-    TestRunner::new(Config {
-        cases: 256,
-        failure_persistence: None,
-        ..Config::default()
-    })
+    TestRunner::new(Config { cases: 256, failure_persistence: None, ..Config::default() })
 }
 
 #[test]
@@ -198,9 +165,7 @@ fn importer_never_panics_on_arbitrary_json() -> Result<(), Box<dyn std::error::E
     let dir = tempfile::tempdir()?;
     let engine = rt.block_on(Engine::open(dir.path()))?;
     runner()
-        .run(&(small_json(), any::<bool>()), |(v, dry_run)| {
-            check_import(&rt, &engine, &v.to_string(), dry_run)
-        })
+        .run(&(small_json(), any::<bool>()), |(v, dry_run)| check_import(&rt, &engine, &v.to_string(), dry_run))
         .map_err(|e| e.to_string())?;
     rt.block_on(engine.close());
     Ok(())

@@ -39,23 +39,13 @@ async fn models_server() -> std::io::Result<String> {
 }
 
 fn enable() -> ProfileEdit {
-    ProfileEdit {
-        enabled: Some(true),
-        ..Default::default()
-    }
+    ProfileEdit { enabled: Some(true), ..Default::default() }
 }
 
 async fn assert_pending(engine: &Engine, when: &str) -> TestResult {
     let status = engine.routing_status("team").await?;
-    assert_eq!(
-        status.mode, "legacy",
-        "{when}: the connection must still route as legacy"
-    );
-    assert_eq!(
-        status.pending_mode.as_deref(),
-        Some("balanced"),
-        "{when}: routing status must say balanced is pending"
-    );
+    assert_eq!(status.mode, "legacy", "{when}: the connection must still route as legacy");
+    assert_eq!(status.pending_mode.as_deref(), Some("balanced"), "{when}: routing status must say balanced is pending");
     Ok(())
 }
 
@@ -75,9 +65,7 @@ async fn pending_mode_is_restored_only_after_credentials_enable_verify_and_gates
             ]
         }]
     });
-    engine
-        .import(&doc.to_string(), false, Conflict::Rename)
-        .await?;
+    engine.import(&doc.to_string(), false, Conflict::Rename).await?;
     assert_pending(&engine, "right after import").await?;
 
     // Enabled and verified, but no credentials: nothing can be proven.
@@ -92,33 +80,11 @@ async fn pending_mode_is_restored_only_after_credentials_enable_verify_and_gates
     assert_pending(&engine, "enabled and verified without credentials").await?;
 
     // The disabled imported primary stays editable (it is not being disabled).
-    engine
-        .profile_edit(
-            "team",
-            "bob",
-            ProfileEdit {
-                weight: Some(2),
-                ..Default::default()
-            },
-        )
-        .await?;
-    engine
-        .profile_rotate("team", "alice", secret("sk-canary-alice"))
-        .await?;
-    engine
-        .profile_rotate("team", "bob", secret("sk-canary-bob"))
-        .await?;
-    let creds: Vec<_> = engine
-        .profile_list("team")
-        .await?
-        .into_iter()
-        .map(|p| p.credential)
-        .collect();
-    assert_eq!(
-        creds,
-        vec!["present", "present"],
-        "rotate adds a first credential"
-    );
+    engine.profile_edit("team", "bob", ProfileEdit { weight: Some(2), ..Default::default() }).await?;
+    engine.profile_rotate("team", "alice", secret("sk-canary-alice")).await?;
+    engine.profile_rotate("team", "bob", secret("sk-canary-bob")).await?;
+    let creds: Vec<_> = engine.profile_list("team").await?.into_iter().map(|p| p.credential).collect();
+    assert_eq!(creds, vec!["present", "present"], "rotate adds a first credential");
     assert_pending(&engine, "credentials added, not yet verified").await?;
 
     // Verified with one profile still disabled: only one eligible profile, gates fail.
@@ -128,26 +94,16 @@ async fn pending_mode_is_restored_only_after_credentials_enable_verify_and_gates
         "both keys answer the listing: {:?}",
         report.results
     );
-    assert_eq!(
-        report.routing_restored, None,
-        "one enabled profile cannot pass the gates"
-    );
+    assert_eq!(report.routing_restored, None, "one enabled profile cannot pass the gates");
     assert_pending(&engine, "verified but bob disabled").await?;
 
     // Enabling bob makes the gates hold on current evidence: restored at once.
     engine.profile_edit("team", "bob", enable()).await?;
     let status = engine.routing_status("team").await?;
-    assert_eq!(
-        status.mode, "balanced",
-        "the pending mode is restored once the gates hold"
-    );
+    assert_eq!(status.mode, "balanced", "the pending mode is restored once the gates hold");
     assert_eq!(status.state, "active", "restored routing is active");
     assert_eq!(status.pending_mode, None, "nothing is pending any more");
-    assert_eq!(
-        status.activated_by.as_deref(),
-        Some("import"),
-        "the import gets the credit"
-    );
+    assert_eq!(status.activated_by.as_deref(), Some("import"), "the import gets the credit");
     Ok(())
 }
 
@@ -167,33 +123,19 @@ async fn verify_says_when_it_restores_the_pending_mode() -> TestResult {
             ]
         }]
     });
-    engine
-        .import(&doc.to_string(), false, Conflict::Rename)
-        .await?;
+    engine.import(&doc.to_string(), false, Conflict::Rename).await?;
     for label in ["alice", "bob"] {
-        engine
-            .profile_rotate("team", label, secret("sk-canary-x"))
-            .await?;
+        engine.profile_rotate("team", label, secret("sk-canary-x")).await?;
         engine.profile_edit("team", label, enable()).await?;
     }
     assert_pending(&engine, "credentials and enabled, never verified").await?;
     let report = engine.verify("team", None, false, &|_| {}).await?;
-    assert_eq!(
-        report.routing.mode, "balanced",
-        "verification proved the gates"
-    );
+    assert_eq!(report.routing.mode, "balanced", "verification proved the gates");
     let said = report.routing_restored.unwrap_or_default();
-    assert!(
-        said.contains("balanced routing restored"),
-        "verify tells the user the mode was restored: '{said}'"
-    );
+    assert!(said.contains("balanced routing restored"), "verify tells the user the mode was restored: '{said}'");
 
     // Deactivating afterwards is final: no pending mode comes back.
     let after = engine.routing_deactivate("team").await?;
-    assert_eq!(
-        (after.mode.as_str(), after.pending_mode),
-        ("legacy", None),
-        "legacy by choice"
-    );
+    assert_eq!((after.mode.as_str(), after.pending_mode), ("legacy", None), "legacy by choice");
     Ok(())
 }

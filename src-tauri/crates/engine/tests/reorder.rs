@@ -2,16 +2,13 @@
 
 use std::sync::Arc;
 
-use switchyard_engine::{
-    Engine, ErrorCode, NewConnection, NewProfile, OrderEntry, Secret, SystemClock,
-};
+use switchyard_engine::{Engine, ErrorCode, NewConnection, NewProfile, OrderEntry, Secret, SystemClock};
 use switchyard_vault::MemoryVault;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 async fn three_profiles(dir: &std::path::Path) -> Result<Engine, Box<dyn std::error::Error>> {
-    let engine =
-        Engine::open_with(dir, Arc::new(MemoryVault::new()), Arc::new(SystemClock)).await?;
+    let engine = Engine::open_with(dir, Arc::new(MemoryVault::new()), Arc::new(SystemClock)).await?;
     let new = NewConnection {
         slug: "main".into(),
         protocol: "openai".into(),
@@ -19,30 +16,16 @@ async fn three_profiles(dir: &std::path::Path) -> Result<Engine, Box<dyn std::er
         models: vec!["gpt-a".into()],
         ..NewConnection::default()
     };
-    engine
-        .connection_add(new, Some(Secret::new("sk-reorder-0")))
-        .await?;
+    engine.connection_add(new, Some(Secret::new("sk-reorder-0"))).await?;
     for label in ["b", "c"] {
-        let p = NewProfile {
-            label: label.into(),
-            weight: None,
-            priority: None,
-        };
-        engine
-            .profile_add("main", p, Secret::new(format!("sk-reorder-{label}")))
-            .await?;
+        let p = NewProfile { label: label.into(), weight: None, priority: None };
+        engine.profile_add("main", p, Secret::new(format!("sk-reorder-{label}"))).await?;
     }
     Ok(engine)
 }
 
 fn order_of(views: &[switchyard_engine::ProfileView]) -> Vec<OrderEntry> {
-    views
-        .iter()
-        .map(|p| OrderEntry {
-            id: p.id.clone(),
-            revision: i64::from(p.revision),
-        })
-        .collect()
+    views.iter().map(|p| OrderEntry { id: p.id.clone(), revision: i64::from(p.revision) }).collect()
 }
 
 #[tokio::test]
@@ -52,10 +35,7 @@ async fn reorder_renumbers_priorities_in_the_given_order() -> TestResult {
     let mut order = order_of(&engine.profile_list("main").await?);
     order.reverse();
     let views = engine.profile_reorder("main", &order).await?;
-    let labels: Vec<_> = views
-        .iter()
-        .map(|p| (p.label.as_str(), p.priority))
-        .collect();
+    let labels: Vec<_> = views.iter().map(|p| (p.label.as_str(), p.priority)).collect();
     assert_eq!(
         labels,
         vec![("c", 0), ("b", 1), ("primary", 2)],
@@ -72,21 +52,10 @@ async fn a_stale_revision_fails_the_whole_reorder() -> TestResult {
     let mut order = order_of(&before);
     order.reverse();
     order[2].revision -= 1;
-    let err = engine
-        .profile_reorder("main", &order)
-        .await
-        .err()
-        .ok_or("a stale revision must fail")?;
-    assert_eq!(
-        err.code(),
-        ErrorCode::Conflict,
-        "stale revision is a conflict: {err}"
-    );
+    let err = engine.profile_reorder("main", &order).await.err().ok_or("a stale revision must fail")?;
+    assert_eq!(err.code(), ErrorCode::Conflict, "stale revision is a conflict: {err}");
     let after = engine.profile_list("main").await?;
-    assert_eq!(
-        after, before,
-        "a failed reorder changes nothing, not even the rows before the stale one"
-    );
+    assert_eq!(after, before, "a failed reorder changes nothing, not even the rows before the stale one");
     Ok(())
 }
 
@@ -96,11 +65,7 @@ async fn the_order_must_name_every_profile_once() -> TestResult {
     let engine = three_profiles(dir.path()).await?;
     let mut order = order_of(&engine.profile_list("main").await?);
     order.pop();
-    let err = engine
-        .profile_reorder("main", &order)
-        .await
-        .err()
-        .ok_or("a partial order must fail")?;
+    let err = engine.profile_reorder("main", &order).await.err().ok_or("a partial order must fail")?;
     assert_eq!(err.code(), ErrorCode::Invalid, "{err}");
     Ok(())
 }

@@ -42,25 +42,17 @@ pub fn classify<H: HeaderSource + ?Sized>(
     let error = parsed.as_ref().map(error_object);
     let field = |name: &str| error.and_then(|e| e.get(name)).and_then(Value::as_str);
     let (error_type, error_code) = (field("type"), field("code"));
-    let rule = table(protocol)
-        .iter()
-        .find(|r| r.matches(status, error_type, error_code));
+    let rule = table(protocol).iter().find(|r| r.matches(status, error_type, error_code));
     let (kind, scope, name) = match rule {
         Some(r) => (r.kind, r.scope, r.name),
         None => (FailureKind::Unknown, Scope::Ambiguous, "unknown"),
     };
-    Classified {
-        failure: Failure::new(kind, scope).with_retry_at(retry_at_ms(headers, now)),
-        rule: name,
-    }
+    Classified { failure: Failure::new(kind, scope).with_retry_at(retry_at_ms(headers, now)), rule: name }
 }
 
 /// A failure before any response: connect, reset, TLS or timeout.
 pub fn classify_transport_error() -> Classified {
-    Classified {
-        failure: Failure::network(),
-        rule: "network",
-    }
+    Classified { failure: Failure::network(), rule: "network" }
 }
 
 /// The object holding `type`/`code`: `body.error` when it is an object, else the body itself

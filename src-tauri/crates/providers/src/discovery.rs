@@ -33,12 +33,7 @@ impl std::fmt::Display for CallError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             CallError::Rejected { status, classified } => {
-                write!(
-                    f,
-                    "HTTP {status}: {} ({})",
-                    classified.failure.kind.as_str(),
-                    classified.rule
-                )
+                write!(f, "HTTP {status}: {} ({})", classified.failure.kind.as_str(), classified.rule)
             }
             CallError::Transport(why) => write!(f, "network: {why}"),
         }
@@ -49,11 +44,7 @@ impl std::fmt::Display for CallError {
 const MAX_PAGES: usize = 50;
 
 /// Lists the models the key may use.
-pub async fn list_models(
-    client: &reqwest::Client,
-    ep: &Endpoint<'_>,
-    secret: &Secret,
-) -> Result<Listing, CallError> {
+pub async fn list_models(client: &reqwest::Client, ep: &Endpoint<'_>, secret: &Secret) -> Result<Listing, CallError> {
     let mut models = Vec::new();
     let mut after: Option<String> = None;
     for _ in 0..MAX_PAGES {
@@ -77,31 +68,20 @@ pub async fn list_models(
         }
         let page: Value = serde_json::from_slice(&body)
             .map_err(|e| CallError::Transport(format!("models listing is not JSON ({e})")))?;
-        let data = page.get("data").and_then(Value::as_array).ok_or_else(|| {
-            CallError::Transport("models listing has no `data` array".to_string())
-        })?;
-        models.extend(
-            data.iter()
-                .filter_map(|m| m.get("id").and_then(Value::as_str))
-                .map(str::to_string),
-        );
-        let more = page
-            .get("has_more")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        after = page
-            .get("last_id")
-            .and_then(Value::as_str)
-            .map(str::to_string);
+        let data = page
+            .get("data")
+            .and_then(Value::as_array)
+            .ok_or_else(|| CallError::Transport("models listing has no `data` array".to_string()))?;
+        models.extend(data.iter().filter_map(|m| m.get("id").and_then(Value::as_str)).map(str::to_string));
+        let more = page.get("has_more").and_then(Value::as_bool).unwrap_or(false);
+        after = page.get("last_id").and_then(Value::as_str).map(str::to_string);
         if ep.protocol != Protocol::Anthropic || !more || after.is_none() {
             models.sort();
             models.dedup();
             return Ok(Listing::Listed(models));
         }
     }
-    Err(CallError::Transport(format!(
-        "models listing has more than {MAX_PAGES} pages"
-    )))
+    Err(CallError::Transport(format!("models listing has more than {MAX_PAGES} pages")))
 }
 
 /// Sends one minimal request (1 output token) for `model` and reports whether it was served.
@@ -112,8 +92,7 @@ pub async fn probe_model(
     model: &str,
 ) -> Result<(), CallError> {
     // Both dialects accept this minimal shape.
-    let body =
-        json!({"model": model, "max_tokens": 1, "messages": [{"role": "user", "content": "ping"}]});
+    let body = json!({"model": model, "max_tokens": 1, "messages": [{"role": "user", "content": "ping"}]});
     let req = client.post(ep.generate_url()).json(&body);
     let resp = ep.authorize(req, secret).send().await.map_err(transport)?;
     let status = resp.status().as_u16();
@@ -137,9 +116,6 @@ fn transport(e: reqwest::Error) -> CallError {
     } else {
         "request failed"
     };
-    let host = e
-        .url()
-        .and_then(|u| u.host_str().map(str::to_string))
-        .unwrap_or_default();
+    let host = e.url().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_default();
     CallError::Transport(format!("{what} ({host})"))
 }

@@ -35,17 +35,11 @@ impl Endpoint<'_> {
 
     /// Adds the connection's headers, the dialect's required version header and the
     /// profile's credential to a request.
-    pub fn authorize(
-        &self,
-        mut req: reqwest::RequestBuilder,
-        secret: &Secret,
-    ) -> reqwest::RequestBuilder {
+    pub fn authorize(&self, mut req: reqwest::RequestBuilder, secret: &Secret) -> reqwest::RequestBuilder {
         for h in self.headers {
             req = req.header(h.name.as_str(), h.value.as_str());
         }
-        if self.protocol == Protocol::Anthropic
-            && !self.headers.iter().any(|h| h.name == "anthropic-version")
-        {
+        if self.protocol == Protocol::Anthropic && !self.headers.iter().any(|h| h.name == "anthropic-version") {
             req = req.header("anthropic-version", ANTHROPIC_VERSION);
         }
         let (name, value) = credential_header(self.protocol, secret);
@@ -55,10 +49,7 @@ impl Endpoint<'_> {
 
 /// The header carrying a profile's secret in this dialect. The value is marked sensitive so
 /// HTTP libraries never print it.
-pub fn credential_header(
-    protocol: Protocol,
-    secret: &Secret,
-) -> (&'static str, reqwest::header::HeaderValue) {
+pub fn credential_header(protocol: Protocol, secret: &Secret) -> (&'static str, reqwest::header::HeaderValue) {
     let (name, text) = match protocol {
         Protocol::Openai => ("authorization", format!("Bearer {}", secret.expose())),
         Protocol::Anthropic => ("x-api-key", secret.expose().to_string()),
@@ -75,39 +66,17 @@ mod tests {
 
     #[test]
     fn urls_follow_each_dialect() {
-        let o = Endpoint {
-            protocol: Protocol::Openai,
-            base_url: "http://h/v1",
-            headers: &[],
-        };
-        assert_eq!(
-            o.models_url(),
-            "http://h/v1/models",
-            "OpenAI bases carry /v1"
-        );
-        let a = Endpoint {
-            protocol: Protocol::Anthropic,
-            base_url: "http://h",
-            headers: &[],
-        };
-        assert_eq!(
-            a.generate_url(),
-            "http://h/v1/messages",
-            "Anthropic bases do not carry /v1"
-        );
+        let o = Endpoint { protocol: Protocol::Openai, base_url: "http://h/v1", headers: &[] };
+        assert_eq!(o.models_url(), "http://h/v1/models", "OpenAI bases carry /v1");
+        let a = Endpoint { protocol: Protocol::Anthropic, base_url: "http://h", headers: &[] };
+        assert_eq!(a.generate_url(), "http://h/v1/messages", "Anthropic bases do not carry /v1");
     }
 
     #[test]
     fn credential_header_is_sensitive() {
         let (name, value) = credential_header(Protocol::Anthropic, &Secret::new("k"));
         assert_eq!(name, "x-api-key", "Anthropic keys go in x-api-key");
-        assert!(
-            value.is_sensitive(),
-            "the value must be hidden from Debug output"
-        );
-        assert!(
-            !format!("{value:?}").contains('k'),
-            "sensitive values never print"
-        );
+        assert!(value.is_sensitive(), "the value must be hidden from Debug output");
+        assert!(!format!("{value:?}").contains('k'), "sensitive values never print");
     }
 }

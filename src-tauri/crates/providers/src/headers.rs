@@ -9,9 +9,7 @@ pub trait HeaderSource {
 
 impl<K: AsRef<str>, V: AsRef<str>> HeaderSource for [(K, V)] {
     fn header(&self, name: &str) -> Option<&str> {
-        self.iter()
-            .find(|(k, _)| k.as_ref().eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_ref().trim())
+        self.iter().find(|(k, _)| k.as_ref().eq_ignore_ascii_case(name)).map(|(_, v)| v.as_ref().trim())
     }
 }
 
@@ -42,11 +40,7 @@ mod tests {
     #[test]
     fn lookup_ignores_case_and_surrounding_space() {
         let h = [("Retry-After", " 20 "), ("retry-after", "99")];
-        assert_eq!(
-            h.header("retry-after"),
-            Some("20"),
-            "first match, trimmed, any case"
-        );
+        assert_eq!(h.header("retry-after"), Some("20"), "first match, trimmed, any case");
         assert_eq!(h.header("x-missing"), None, "absent headers are None");
     }
 }

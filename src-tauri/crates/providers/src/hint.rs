@@ -10,36 +10,12 @@ use crate::headers::HeaderSource;
 
 /// Rate limits whose reset headers we read: (remaining header, reset header, format).
 const RESET_HEADERS: [(&str, &str, ResetFormat); 6] = [
-    (
-        "anthropic-ratelimit-requests-remaining",
-        "anthropic-ratelimit-requests-reset",
-        ResetFormat::Rfc3339,
-    ),
-    (
-        "anthropic-ratelimit-tokens-remaining",
-        "anthropic-ratelimit-tokens-reset",
-        ResetFormat::Rfc3339,
-    ),
-    (
-        "anthropic-ratelimit-input-tokens-remaining",
-        "anthropic-ratelimit-input-tokens-reset",
-        ResetFormat::Rfc3339,
-    ),
-    (
-        "anthropic-ratelimit-output-tokens-remaining",
-        "anthropic-ratelimit-output-tokens-reset",
-        ResetFormat::Rfc3339,
-    ),
-    (
-        "x-ratelimit-remaining-requests",
-        "x-ratelimit-reset-requests",
-        ResetFormat::Duration,
-    ),
-    (
-        "x-ratelimit-remaining-tokens",
-        "x-ratelimit-reset-tokens",
-        ResetFormat::Duration,
-    ),
+    ("anthropic-ratelimit-requests-remaining", "anthropic-ratelimit-requests-reset", ResetFormat::Rfc3339),
+    ("anthropic-ratelimit-tokens-remaining", "anthropic-ratelimit-tokens-reset", ResetFormat::Rfc3339),
+    ("anthropic-ratelimit-input-tokens-remaining", "anthropic-ratelimit-input-tokens-reset", ResetFormat::Rfc3339),
+    ("anthropic-ratelimit-output-tokens-remaining", "anthropic-ratelimit-output-tokens-reset", ResetFormat::Rfc3339),
+    ("x-ratelimit-remaining-requests", "x-ratelimit-reset-requests", ResetFormat::Duration),
+    ("x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens", ResetFormat::Duration),
 ];
 
 #[derive(Debug, Clone, Copy)]
@@ -54,34 +30,24 @@ enum ResetFormat {
 /// about this failure and are ignored. Unparseable values are ignored.
 pub fn retry_at_ms<H: HeaderSource + ?Sized>(headers: &H, now: SystemTime) -> Option<i64> {
     let now_ms = unix_ms(now);
-    if let Some(ms) = headers
-        .header("retry-after-ms")
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|ms| ms.is_finite() && *ms >= 0.0)
+    if let Some(ms) =
+        headers.header("retry-after-ms").and_then(|v| v.parse::<f64>().ok()).filter(|ms| ms.is_finite() && *ms >= 0.0)
     {
         return Some(now_ms.saturating_add(ms.ceil() as i64));
     }
-    if let Some(at) = headers
-        .header("retry-after")
-        .and_then(|v| parse_retry_after(v, now))
-    {
+    if let Some(at) = headers.header("retry-after").and_then(|v| parse_retry_after(v, now)) {
         return Some(unix_ms(at));
     }
     RESET_HEADERS
         .iter()
-        .filter(|(remaining, _, _)| {
-            headers
-                .header(remaining)
-                .and_then(|v| v.parse::<u64>().ok())
-                == Some(0)
-        })
+        .filter(|(remaining, _, _)| headers.header(remaining).and_then(|v| v.parse::<u64>().ok()) == Some(0))
         .filter_map(|(_, reset, format)| {
             let v = headers.header(reset)?;
             match format {
                 ResetFormat::Rfc3339 => parse_rfc3339_ms(v),
-                ResetFormat::Duration => parse_duration(v).map(|d| {
-                    now_ms.saturating_add(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-                }),
+                ResetFormat::Duration => {
+                    parse_duration(v).map(|d| now_ms.saturating_add(i64::try_from(d.as_millis()).unwrap_or(i64::MAX)))
+                }
             }
         })
         .max()
@@ -96,9 +62,7 @@ fn parse_retry_after(v: &str, now: SystemTime) -> Option<SystemTime> {
 }
 
 fn parse_rfc3339_ms(v: &str) -> Option<i64> {
-    chrono::DateTime::parse_from_rfc3339(v)
-        .ok()
-        .map(|t| t.timestamp_millis())
+    chrono::DateTime::parse_from_rfc3339(v).ok().map(|t| t.timestamp_millis())
 }
 
 /// Parses a Go-style duration as OpenAI sends in `x-ratelimit-reset-*`: one or more
@@ -111,14 +75,10 @@ pub fn parse_duration(v: &str) -> Option<Duration> {
     }
     let mut total_ns: u128 = 0;
     while !rest.is_empty() {
-        let num_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
+        let num_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
         let number = &rest[..num_len];
         rest = &rest[num_len..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
+        let unit_len = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
         let scale_ns: u128 = match &rest[..unit_len] {
             "h" => 3_600_000_000_000,
             "m" => 60_000_000_000,
@@ -180,11 +140,7 @@ mod tests {
             ("59.9999ms", 60),
         ];
         for (text, ms) in cases {
-            assert_eq!(
-                parse_duration(text),
-                Some(Duration::from_millis(ms)),
-                "{text} is {ms} ms (rounded up)"
-            );
+            assert_eq!(parse_duration(text), Some(Duration::from_millis(ms)), "{text} is {ms} ms (rounded up)");
         }
         for bad in ["", "5", "s", "1d", "1.2.3s", "-1s"] {
             assert_eq!(parse_duration(bad), None, "{bad:?} is not a duration");
@@ -194,29 +150,13 @@ mod tests {
     #[test]
     fn retry_after_as_seconds_or_http_date() {
         let secs = [("retry-after", "20")];
-        assert_eq!(
-            retry_at_ms(&secs[..], now()),
-            Some(NOW_MS + 20_000),
-            "delta seconds"
-        );
+        assert_eq!(retry_at_ms(&secs[..], now()), Some(NOW_MS + 20_000), "delta seconds");
         let date = [("Retry-After", "Tue, 03 Jun 2025 10:16:42 GMT")];
-        assert_eq!(
-            retry_at_ms(&date[..], now()),
-            Some(NOW_MS + 60_000),
-            "HTTP date"
-        );
+        assert_eq!(retry_at_ms(&date[..], now()), Some(NOW_MS + 60_000), "HTTP date");
         let ms = [("retry-after-ms", "1500.2"), ("retry-after", "20")];
-        assert_eq!(
-            retry_at_ms(&ms[..], now()),
-            Some(NOW_MS + 1_501),
-            "retry-after-ms first"
-        );
+        assert_eq!(retry_at_ms(&ms[..], now()), Some(NOW_MS + 1_501), "retry-after-ms first");
         let junk = [("retry-after", "soon")];
-        assert_eq!(
-            retry_at_ms(&junk[..], now()),
-            None,
-            "unparseable values are ignored"
-        );
+        assert_eq!(retry_at_ms(&junk[..], now()), None, "unparseable values are ignored");
     }
 
     #[test]
@@ -225,15 +165,9 @@ mod tests {
             ("anthropic-ratelimit-requests-remaining", "0"),
             ("anthropic-ratelimit-requests-reset", "2025-06-03T10:16:00Z"),
             ("anthropic-ratelimit-tokens-remaining", "0"),
-            (
-                "anthropic-ratelimit-tokens-reset",
-                "2025-06-03T10:15:50.500Z",
-            ),
+            ("anthropic-ratelimit-tokens-reset", "2025-06-03T10:15:50.500Z"),
             ("anthropic-ratelimit-input-tokens-remaining", "12000"),
-            (
-                "anthropic-ratelimit-input-tokens-reset",
-                "2025-06-03T11:00:00Z",
-            ),
+            ("anthropic-ratelimit-input-tokens-reset", "2025-06-03T11:00:00Z"),
         ];
         assert_eq!(
             retry_at_ms(&anthropic[..], now()),
@@ -246,31 +180,13 @@ mod tests {
             ("x-ratelimit-remaining-tokens", "0"),
             ("x-ratelimit-reset-tokens", "1.772s"),
         ];
-        assert_eq!(
-            retry_at_ms(&openai[..], now()),
-            Some(NOW_MS + 1_772),
-            "OpenAI durations count from now"
-        );
+        assert_eq!(retry_at_ms(&openai[..], now()), Some(NOW_MS + 1_772), "OpenAI durations count from now");
         let offset = [
             ("anthropic-ratelimit-requests-remaining", "0"),
-            (
-                "anthropic-ratelimit-requests-reset",
-                "2025-06-03T12:16:00+02:00",
-            ),
+            ("anthropic-ratelimit-requests-reset", "2025-06-03T12:16:00+02:00"),
         ];
-        assert_eq!(
-            retry_at_ms(&offset[..], now()),
-            Some(NOW_MS + 18_000),
-            "offsets"
-        );
-        let room = [
-            ("x-ratelimit-remaining-tokens", "10"),
-            ("x-ratelimit-reset-tokens", "9s"),
-        ];
-        assert_eq!(
-            retry_at_ms(&room[..], now()),
-            None,
-            "no exhausted limit, no hint"
-        );
+        assert_eq!(retry_at_ms(&offset[..], now()), Some(NOW_MS + 18_000), "offsets");
+        let room = [("x-ratelimit-remaining-tokens", "10"), ("x-ratelimit-reset-tokens", "9s")];
+        assert_eq!(retry_at_ms(&room[..], now()), None, "no exhausted limit, no hint");
     }
 }

@@ -54,12 +54,5 @@ pub(crate) const fn row(
     kind: FailureKind,
     scope: Scope,
 ) -> Rule {
-    Rule {
-        name,
-        status,
-        error_type,
-        error_code,
-        kind,
-        scope,
-    }
+    Rule { name, status, error_type, error_code, kind, scope }
 }

@@ -62,11 +62,7 @@ fn parse(raw: Vec<u8>) -> RawEvent {
             data.push(v.strip_prefix(' ').unwrap_or(v).to_string());
         }
     }
-    RawEvent {
-        raw,
-        event,
-        data: data.join("\n"),
-    }
+    RawEvent { raw, event, data: data.join("\n") }
 }
 
 /// What an event means for failover and stream completion.
@@ -104,9 +100,7 @@ pub fn event_role(protocol: Protocol, e: &RawEvent) -> EventRole {
                 "error" | "response.failed" => EventRole::Error,
                 "response.completed" | "response.incomplete" => EventRole::Terminal,
                 n if n.ends_with(".delta")
-                    && (n.contains("output_text")
-                        || n.contains("arguments")
-                        || n.contains("refusal")) =>
+                    && (n.contains("output_text") || n.contains("arguments") || n.contains("refusal")) =>
                 {
                     EventRole::Content
                 }
@@ -143,10 +137,7 @@ fn openai_chunk_role(data: &str) -> EventRole {
     };
     let content = choices.iter().any(|c| {
         c.get("delta").is_some_and(|d| {
-            has(d, "content")
-                || has(d, "tool_calls")
-                || has(d, "refusal")
-                || d.get("function_call").is_some()
+            has(d, "content") || has(d, "tool_calls") || has(d, "refusal") || d.get("function_call").is_some()
         })
     });
     if content {
@@ -184,69 +175,30 @@ mod tests {
     #[test]
     fn splits_across_chunks_and_keeps_raw_bytes() {
         let mut s = SseSplitter::default();
-        assert!(
-            s.push(b"event: ping\nda").is_empty(),
-            "an incomplete event is held"
-        );
+        assert!(s.push(b"event: ping\nda").is_empty(), "an incomplete event is held");
         let events = s.push(b"ta: {}\n\ndata: [DONE]\n\n");
         assert_eq!(events.len(), 2, "two events completed");
-        assert_eq!(
-            events[0].raw,
-            b"event: ping\ndata: {}\n\n".to_vec(),
-            "raw bytes are kept for pass-through"
-        );
-        assert_eq!(
-            events[0].event.as_deref(),
-            Some("ping"),
-            "event name parsed"
-        );
-        assert_eq!(
-            event_role(Protocol::Openai, &events[1]),
-            EventRole::Terminal,
-            "[DONE] ends the stream"
-        );
+        assert_eq!(events[0].raw, b"event: ping\ndata: {}\n\n".to_vec(), "raw bytes are kept for pass-through");
+        assert_eq!(events[0].event.as_deref(), Some("ping"), "event name parsed");
+        assert_eq!(event_role(Protocol::Openai, &events[1]), EventRole::Terminal, "[DONE] ends the stream");
     }
 
     #[test]
     fn openai_role_only_delta_is_preamble_and_text_is_content() {
-        let ev = |d: &str| RawEvent {
-            raw: vec![],
-            event: None,
-            data: d.to_string(),
-        };
+        let ev = |d: &str| RawEvent { raw: vec![], event: None, data: d.to_string() };
         let role = ev(r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#);
-        assert_eq!(
-            event_role(Protocol::Openai, &role),
-            EventRole::Preamble,
-            "role-only deltas may be held"
-        );
+        assert_eq!(event_role(Protocol::Openai, &role), EventRole::Preamble, "role-only deltas may be held");
         let text = ev(r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#);
-        assert_eq!(
-            event_role(Protocol::Openai, &text),
-            EventRole::Content,
-            "text is output"
-        );
+        assert_eq!(event_role(Protocol::Openai, &text), EventRole::Content, "text is output");
         let tool = ev(r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0}]}}]}"#);
-        assert_eq!(
-            event_role(Protocol::Openai, &tool),
-            EventRole::Content,
-            "a tool call is output"
-        );
+        assert_eq!(event_role(Protocol::Openai, &tool), EventRole::Content, "a tool call is output");
         let err = ev(r#"{"error":{"type":"server_error"}}"#);
-        assert_eq!(
-            event_role(Protocol::Openai, &err),
-            EventRole::Error,
-            "an error chunk is an error"
-        );
+        assert_eq!(event_role(Protocol::Openai, &err), EventRole::Error, "an error chunk is an error");
     }
 
     #[test]
     fn anthropic_roles() {
-        let ev = |n: &str| RawEvent {
-            raw: vec![],
-            event: Some(n.to_string()),
-            data: "{}".into(),
-        };
+        let ev = |n: &str| RawEvent { raw: vec![], event: Some(n.to_string()), data: "{}".into() };
         assert_eq!(
             event_role(Protocol::Anthropic, &ev("message_start")),
             EventRole::Preamble,
@@ -257,30 +209,15 @@ mod tests {
             EventRole::Content,
             "deltas are output"
         );
-        assert_eq!(
-            event_role(Protocol::Anthropic, &ev("message_stop")),
-            EventRole::Terminal,
-            "message_stop ends"
-        );
-        assert_eq!(
-            event_role(Protocol::Anthropic, &ev("error")),
-            EventRole::Error,
-            "error events are errors"
-        );
+        assert_eq!(event_role(Protocol::Anthropic, &ev("message_stop")), EventRole::Terminal, "message_stop ends");
+        assert_eq!(event_role(Protocol::Anthropic, &ev("error")), EventRole::Error, "error events are errors");
     }
 
     #[test]
     fn interrupted_events_use_each_dialects_error_shape() {
-        let a =
-            String::from_utf8(interrupted_event(Protocol::Anthropic, false)).unwrap_or_default();
-        assert!(
-            a.starts_with("event: error\n") && a.contains(r#""type":"error""#),
-            "Anthropic error event: {a}"
-        );
+        let a = String::from_utf8(interrupted_event(Protocol::Anthropic, false)).unwrap_or_default();
+        assert!(a.starts_with("event: error\n") && a.contains(r#""type":"error""#), "Anthropic error event: {a}");
         let o = String::from_utf8(interrupted_event(Protocol::Openai, false)).unwrap_or_default();
-        assert!(
-            o.starts_with("data: {\"error\"") && !o.contains("[DONE]"),
-            "OpenAI error chunk, never [DONE]: {o}"
-        );
+        assert!(o.starts_with("data: {\"error\"") && !o.contains("[DONE]"), "OpenAI error chunk, never [DONE]: {o}");
     }
 }

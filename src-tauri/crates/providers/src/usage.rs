@@ -25,9 +25,7 @@ impl Usage {
 
 /// Usage in a whole JSON answer (any dialect).
 pub fn usage_from_body(body: &[u8]) -> Usage {
-    serde_json::from_slice::<Value>(body)
-        .map(|v| usage_of(&v))
-        .unwrap_or_default()
+    serde_json::from_slice::<Value>(body).map(|v| usage_of(&v)).unwrap_or_default()
 }
 
 /// Usage carried by one stream event's data (any dialect).
@@ -62,44 +60,18 @@ mod tests {
 
     #[test]
     fn reads_each_dialects_usage() {
-        let chat = usage_from_body(
-            br#"{"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17}}"#,
-        );
-        assert_eq!(
-            chat,
-            Usage {
-                input_tokens: Some(12),
-                output_tokens: Some(5)
-            },
-            "chat completions usage"
-        );
+        let chat = usage_from_body(br#"{"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17}}"#);
+        assert_eq!(chat, Usage { input_tokens: Some(12), output_tokens: Some(5) }, "chat completions usage");
         let msg = usage_from_body(br#"{"usage":{"input_tokens":7,"output_tokens":3}}"#);
-        assert_eq!(
-            msg,
-            Usage {
-                input_tokens: Some(7),
-                output_tokens: Some(3)
-            },
-            "messages usage"
-        );
-        let mut streamed = usage_from_event(
-            r#"{"type":"message_start","message":{"usage":{"input_tokens":9,"output_tokens":1}}}"#,
-        );
-        streamed.merge(usage_from_event(
-            r#"{"type":"message_delta","usage":{"output_tokens":4}}"#,
-        ));
+        assert_eq!(msg, Usage { input_tokens: Some(7), output_tokens: Some(3) }, "messages usage");
+        let mut streamed =
+            usage_from_event(r#"{"type":"message_start","message":{"usage":{"input_tokens":9,"output_tokens":1}}}"#);
+        streamed.merge(usage_from_event(r#"{"type":"message_delta","usage":{"output_tokens":4}}"#));
         assert_eq!(
             streamed,
-            Usage {
-                input_tokens: Some(9),
-                output_tokens: Some(4)
-            },
+            Usage { input_tokens: Some(9), output_tokens: Some(4) },
             "message_delta carries the final output count"
         );
-        assert_eq!(
-            usage_from_body(b"not json"),
-            Usage::default(),
-            "unreadable bodies have no usage"
-        );
+        assert_eq!(usage_from_body(b"not json"), Usage::default(), "unreadable bodies have no usage");
     }
 }

@@ -31,28 +31,19 @@ impl Fixture {
     }
 
     fn classify(&self, p: Protocol) -> Classified {
-        classify(
-            p,
-            self.status,
-            self.headers.as_slice(),
-            &self.body,
-            self.now(),
-        )
+        classify(p, self.status, self.headers.as_slice(), &self.body, self.now())
     }
 }
 
 fn dir(p: Protocol) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(p.as_str())
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(p.as_str())
 }
 
 fn load(path: &Path) -> Result<Fixture, String> {
     let raw = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let text = String::from_utf8(raw).map_err(|e| format!("{}: {e}", path.display()))?;
-    let (head, body) = text
-        .split_once("\n\n")
-        .ok_or_else(|| format!("{}: no blank line before the body", path.display()))?;
+    let (head, body) =
+        text.split_once("\n\n").ok_or_else(|| format!("{}: no blank line before the body", path.display()))?;
     let mut lines = head.lines().filter(|l| !l.starts_with('#'));
     let status = lines
         .next()
@@ -63,11 +54,7 @@ fn load(path: &Path) -> Result<Fixture, String> {
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
         .collect();
-    Ok(Fixture {
-        status,
-        headers,
-        body: body.as_bytes().to_vec(),
-    })
+    Ok(Fixture { status, headers, body: body.as_bytes().to_vec() })
 }
 
 fn fixture(p: Protocol, row: &str) -> Fixture {
@@ -98,14 +85,8 @@ fn every_fixture_belongs_to_a_row_and_names_are_unique() {
     for p in DIALECTS {
         let names: Vec<&str> = table(p).iter().map(|r| r.name).collect();
         let unique: BTreeSet<&str> = names.iter().copied().collect();
-        assert_eq!(
-            unique.len(),
-            names.len(),
-            "{p}: row names are fixture names, so unique"
-        );
-        let entries = std::fs::read_dir(dir(p))
-            .map(|d| d.flatten().count())
-            .unwrap_or(0);
+        assert_eq!(unique.len(), names.len(), "{p}: row names are fixture names, so unique");
+        let entries = std::fs::read_dir(dir(p)).map(|d| d.flatten().count()).unwrap_or(0);
         let files: BTreeSet<String> = std::fs::read_dir(dir(p))
             .into_iter()
             .flatten()
@@ -114,10 +95,7 @@ fn every_fixture_belongs_to_a_row_and_names_are_unique() {
             .collect();
         assert_eq!(files.len(), entries, "{p}: fixture names are UTF-8");
         let wanted: BTreeSet<String> = names.iter().map(|n| format!("{n}.http")).collect();
-        assert_eq!(
-            files, wanted,
-            "{p}: exactly one fixture per row, no orphans"
-        );
+        assert_eq!(files, wanted, "{p}: exactly one fixture per row, no orphans");
         assert_eq!(
             table(p).last().map(|r| (r.kind, r.scope)),
             Some((FailureKind::Unknown, Scope::Ambiguous)),
@@ -177,11 +155,7 @@ fn cooldown_hints_come_from_the_recorded_headers() {
     for (p, row, offset) in expected {
         let f = fixture(p, row);
         let got = f.classify(p).failure.retry_at_ms;
-        assert_eq!(
-            got,
-            offset.map(|o| unix_ms(f.now()) + o),
-            "{p}/{row}: the cooldown end parsed from its headers"
-        );
+        assert_eq!(got, offset.map(|o| unix_ms(f.now()) + o), "{p}/{row}: the cooldown end parsed from its headers");
     }
 }
 

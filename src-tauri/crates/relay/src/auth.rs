@@ -8,16 +8,10 @@ use switchyard_vault::Secret;
 pub fn presented(headers: &HeaderMap) -> Option<Secret> {
     if let Some(v) = headers.get("authorization").and_then(|v| v.to_str().ok()) {
         let v = v.trim();
-        let token = v
-            .strip_prefix("Bearer ")
-            .or_else(|| v.strip_prefix("bearer "))
-            .unwrap_or(v);
+        let token = v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")).unwrap_or(v);
         return Some(Secret::new(token));
     }
-    headers
-        .get("x-api-key")
-        .and_then(|v| v.to_str().ok())
-        .map(Secret::new)
+    headers.get("x-api-key").and_then(|v| v.to_str().ok()).map(Secret::new)
 }
 
 /// Whether the request carries the relay token.
@@ -34,16 +28,10 @@ mod tests {
         let token = Secret::new("sy_right");
         let mut h = HeaderMap::new();
         assert!(!is_authorized(&h, &token), "no token is refused");
-        h.insert(
-            "authorization",
-            "Bearer sy_right".parse().unwrap_or_else(|_| unreachable!()),
-        );
+        h.insert("authorization", "Bearer sy_right".parse().unwrap_or_else(|_| unreachable!()));
         assert!(is_authorized(&h, &token), "bearer token accepted");
         let mut h = HeaderMap::new();
-        h.insert(
-            "x-api-key",
-            "sy_wrong".parse().unwrap_or_else(|_| unreachable!()),
-        );
+        h.insert("x-api-key", "sy_wrong".parse().unwrap_or_else(|_| unreachable!()));
         assert!(!is_authorized(&h, &token), "a wrong x-api-key is refused");
     }
 }

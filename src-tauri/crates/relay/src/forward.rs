@@ -45,19 +45,11 @@ pub fn upstream_url(snap: &Snapshot, rest: &str, query: Option<&str>) -> String 
 
 /// The upstream request headers. `identity` drops `accept-encoding` so the relay can read
 /// the answer (routed mode); legacy mode passes the client's encoding preference through.
-pub fn upstream_headers(
-    client: &HeaderMap,
-    snap: &Snapshot,
-    secret: &Secret,
-    identity: bool,
-) -> HeaderMap {
+pub fn upstream_headers(client: &HeaderMap, snap: &Snapshot, secret: &Secret, identity: bool) -> HeaderMap {
     let mut out = HeaderMap::with_capacity(client.len() + snap.headers.len() + 1);
     for (name, value) in client {
         let n = name.as_str();
-        if HOP_BY_HOP.contains(&n)
-            || CLIENT_CREDENTIALS.contains(&n)
-            || n.starts_with("x-switchyard-")
-        {
+        if HOP_BY_HOP.contains(&n) || CLIENT_CREDENTIALS.contains(&n) || n.starts_with("x-switchyard-") {
             continue;
         }
         if identity && n == "accept-encoding" {
@@ -66,10 +58,7 @@ pub fn upstream_headers(
         out.append(name.clone(), value.clone());
     }
     for h in &snap.headers {
-        if let (Ok(name), Ok(value)) = (
-            HeaderName::try_from(h.name.as_str()),
-            HeaderValue::from_str(&h.value),
-        ) {
+        if let (Ok(name), Ok(value)) = (HeaderName::try_from(h.name.as_str()), HeaderValue::from_str(&h.value)) {
             if !out.contains_key(&name) {
                 out.insert(name, value);
             }

@@ -24,51 +24,28 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
     let snap = run.snapshot.clone();
     let mut attempt = match state.router.next_attempt(&mut run).await {
         Ok(NextAttempt::Go(a)) => a,
-        Ok(NextAttempt::Unavailable {
-            status,
-            retry_after_secs,
-            message,
-        }) => return reply::error(snap.protocol, status, &message, retry_after_secs),
+        Ok(NextAttempt::Unavailable { status, retry_after_secs, message }) => {
+            return reply::error(snap.protocol, status, &message, retry_after_secs)
+        }
         Err(e) => return reply::error(snap.protocol, 500, &e.to_string(), None),
     };
     let url = upstream_url(&snap, &incoming.rest, incoming.query.as_deref());
     let headers = upstream_headers(&incoming.headers, &snap, &attempt.secret, false);
-    let sent = state
-        .http
-        .request(incoming.method.clone(), url)
-        .headers(headers)
-        .body(incoming.body.clone())
-        .send()
-        .await;
+    let sent =
+        state.http.request(incoming.method.clone(), url).headers(headers).body(incoming.body.clone()).send().await;
     let resp = match sent {
         Ok(r) => r,
         Err(_) => {
             let failure = Failure::network();
-            let _ = state
-                .router
-                .attempt_failed(&mut run, &mut attempt, failure)
-                .await;
-            let report = AttemptReport {
-                failure: Some(failure),
-                duration_ms: elapsed(&attempt),
-                ..Default::default()
-            };
+            let _ = state.router.attempt_failed(&mut run, &mut attempt, failure).await;
+            let report = AttemptReport { failure: Some(failure), duration_ms: elapsed(&attempt), ..Default::default() };
             state.router.record(&run, &attempt, &report);
-            return reply::error(
-                snap.protocol,
-                502,
-                "the provider could not be reached",
-                None,
-            );
+            return reply::error(snap.protocol, 502, "the provider could not be reached", None);
         }
     };
     let status = resp.status();
     let ttfb = elapsed(&attempt);
-    let mut report = AttemptReport {
-        status: Some(status.as_u16()),
-        ttfb_ms: Some(ttfb),
-        ..Default::default()
-    };
+    let mut report = AttemptReport { status: Some(status.as_u16()), ttfb_ms: Some(ttfb), ..Default::default() };
     let upstream_headers = resp.headers().clone();
     if !status.is_success() {
         // Recorded for health; legacy never retries or fails over.
@@ -80,10 +57,7 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
             &body,
             std::time::SystemTime::now(),
         );
-        let _ = state
-            .router
-            .attempt_failed(&mut run, &mut attempt, c.failure)
-            .await;
+        let _ = state.router.attempt_failed(&mut run, &mut attempt, c.failure).await;
         report.failure = Some(c.failure);
         report.duration_ms = elapsed(&attempt);
         state.router.record(&run, &attempt, &report);
@@ -104,19 +78,8 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
     } else {
         Sniff::Json(Vec::new())
     };
-    let recorder = Recorder {
-        router: state.router.clone(),
-        run,
-        attempt,
-        report,
-    };
-    let tail = Tail::new(
-        None,
-        resp.bytes_stream().boxed(),
-        sniff,
-        Usage::default(),
-        recorder,
-    );
+    let recorder = Recorder { router: state.router.clone(), run, attempt, report };
+    let tail = Tail::new(None, resp.bytes_stream().boxed(), sniff, Usage::default(), recorder);
     build(status, &upstream_headers, Body::from_stream(tail))
 }
 

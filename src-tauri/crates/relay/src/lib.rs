@@ -47,9 +47,14 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let state = Arc::new(RelayState::new(router.clone(), token)?);
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    // Stream chunks go out as they arrive: without TCP_NODELAY, Nagle holds each small SSE
+    // frame until the client's delayed ACK (~40 ms).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+    });
+    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await?;
     router.shutdown().await;
     Ok(())
 }

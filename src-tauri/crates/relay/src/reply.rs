@@ -16,28 +16,15 @@ pub fn neutral_error(status: StatusCode, kind: &str, message: &str) -> Response 
 }
 
 pub fn unauthorized() -> Response {
-    neutral_error(
-        StatusCode::UNAUTHORIZED,
-        "authentication_error",
-        "missing or wrong Switchyard relay token",
-    )
+    neutral_error(StatusCode::UNAUTHORIZED, "authentication_error", "missing or wrong Switchyard relay token")
 }
 
 pub fn unknown_connection(slug: &str) -> Response {
-    neutral_error(
-        StatusCode::NOT_FOUND,
-        "not_found_error",
-        &format!("no Switchyard connection '{slug}'"),
-    )
+    neutral_error(StatusCode::NOT_FOUND, "not_found_error", &format!("no Switchyard connection '{slug}'"))
 }
 
 /// An error in `protocol`'s shape, with `Retry-After` when given.
-pub fn error(
-    protocol: Protocol,
-    status: u16,
-    message: &str,
-    retry_after_secs: Option<u64>,
-) -> Response {
+pub fn error(protocol: Protocol, status: u16, message: &str, retry_after_secs: Option<u64>) -> Response {
     let code = StatusCode::from_u16(status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
     let body = match protocol {
         Protocol::Anthropic => {
@@ -80,7 +67,6 @@ pub fn models(protocol: Protocol, models: &[String]) -> Response {
         }),
     };
     let mut resp = Response::new(Body::from(body.to_string()));
-    resp.headers_mut()
-        .insert("content-type", HeaderValue::from_static("application/json"));
+    resp.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
     resp
 }

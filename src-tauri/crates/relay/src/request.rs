@@ -52,38 +52,16 @@ pub async fn handle(
     let snap = match state.router.snapshot(&slug).await {
         Ok(s) => s,
         Err(EngineError::NotFound { .. }) => return reply::unknown_connection(&slug),
-        Err(e) => {
-            return reply::error(switchyard_core::Protocol::Openai, 500, &e.to_string(), None)
-        }
+        Err(e) => return reply::error(switchyard_core::Protocol::Openai, 500, &e.to_string(), None),
     };
     if method == Method::GET && snap.strategy.is_some() && is_models_listing(&rest) {
-        return reply::models(
-            snap.protocol,
-            &snap.served_models(state.router.engine().now_ms()),
-        );
+        return reply::models(snap.protocol, &snap.served_models(state.router.engine().now_ms()));
     }
     let looks_json = body.first().is_some_and(|b| *b == b'{');
-    let json = if looks_json {
-        serde_json::from_slice(&body).unwrap_or(Value::Null)
-    } else {
-        Value::Null
-    };
-    let incoming = Incoming {
-        method,
-        rest,
-        query: uri.query().map(str::to_string),
-        headers,
-        body,
-        json,
-    };
-    let explicit = incoming
-        .headers
-        .get("x-switchyard-turn")
-        .and_then(|v| v.to_str().ok());
-    let session = incoming
-        .headers
-        .get("x-session-id")
-        .and_then(|v| v.to_str().ok());
+    let json = if looks_json { serde_json::from_slice(&body).unwrap_or(Value::Null) } else { Value::Null };
+    let incoming = Incoming { method, rest, query: uri.query().map(str::to_string), headers, body, json };
+    let explicit = incoming.headers.get("x-switchyard-turn").and_then(|v| v.to_str().ok());
+    let session = incoming.headers.get("x-session-id").and_then(|v| v.to_str().ok());
     let (turn, _) = turn_key(snap.protocol, &slug, explicit, session, &incoming.json);
     let model = incoming.model().map(str::to_string);
     let run = match state.router.start_turn(&slug, model.as_deref(), turn).await {

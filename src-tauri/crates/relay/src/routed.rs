@@ -55,57 +55,32 @@ enum Answer {
 
 pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incoming) -> Response {
     let snap = run.snapshot.clone();
-    let body = upstream_body(
-        &incoming,
-        run.model.as_deref().map(|m| snap.upstream_model(m)),
-    );
+    let body = upstream_body(&incoming, run.model.as_deref().map(|m| snap.upstream_model(m)));
     let url = upstream_url(&snap, &incoming.rest, incoming.query.as_deref());
     let mut kept: Option<(Kept, String, String)> = None;
     loop {
         let mut attempt = match state.router.next_attempt(&mut run).await {
             Ok(NextAttempt::Go(a)) => a,
-            Ok(NextAttempt::Unavailable {
-                status,
-                retry_after_secs,
-                message,
-            }) => {
+            Ok(NextAttempt::Unavailable { status, retry_after_secs, message }) => {
                 return match kept {
-                    Some((k, profile, reason)) => {
-                        deliver_kept(k, &profile, run.attempts(), &reason)
-                    }
+                    Some((k, profile, reason)) => deliver_kept(k, &profile, run.attempts(), &reason),
                     None => reply::error(snap.protocol, status, &message, retry_after_secs),
                 };
             }
             Err(e) => return reply::error(snap.protocol, 500, &e.to_string(), None),
         };
         let headers = upstream_headers(&incoming.headers, &snap, &attempt.secret, true);
-        let sent = state
-            .http
-            .request(incoming.method.clone(), &url)
-            .headers(headers)
-            .body(body.clone())
-            .send()
-            .await;
+        let sent = state.http.request(incoming.method.clone(), &url).headers(headers).body(body.clone()).send().await;
         let answer = match sent {
             Err(_) => Answer::Failed(Failed::Broken(Failure::network()), None),
             Ok(resp) => read_answer(snap.protocol, &attempt, resp).await,
         };
         let (failed, ttfb) = match answer {
-            Answer::Success {
-                status,
-                headers,
-                held,
-                tail,
-                usage,
-                ttfb,
-            } => {
+            Answer::Success { status, headers, held, tail, usage, ttfb } => {
                 state.router.attempt_succeeded(&mut attempt).await;
                 state.router.commit(&mut run);
-                let (profile, reason, attempts) = (
-                    attempt.profile_id.clone(),
-                    attempt.reason.to_string(),
-                    run.attempts(),
-                );
+                let (profile, reason, attempts) =
+                    (attempt.profile_id.clone(), attempt.reason.to_string(), run.attempts());
                 let (upstream, sniff) = match tail {
                     Some((upstream, splitter)) => (
                         upstream,
@@ -116,22 +91,10 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
                             inject: true,
                         },
                     ),
-                    None => (
-                        futures_util::stream::empty().boxed(),
-                        Sniff::Json(Vec::new()),
-                    ),
+                    None => (futures_util::stream::empty().boxed(), Sniff::Json(Vec::new())),
                 };
-                let report = AttemptReport {
-                    status: Some(status.as_u16()),
-                    ttfb_ms: ttfb,
-                    ..Default::default()
-                };
-                let recorder = Recorder {
-                    router: state.router.clone(),
-                    run,
-                    attempt,
-                    report,
-                };
+                let report = AttemptReport { status: Some(status.as_u16()), ttfb_ms: ttfb, ..Default::default() };
+                let recorder = Recorder { router: state.router.clone(), run, attempt, report };
                 let tail = Tail::new(Some(held), upstream, sniff, usage, recorder);
                 let mut resp = Response::new(Body::from_stream(tail));
                 *resp.status_mut() = status;
@@ -144,10 +107,7 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
             Failed::Answer(k, f) => (*f, Some(k.status.as_u16())),
             Failed::Broken(f) => (*f, None),
         };
-        let plan = state
-            .router
-            .attempt_failed(&mut run, &mut attempt, failure)
-            .await;
+        let plan = state.router.attempt_failed(&mut run, &mut attempt, failure).await;
         let report = AttemptReport {
             status,
             failure: Some(failure),
@@ -165,12 +125,7 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
         return match kept {
             Some((k, profile, reason)) => deliver_kept(k, &profile, run.attempts(), &reason),
             None => with_route(
-                reply::error(
-                    snap.protocol,
-                    502,
-                    "the provider could not be reached",
-                    None,
-                ),
+                reply::error(snap.protocol, 502, "the provider could not be reached", None),
                 &attempt.profile_id,
                 run.attempts(),
                 &attempt.reason.to_string(),
@@ -187,29 +142,11 @@ async fn read_answer(protocol: Protocol, attempt: &Attempt, resp: reqwest::Respo
     let headers = resp.headers().clone();
     if !status.is_success() {
         let body = resp.bytes().await.unwrap_or_default();
-        let c = switchyard_providers::classify(
-            protocol,
-            status.as_u16(),
-            &headers,
-            &body,
-            SystemTime::now(),
-        );
-        return Answer::Failed(
-            Failed::Answer(
-                Kept {
-                    status,
-                    headers,
-                    body,
-                },
-                c.failure,
-            ),
-            ttfb,
-        );
+        let c = switchyard_providers::classify(protocol, status.as_u16(), &headers, &body, SystemTime::now());
+        return Answer::Failed(Failed::Answer(Kept { status, headers, body }, c.failure), ttfb);
     }
-    let is_sse = headers
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let is_sse =
+        headers.get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/event-stream"));
     let mut upstream: BoxStream<'static, reqwest::Result<Bytes>> = resp.bytes_stream().boxed();
     if !is_sse {
         let mut body = Vec::new();
@@ -220,14 +157,7 @@ async fn read_answer(protocol: Protocol, attempt: &Attempt, resp: reqwest::Respo
             }
         }
         let usage = usage_from_body(&body);
-        return Answer::Success {
-            status,
-            headers,
-            held: Bytes::from(body),
-            tail: None,
-            usage,
-            ttfb,
-        };
+        return Answer::Success { status, headers, held: Bytes::from(body), tail: None, usage, ttfb };
     }
     let mut splitter = SseSplitter::default();
     let mut held: Vec<u8> = Vec::new();
@@ -278,9 +208,7 @@ fn upstream_body(incoming: &Incoming, upstream_model: Option<&str>) -> Bytes {
         (Some(asked), Some(mapped)) if asked != mapped => {
             let mut json = incoming.json.clone();
             json["model"] = serde_json::Value::String(mapped.to_string());
-            serde_json::to_vec(&json)
-                .map(Bytes::from)
-                .unwrap_or_else(|_| incoming.body.clone())
+            serde_json::to_vec(&json).map(Bytes::from).unwrap_or_else(|_| incoming.body.clone())
         }
         _ => incoming.body.clone(),
     }

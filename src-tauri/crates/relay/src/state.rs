@@ -24,10 +24,6 @@ impl RelayState {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(std::io::Error::other)?;
-        Ok(RelayState {
-            router,
-            token,
-            http,
-        })
+        Ok(RelayState { router, token, http })
     }
 }

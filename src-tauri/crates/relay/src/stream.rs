@@ -22,12 +22,7 @@ const USAGE_COPY_CAP: usize = 1024 * 1024;
 /// How the body is read on the side.
 pub enum Sniff {
     /// Server-sent events; `inject`: end an interrupted stream with an error event.
-    Sse {
-        splitter: SseSplitter,
-        protocol: Protocol,
-        responses_api: bool,
-        inject: bool,
-    },
+    Sse { splitter: SseSplitter, protocol: Protocol, responses_api: bool, inject: bool },
     /// A JSON body, copied (up to a cap) to read usage at the end.
     Json(Vec<u8>),
 }
@@ -42,8 +37,7 @@ pub struct Recorder {
 
 impl Drop for Recorder {
     fn drop(&mut self) {
-        self.report.duration_ms =
-            i64::try_from(self.attempt.started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        self.report.duration_ms = i64::try_from(self.attempt.started.elapsed().as_millis()).unwrap_or(i64::MAX);
         self.router.record(&self.run, &self.attempt, &self.report);
     }
 }
@@ -66,22 +60,12 @@ impl Tail {
         usage: Usage,
         recorder: Recorder,
     ) -> Self {
-        Tail {
-            held,
-            upstream,
-            sniff,
-            usage,
-            clean_end: false,
-            done: false,
-            recorder,
-        }
+        Tail { held, upstream, sniff, usage, clean_end: false, done: false, recorder }
     }
 
     fn observe(&mut self, chunk: &[u8]) {
         match &mut self.sniff {
-            Sniff::Sse {
-                splitter, protocol, ..
-            } => {
+            Sniff::Sse { splitter, protocol, .. } => {
                 for ev in splitter.push(chunk) {
                     match event_role(*protocol, &ev) {
                         EventRole::Terminal => self.clean_end = true,
@@ -127,12 +111,9 @@ impl Tail {
             self.recorder.report.failure = Some(Failure::network());
         }
         match &self.sniff {
-            Sniff::Sse {
-                protocol,
-                responses_api,
-                inject: true,
-                ..
-            } => Some(Bytes::from(interrupted_event(*protocol, *responses_api))),
+            Sniff::Sse { protocol, responses_api, inject: true, .. } => {
+                Some(Bytes::from(interrupted_event(*protocol, *responses_api)))
+            }
             _ => None,
         }
     }

@@ -24,10 +24,7 @@ pub struct AttemptRow {
 }
 
 /// Appends a batch in one statement per row (call inside a transaction for one fsync).
-pub async fn insert_batch(
-    conn: &mut SqliteConnection,
-    rows: &[AttemptRow],
-) -> Result<(), StoreError> {
+pub async fn insert_batch(conn: &mut SqliteConnection, rows: &[AttemptRow]) -> Result<(), StoreError> {
     for r in rows {
         sqlx::query(
             "INSERT INTO attempts (at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, \

@@ -36,10 +36,7 @@ pub async fn upsert(conn: &mut SqliteConnection, c: &CircuitRow) -> Result<i64, 
     .await?)
 }
 
-pub async fn for_profile(
-    conn: &mut SqliteConnection,
-    profile_id: &str,
-) -> Result<Vec<CircuitRow>, StoreError> {
+pub async fn for_profile(conn: &mut SqliteConnection, profile_id: &str) -> Result<Vec<CircuitRow>, StoreError> {
     Ok(sqlx::query_as::<_, CircuitRow>(
         "SELECT profile_id, model, state, kind, until_ms, backoff_level, revision, updated_at FROM circuits \
          WHERE profile_id = ? ORDER BY model",
@@ -50,15 +47,8 @@ pub async fn for_profile(
 }
 
 /// Resets every circuit of a profile (credential replacement, disable, re-verification).
-pub async fn clear_profile(
-    conn: &mut SqliteConnection,
-    profile_id: &str,
-) -> Result<u64, StoreError> {
-    Ok(sqlx::query("DELETE FROM circuits WHERE profile_id = ?")
-        .bind(profile_id)
-        .execute(conn)
-        .await?
-        .rows_affected())
+pub async fn clear_profile(conn: &mut SqliteConnection, profile_id: &str) -> Result<u64, StoreError> {
+    Ok(sqlx::query("DELETE FROM circuits WHERE profile_id = ?").bind(profile_id).execute(conn).await?.rows_affected())
 }
 
 /// Every stored circuit (start-up rebuilds the in-memory board from these).
@@ -71,17 +61,11 @@ pub async fn all(conn: &mut SqliteConnection) -> Result<Vec<CircuitRow>, StoreEr
 }
 
 /// Deletes one circuit row (`model = ''` is the credential-wide one).
-pub async fn clear_one(
-    conn: &mut SqliteConnection,
-    profile_id: &str,
-    model: &str,
-) -> Result<u64, StoreError> {
-    Ok(
-        sqlx::query("DELETE FROM circuits WHERE profile_id = ? AND model = ?")
-            .bind(profile_id)
-            .bind(model)
-            .execute(conn)
-            .await?
-            .rows_affected(),
-    )
+pub async fn clear_one(conn: &mut SqliteConnection, profile_id: &str, model: &str) -> Result<u64, StoreError> {
+    Ok(sqlx::query("DELETE FROM circuits WHERE profile_id = ? AND model = ?")
+        .bind(profile_id)
+        .bind(model)
+        .execute(conn)
+        .await?
+        .rows_affected())
 }

@@ -66,33 +66,19 @@ pub async fn insert(
     Ok(())
 }
 
-pub async fn by_slug(
-    conn: &mut SqliteConnection,
-    slug: &str,
-) -> Result<Option<ConnectionRow>, StoreError> {
+pub async fn by_slug(conn: &mut SqliteConnection, slug: &str) -> Result<Option<ConnectionRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM connections WHERE slug = ?");
-    Ok(sqlx::query_as::<_, ConnectionRow>(&sql)
-        .bind(slug)
-        .fetch_optional(conn)
-        .await?)
+    Ok(sqlx::query_as::<_, ConnectionRow>(&sql).bind(slug).fetch_optional(conn).await?)
 }
 
-pub async fn by_id(
-    conn: &mut SqliteConnection,
-    id: &str,
-) -> Result<Option<ConnectionRow>, StoreError> {
+pub async fn by_id(conn: &mut SqliteConnection, id: &str) -> Result<Option<ConnectionRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM connections WHERE id = ?");
-    Ok(sqlx::query_as::<_, ConnectionRow>(&sql)
-        .bind(id)
-        .fetch_optional(conn)
-        .await?)
+    Ok(sqlx::query_as::<_, ConnectionRow>(&sql).bind(id).fetch_optional(conn).await?)
 }
 
 pub async fn list(conn: &mut SqliteConnection) -> Result<Vec<ConnectionRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM connections ORDER BY slug");
-    Ok(sqlx::query_as::<_, ConnectionRow>(&sql)
-        .fetch_all(conn)
-        .await?)
+    Ok(sqlx::query_as::<_, ConnectionRow>(&sql).fetch_all(conn).await?)
 }
 
 /// CAS update of the definition; returns the new revision.
@@ -166,11 +152,7 @@ pub async fn update_routing(
 }
 
 /// CAS delete; profiles, evidence and circuits go with it (foreign keys cascade).
-pub async fn delete(
-    conn: &mut SqliteConnection,
-    id: &str,
-    expected: i64,
-) -> Result<(), StoreError> {
+pub async fn delete(conn: &mut SqliteConnection, id: &str, expected: i64) -> Result<(), StoreError> {
     let done = sqlx::query("DELETE FROM connections WHERE id = ? AND revision = ?")
         .bind(id)
         .bind(expected)

@@ -28,10 +28,7 @@ impl Store {
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(5))
             .foreign_keys(true);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(opts)
-            .await?;
+        let pool = SqlitePoolOptions::new().max_connections(4).connect_with(opts).await?;
         sqlx::migrate!("../../../migrations").run(&pool).await?;
         Ok(Self { pool })
     }

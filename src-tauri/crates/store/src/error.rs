@@ -52,11 +52,7 @@ pub(crate) async fn cas_failure(
     expected: i64,
 ) -> StoreError {
     let sql = format!("SELECT revision FROM {table} WHERE id = ?");
-    match sqlx::query_scalar::<_, i64>(&sql)
-        .bind(id)
-        .fetch_optional(conn)
-        .await
-    {
+    match sqlx::query_scalar::<_, i64>(&sql).bind(id).fetch_optional(conn).await {
         Ok(Some(found)) => StoreError::Conflict { expected, found },
         Ok(None) => StoreError::NotFound(table),
         Err(e) => StoreError::from(e),

@@ -39,10 +39,7 @@ pub async fn upsert(conn: &mut SqliteConnection, e: &EvidenceRow) -> Result<i64,
     .await?)
 }
 
-pub async fn for_profile(
-    conn: &mut SqliteConnection,
-    profile_id: &str,
-) -> Result<Option<EvidenceRow>, StoreError> {
+pub async fn for_profile(conn: &mut SqliteConnection, profile_id: &str) -> Result<Option<EvidenceRow>, StoreError> {
     Ok(sqlx::query_as::<_, EvidenceRow>(
         "SELECT profile_id, credential_revision, basis_fingerprint, verified_at, outcome, source, models_json, detail, revision \
          FROM evidence WHERE profile_id = ?",

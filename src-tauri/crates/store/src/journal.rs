@@ -6,28 +6,17 @@ use sqlx::SqliteConnection;
 
 use crate::error::StoreError;
 
-pub async fn record(
-    conn: &mut SqliteConnection,
-    service: &str,
-    account: &str,
-    now_ms: i64,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT OR IGNORE INTO secret_journal (service, account, created_at) VALUES (?, ?, ?)",
-    )
-    .bind(service)
-    .bind(account)
-    .bind(now_ms)
-    .execute(conn)
-    .await?;
+pub async fn record(conn: &mut SqliteConnection, service: &str, account: &str, now_ms: i64) -> Result<(), StoreError> {
+    sqlx::query("INSERT OR IGNORE INTO secret_journal (service, account, created_at) VALUES (?, ?, ?)")
+        .bind(service)
+        .bind(account)
+        .bind(now_ms)
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
-pub async fn clear(
-    conn: &mut SqliteConnection,
-    service: &str,
-    account: &str,
-) -> Result<(), StoreError> {
+pub async fn clear(conn: &mut SqliteConnection, service: &str, account: &str) -> Result<(), StoreError> {
     sqlx::query("DELETE FROM secret_journal WHERE service = ? AND account = ?")
         .bind(service)
         .bind(account)
@@ -37,9 +26,7 @@ pub async fn clear(
 }
 
 pub async fn list(conn: &mut SqliteConnection) -> Result<Vec<(String, String)>, StoreError> {
-    Ok(sqlx::query_as::<_, (String, String)>(
-        "SELECT service, account FROM secret_journal ORDER BY created_at",
-    )
-    .fetch_all(conn)
-    .await?)
+    Ok(sqlx::query_as::<_, (String, String)>("SELECT service, account FROM secret_journal ORDER BY created_at")
+        .fetch_all(conn)
+        .await?)
 }

@@ -44,15 +44,10 @@ pub struct Settings {
     pub enabled: bool,
 }
 
-const COLUMNS: &str =
-    "id, connection_id, label, weight, priority, enabled, is_primary, locator_service, \
+const COLUMNS: &str = "id, connection_id, label, weight, priority, enabled, is_primary, locator_service, \
      locator_account, credential_revision, revision, created_at, updated_at";
 
-pub async fn insert(
-    conn: &mut SqliteConnection,
-    p: &NewProfile<'_>,
-    now_ms: i64,
-) -> Result<(), StoreError> {
+pub async fn insert(conn: &mut SqliteConnection, p: &NewProfile<'_>, now_ms: i64) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO profiles (id, connection_id, label, weight, priority, enabled, is_primary, locator_service, \
          locator_account, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -73,34 +68,19 @@ pub async fn insert(
     Ok(())
 }
 
-pub async fn by_id(
-    conn: &mut SqliteConnection,
-    id: &str,
-) -> Result<Option<ProfileRow>, StoreError> {
+pub async fn by_id(conn: &mut SqliteConnection, id: &str) -> Result<Option<ProfileRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM profiles WHERE id = ?");
-    Ok(sqlx::query_as::<_, ProfileRow>(&sql)
-        .bind(id)
-        .fetch_optional(conn)
-        .await?)
+    Ok(sqlx::query_as::<_, ProfileRow>(&sql).bind(id).fetch_optional(conn).await?)
 }
 
 /// Profiles of a connection in priority order (lower number first), then id.
-pub async fn for_connection(
-    conn: &mut SqliteConnection,
-    connection_id: &str,
-) -> Result<Vec<ProfileRow>, StoreError> {
-    let sql =
-        format!("SELECT {COLUMNS} FROM profiles WHERE connection_id = ? ORDER BY priority, id");
-    Ok(sqlx::query_as::<_, ProfileRow>(&sql)
-        .bind(connection_id)
-        .fetch_all(conn)
-        .await?)
+pub async fn for_connection(conn: &mut SqliteConnection, connection_id: &str) -> Result<Vec<ProfileRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM profiles WHERE connection_id = ? ORDER BY priority, id");
+    Ok(sqlx::query_as::<_, ProfileRow>(&sql).bind(connection_id).fetch_all(conn).await?)
 }
 
 /// Every locator any profile references (for keychain garbage collection).
-pub async fn all_locators(
-    conn: &mut SqliteConnection,
-) -> Result<Vec<(String, String)>, StoreError> {
+pub async fn all_locators(conn: &mut SqliteConnection) -> Result<Vec<(String, String)>, StoreError> {
     Ok(sqlx::query_as::<_, (String, String)>(
         "SELECT locator_service, locator_account FROM profiles WHERE locator_service IS NOT NULL AND locator_account IS NOT NULL",
     )
@@ -108,16 +88,11 @@ pub async fn all_locators(
     .await?)
 }
 
-pub async fn max_priority(
-    conn: &mut SqliteConnection,
-    connection_id: &str,
-) -> Result<Option<i64>, StoreError> {
-    Ok(sqlx::query_scalar::<_, Option<i64>>(
-        "SELECT MAX(priority) FROM profiles WHERE connection_id = ?",
-    )
-    .bind(connection_id)
-    .fetch_one(conn)
-    .await?)
+pub async fn max_priority(conn: &mut SqliteConnection, connection_id: &str) -> Result<Option<i64>, StoreError> {
+    Ok(sqlx::query_scalar::<_, Option<i64>>("SELECT MAX(priority) FROM profiles WHERE connection_id = ?")
+        .bind(connection_id)
+        .fetch_one(conn)
+        .await?)
 }
 
 /// CAS update of label, weight, priority and enabled flag; returns the new revision.
@@ -183,10 +158,7 @@ pub async fn make_primary(
         return Err(StoreError::NotFound("profiles"));
     };
     if row.revision != expected {
-        return Err(StoreError::Conflict {
-            expected,
-            found: row.revision,
-        });
+        return Err(StoreError::Conflict { expected, found: row.revision });
     }
     sqlx::query(
         "UPDATE profiles SET is_primary = 0, revision = revision + 1, updated_at = ? WHERE connection_id = ? AND is_primary = 1 AND id != ?",
@@ -211,11 +183,7 @@ pub async fn make_primary(
 }
 
 /// CAS delete of one profile (its evidence and circuits cascade).
-pub async fn delete(
-    conn: &mut SqliteConnection,
-    id: &str,
-    expected: i64,
-) -> Result<(), StoreError> {
+pub async fn delete(conn: &mut SqliteConnection, id: &str, expected: i64) -> Result<(), StoreError> {
     let done = sqlx::query("DELETE FROM profiles WHERE id = ? AND revision = ?")
         .bind(id)
         .bind(expected)

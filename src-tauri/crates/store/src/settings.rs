@@ -6,16 +6,11 @@ use crate::error::StoreError;
 
 pub const INSTALL_ID: &str = "install_id";
 
-pub async fn get(
-    conn: &mut SqliteConnection,
-    key: &str,
-) -> Result<Option<(String, i64)>, StoreError> {
-    Ok(
-        sqlx::query_as::<_, (String, i64)>("SELECT value, revision FROM settings WHERE key = ?")
-            .bind(key)
-            .fetch_optional(conn)
-            .await?,
-    )
+pub async fn get(conn: &mut SqliteConnection, key: &str) -> Result<Option<(String, i64)>, StoreError> {
+    Ok(sqlx::query_as::<_, (String, i64)>("SELECT value, revision FROM settings WHERE key = ?")
+        .bind(key)
+        .fetch_optional(conn)
+        .await?)
 }
 
 /// Inserts `value` unless the key exists; returns the stored value either way.
@@ -31,10 +26,7 @@ pub async fn get_or_insert(
         .bind(now_ms)
         .execute(&mut *conn)
         .await?;
-    get(conn, key)
-        .await?
-        .map(|(v, _)| v)
-        .ok_or(StoreError::NotFound("settings"))
+    get(conn, key).await?.map(|(v, _)| v).ok_or(StoreError::NotFound("settings"))
 }
 
 /// CAS write: `expected` is the revision read, or `None` when the key must not exist yet.
@@ -67,10 +59,7 @@ pub async fn put(
     match done {
         Some(rev) => Ok(rev),
         None => match get(conn, key).await? {
-            Some((_, found)) => Err(StoreError::Conflict {
-                expected: expected.unwrap_or(0),
-                found,
-            }),
+            Some((_, found)) => Err(StoreError::Conflict { expected: expected.unwrap_or(0), found }),
             None => Err(StoreError::NotFound("settings")),
         },
     }

@@ -16,10 +16,7 @@ fn definition() -> Definition {
 }
 
 async fn seeded() -> Result<(tempfile::TempDir, Store), StoreError> {
-    let dir = tempfile::tempdir().map_err(|e| StoreError::Corrupt {
-        table: "tmp",
-        detail: e.to_string(),
-    })?;
+    let dir = tempfile::tempdir().map_err(|e| StoreError::Corrupt { table: "tmp", detail: e.to_string() })?;
     let store = Store::open(&dir.path().join("t.db")).await?;
     let mut conn = store.acquire().await?;
     connections::insert(&mut conn, "c1", "main", &definition(), 1).await?;
@@ -42,21 +39,13 @@ async fn seeded() -> Result<(tempfile::TempDir, Store), StoreError> {
 async fn two_concurrent_writers_exactly_one_wins() -> Result<(), StoreError> {
     let (_dir, store) = seeded().await?;
     for round in 0..20 {
-        let rev = profiles::by_id(&mut *store.acquire().await?, "p1")
-            .await?
-            .map(|p| p.revision)
-            .unwrap_or(0);
+        let rev = profiles::by_id(&mut *store.acquire().await?, "p1").await?.map(|p| p.revision).unwrap_or(0);
         let mut tasks = Vec::new();
         for writer in 0..2 {
             let store = store.clone();
             tasks.push(tokio::spawn(async move {
                 let mut tx = store.begin().await?;
-                let s = Settings {
-                    label: "a".into(),
-                    weight: 10 + writer,
-                    priority: 0,
-                    enabled: true,
-                };
+                let s = Settings { label: "a".into(), weight: 10 + writer, priority: 0, enabled: true };
                 let r = profiles::update_settings(&mut tx, "p1", rev, &s, 2).await;
                 tx.commit().await?;
                 r
@@ -65,40 +54,22 @@ async fn two_concurrent_writers_exactly_one_wins() -> Result<(), StoreError> {
         let mut wins = 0;
         let mut conflicts = 0;
         for t in tasks {
-            match t.await.map_err(|e| StoreError::Corrupt {
-                table: "task",
-                detail: e.to_string(),
-            })? {
+            match t.await.map_err(|e| StoreError::Corrupt { table: "task", detail: e.to_string() })? {
                 Ok(new_rev) => {
-                    assert_eq!(
-                        new_rev,
-                        rev + 1,
-                        "a winning CAS bumps the revision by exactly one"
-                    );
+                    assert_eq!(new_rev, rev + 1, "a winning CAS bumps the revision by exactly one");
                     wins += 1;
                 }
                 Err(StoreError::Conflict { expected, found }) => {
-                    assert_eq!(
-                        (expected, found),
-                        (rev, rev + 1),
-                        "the loser learns the revision it lost to"
-                    );
+                    assert_eq!((expected, found), (rev, rev + 1), "the loser learns the revision it lost to");
                     conflicts += 1;
                 }
                 Err(e) => return Err(e),
             }
         }
-        assert_eq!(
-            (wins, conflicts),
-            (1, 1),
-            "round {round}: exactly one writer may win a CAS race"
-        );
+        assert_eq!((wins, conflicts), (1, 1), "round {round}: exactly one writer may win a CAS race");
         let row = profiles::by_id(&mut *store.acquire().await?, "p1").await?;
         let w = row.map(|r| r.weight).unwrap_or_default();
-        assert!(
-            w == 10 || w == 11,
-            "the row holds one writer's value whole, got weight {w}"
-        );
+        assert!(w == 10 || w == 11, "the row holds one writer's value whole, got weight {w}");
     }
     Ok(())
 }
@@ -108,38 +79,17 @@ async fn stale_update_changes_nothing_and_missing_row_is_not_found() -> Result<(
     let (_dir, store) = seeded().await?;
     let mut conn = store.acquire().await?;
     let before = profiles::by_id(&mut conn, "p1").await?;
-    let s = Settings {
-        label: "changed".into(),
-        weight: 5,
-        priority: 3,
-        enabled: false,
-    };
+    let s = Settings { label: "changed".into(), weight: 5, priority: 3, enabled: false };
     let stale = profiles::update_settings(&mut conn, "p1", 99, &s, 3).await;
     assert!(
-        matches!(
-            stale,
-            Err(StoreError::Conflict {
-                expected: 99,
-                found: 1
-            })
-        ),
+        matches!(stale, Err(StoreError::Conflict { expected: 99, found: 1 })),
         "stale revision must conflict: {stale:?}"
     );
-    assert_eq!(
-        profiles::by_id(&mut conn, "p1").await?,
-        before,
-        "a refused CAS leaves the row untouched"
-    );
+    assert_eq!(profiles::by_id(&mut conn, "p1").await?, before, "a refused CAS leaves the row untouched");
     let missing = profiles::update_settings(&mut conn, "nope", 1, &s, 3).await;
-    assert!(
-        matches!(missing, Err(StoreError::NotFound("profiles"))),
-        "unknown id is not found: {missing:?}"
-    );
+    assert!(matches!(missing, Err(StoreError::NotFound("profiles"))), "unknown id is not found: {missing:?}");
     let dup = connections::insert(&mut conn, "c2", "main", &definition(), 1).await;
-    assert!(
-        matches!(dup, Err(StoreError::Duplicate { field: "slug" })),
-        "slugs are unique: {dup:?}"
-    );
+    assert!(matches!(dup, Err(StoreError::Duplicate { field: "slug" })), "slugs are unique: {dup:?}");
     Ok(())
 }
 
@@ -147,19 +97,11 @@ async fn stale_update_changes_nothing_and_missing_row_is_not_found() -> Result<(
 async fn deleting_a_connection_cascades_and_wal_is_on() -> Result<(), StoreError> {
     let (_dir, store) = seeded().await?;
     let mut conn = store.acquire().await?;
-    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
-        .fetch_one(&mut *conn)
-        .await?;
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&mut *conn).await?;
     assert_eq!(mode, "wal", "concurrent readers need WAL");
-    let fk: i64 = sqlx::query_scalar("PRAGMA foreign_keys")
-        .fetch_one(&mut *conn)
-        .await?;
+    let fk: i64 = sqlx::query_scalar("PRAGMA foreign_keys").fetch_one(&mut *conn).await?;
     assert_eq!(fk, 1, "cascades need foreign keys on");
     connections::delete(&mut conn, "c1", 1).await?;
-    assert_eq!(
-        profiles::by_id(&mut conn, "p1").await?,
-        None,
-        "profiles go with their connection"
-    );
+    assert_eq!(profiles::by_id(&mut conn, "p1").await?, None, "profiles go with their connection");
     Ok(())
 }

@@ -16,10 +16,7 @@ impl Keychain {
 
     /// Checks that the keychain answers, by reading an entry that does not exist.
     pub fn check_reachable(&self) -> Result<(), VaultError> {
-        let probe = Locator {
-            service: "switchyard.probe".into(),
-            account: "reachability".into(),
-        };
+        let probe = Locator { service: "switchyard.probe".into(), account: "reachability".into() };
         self.get(&probe).map(|_| ())
     }
 }
@@ -33,16 +30,10 @@ fn map_error(e: KeyringError) -> VaultError {
     match e {
         KeyringError::NoStorageAccess(inner) => VaultError::Unavailable(inner.to_string()),
         KeyringError::PlatformFailure(inner) => VaultError::Unavailable(inner.to_string()),
-        KeyringError::BadEncoding(_) => {
-            VaultError::Failed("stored secret is not valid UTF-8".into())
-        }
-        KeyringError::TooLong(field, max) => {
-            VaultError::Failed(format!("{field} longer than {max}"))
-        }
+        KeyringError::BadEncoding(_) => VaultError::Failed("stored secret is not valid UTF-8".into()),
+        KeyringError::TooLong(field, max) => VaultError::Failed(format!("{field} longer than {max}")),
         KeyringError::Invalid(field, why) => VaultError::Failed(format!("invalid {field}: {why}")),
-        KeyringError::Ambiguous(_) => {
-            VaultError::Failed("more than one keychain entry matches".into())
-        }
+        KeyringError::Ambiguous(_) => VaultError::Failed("more than one keychain entry matches".into()),
         KeyringError::NoEntry => VaultError::Failed("no entry".into()),
         other => VaultError::Failed(other.to_string()),
     }
@@ -50,9 +41,7 @@ fn map_error(e: KeyringError) -> VaultError {
 
 impl Vault for Keychain {
     fn put(&self, locator: &Locator, secret: &Secret) -> Result<(), VaultError> {
-        entry(locator)?
-            .set_password(secret.expose())
-            .map_err(map_error)
+        entry(locator)?.set_password(secret.expose()).map_err(map_error)
     }
 
     fn get(&self, locator: &Locator) -> Result<Option<Secret>, VaultError> {

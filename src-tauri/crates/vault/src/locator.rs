@@ -18,18 +18,12 @@ impl Locator {
     /// A fresh locator for a profile's credential. `nonce` makes every rotation a new entry,
     /// so the old secret stays readable until the database points at the new one.
     pub fn for_profile(install_id: &str, profile_id: &str, nonce: &str) -> Self {
-        Locator {
-            service: Self::service_for(install_id),
-            account: format!("profile/{profile_id}/{nonce}"),
-        }
+        Locator { service: Self::service_for(install_id), account: format!("profile/{profile_id}/{nonce}") }
     }
 
     /// The relay token of one install.
     pub fn relay_token(install_id: &str) -> Self {
-        Locator {
-            service: Self::service_for(install_id),
-            account: "relay-token".to_string(),
-        }
+        Locator { service: Self::service_for(install_id), account: "relay-token".to_string() }
     }
 }
 
@@ -47,9 +41,6 @@ mod tests {
     fn installs_do_not_share_services() {
         let a = Locator::for_profile("i1", "p_1", "n");
         let b = Locator::for_profile("i2", "p_1", "n");
-        assert_ne!(
-            a.service, b.service,
-            "two data dirs must never see each other's entries"
-        );
+        assert_ne!(a.service, b.service, "two data dirs must never see each other's entries");
     }
 }

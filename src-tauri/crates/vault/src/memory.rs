@@ -18,38 +18,27 @@ impl MemoryVault {
 
     /// A vault that behaves like an unreachable keychain.
     pub fn unavailable() -> Self {
-        Self {
-            entries: Mutex::default(),
-            unavailable: true,
-        }
+        Self { entries: Mutex::default(), unavailable: true }
     }
 
     /// Locators currently stored (tests check for orphans with it).
     pub fn locators(&self) -> Vec<Locator> {
-        let mut v: Vec<Locator> = self
-            .lock()
-            .map(|m| m.keys().cloned().collect())
-            .unwrap_or_default();
+        let mut v: Vec<Locator> = self.lock().map(|m| m.keys().cloned().collect()).unwrap_or_default();
         v.sort();
         v
     }
 
     fn lock(&self) -> Result<std::sync::MutexGuard<'_, HashMap<Locator, String>>, VaultError> {
         if self.unavailable {
-            return Err(VaultError::Unavailable(
-                "memory vault configured as unavailable".into(),
-            ));
+            return Err(VaultError::Unavailable("memory vault configured as unavailable".into()));
         }
-        self.entries
-            .lock()
-            .map_err(|_| VaultError::Failed("memory vault poisoned".into()))
+        self.entries.lock().map_err(|_| VaultError::Failed("memory vault poisoned".into()))
     }
 }
 
 impl Vault for MemoryVault {
     fn put(&self, locator: &Locator, secret: &Secret) -> Result<(), VaultError> {
-        self.lock()?
-            .insert(locator.clone(), secret.expose().to_string());
+        self.lock()?.insert(locator.clone(), secret.expose().to_string());
         Ok(())
     }
 

@@ -62,37 +62,18 @@ mod tests {
     fn debug_and_display_never_show_the_value() {
         let s = Secret::new("sk-canary-1234567890");
         let shown = format!("{s:?} {s} {:?}", Some(&s));
-        assert!(
-            !shown.contains("canary"),
-            "secret leaked through formatting: {shown}"
-        );
+        assert!(!shown.contains("canary"), "secret leaked through formatting: {shown}");
     }
 
     #[test]
     fn trims_trailing_newline_from_stdin() {
-        assert_eq!(
-            Secret::new("abc\n").expose(),
-            "abc",
-            "a newline from `echo` is not part of the key"
-        );
+        assert_eq!(Secret::new("abc\n").expose(), "abc", "a newline from `echo` is not part of the key");
     }
 
     #[test]
     fn equality_is_by_value() {
-        assert_eq!(
-            Secret::new("a"),
-            Secret::new("a"),
-            "same value compares equal"
-        );
-        assert_ne!(
-            Secret::new("a"),
-            Secret::new("b"),
-            "different values differ"
-        );
-        assert_ne!(
-            Secret::new("a"),
-            Secret::new("ab"),
-            "different lengths differ"
-        );
+        assert_eq!(Secret::new("a"), Secret::new("a"), "same value compares equal");
+        assert_ne!(Secret::new("a"), Secret::new("b"), "different values differ");
+        assert_ne!(Secret::new("a"), Secret::new("ab"), "different lengths differ");
     }
 }

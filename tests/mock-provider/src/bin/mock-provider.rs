@@ -29,16 +29,12 @@ async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let script = match &args.script {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading script {}", path.display()))?;
-            ScriptFile::from_json(&text)
-                .with_context(|| format!("parsing script {}", path.display()))?
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading script {}", path.display()))?;
+            ScriptFile::from_json(&text).with_context(|| format!("parsing script {}", path.display()))?
         }
         None => ScriptFile::default(),
     };
-    let provider = MockProvider::bind(args.listen)
-        .await
-        .with_context(|| format!("binding {}", args.listen))?;
+    let provider = MockProvider::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
     provider.load_script(script);
     provider.set_recording(!args.no_record);
     announce(&provider)?;

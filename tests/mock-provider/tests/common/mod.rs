@@ -29,12 +29,7 @@ pub async fn openai_post(
     path: &str,
     body: &Value,
 ) -> anyhow::Result<reqwest::Response> {
-    Ok(client()
-        .post(format!("{}{path}", mock.base_url()))
-        .bearer_auth(key)
-        .json(body)
-        .send()
-        .await?)
+    Ok(client().post(format!("{}{path}", mock.base_url())).bearer_auth(key).json(body).send().await?)
 }
 
 /// `POST {base}{path}` with `x-api-key` and `anthropic-version`.
@@ -54,9 +49,7 @@ pub async fn anthropic_post(
 }
 
 /// A status, the headers and the JSON body of an answer.
-pub async fn answer(
-    resp: reqwest::Response,
-) -> anyhow::Result<(u16, reqwest::header::HeaderMap, Value)> {
+pub async fn answer(resp: reqwest::Response) -> anyhow::Result<(u16, reqwest::header::HeaderMap, Value)> {
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
     let body: Value = resp.json().await.context("JSON body")?;
@@ -89,10 +82,7 @@ pub struct Sse {
 
 impl Sse {
     pub fn names(&self) -> Vec<&str> {
-        self.events
-            .iter()
-            .map(|e| e.name.as_deref().unwrap_or(""))
-            .collect()
+        self.events.iter().map(|e| e.name.as_deref().unwrap_or("")).collect()
     }
 }
 
@@ -115,10 +105,7 @@ pub async fn read_sse(resp: reqwest::Response) -> Sse {
         .split("\n\n")
         .filter(|block| !block.trim().is_empty())
         .map(|block| {
-            let mut event = Event {
-                name: None,
-                data: String::new(),
-            };
+            let mut event = Event { name: None, data: String::new() };
             for line in block.lines() {
                 if let Some(name) = line.strip_prefix("event: ") {
                     event.name = Some(name.to_owned());

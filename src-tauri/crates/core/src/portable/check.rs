@@ -6,8 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::header::{is_credential_header, looks_like_secret, Header};
 use crate::validate::{
-    normalize_base_url, validate_label, validate_model, validate_priority, validate_slug,
-    validate_weight, InvalidInput,
+    normalize_base_url, validate_label, validate_model, validate_priority, validate_slug, validate_weight, InvalidInput,
 };
 
 use super::format::{ConnectionEntry, Document, ProfileEntry};
@@ -27,10 +26,7 @@ pub fn check(doc: &mut Document) -> Result<(), InvalidInput> {
         if let Some(first) = slugs.insert(c.slug.clone(), i) {
             return Err(InvalidInput::new(
                 format!("{at}.slug"),
-                format!(
-                    "duplicate slug '{}' (also at connections[{first}].slug)",
-                    c.slug
-                ),
+                format!("duplicate slug '{}' (also at connections[{first}].slug)", c.slug),
             ));
         }
         check_connection(c, &at)?;
@@ -42,8 +38,7 @@ pub fn check(doc: &mut Document) -> Result<(), InvalidInput> {
 }
 
 fn check_connection(c: &mut ConnectionEntry, at: &str) -> Result<(), InvalidInput> {
-    c.base_url =
-        normalize_base_url(&c.base_url).map_err(|e| moved(e, &format!("{at}.base_url")))?;
+    c.base_url = normalize_base_url(&c.base_url).map_err(|e| moved(e, &format!("{at}.base_url")))?;
     let mut headers = Vec::with_capacity(c.headers.len());
     for (k, h) in c.headers.iter().enumerate() {
         let hat = format!("{at}.headers[{k}]");
@@ -63,29 +58,16 @@ fn check_connection(c: &mut ConnectionEntry, at: &str) -> Result<(), InvalidInpu
             ));
         }
         if h.name.contains(':') {
-            return Err(InvalidInput::new(
-                format!("{hat}.name"),
-                "must not contain ':'",
-            ));
+            return Err(InvalidInput::new(format!("{hat}.name"), "must not contain ':'"));
         }
-        let parsed =
-            Header::parse(&format!("{}: {}", h.name, h.value)).map_err(|e| moved(e, &hat))?;
+        let parsed = Header::parse(&format!("{}: {}", h.name, h.value)).map_err(|e| moved(e, &hat))?;
         if headers.iter().any(|o: &Header| o.name == parsed.name) {
-            return Err(InvalidInput::new(
-                format!("{hat}.name"),
-                format!("'{}' is given twice", parsed.name),
-            ));
+            return Err(InvalidInput::new(format!("{hat}.name"), format!("'{}' is given twice", parsed.name)));
         }
         headers.push(parsed);
     }
     headers.sort();
-    c.headers = headers
-        .into_iter()
-        .map(|h| super::format::HeaderEntry {
-            name: h.name,
-            value: h.value,
-        })
-        .collect();
+    c.headers = headers.into_iter().map(|h| super::format::HeaderEntry { name: h.name, value: h.value }).collect();
     for (k, m) in c.models.iter().enumerate() {
         let mat = format!("{at}.models[{k}]");
         validate_model(m).map_err(|e| moved(e, &mat))?;
@@ -97,8 +79,7 @@ fn check_connection(c: &mut ConnectionEntry, at: &str) -> Result<(), InvalidInpu
         let mut mat = at.to_string();
         super::scan::push_key(&mut mat, "mapping");
         super::scan::push_key(&mut mat, from);
-        validate_model(from)
-            .map_err(|_| InvalidInput::new(&mat, "the source model is not a valid model name"))?;
+        validate_model(from).map_err(|_| InvalidInput::new(&mat, "the source model is not a valid model name"))?;
         validate_model(to).map_err(|e| moved(e, &mat))?;
     }
     check_profiles(&c.profiles, at)
@@ -112,10 +93,7 @@ fn check_profiles(profiles: &[ProfileEntry], at: &str) -> Result<(), InvalidInpu
         if let Some(first) = labels.insert(p.label.as_str(), j) {
             return Err(InvalidInput::new(
                 format!("{pat}.label"),
-                format!(
-                    "duplicate label '{}' (also at {at}.profiles[{first}].label)",
-                    p.label
-                ),
+                format!("duplicate label '{}' (also at {at}.profiles[{first}].label)", p.label),
             ));
         }
         validate_weight(p.weight).map_err(|e| moved(e, &format!("{pat}.weight")))?;
@@ -132,16 +110,10 @@ fn check_profiles(profiles: &[ProfileEntry], at: &str) -> Result<(), InvalidInpu
 }
 
 /// A reference is 1–32 characters of `A-Z a-z 0-9 _ -`, unique in the whole document.
-fn check_ref(
-    reference: &str,
-    path: &str,
-    seen: &mut BTreeMap<String, String>,
-) -> Result<(), InvalidInput> {
+fn check_ref(reference: &str, path: &str, seen: &mut BTreeMap<String, String>) -> Result<(), InvalidInput> {
     let ok = !reference.is_empty()
         && reference.len() <= MAX_REF_LEN
-        && reference
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        && reference.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if !ok {
         return Err(InvalidInput::new(
             path,
@@ -149,10 +121,7 @@ fn check_ref(
         ));
     }
     if let Some(first) = seen.get(reference) {
-        return Err(InvalidInput::new(
-            path,
-            format!("duplicate ref '{reference}' (also at {first})"),
-        ));
+        return Err(InvalidInput::new(path, format!("duplicate ref '{reference}' (also at {first})")));
     }
     seen.insert(reference.to_string(), path.to_string());
     Ok(())

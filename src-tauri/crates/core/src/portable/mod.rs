@@ -25,21 +25,13 @@ pub fn parse(text: &str) -> Result<Document, InvalidInput> {
     if text.len() > MAX_BYTES {
         return Err(InvalidInput::new(
             "document",
-            format!(
-                "is larger than 1 MiB ({} bytes); shared configurations are small",
-                text.len()
-            ),
+            format!("is larger than 1 MiB ({} bytes); shared configurations are small", text.len()),
         ));
     }
     let value: Value = serde_json::from_str(text).map_err(|e| {
         InvalidInput::new(
             "document",
-            format!(
-                "malformed JSON at line {} column {} ({})",
-                e.line(),
-                e.column(),
-                syntax_kind(&e)
-            ),
+            format!("malformed JSON at line {} column {} ({})", e.line(), e.column(), syntax_kind(&e)),
         )
     })?;
     check_header(&value)?;
@@ -67,31 +59,18 @@ pub fn render(doc: &Document) -> Result<String, InvalidInput> {
 /// than complaining about fields this version does not know.
 fn check_header(value: &Value) -> Result<(), InvalidInput> {
     let Some(obj) = value.as_object() else {
-        return Err(InvalidInput::new(
-            "document",
-            "must be a JSON object with \"format\": \"switchyard.config\"",
-        ));
+        return Err(InvalidInput::new("document", "must be a JSON object with \"format\": \"switchyard.config\""));
     };
     match obj.get("format") {
         Some(Value::String(f)) if f == FORMAT => {}
         Some(Value::String(_)) => {
-            return Err(InvalidInput::new(
-                "format",
-                format!("unknown format (expected \"{FORMAT}\")"),
-            ))
+            return Err(InvalidInput::new("format", format!("unknown format (expected \"{FORMAT}\")")))
         }
-        Some(_) => {
-            return Err(InvalidInput::new(
-                "format",
-                format!("must be the string \"{FORMAT}\""),
-            ))
-        }
+        Some(_) => return Err(InvalidInput::new("format", format!("must be the string \"{FORMAT}\""))),
         None => {
             return Err(InvalidInput::new(
                 "format",
-                format!(
-                    "is missing (expected \"{FORMAT}\"); this is not a Switchyard configuration"
-                ),
+                format!("is missing (expected \"{FORMAT}\"); this is not a Switchyard configuration"),
             ))
         }
     }
@@ -101,14 +80,8 @@ fn check_header(value: &Value) -> Result<(), InvalidInput> {
             "version",
             format!("unsupported version {n} (this Switchyard reads version {VERSION})"),
         )),
-        Some(_) => Err(InvalidInput::new(
-            "version",
-            format!("must be the number {VERSION}"),
-        )),
-        None => Err(InvalidInput::new(
-            "version",
-            format!("is missing (expected {VERSION})"),
-        )),
+        Some(_) => Err(InvalidInput::new("version", format!("must be the number {VERSION}"))),
+        None => Err(InvalidInput::new("version", format!("is missing (expected {VERSION})"))),
     }
 }
 

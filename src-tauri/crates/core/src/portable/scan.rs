@@ -98,10 +98,7 @@ fn walk(v: &Value, path: &mut String, data_keys: bool) -> Result<(), InvalidInpu
 
 /// Appends `.key`, or `["key"]` when the key is not a plain identifier.
 pub(crate) fn push_key(path: &mut String, key: &str) {
-    let plain = !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let plain = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     match (path.is_empty(), plain) {
         (true, true) => path.push_str(key),
         (false, true) => {
@@ -132,14 +129,7 @@ mod tests {
 
     #[test]
     fn credential_names_are_recognised_in_any_spelling() {
-        for name in [
-            "api_key",
-            "API-Key",
-            "token",
-            "x-api-key",
-            "client_secret",
-            "key",
-        ] {
+        for name in ["api_key", "API-Key", "token", "x-api-key", "client_secret", "key"] {
             assert!(is_secret_field(name), "'{name}' names a credential");
         }
         for name in ["label", "weight", "models", "base_url", "keyboard"] {
@@ -150,11 +140,7 @@ mod tests {
     #[test]
     fn mapping_keys_are_data_not_field_names() {
         let doc = serde_json::json!({"connections": [{"mapping": {"token": "m"}}]});
-        assert_eq!(
-            scan(&doc),
-            Ok(()),
-            "a model called 'token' is not a credential field"
-        );
+        assert_eq!(scan(&doc), Ok(()), "a model called 'token' is not a credential field");
         let doc = serde_json::json!({"connections": [{"mapping": {"fast": "sk-live-1"}}]});
         assert_eq!(
             scan(&doc).map_err(|e| e.field),
@@ -167,13 +153,7 @@ mod tests {
     fn errors_never_echo_the_value() {
         let doc = serde_json::json!({"connections": [{"slug": "sk-live-abcdef123456"}]});
         let err = scan(&doc).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(
-            err.starts_with("connections[0].slug:"),
-            "the path is named: {err}"
-        );
-        assert!(
-            !err.contains("abcdef123456"),
-            "the secret is not echoed: {err}"
-        );
+        assert!(err.starts_with("connections[0].slug:"), "the path is named: {err}");
+        assert!(!err.contains("abcdef123456"), "the secret is not echoed: {err}");
     }
 }

@@ -47,13 +47,7 @@ impl Default for TurnBindings {
 
 impl TurnBindings {
     pub fn new(capacity: usize, ttl: Duration) -> Self {
-        TurnBindings {
-            map: HashMap::new(),
-            order: BTreeMap::new(),
-            next_stamp: 0,
-            capacity: capacity.max(1),
-            ttl,
-        }
+        TurnBindings { map: HashMap::new(), order: BTreeMap::new(), next_stamp: 0, capacity: capacity.max(1), ttl }
     }
 
     pub fn len(&self) -> usize {
@@ -97,12 +91,7 @@ impl TurnBindings {
         let stamp = self.bump();
         self.map.insert(
             turn.to_string(),
-            Binding {
-                profile_id: profile.to_string(),
-                committed: false,
-                last_used: now,
-                stamp,
-            },
+            Binding { profile_id: profile.to_string(), committed: false, last_used: now, stamp },
         );
         self.order.insert(stamp, turn.to_string());
         self.evict(now);
@@ -157,8 +146,7 @@ impl TurnBindings {
     /// Drops idle-expired turns from the old end, then the least recently used over capacity.
     fn evict(&mut self, now: Instant) {
         while let Some((_, turn)) = self.order.first_key_value() {
-            let drop_it = self.map.len() > self.capacity
-                || self.map.get(turn).is_none_or(|b| self.expired(b, now));
+            let drop_it = self.map.len() > self.capacity || self.map.get(turn).is_none_or(|b| self.expired(b, now));
             if !drop_it {
                 break;
             }
@@ -185,14 +173,8 @@ mod tests {
             "29 idle minutes keep the binding (and refresh it)"
         );
         let much_later = later + Duration::from_secs(30 * 60 + 1);
-        assert!(
-            b.get("turn", much_later).is_none(),
-            "more than 30 idle minutes drop the binding"
-        );
-        assert!(
-            b.is_empty(),
-            "an expired binding is removed, not kept around"
-        );
+        assert!(b.get("turn", much_later).is_none(), "more than 30 idle minutes drop the binding");
+        assert!(b.is_empty(), "an expired binding is removed, not kept around");
     }
 
     #[test]
@@ -212,27 +194,15 @@ mod tests {
     fn committed_turns_refuse_failover_rebind() {
         let t0 = Instant::now();
         let mut b = TurnBindings::default();
-        assert_eq!(
-            b.rebind("t", "p2", t0),
-            Err(RebindError::Unbound),
-            "nothing to rebind"
-        );
+        assert_eq!(b.rebind("t", "p2", t0), Err(RebindError::Unbound), "nothing to rebind");
         b.bind("t", "p1", t0);
-        assert_eq!(
-            b.rebind("t", "p2", t0),
-            Ok(()),
-            "before output a failover may rebind"
-        );
+        assert_eq!(b.rebind("t", "p2", t0), Ok(()), "before output a failover may rebind");
         assert!(b.commit("t", t0), "bound turns can commit");
         assert_eq!(
             b.rebind("t", "p3", t0),
             Err(RebindError::Committed),
             "after output the turn must stay on its profile"
         );
-        assert_eq!(
-            b.peek("t", t0).map(|x| x.profile_id.as_str()),
-            Some("p2"),
-            "unchanged"
-        );
+        assert_eq!(b.peek("t", t0).map(|x| x.profile_id.as_str()), Some("p2"), "unchanged");
     }
 }

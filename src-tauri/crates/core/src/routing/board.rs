@@ -4,9 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use super::circuit::{
-    CircuitHealth, CircuitLookup, CircuitSnapshot, HealthEntry, OpenCircuit, ProfileHealth,
-};
+use super::circuit::{CircuitHealth, CircuitLookup, CircuitSnapshot, HealthEntry, OpenCircuit, ProfileHealth};
 use super::cooldown::CooldownPolicy;
 use super::failure::{Failure, FailureKind, Scope};
 use super::hasher::FastMap;
@@ -83,28 +81,19 @@ pub(crate) fn target_of(scope: Scope, model: &str) -> Option<Option<&str>> {
 
 impl CircuitBoard {
     pub fn new(policy: CooldownPolicy) -> Self {
-        CircuitBoard {
-            circuits: Mutex::new(FastMap::default()),
-            next_claim: AtomicU64::new(1),
-            policy,
-        }
+        CircuitBoard { circuits: Mutex::new(FastMap::default()), next_claim: AtomicU64::new(1), policy }
     }
 
     /// Rebuilds the board after a restart from persisted rows: cooldowns come back, claims
     /// never do (they were never stored). Closed rows are ignored.
-    pub fn restore(
-        policy: CooldownPolicy,
-        snapshots: impl IntoIterator<Item = CircuitSnapshot>,
-    ) -> Self {
+    pub fn restore(policy: CooldownPolicy, snapshots: impl IntoIterator<Item = CircuitSnapshot>) -> Self {
         let board = CircuitBoard::new(policy);
         {
             let mut map = board.lock();
             for s in snapshots {
                 if let Some(open) = s.to_open() {
                     let model = (!s.model.is_empty()).then_some(s.model.as_str());
-                    map.entry(s.profile_id.clone())
-                        .or_default()
-                        .set(model, Some(open));
+                    map.entry(s.profile_id.clone()).or_default().set(model, Some(open));
                 }
             }
         }
@@ -147,15 +136,7 @@ impl CircuitBoard {
     ) -> Option<CircuitSnapshot> {
         let target = target_of(failure.scope, model)?;
         let mut map = self.lock();
-        apply_failure(
-            &mut map,
-            &self.policy,
-            profile,
-            target,
-            failure,
-            false,
-            now_ms,
-        )
+        apply_failure(&mut map, &self.policy, profile, target, failure, false, now_ms)
     }
 
     /// Closes every circuit of the profile and releases its claims (outstanding leases become
@@ -223,12 +204,7 @@ impl CircuitBoard {
 
     /// The cooldown keeping this profile from this model, if any: the blocking kind and its
     /// end (`None` = until re-verified). For `Retry-After` when nothing is eligible.
-    pub fn blocking_cooldown(
-        &self,
-        profile: &str,
-        model: &str,
-        now_ms: i64,
-    ) -> Option<(FailureKind, Option<i64>)> {
+    pub fn blocking_cooldown(&self, profile: &str, model: &str, now_ms: i64) -> Option<(FailureKind, Option<i64>)> {
         let h = self.health(profile, model, now_ms);
         let ends = [h.credential, h.model].into_iter().filter_map(|c| match c {
             CircuitHealth::Open { kind, until_ms } => Some((kind, until_ms)),
@@ -267,10 +243,7 @@ pub(crate) fn health_in(map: &Circuits, profile: &str, model: &str, now_ms: i64)
         return ProfileHealth::CLOSED;
     };
     let of = |c: Option<&OpenCircuit>| c.map_or(CircuitHealth::Closed, |c| c.health(now_ms));
-    ProfileHealth {
-        credential: of(pc.credential.as_ref()),
-        model: of(pc.models.get(model)),
-    }
+    ProfileHealth { credential: of(pc.credential.as_ref()), model: of(pc.models.get(model)) }
 }
 
 /// The board locked for reading; implements `CircuitLookup`. Drop it promptly.

@@ -24,14 +24,10 @@ pub(crate) struct OpenCircuit {
 impl OpenCircuit {
     pub fn health(&self, now_ms: i64) -> CircuitHealth {
         match self.until_ms {
-            Some(until) if until <= now_ms => CircuitHealth::HalfOpen {
-                kind: self.kind,
-                claimed: self.claim.is_some(),
-            },
-            until_ms => CircuitHealth::Open {
-                kind: self.kind,
-                until_ms,
-            },
+            Some(until) if until <= now_ms => {
+                CircuitHealth::HalfOpen { kind: self.kind, claimed: self.claim.is_some() }
+            }
+            until_ms => CircuitHealth::Open { kind: self.kind, until_ms },
         }
     }
 
@@ -54,12 +50,7 @@ impl OpenCircuit {
             CooldownEnd::At(t) => Some(t),
             CooldownEnd::UntilReverified => None,
         };
-        let fresh = OpenCircuit {
-            kind: failure.kind,
-            until_ms,
-            backoff_level: level,
-            claim: None,
-        };
+        let fresh = OpenCircuit { kind: failure.kind, until_ms, backoff_level: level, claim: None };
         match existing {
             Some(old) if !escalate => {
                 // Concurrent failures of one episode extend, never shorten, and keep the claim.
@@ -69,10 +60,7 @@ impl OpenCircuit {
                     (Some(a), Some(b)) => a > b,
                 };
                 let base = if old_is_later { old.clone() } else { fresh };
-                Some(OpenCircuit {
-                    claim: old.claim,
-                    ..base
-                })
+                Some(OpenCircuit { claim: old.claim, ..base })
             }
             _ => Some(fresh),
         }
@@ -115,10 +103,7 @@ pub struct ProfileHealth {
 }
 
 impl ProfileHealth {
-    pub const CLOSED: ProfileHealth = ProfileHealth {
-        credential: CircuitHealth::Closed,
-        model: CircuitHealth::Closed,
-    };
+    pub const CLOSED: ProfileHealth = ProfileHealth { credential: CircuitHealth::Closed, model: CircuitHealth::Closed };
 }
 
 /// Read access to circuit health, implemented by the live board, persisted snapshots and
@@ -145,10 +130,7 @@ impl CircuitLookup for [CircuitSnapshot] {
                 .and_then(CircuitSnapshot::to_open)
                 .map_or(CircuitHealth::Closed, |c| c.health(now_ms))
         };
-        ProfileHealth {
-            credential: find(""),
-            model: find(model),
-        }
+        ProfileHealth { credential: find(""), model: find(model) }
     }
 }
 
@@ -199,10 +181,7 @@ impl FromStr for PersistedState {
         match s {
             "closed" => Ok(PersistedState::Closed),
             "open" => Ok(PersistedState::Open),
-            other => Err(InvalidInput::new(
-                "circuit_state",
-                format!("unknown circuit state '{other}'"),
-            )),
+            other => Err(InvalidInput::new("circuit_state", format!("unknown circuit state '{other}'"))),
         }
     }
 }
@@ -248,12 +227,9 @@ impl CircuitSnapshot {
     /// The open circuit this row describes; closed rows and rows without a kind give `None`.
     pub(crate) fn to_open(&self) -> Option<OpenCircuit> {
         match (self.state, self.kind) {
-            (PersistedState::Open, Some(kind)) => Some(OpenCircuit {
-                kind,
-                until_ms: self.until_ms,
-                backoff_level: self.backoff_level,
-                claim: None,
-            }),
+            (PersistedState::Open, Some(kind)) => {
+                Some(OpenCircuit { kind, until_ms: self.until_ms, backoff_level: self.backoff_level, claim: None })
+            }
             _ => None,
         }
     }
@@ -275,17 +251,10 @@ mod tests {
         let p = CooldownPolicy::default();
         let c = OpenCircuit::after_failure(None, &rate(None), false, &p, NOW);
         let c = c.unwrap_or_else(|| panic!("a rate limit opens a circuit"));
-        assert_eq!(
-            c.health(NOW + 29_999).state(),
-            HealthState::Open,
-            "still cooling"
-        );
+        assert_eq!(c.health(NOW + 29_999).state(), HealthState::Open, "still cooling");
         assert_eq!(
             c.health(NOW + 30_000),
-            CircuitHealth::HalfOpen {
-                kind: FailureKind::RateLimited,
-                claimed: false
-            },
+            CircuitHealth::HalfOpen { kind: FailureKind::RateLimited, claimed: false },
             "half-open exactly when the 30 s cooldown ends"
         );
     }
@@ -310,19 +279,11 @@ mod tests {
 
     #[test]
     fn snapshots_round_trip_without_claims() {
-        let c = OpenCircuit {
-            kind: FailureKind::QuotaExhausted,
-            until_ms: Some(NOW),
-            backoff_level: 2,
-            claim: Some(7),
-        };
+        let c =
+            OpenCircuit { kind: FailureKind::QuotaExhausted, until_ms: Some(NOW), backoff_level: 2, claim: Some(7) };
         let snap = CircuitSnapshot::of("p1", "", Some(&c));
         let back = snap.to_open();
-        assert_eq!(
-            back,
-            Some(OpenCircuit { claim: None, ..c }),
-            "everything but the claim survives persistence"
-        );
+        assert_eq!(back, Some(OpenCircuit { claim: None, ..c }), "everything but the claim survives persistence");
         let json = serde_json::to_value(&snap).unwrap_or_default();
         assert_eq!(json["state"], "open", "state is stored as 'open'");
         assert_eq!(json["kind"], "quota_exhausted", "kind is snake_case");

@@ -54,13 +54,7 @@ impl Default for CooldownPolicy {
 impl CooldownPolicy {
     /// The end of a cooldown opened now for `kind` at backoff `level`, or `None` when the kind
     /// never opens a circuit (provider, request and ambiguous kinds).
-    pub fn open_until(
-        &self,
-        kind: FailureKind,
-        level: u32,
-        hint_ms: Option<i64>,
-        now_ms: i64,
-    ) -> Option<CooldownEnd> {
+    pub fn open_until(&self, kind: FailureKind, level: u32, hint_ms: Option<i64>, now_ms: i64) -> Option<CooldownEnd> {
         let (base, cap) = match kind {
             FailureKind::AuthInvalid => return Some(CooldownEnd::UntilReverified),
             FailureKind::RateLimited => (self.rate_limit_base_ms, self.rate_limit_cap_ms),
@@ -76,9 +70,7 @@ impl CooldownPolicy {
         if let Some(hint) = hint_ms {
             return Some(CooldownEnd::At(hint.max(now_ms)));
         }
-        Some(CooldownEnd::At(
-            now_ms.saturating_add(backoff_ms(base, cap, level)),
-        ))
+        Some(CooldownEnd::At(now_ms.saturating_add(backoff_ms(base, cap, level))))
     }
 }
 
@@ -101,17 +93,10 @@ mod tests {
 
     #[test]
     fn rate_limits_double_from_30s_to_a_10_minute_cap() {
-        let got: Vec<Option<CooldownEnd>> = (0..7)
-            .map(|l| end(FailureKind::RateLimited, l, None))
-            .collect();
-        let want: Vec<Option<CooldownEnd>> = [30, 60, 120, 240, 480, 600, 600]
-            .into_iter()
-            .map(|s| Some(CooldownEnd::At(NOW + s * 1_000)))
-            .collect();
-        assert_eq!(
-            got, want,
-            "rate-limit backoff is 30 s doubling, capped at 10 min"
-        );
+        let got: Vec<Option<CooldownEnd>> = (0..7).map(|l| end(FailureKind::RateLimited, l, None)).collect();
+        let want: Vec<Option<CooldownEnd>> =
+            [30, 60, 120, 240, 480, 600, 600].into_iter().map(|s| Some(CooldownEnd::At(NOW + s * 1_000))).collect();
+        assert_eq!(got, want, "rate-limit backoff is 30 s doubling, capped at 10 min");
         assert_eq!(
             end(FailureKind::RateLimited, 200, None),
             Some(CooldownEnd::At(NOW + 600_000)),
@@ -149,21 +134,13 @@ mod tests {
             FailureKind::PermissionAmbiguous,
             FailureKind::Unknown,
         ] {
-            assert_eq!(
-                end(k, 0, None),
-                None,
-                "{k} must not open a credential circuit"
-            );
+            assert_eq!(end(k, 0, None), None, "{k} must not open a credential circuit");
         }
     }
 
     #[test]
     fn unix_ms_handles_both_sides_of_the_epoch() {
-        assert_eq!(
-            unix_ms(UNIX_EPOCH + Duration::from_millis(1_234)),
-            1_234,
-            "after"
-        );
+        assert_eq!(unix_ms(UNIX_EPOCH + Duration::from_millis(1_234)), 1_234, "after");
         assert_eq!(unix_ms(UNIX_EPOCH - Duration::from_millis(5)), -5, "before");
     }
 }

@@ -175,10 +175,7 @@ pub fn exclusion_of(
     }
     let h = health();
     match h.credential {
-        CircuitHealth::Open {
-            kind: FailureKind::AuthInvalid,
-            ..
-        } => return Some(Exclusion::AuthInvalid),
+        CircuitHealth::Open { kind: FailureKind::AuthInvalid, .. } => return Some(Exclusion::AuthInvalid),
         CircuitHealth::Open { .. } => return Some(Exclusion::CircuitOpen),
         CircuitHealth::Closed | CircuitHealth::HalfOpen { .. } => {}
     }

@@ -54,10 +54,7 @@ impl FailureKind {
 
     /// Transient provider trouble that may be retried once on the same profile.
     pub fn is_transient(self) -> bool {
-        matches!(
-            self,
-            FailureKind::Overloaded | FailureKind::ServerError | FailureKind::Network
-        )
+        matches!(self, FailureKind::Overloaded | FailureKind::ServerError | FailureKind::Network)
     }
 }
 
@@ -94,13 +91,8 @@ pub enum Scope {
 }
 
 impl Scope {
-    pub const ALL: [Scope; 5] = [
-        Scope::Credential,
-        Scope::CredentialModel,
-        Scope::Provider,
-        Scope::Request,
-        Scope::Ambiguous,
-    ];
+    pub const ALL: [Scope; 5] =
+        [Scope::Credential, Scope::CredentialModel, Scope::Provider, Scope::Request, Scope::Ambiguous];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -145,11 +137,7 @@ pub struct Failure {
 
 impl Failure {
     pub fn new(kind: FailureKind, scope: Scope) -> Self {
-        Failure {
-            kind,
-            scope,
-            retry_at_ms: None,
-        }
+        Failure { kind, scope, retry_at_ms: None }
     }
 
     pub fn with_retry_at(mut self, retry_at_ms: Option<i64>) -> Self {
@@ -170,43 +158,21 @@ mod tests {
     #[test]
     fn names_round_trip_and_match_serde() {
         for k in FailureKind::ALL {
-            assert_eq!(
-                k.as_str().parse::<FailureKind>().ok(),
-                Some(k),
-                "as_str parses back"
-            );
+            assert_eq!(k.as_str().parse::<FailureKind>().ok(), Some(k), "as_str parses back");
             let json = serde_json::to_string(&k).unwrap_or_default();
-            assert_eq!(
-                json,
-                format!("\"{}\"", k.as_str()),
-                "serde uses the same snake_case name"
-            );
+            assert_eq!(json, format!("\"{}\"", k.as_str()), "serde uses the same snake_case name");
         }
         for s in Scope::ALL {
-            assert_eq!(
-                s.as_str().parse::<Scope>().ok(),
-                Some(s),
-                "as_str parses back"
-            );
+            assert_eq!(s.as_str().parse::<Scope>().ok(), Some(s), "as_str parses back");
             let json = serde_json::to_string(&s).unwrap_or_default();
-            assert_eq!(
-                json,
-                format!("\"{}\"", s.as_str()),
-                "serde uses the same snake_case name"
-            );
+            assert_eq!(json, format!("\"{}\"", s.as_str()), "serde uses the same snake_case name");
         }
-        assert!(
-            "throttled".parse::<FailureKind>().is_err(),
-            "unknown names are rejected"
-        );
+        assert!("throttled".parse::<FailureKind>().is_err(), "unknown names are rejected");
     }
 
     #[test]
     fn only_credential_scopes_fail_over() {
-        let movers: Vec<Scope> = Scope::ALL
-            .into_iter()
-            .filter(|s| s.allows_failover())
-            .collect();
+        let movers: Vec<Scope> = Scope::ALL.into_iter().filter(|s| s.allows_failover()).collect();
         assert_eq!(
             movers,
             vec![Scope::Credential, Scope::CredentialModel],

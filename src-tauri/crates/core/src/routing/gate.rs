@@ -36,16 +36,8 @@ impl GateReport {
             out.push("the connection has no enabled model".to_string());
         }
         for m in self.models.iter().filter(|m| m.eligible.is_empty()) {
-            let why: Vec<String> = m
-                .excluded
-                .iter()
-                .map(|e| format!("{}: {}", e.profile, e.reason))
-                .collect();
-            out.push(format!(
-                "model {} has no eligible profile ({})",
-                m.model,
-                why.join(", ")
-            ));
+            let why: Vec<String> = m.excluded.iter().map(|e| format!("{}: {}", e.profile, e.reason)).collect();
+            out.push(format!("model {} has no eligible profile ({})", m.model, why.join(", ")));
         }
         if !self.models.is_empty() && self.models.iter().all(|m| m.eligible.len() < 2) {
             out.push("no model has two eligible profiles".to_string());
@@ -69,26 +61,16 @@ pub fn evaluate_gates<C: CircuitLookup + ?Sized>(
             e.evaluate(profiles, model, criteria, circuits);
             ModelGate {
                 model: model.clone(),
-                eligible: e
-                    .eligible()
-                    .iter()
-                    .map(|&i| profiles[i].id.clone())
-                    .collect(),
+                eligible: e.eligible().iter().map(|&i| profiles[i].id.clone()).collect(),
                 excluded: e
                     .excluded()
                     .iter()
-                    .map(|&(i, reason)| ExcludedProfile {
-                        profile: profiles[i].id.clone(),
-                        reason,
-                    })
+                    .map(|&(i, reason)| ExcludedProfile { profile: profiles[i].id.clone(), reason })
                     .collect(),
             }
         })
         .collect();
     let every_model_served = lines.iter().all(|m| !m.eligible.is_empty());
     let some_model_pooled = lines.iter().any(|m| m.eligible.len() >= 2);
-    GateReport {
-        ok: every_model_served && some_model_pooled,
-        models: lines,
-    }
+    GateReport { ok: every_model_served && some_model_pooled, models: lines }
 }

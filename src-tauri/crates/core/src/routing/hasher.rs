@@ -63,16 +63,7 @@ mod tests {
 
     #[test]
     fn distinct_short_keys_hash_apart() {
-        let keys = [
-            "",
-            "a",
-            "b",
-            "ab",
-            "ba",
-            "model-01",
-            "model-10",
-            "p_0000000000000001",
-        ];
+        let keys = ["", "a", "b", "ab", "ba", "model-01", "model-10", "p_0000000000000001"];
         let hashes: std::collections::BTreeSet<u64> = keys.iter().map(|k| hash(k)).collect();
         assert_eq!(hashes.len(), keys.len(), "no collisions among typical keys");
         let mut m: FastMap<String, u32> = FastMap::default();

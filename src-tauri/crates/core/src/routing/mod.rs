@@ -29,18 +29,13 @@ pub mod swrr;
 pub use binding::{Binding, RebindError, TurnBindings, BINDING_IDLE_TTL};
 pub use board::{BoardView, CircuitBoard, ResetCause};
 pub use circuit::{
-    CircuitHealth, CircuitLookup, CircuitSnapshot, HealthEntry, HealthState, NoCircuits,
-    PersistedState, ProfileHealth,
+    CircuitHealth, CircuitLookup, CircuitSnapshot, HealthEntry, HealthState, NoCircuits, PersistedState, ProfileHealth,
 };
 pub use cooldown::{unix_ms, CooldownEnd, CooldownPolicy};
-pub use eligibility::{
-    evaluate, Criteria, Eligibility, EvidenceView, Exclusion, ModelSet, ProfileView,
-};
+pub use eligibility::{evaluate, Criteria, Eligibility, EvidenceView, Exclusion, ModelSet, ProfileView};
 pub use failure::{Failure, FailureKind, Scope};
 pub use gate::{evaluate_gates, ExcludedProfile, GateReport, ModelGate};
-pub use planner::{
-    attempt_limit, plan_next, GiveUp, Outcome, Plan, PlanInput, DEFAULT_MAX_ATTEMPTS,
-};
+pub use planner::{attempt_limit, plan_next, GiveUp, Outcome, Plan, PlanInput, DEFAULT_MAX_ATTEMPTS};
 pub use probe::{Admission, ProbeLease};
 pub use selection::{select_for_turn, Selection, SelectionReason, Strategy};
 pub use swrr::{select_priority, Candidate, Swrr, SwrrTable};

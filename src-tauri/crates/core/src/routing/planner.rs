@@ -62,9 +62,7 @@ pub enum Plan {
 
 /// The attempt bound of a request: `min(max_attempts, eligible_count + 1)`, at least 1.
 pub fn attempt_limit(max_attempts: u32, eligible_count: usize) -> u32 {
-    let by_eligible = u32::try_from(eligible_count)
-        .unwrap_or(u32::MAX)
-        .saturating_add(1);
+    let by_eligible = u32::try_from(eligible_count).unwrap_or(u32::MAX).saturating_add(1);
     max_attempts.min(by_eligible).max(1)
 }
 
@@ -92,21 +90,14 @@ pub fn plan_next(input: &PlanInput<'_>) -> Plan {
     if failure.scope == Scope::Provider && kind.is_transient() && input.same_retries == 0 {
         return Plan::RetrySame;
     }
-    Plan::GiveUp(GiveUp::NotRetryable {
-        kind,
-        scope: failure.scope,
-    })
+    Plan::GiveUp(GiveUp::NotRetryable { kind, scope: failure.scope })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn input(
-        outcome: Outcome,
-        attempts: u32,
-        alternatives: &'static [&'static str],
-    ) -> PlanInput<'static> {
+    fn input(outcome: Outcome, attempts: u32, alternatives: &'static [&'static str]) -> PlanInput<'static> {
         PlanInput {
             outcome,
             committed: false,
@@ -139,19 +130,12 @@ mod tests {
     #[test]
     fn transient_provider_failures_retry_the_same_profile_once() {
         let mut i = input(fail(FailureKind::Overloaded, Scope::Provider), 1, &["b"]);
-        assert_eq!(
-            plan_next(&i),
-            Plan::RetrySame,
-            "an overload may be retried once"
-        );
+        assert_eq!(plan_next(&i), Plan::RetrySame, "an overload may be retried once");
         i.same_retries = 1;
         i.attempts = 2;
         assert_eq!(
             plan_next(&i),
-            Plan::GiveUp(GiveUp::NotRetryable {
-                kind: FailureKind::Overloaded,
-                scope: Scope::Provider
-            }),
+            Plan::GiveUp(GiveUp::NotRetryable { kind: FailureKind::Overloaded, scope: Scope::Provider }),
             "never a second same-profile retry"
         );
         let bad = input(fail(FailureKind::BadRequest, Scope::Request), 1, &["b"]);
@@ -163,19 +147,13 @@ mod tests {
 
     #[test]
     fn attempts_are_bounded_by_max_and_eligible_count() {
-        assert_eq!(
-            attempt_limit(3, 1),
-            2,
-            "one eligible profile: the attempt plus one retry"
-        );
+        assert_eq!(attempt_limit(3, 1), 2, "one eligible profile: the attempt plus one retry");
         assert_eq!(attempt_limit(3, 8), 3, "max_attempts caps large pools");
         assert_eq!(attempt_limit(0, 0), 1, "the first attempt always happens");
         let i = input(fail(FailureKind::RateLimited, Scope::Credential), 3, &["c"]);
         assert_eq!(
             plan_next(&i),
-            Plan::GiveUp(GiveUp::AttemptsExhausted {
-                kind: FailureKind::RateLimited
-            }),
+            Plan::GiveUp(GiveUp::AttemptsExhausted { kind: FailureKind::RateLimited }),
             "a third failed attempt ends the request even with alternatives left"
         );
     }

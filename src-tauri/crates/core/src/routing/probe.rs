@@ -40,14 +40,11 @@ impl CircuitBoard {
         if let Some(CircuitHealth::Open { .. }) = per_model {
             return Admission::Blocked(Exclusion::ModelCircuitOpen);
         }
-        let claimed = |h: Option<CircuitHealth>| {
-            matches!(h, Some(CircuitHealth::HalfOpen { claimed: true, .. }))
-        };
+        let claimed = |h: Option<CircuitHealth>| matches!(h, Some(CircuitHealth::HalfOpen { claimed: true, .. }));
         if claimed(cred) || claimed(per_model) {
             return Admission::Blocked(Exclusion::ProbeInFlight);
         }
-        let half_open =
-            |h: Option<CircuitHealth>| matches!(h, Some(CircuitHealth::HalfOpen { .. }));
+        let half_open = |h: Option<CircuitHealth>| matches!(h, Some(CircuitHealth::HalfOpen { .. }));
         let mut claim = |slot: Option<&str>| {
             let id = self.next_claim_id();
             pc.slot(slot).map(|c| {
@@ -56,11 +53,7 @@ impl CircuitBoard {
             })
         };
         let credential_claim = if half_open(cred) { claim(None) } else { None };
-        let model_claim = if half_open(per_model) {
-            claim(Some(model))
-        } else {
-            None
-        };
+        let model_claim = if half_open(per_model) { claim(Some(model)) } else { None };
         drop(map);
         if credential_claim.is_none() && model_claim.is_none() {
             return Admission::Closed;
@@ -132,40 +125,21 @@ impl ProbeLease {
         let mut map = self.board.lock();
         let mut handled = false;
         for (slot, claim) in self.claims() {
-            let ours = map
-                .get(&self.profile)
-                .and_then(|pc| pc.get(slot))
-                .is_some_and(|c| c.claim == Some(claim));
+            let ours = map.get(&self.profile).and_then(|pc| pc.get(slot)).is_some_and(|c| c.claim == Some(claim));
             if !ours {
                 continue;
             }
             if target == Some(slot) {
                 handled = true;
                 let policy = *self.board.policy();
-                out.extend(apply_failure(
-                    &mut map,
-                    &policy,
-                    &self.profile,
-                    slot,
-                    failure,
-                    true,
-                    now_ms,
-                ));
+                out.extend(apply_failure(&mut map, &policy, &self.profile, slot, failure, true, now_ms));
             } else if let Some(c) = map.get_mut(&self.profile).and_then(|pc| pc.slot(slot)) {
                 c.claim = None;
             }
         }
         if let (Some(slot), false) = (target, handled) {
             let policy = *self.board.policy();
-            out.extend(apply_failure(
-                &mut map,
-                &policy,
-                &self.profile,
-                slot,
-                failure,
-                false,
-                now_ms,
-            ));
+            out.extend(apply_failure(&mut map, &policy, &self.profile, slot, failure, false, now_ms));
         }
         out
     }

@@ -65,10 +65,7 @@ impl FromStr for SelectionReason {
             "probe" => Ok(SelectionReason::Probe),
             other => match other.strip_prefix("failover:") {
                 Some(kind) => Ok(SelectionReason::Failover(kind.parse()?)),
-                None => Err(InvalidInput::new(
-                    "reason",
-                    format!("unknown selection reason '{other}'"),
-                )),
+                None => Err(InvalidInput::new("reason", format!("unknown selection reason '{other}'"))),
             },
         }
     }
@@ -106,23 +103,14 @@ pub fn select_for_turn<C: Candidate>(
     swrr: &mut Swrr,
 ) -> Option<Selection> {
     if let Some(bound) = bound {
-        let sticky = eligible
-            .iter()
-            .copied()
-            .find(|&i| candidates.get(i).is_some_and(|c| c.id() == bound));
+        let sticky = eligible.iter().copied().find(|&i| candidates.get(i).is_some_and(|c| c.id() == bound));
         if let Some(index) = sticky {
-            return Some(Selection {
-                index,
-                reason: SelectionReason::Sticky,
-            });
+            return Some(Selection { index, reason: SelectionReason::Sticky });
         }
     }
     let (index, reason) = match strategy {
         Strategy::Balanced => (swrr.select(candidates, eligible)?, SelectionReason::Swrr),
-        Strategy::Priority => (
-            select_priority(candidates, eligible)?,
-            SelectionReason::Priority,
-        ),
+        Strategy::Priority => (select_priority(candidates, eligible)?, SelectionReason::Priority),
     };
     Some(Selection { index, reason })
 }
@@ -144,14 +132,7 @@ mod tests {
         let names: Vec<String> = all.iter().map(ToString::to_string).collect();
         assert_eq!(
             names,
-            [
-                "legacy_primary",
-                "sticky",
-                "swrr",
-                "priority",
-                "failover:rate_limited",
-                "probe"
-            ],
+            ["legacy_primary", "sticky", "swrr", "priority", "failover:rate_limited", "probe"],
             "attempt records carry these exact reason strings"
         );
         for r in all {
@@ -159,9 +140,6 @@ mod tests {
             let back: Option<SelectionReason> = serde_json::from_str(&json).ok();
             assert_eq!(back, Some(r), "serde round-trips {r}");
         }
-        assert!(
-            "failover:teapot".parse::<SelectionReason>().is_err(),
-            "kinds are checked"
-        );
+        assert!("failover:teapot".parse::<SelectionReason>().is_err(), "kinds are checked");
     }
 }

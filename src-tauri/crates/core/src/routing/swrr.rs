@@ -29,9 +29,7 @@ impl Candidate for ProfileView {
 
 /// `Less` when `a` wins a tie against `b`: lower priority number, then smaller id.
 fn tie_order<C: Candidate>(a: &C, b: &C) -> Ordering {
-    a.priority()
-        .cmp(&b.priority())
-        .then_with(|| a.id().cmp(b.id()))
+    a.priority().cmp(&b.priority()).then_with(|| a.id().cmp(b.id()))
 }
 
 /// The preferred profile in priority mode: lowest priority number, then smallest id.
@@ -82,8 +80,7 @@ impl Swrr {
                 None => Some((pos, i)),
                 Some((bp, bi)) => {
                     let bc = self.entries.get(bp).map_or(i64::MIN, |b| b.current);
-                    let wins = current > bc
-                        || (current == bc && tie_order(c, &candidates[bi]) == Ordering::Less);
+                    let wins = current > bc || (current == bc && tie_order(c, &candidates[bi]) == Ordering::Less);
                     Some(if wins { (pos, i) } else { (bp, bi) })
                 }
             };
@@ -120,11 +117,7 @@ impl Swrr {
             .filter_map(|&i| candidates.get(i))
             .map(|c| Entry {
                 id: c.id().to_string(),
-                current: self
-                    .entries
-                    .iter()
-                    .find(|e| e.id == c.id())
-                    .map_or(0, |e| e.current),
+                current: self.entries.iter().find(|e| e.id == c.id()).map_or(0, |e| e.current),
             })
             .collect();
         self.entries = next;
@@ -141,25 +134,13 @@ pub struct SwrrTable {
 impl SwrrTable {
     /// Runs `f` on the SWRR state of (connection, model), e.g.
     /// `table.with_state(conn, model, |s| select_for_turn(strategy, bound, ps, eligible, s))`.
-    pub fn with_state<R>(
-        &mut self,
-        connection: &str,
-        model: &str,
-        f: impl FnOnce(&mut Swrr) -> R,
-    ) -> R {
-        if let Some(s) = self
-            .states
-            .get_mut(connection)
-            .and_then(|m| m.get_mut(model))
-        {
+    pub fn with_state<R>(&mut self, connection: &str, model: &str, f: impl FnOnce(&mut Swrr) -> R) -> R {
+        if let Some(s) = self.states.get_mut(connection).and_then(|m| m.get_mut(model)) {
             return f(s);
         }
         let mut s = Swrr::default();
         let out = f(&mut s);
-        self.states
-            .entry(connection.to_string())
-            .or_default()
-            .insert(model.to_string(), s);
+        self.states.entry(connection.to_string()).or_default().insert(model.to_string(), s);
         out
     }
 
@@ -205,19 +186,9 @@ mod tests {
     fn nginx_sequence_for_5_1_1() {
         let cs = [C("a", 5, 0), C("b", 1, 0), C("c", 1, 0)];
         let mut s = Swrr::default();
-        let got: Vec<&str> = (0..7)
-            .filter_map(|_| s.select(&cs, &[0, 1, 2]))
-            .map(|i| cs[i].0)
-            .collect();
-        assert_eq!(
-            got,
-            ["a", "a", "b", "a", "c", "a", "a"],
-            "the smooth interleaving nginx documents for 5:1:1"
-        );
-        assert!(
-            s.current_weights().all(|(_, w)| w == 0),
-            "after one full cycle every current weight is back to 0"
-        );
+        let got: Vec<&str> = (0..7).filter_map(|_| s.select(&cs, &[0, 1, 2])).map(|i| cs[i].0).collect();
+        assert_eq!(got, ["a", "a", "b", "a", "c", "a", "a"], "the smooth interleaving nginx documents for 5:1:1");
+        assert!(s.current_weights().all(|(_, w)| w == 0), "after one full cycle every current weight is back to 0");
     }
 
     #[test]
@@ -225,21 +196,9 @@ mod tests {
         let cs = [C("b", 1, 1), C("c", 1, 0), C("a", 1, 1)];
         let mut s = Swrr::default();
         let first = s.select(&cs, &[0, 1, 2]).map(|i| cs[i].0);
-        assert_eq!(
-            first,
-            Some("c"),
-            "equal weights: priority 0 beats priority 1"
-        );
+        assert_eq!(first, Some("c"), "equal weights: priority 0 beats priority 1");
         let second = s.select(&cs, &[0, 1, 2]).map(|i| cs[i].0);
-        assert_eq!(
-            second,
-            Some("a"),
-            "equal weight and priority: smaller id first"
-        );
-        assert_eq!(
-            select_priority(&cs, &[0, 2]).map(|i| cs[i].0),
-            Some("a"),
-            "priority mode"
-        );
+        assert_eq!(second, Some("a"), "equal weight and priority: smaller id first");
+        assert_eq!(select_priority(&cs, &[0, 2]).map(|i| cs[i].0), Some("a"), "priority mode");
     }
 }

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use switchyard_core::routing::{
-    plan_next, select_for_turn, Admission, Eligibility, Exclusion, Failure, FailureKind, Outcome,
-    Plan, PlanInput, ProbeLease, SelectionReason, DEFAULT_MAX_ATTEMPTS,
+    plan_next, select_for_turn, Admission, Eligibility, Exclusion, Failure, FailureKind, Outcome, Plan, PlanInput,
+    ProbeLease, SelectionReason, DEFAULT_MAX_ATTEMPTS,
 };
 use switchyard_store::attempts::AttemptRow;
 use switchyard_vault::Secret;
@@ -90,17 +90,9 @@ pub struct AttemptReport {
 
 impl Router {
     /// Starts the routing of one request to `slug` for `model` in turn `turn`.
-    pub async fn start_turn(
-        &self,
-        slug: &str,
-        model: Option<&str>,
-        turn: String,
-    ) -> Result<TurnRun, EngineError> {
+    pub async fn start_turn(&self, slug: &str, model: Option<&str>, turn: String) -> Result<TurnRun, EngineError> {
         let snapshot = self.snapshot(slug).await?;
-        let committed = self
-            .bindings_lock()
-            .peek(&turn, Instant::now())
-            .is_some_and(|b| b.committed);
+        let committed = self.bindings_lock().peek(&turn, Instant::now()).is_some_and(|b| b.committed);
         let mut run = TurnRun {
             snapshot,
             model: model.map(str::to_string),
@@ -112,11 +104,7 @@ impl Router {
             pending: Pending::First,
             committed,
         };
-        run.eligible_at_start = if run.is_legacy() {
-            1
-        } else {
-            self.eligible(&run).len()
-        };
+        run.eligible_at_start = if run.is_legacy() { 1 } else { self.eligible(&run).len() };
         Ok(run)
     }
 
@@ -132,11 +120,7 @@ impl Router {
             let snap = run.snapshot.clone();
             let profile = &snap.profiles[index];
             let model = run.model.as_deref().unwrap_or("");
-            let lease = match self
-                .engine
-                .board
-                .admit(&profile.id, model, self.engine.now_ms())
-            {
+            let lease = match self.engine.board.admit(&profile.id, model, self.engine.now_ms()) {
                 Admission::Closed => None,
                 Admission::Probe(lease) => {
                     reason = SelectionReason::Probe;
@@ -188,12 +172,7 @@ impl Router {
     }
 
     /// The attempt failed with a classified failure: update its circuits and plan the next step.
-    pub async fn attempt_failed(
-        &self,
-        run: &mut TurnRun,
-        attempt: &mut Attempt,
-        failure: Failure,
-    ) -> Plan {
+    pub async fn attempt_failed(&self, run: &mut TurnRun, attempt: &mut Attempt, failure: Failure) -> Plan {
         let model = run.model.clone().unwrap_or_default();
         match attempt.lease.take() {
             Some(lease) => {
@@ -202,10 +181,7 @@ impl Router {
                 }
             }
             None => {
-                let _ = self
-                    .engine
-                    .record_failure(&attempt.profile_id, &model, &failure)
-                    .await;
+                let _ = self.engine.record_failure(&attempt.profile_id, &model, &failure).await;
             }
         }
         if run.is_legacy() {
@@ -214,11 +190,8 @@ impl Router {
                 scope: failure.scope,
             });
         }
-        let alternatives: Vec<String> = self
-            .eligible(run)
-            .into_iter()
-            .map(|i| run.snapshot.profiles[i].id.clone())
-            .collect();
+        let alternatives: Vec<String> =
+            self.eligible(run).into_iter().map(|i| run.snapshot.profiles[i].id.clone()).collect();
         let alternatives: Vec<&str> = alternatives.iter().map(String::as_str).collect();
         let plan = plan_next(&PlanInput {
             outcome: Outcome::Failure(failure),
@@ -230,9 +203,7 @@ impl Router {
             alternatives: &alternatives,
         });
         match &plan {
-            Plan::FailoverTo(_, SelectionReason::Failover(kind)) => {
-                run.pending = Pending::Failover(*kind)
-            }
+            Plan::FailoverTo(_, SelectionReason::Failover(kind)) => run.pending = Pending::Failover(*kind),
             Plan::FailoverTo(_, _) => run.pending = Pending::Failover(failure.kind),
             Plan::RetrySame => {
                 run.same_retries += 1;
@@ -284,9 +255,7 @@ impl Router {
             return Ok(unavailable("the connection has no primary profile"));
         };
         let Some(secret) = self.secrets.get(&self.engine, &snap.rows[index]).await? else {
-            return Ok(unavailable(
-                "the primary profile has no secret in the keychain",
-            ));
+            return Ok(unavailable("the primary profile has no secret in the keychain"));
         };
         run.attempts = 1;
         Ok(NextAttempt::Go(Attempt {
@@ -305,34 +274,21 @@ impl Router {
         let now_ms = self.engine.now_ms();
         let mut e = Eligibility::default();
         let view = self.engine.board.view();
-        e.evaluate(
-            &run.snapshot.profiles,
-            model,
-            &run.snapshot.criteria(now_ms),
-            &view,
-        );
+        e.evaluate(&run.snapshot.profiles, model, &run.snapshot.criteria(now_ms), &view);
         e
     }
 
     /// Eligible profiles for the run's model, minus those already tried in this request.
     fn eligible(&self, run: &TurnRun) -> Vec<usize> {
         let e = self.evaluate(run);
-        e.eligible()
-            .iter()
-            .copied()
-            .filter(|&i| !run.tried.contains(&run.snapshot.profiles[i].id))
-            .collect()
+        e.eligible().iter().copied().filter(|&i| !run.tried.contains(&run.snapshot.profiles[i].id)).collect()
     }
 
     fn choose(&self, run: &TurnRun) -> Option<(usize, SelectionReason)> {
         let snap = &run.snapshot;
         let strategy = snap.strategy?;
         if let Pending::RetrySame(id, reason) = &run.pending {
-            return snap
-                .profiles
-                .iter()
-                .position(|p| &p.id == id)
-                .map(|i| (i, *reason));
+            return snap.profiles.iter().position(|p| &p.id == id).map(|i| (i, *reason));
         }
         let eligible = self.eligible(run);
         if eligible.is_empty() {
@@ -340,17 +296,12 @@ impl Router {
         }
         let model = run.model.as_deref().unwrap_or("");
         let bound = match run.pending {
-            Pending::First => self
-                .bindings_lock()
-                .get(&run.turn, Instant::now())
-                .map(|b| b.profile_id.clone()),
+            Pending::First => self.bindings_lock().get(&run.turn, Instant::now()).map(|b| b.profile_id.clone()),
             _ => None,
         };
-        let selection = self
-            .swrr_lock()
-            .with_state(&snap.connection_id, model, |s| {
-                select_for_turn(strategy, bound.as_deref(), &snap.profiles, &eligible, s)
-            })?;
+        let selection = self.swrr_lock().with_state(&snap.connection_id, model, |s| {
+            select_for_turn(strategy, bound.as_deref(), &snap.profiles, &eligible, s)
+        })?;
         let reason = match run.pending {
             Pending::Failover(kind) => SelectionReason::Failover(kind),
             _ => selection.reason,
@@ -364,12 +315,8 @@ impl Router {
         let model = run.model.as_deref().unwrap_or("");
         let now_ms = self.engine.now_ms();
         let e = self.evaluate(run);
-        let health = [
-            Exclusion::CircuitOpen,
-            Exclusion::ModelCircuitOpen,
-            Exclusion::AuthInvalid,
-            Exclusion::ProbeInFlight,
-        ];
+        let health =
+            [Exclusion::CircuitOpen, Exclusion::ModelCircuitOpen, Exclusion::AuthInvalid, Exclusion::ProbeInFlight];
         let mut soonest: Option<i64> = None;
         let mut all_cooling = true;
         let mut any = false;
@@ -378,14 +325,9 @@ impl Router {
                 continue;
             }
             any = true;
-            match self
-                .engine
-                .board
-                .blocking_cooldown(&run.snapshot.profiles[i].id, model, now_ms)
-            {
+            match self.engine.board.blocking_cooldown(&run.snapshot.profiles[i].id, model, now_ms) {
                 Some((kind, until)) => {
-                    all_cooling &=
-                        matches!(kind, FailureKind::RateLimited | FailureKind::QuotaExhausted);
+                    all_cooling &= matches!(kind, FailureKind::RateLimited | FailureKind::QuotaExhausted);
                     if let Some(u) = until {
                         soonest = Some(soonest.map_or(u, |s| s.min(u)));
                     }
@@ -393,20 +335,13 @@ impl Router {
                 None => all_cooling = false,
             }
         }
-        let retry_after_secs =
-            soonest.map(|u| u64::try_from((u - now_ms + 999) / 1000).unwrap_or(0).max(1));
+        let retry_after_secs = soonest.map(|u| u64::try_from((u - now_ms + 999) / 1000).unwrap_or(0).max(1));
         let status = if any && all_cooling { 429 } else { 503 };
         let message = format!(
             "no credential profile of '{}' can serve model '{model}' now{}",
             run.snapshot.slug,
-            retry_after_secs
-                .map(|s| format!("; retry in {s} s"))
-                .unwrap_or_default()
+            retry_after_secs.map(|s| format!("; retry in {s} s")).unwrap_or_default()
         );
-        NextAttempt::Unavailable {
-            status,
-            retry_after_secs,
-            message,
-        }
+        NextAttempt::Unavailable { status, retry_after_secs, message }
     }
 }

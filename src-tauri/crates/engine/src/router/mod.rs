@@ -71,14 +71,10 @@ impl Router {
                 return Err(e);
             }
         };
-        if cached
-            .as_ref()
-            .is_some_and(|c| c.strategy != fresh.strategy)
-        {
+        if cached.as_ref().is_some_and(|c| c.strategy != fresh.strategy) {
             self.swrr_lock().forget_connection(&fresh.connection_id);
         }
-        self.lock_snapshots()
-            .insert(slug.to_string(), fresh.clone());
+        self.lock_snapshots().insert(slug.to_string(), fresh.clone());
         drop(guard);
         Ok(fresh)
     }
@@ -89,9 +85,7 @@ impl Router {
     }
 
     fn lock_snapshots(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Snapshot>>> {
-        self.snapshots
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.snapshots.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     pub(crate) fn swrr_lock(&self) -> std::sync::MutexGuard<'_, SwrrTable> {

@@ -25,11 +25,7 @@ pub struct SecretCache {
 
 impl SecretCache {
     /// The secret of `profile` at its current credential revision (`None`: not in the keychain).
-    pub(crate) async fn get(
-        &self,
-        engine: &Engine,
-        profile: &ProfileRow,
-    ) -> Result<Option<Arc<Secret>>, EngineError> {
+    pub(crate) async fn get(&self, engine: &Engine, profile: &ProfileRow) -> Result<Option<Arc<Secret>>, EngineError> {
         let Some(locator) = locator_of(profile) else {
             return Ok(None);
         };

@@ -39,11 +39,7 @@ pub struct Snapshot {
 
 impl Snapshot {
     pub fn criteria(&self, now_ms: i64) -> Criteria<'_> {
-        Criteria {
-            basis: &self.basis,
-            max_evidence_age_ms: self.max_age_ms,
-            now_ms,
-        }
+        Criteria { basis: &self.basis, max_evidence_age_ms: self.max_age_ms, now_ms }
     }
 
     /// The model name sent upstream: mapped only where the connection's mapping says so.
@@ -59,9 +55,9 @@ impl Snapshot {
             .iter()
             .filter(|p| p.enabled && p.credential_present)
             .filter_map(|p| {
-                p.evidence.as_ref().filter(|e| {
-                    switchyard_core::routing::eligibility::evidence_is_current(p, e, &criteria)
-                })
+                p.evidence
+                    .as_ref()
+                    .filter(|e| switchyard_core::routing::eligibility::evidence_is_current(p, e, &criteria))
             })
             .flat_map(|e| e.models.iter().map(str::to_string))
             .collect();
@@ -77,11 +73,7 @@ impl Snapshot {
 
 impl Engine {
     /// Loads the routing snapshot of `slug` (secret presence from `secrets`).
-    pub(crate) async fn load_snapshot(
-        &self,
-        slug: &str,
-        secrets: &SecretCache,
-    ) -> Result<Snapshot, EngineError> {
+    pub(crate) async fn load_snapshot(&self, slug: &str, secrets: &SecretCache) -> Result<Snapshot, EngineError> {
         let row = self.connection_by_slug(slug).await?;
         let ready = self.readiness_with(row, Some(secrets)).await?;
         let mode: RoutingMode = ready.connection.routing_mode.parse()?;

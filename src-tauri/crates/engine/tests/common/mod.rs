@@ -16,20 +16,11 @@ pub async fn open(dir: &Path) -> Result<Engine, EngineError> {
 /// Accounts stored in the real keychain under this install's service, via `secret-tool`.
 pub fn keychain_accounts(install_id: &str) -> Vec<String> {
     let service = format!("switchyard.{install_id}");
-    let out = Command::new("secret-tool")
-        .args(["search", "--all", "--unlock", "service", &service])
-        .output();
+    let out = Command::new("secret-tool").args(["search", "--all", "--unlock", "service", &service]).output();
     let Ok(out) = out else { return vec![] };
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut accounts: Vec<String> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("attribute.username = "))
-        .map(str::to_string)
-        .collect();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let mut accounts: Vec<String> =
+        text.lines().filter_map(|l| l.strip_prefix("attribute.username = ")).map(str::to_string).collect();
     accounts.sort();
     accounts
 }
@@ -46,11 +37,7 @@ pub fn legacy(slug: &str) -> NewConnection {
 }
 
 pub fn profile(label: &str, weight: i64) -> NewProfile {
-    NewProfile {
-        label: label.into(),
-        weight: Some(weight),
-        priority: None,
-    }
+    NewProfile { label: label.into(), weight: Some(weight), priority: None }
 }
 
 pub fn secret(s: &str) -> Secret {

@@ -70,9 +70,7 @@ pub async fn relay_with(
     };
     let mut keys = keys.into_iter();
     let first = keys.next().ok_or("at least one key")?;
-    engine
-        .connection_add(conn, Some(Secret::new(first.secret)))
-        .await?;
+    engine.connection_add(conn, Some(Secret::new(first.secret))).await?;
     engine
         .profile_edit(
             "c",
@@ -88,11 +86,7 @@ pub async fn relay_with(
         engine
             .profile_add(
                 "c",
-                NewProfile {
-                    label: k.label.into(),
-                    weight: Some(k.weight),
-                    priority: None,
-                },
+                NewProfile { label: k.label.into(), weight: Some(k.weight), priority: None },
                 Secret::new(k.secret),
             )
             .await?;
@@ -108,14 +102,9 @@ pub async fn relay_with(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
     let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(switchyard_relay::serve(
-        listener,
-        router.clone(),
-        token,
-        async move {
-            let _ = stopped.await;
-        },
-    ));
+    let task = tokio::spawn(switchyard_relay::serve(listener, router.clone(), token, async move {
+        let _ = stopped.await;
+    }));
     Ok(Relay {
         mock,
         engine,
@@ -147,27 +136,16 @@ impl Relay {
     }
 
     /// Sends a chat request with these messages (JSON values) and returns the response.
-    pub async fn chat(
-        &self,
-        model: &str,
-        messages: Vec<Value>,
-        stream: bool,
-    ) -> reqwest::Result<reqwest::Response> {
-        let body =
-            json!({"model": model, "max_tokens": 16, "messages": messages, "stream": stream});
+    pub async fn chat(&self, model: &str, messages: Vec<Value>, stream: bool) -> reqwest::Result<reqwest::Response> {
+        let body = json!({"model": model, "max_tokens": 16, "messages": messages, "stream": stream});
         self.post(body).await
     }
 
     pub async fn post(&self, body: Value) -> reqwest::Result<reqwest::Response> {
-        let req = self
-            .http
-            .post(format!("{}{}", self.base(), self.path()))
-            .json(&body);
+        let req = self.http.post(format!("{}{}", self.base(), self.path())).json(&body);
         let req = match self.protocol {
             "openai" => req.bearer_auth(&self.token),
-            _ => req
-                .header("x-api-key", &self.token)
-                .header("anthropic-version", "2023-06-01"),
+            _ => req.header("x-api-key", &self.token).header("anthropic-version", "2023-06-01"),
         };
         req.send().await
     }
@@ -210,9 +188,5 @@ pub fn user(text: &str) -> Value {
 }
 
 pub fn header(resp: &reqwest::Response, name: &str) -> String {
-    resp.headers()
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string()
+    resp.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_string()
 }
