@@ -31,6 +31,8 @@ struct Cell {
     p50: f64,
     p99: f64,
     ttfb_p50: f64,
+    /// Relay CPU time (user + system) per request, µs; 0 for the direct baseline.
+    relay_cpu_us: f64,
 }
 
 #[tokio::main]
@@ -38,10 +40,13 @@ async fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
     let mut bin_dir = PathBuf::from("target/release");
     let mut seconds = 3.0f64;
+    let mut quick = false;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--bin-dir" => bin_dir = PathBuf::from(args.next().context("--bin-dir DIR")?),
             "--seconds" => seconds = args.next().context("--seconds N")?.parse()?,
+            // Only concurrency 32 (for profiling iterations).
+            "--quick" => quick = true,
             other => bail!("unknown argument {other}"),
         }
     }
@@ -123,6 +128,7 @@ async fn main() -> Result<()> {
     relay_cmd.env("SWITCHYARD_DATA_DIR", &data).args(["relay", "serve", "--listen", "127.0.0.1:0"]);
     let (mut relay, relay_url) = spawn_announcing(&mut relay_cmd).await?;
     let relay_pid = relay.id().context("relay pid")?;
+    eprintln!("relay pid {relay_pid}, mock pid {}", mock.id().unwrap_or(0));
 
     let targets = [
         Target { name: "direct", url: format!("{mock_url}/v1/chat/completions"), auth: KEYS[0].to_string() },
@@ -137,7 +143,8 @@ async fn main() -> Result<()> {
     let mut rows = Vec::new();
     let mut rss_256_stream = 0u64;
     for stream in [false, true] {
-        for conc in [1usize, 32, 256] {
+        let concurrencies: &[usize] = if quick { &[32] } else { &[1, 32, 256] };
+        for &conc in concurrencies {
             let mut direct = Cell::default();
             for t in &targets {
                 let cell = run_cell(&client, t, stream, conc, seconds, relay_pid, &mut rss_256_stream).await?;
@@ -190,11 +197,22 @@ async fn run_cell(
             max
         })
     });
+    let cpu_before = proc_cpu_ticks(relay_pid);
     let (lat, ttfb, elapsed) = load(client, t, stream, conc, seconds).await?;
+    let cpu_ticks = proc_cpu_ticks(relay_pid).saturating_sub(cpu_before);
+    // Clock ticks are 1/100 s on Linux.
+    let relay_cpu_us =
+        if t.name == "direct" || lat.is_empty() { 0.0 } else { cpu_ticks as f64 * 10_000.0 / lat.len() as f64 };
     if let Some(s) = sampler {
         *rss = (*rss).max(s.await.unwrap_or(0));
     }
-    Ok(Cell { rps: lat.len() as f64 / elapsed, p50: pct(&lat, 0.50), p99: pct(&lat, 0.99), ttfb_p50: pct(&ttfb, 0.50) })
+    Ok(Cell {
+        rps: lat.len() as f64 / elapsed,
+        p50: pct(&lat, 0.50),
+        p99: pct(&lat, 0.99),
+        ttfb_p50: pct(&ttfb, 0.50),
+        relay_cpu_us,
+    })
 }
 
 /// Runs `conc` workers for `seconds`; returns per-request latencies and TTFBs (µs).
@@ -258,14 +276,24 @@ fn pct(sorted: &[u64], p: f64) -> f64 {
     sorted[i.min(sorted.len() - 1)] as f64
 }
 
+/// utime + stime of a process, in clock ticks.
+fn proc_cpu_ticks(pid: u32) -> u64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return 0 };
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    n(11) + n(12)
+}
+
 fn proc_kib(pid: u32, field: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status.lines().find(|l| l.starts_with(field))?.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn print_table(rows: &[(&str, bool, usize, Cell, Cell)], peak_kib: u64, rss_256_kib: u64) {
-    println!("| target | stream | conc | req/s | p50 µs | p99 µs | req/s vs direct | added p50 µs | added p99 µs | TTFB p50 µs | added TTFB µs |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| target | stream | conc | req/s | p50 µs | p99 µs | req/s vs direct | added p50 µs | added p99 µs | TTFB p50 µs | added TTFB µs | relay CPU µs/req |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, stream, conc, c, d) in rows {
         let vs = if d.rps > 0.0 { format!("{:.0} %", 100.0 * c.rps / d.rps) } else { "-".into() };
         let (ap50, ap99, attfb) = if *name == "direct" {
@@ -280,11 +308,12 @@ fn print_table(rows: &[(&str, bool, usize, Cell, Cell)], peak_kib: u64, rss_256_
         let ttfb = if *stream { format!("{:.0}", c.ttfb_p50) } else { "-".into() };
         let attfb = if *stream { attfb } else { "-".into() };
         println!(
-            "| {name} | {} | {conc} | {:.0} | {:.0} | {:.0} | {vs} | {ap50} | {ap99} | {ttfb} | {attfb} |",
+            "| {name} | {} | {conc} | {:.0} | {:.0} | {:.0} | {vs} | {ap50} | {ap99} | {ttfb} | {attfb} | {} |",
             if *stream { "yes" } else { "no" },
             c.rps,
             c.p50,
-            c.p99
+            c.p99,
+            if *name == "direct" { "-".to_string() } else { format!("{:.0}", c.relay_cpu_us) }
         );
     }
     println!();

@@ -17,6 +17,11 @@ use switchyard_engine::{default_data_dir, Engine, EngineError};
 
 use crate::args::{Cli, Command};
 
+/// The relay allocates per request (headers, bodies, JSON); mimalloc measured faster than
+/// the system allocator for it (see the relay benchmark).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();

@@ -116,6 +116,16 @@ pub fn event_role(protocol: Protocol, e: &RawEvent) -> EventRole {
     }
 }
 
+/// The role of an event after output started, when only errors and the clean end matter:
+/// like [`event_role`] but parses a chat-completions chunk only when it may be an error
+/// (the common content chunk costs a substring search, not a JSON parse).
+pub fn event_role_after_output(protocol: Protocol, e: &RawEvent) -> EventRole {
+    if protocol == Protocol::Openai && e.event.is_none() && e.data.trim() != "[DONE]" && !e.data.contains("\"error\"") {
+        return EventRole::Other;
+    }
+    event_role(protocol, e)
+}
+
 /// A chat-completions chunk: content when a delta carries text, a refusal or tool calls.
 fn openai_chunk_role(data: &str) -> EventRole {
     let Ok(v) = serde_json::from_str::<Value>(data) else {
@@ -194,6 +204,20 @@ mod tests {
         assert_eq!(event_role(Protocol::Openai, &tool), EventRole::Content, "a tool call is output");
         let err = ev(r#"{"error":{"type":"server_error"}}"#);
         assert_eq!(event_role(Protocol::Openai, &err), EventRole::Error, "an error chunk is an error");
+    }
+
+    #[test]
+    fn after_output_only_errors_and_the_end_are_told_apart() {
+        let ev = |d: &str| RawEvent { raw: vec![], event: None, data: d.to_string() };
+        let text = ev(r#"{"choices":[{"delta":{"content":"Hi"}}]}"#);
+        assert_eq!(
+            event_role_after_output(Protocol::Openai, &text),
+            EventRole::Other,
+            "content needs no parse after output"
+        );
+        let err = ev(r#"{"error":{"type":"server_error"}}"#);
+        assert_eq!(event_role_after_output(Protocol::Openai, &err), EventRole::Error, "errors are still seen");
+        assert_eq!(event_role_after_output(Protocol::Openai, &ev("[DONE]")), EventRole::Terminal, "and the end");
     }
 
     #[test]

@@ -30,6 +30,9 @@ pub fn usage_from_body(body: &[u8]) -> Usage {
 
 /// Usage carried by one stream event's data (any dialect).
 pub fn usage_from_event(data: &str) -> Usage {
+    if !data.contains("usage") {
+        return Usage::default();
+    }
     let Ok(v) = serde_json::from_str::<Value>(data) else {
         return Usage::default();
     };

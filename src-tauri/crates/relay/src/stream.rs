@@ -13,7 +13,7 @@ use futures_util::stream::{BoxStream, Stream};
 use switchyard_core::routing::Failure;
 use switchyard_core::Protocol;
 use switchyard_engine::{Attempt, AttemptReport, Router, TurnRun};
-use switchyard_providers::sse::{event_role, interrupted_event, EventRole, SseSplitter};
+use switchyard_providers::sse::{event_role_after_output, interrupted_event, EventRole, SseSplitter};
 use switchyard_providers::usage::{usage_from_body, usage_from_event, Usage};
 
 /// Largest JSON body copied aside to read usage from.
@@ -67,7 +67,7 @@ impl Tail {
         match &mut self.sniff {
             Sniff::Sse { splitter, protocol, .. } => {
                 for ev in splitter.push(chunk) {
-                    match event_role(*protocol, &ev) {
+                    match event_role_after_output(*protocol, &ev) {
                         EventRole::Terminal => self.clean_end = true,
                         EventRole::Error => {
                             let c = switchyard_providers::classify(

@@ -23,29 +23,34 @@ pub struct AttemptRow {
     pub output_tokens: Option<i64>,
 }
 
-/// Appends a batch in one statement per row (call inside a transaction for one fsync).
+/// Rows per INSERT statement (14 parameters each, well under SQLite's parameter limit).
+const ROWS_PER_STATEMENT: usize = 64;
+
+/// Appends a batch with multi-row INSERTs (call inside a transaction for one fsync). Each
+/// statement is one round trip to the SQLite worker thread, so rows are grouped.
 pub async fn insert_batch(conn: &mut SqliteConnection, rows: &[AttemptRow]) -> Result<(), StoreError> {
-    for r in rows {
-        sqlx::query(
+    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+        let mut q = sqlx::QueryBuilder::new(
             "INSERT INTO attempts (at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, \
-             scope, ttfb_ms, duration_ms, input_tokens, output_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(r.at_ms)
-        .bind(&r.connection_id)
-        .bind(&r.turn)
-        .bind(r.attempt)
-        .bind(&r.profile_id)
-        .bind(&r.reason)
-        .bind(&r.model)
-        .bind(r.status)
-        .bind(&r.failure_kind)
-        .bind(&r.scope)
-        .bind(r.ttfb_ms)
-        .bind(r.duration_ms)
-        .bind(r.input_tokens)
-        .bind(r.output_tokens)
-        .execute(&mut *conn)
-        .await?;
+             scope, ttfb_ms, duration_ms, input_tokens, output_tokens) ",
+        );
+        q.push_values(chunk, |mut b, r| {
+            b.push_bind(r.at_ms)
+                .push_bind(&r.connection_id)
+                .push_bind(&r.turn)
+                .push_bind(r.attempt)
+                .push_bind(&r.profile_id)
+                .push_bind(&r.reason)
+                .push_bind(&r.model)
+                .push_bind(r.status)
+                .push_bind(&r.failure_kind)
+                .push_bind(&r.scope)
+                .push_bind(r.ttfb_ms)
+                .push_bind(r.duration_ms)
+                .push_bind(r.input_tokens)
+                .push_bind(r.output_tokens);
+        });
+        q.build().execute(&mut *conn).await?;
     }
     Ok(())
 }

@@ -105,3 +105,40 @@ async fn deleting_a_connection_cascades_and_wal_is_on() -> Result<(), StoreError
     assert_eq!(profiles::by_id(&mut conn, "p1").await?, None, "profiles go with their connection");
     Ok(())
 }
+
+#[tokio::test]
+async fn attempt_batches_keep_every_row_in_order_and_prune_keeps_the_newest() -> Result<(), StoreError> {
+    use switchyard_store::attempts::{self, AttemptRow};
+    let (_dir, store) = seeded().await?;
+    let row = |i: i64| AttemptRow {
+        at_ms: i,
+        connection_id: "c1".into(),
+        turn: format!("t{i}"),
+        attempt: 1,
+        profile_id: "p1".into(),
+        reason: "swrr".into(),
+        model: Some("m".into()),
+        status: Some(200),
+        failure_kind: None,
+        scope: None,
+        ttfb_ms: Some(1),
+        duration_ms: Some(2),
+        input_tokens: Some(3),
+        output_tokens: Some(4),
+    };
+    let rows: Vec<AttemptRow> = (0..150).map(row).collect();
+    let mut tx = store.begin().await?;
+    attempts::insert_batch(&mut tx, &rows).await?;
+    tx.commit().await?;
+    let mut conn = store.acquire().await?;
+    let newest = attempts::for_connection(&mut conn, "c1", 1000).await?;
+    assert_eq!(newest.len(), 150, "a batch larger than one statement keeps every row");
+    assert_eq!(newest[0], row(149), "newest first, every column intact");
+    assert_eq!(attempts::prune(&mut conn, 100).await?, 50, "prune removes only the oldest beyond the cap");
+    assert_eq!(
+        attempts::for_connection(&mut conn, "c1", 1000).await?.last().map(|r| r.at_ms),
+        Some(50),
+        "the newest 100 stay"
+    );
+    Ok(())
+}
