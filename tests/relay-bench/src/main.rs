@@ -147,7 +147,9 @@ async fn main() -> Result<()> {
         for &conc in concurrencies {
             let mut direct = Cell::default();
             for t in &targets {
-                let cell = run_cell(&client, t, stream, conc, seconds, relay_pid, &mut rss_256_stream).await?;
+                let cell =
+                    run_cell(&client, t, Shape { stream, conc, seconds, rate: None }, relay_pid, &mut rss_256_stream)
+                        .await?;
                 if t.name == "direct" {
                     direct = cell.clone();
                 }
@@ -155,8 +157,27 @@ async fn main() -> Result<()> {
             }
         }
     }
+    // Paced at 500 req/s with 32 connections: the added latency of the hop itself, without
+    // the CPU saturation of the closed-loop rows (load generator, mock and relay share 2 cores).
+    let mut paced = Vec::new();
+    let mut ignored = 0u64;
+    for stream in [false, true] {
+        let mut direct = Cell::default();
+        for t in &targets {
+            let cell =
+                run_cell(&client, t, Shape { stream, conc: 32, seconds, rate: Some(500.0) }, relay_pid, &mut ignored)
+                    .await?;
+            if t.name == "direct" {
+                direct = cell.clone();
+            }
+            paced.push((t.name, stream, 32, cell, direct.clone()));
+        }
+    }
     let peak = proc_kib(relay_pid, "VmHWM:").unwrap_or(0);
+    println!("Closed loop (each connection sends as fast as answers come back):\n");
     print_table(&rows, peak, rss_256_stream);
+    println!("\nPaced at 500 req/s over 32 connections:\n");
+    print_table(&paced, peak, rss_256_stream);
     let _ = relay.start_kill();
     let _ = mock.start_kill();
     let _ = relay.wait().await;
@@ -175,17 +196,20 @@ async fn spawn_announcing(cmd: &mut Command) -> Result<(Child, String)> {
     Ok((child, url))
 }
 
-async fn run_cell(
-    client: &reqwest::Client,
-    t: &Target,
+/// How one cell loads its target.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
     stream: bool,
     conc: usize,
     seconds: f64,
-    relay_pid: u32,
-    rss: &mut u64,
-) -> Result<Cell> {
+    /// Requests per second over all connections; `None` = closed loop.
+    rate: Option<f64>,
+}
+
+async fn run_cell(client: &reqwest::Client, t: &Target, shape: Shape, relay_pid: u32, rss: &mut u64) -> Result<Cell> {
+    let Shape { stream, conc, seconds, rate } = shape;
     // Warm-up, then the measured window.
-    let _ = load(client, t, stream, conc, 0.5).await?;
+    let _ = load(client, t, stream, conc, 0.5, rate).await?;
     let sample = stream && conc == 256 && t.name != "direct";
     let sampler = sample.then(|| {
         tokio::spawn(async move {
@@ -198,7 +222,7 @@ async fn run_cell(
         })
     });
     let cpu_before = proc_cpu_ticks(relay_pid);
-    let (lat, ttfb, elapsed) = load(client, t, stream, conc, seconds).await?;
+    let (lat, ttfb, elapsed) = load(client, t, stream, conc, seconds, rate).await?;
     let cpu_ticks = proc_cpu_ticks(relay_pid).saturating_sub(cpu_before);
     // Clock ticks are 1/100 s on Linux.
     let relay_cpu_us =
@@ -222,6 +246,7 @@ async fn load(
     stream: bool,
     conc: usize,
     seconds: f64,
+    rate: Option<f64>,
 ) -> Result<(Vec<u64>, Vec<u64>, f64)> {
     let deadline = Instant::now() + Duration::from_secs_f64(seconds);
     let start = Instant::now();
@@ -234,7 +259,14 @@ async fn load(
             let mut lat = Vec::new();
             let mut ttfb = Vec::new();
             let mut n = 0u64;
+            // Paced (open loop): each worker sends at `rate / conc` per second, staggered.
+            let interval = rate.map(|r| Duration::from_secs_f64(conc as f64 / r));
+            let mut next = Instant::now() + interval.map_or(Duration::ZERO, |i| i.mul_f64(w as f64 / conc as f64));
             while Instant::now() < deadline {
+                if let Some(i) = interval {
+                    tokio::time::sleep_until(next.into()).await;
+                    next += i;
+                }
                 n += 1;
                 let body = json!({"model": "m1", "stream": stream, "messages": [{"role": "user", "content": format!("w{w} n{n}")}]});
                 let t0 = Instant::now();
