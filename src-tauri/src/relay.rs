@@ -191,6 +191,7 @@ impl RelayService {
             }
         }
         self.router.shutdown().await;
+        tracing::info!("relay stopped; attempt ledger flushed");
         let s = self.status();
         if s.state == "listening" || s.state == "starting" {
             self.set_status(RelayStatus { state: "stopped".into(), url: None, bound_port: None, error: None, ..s });
