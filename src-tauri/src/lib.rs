@@ -1,14 +1,21 @@
 //! The Switchyard desktop shell: opens the engine on the shared data dir
-//! (`SWITCHYARD_DATA_DIR` or the per-user default), registers the commands and shows the
-//! window. All behaviour lives in `switchyard-engine`.
+//! (`SWITCHYARD_DATA_DIR` or the per-user default), starts the relay, registers the commands
+//! and shows the window; on quit (window closed, SIGTERM, SIGINT) it stops the relay
+//! gracefully and flushes the attempt ledger. All behaviour lives in `switchyard-engine`.
 
 pub mod commands;
 pub mod events;
 pub mod inputs;
 pub mod ipc;
+pub mod relay;
+
+use std::sync::{Arc, Mutex, PoisonError};
 
 use switchyard_engine::{default_data_dir, Engine};
-use tauri::Manager;
+use tauri::{AppHandle, Manager, RunEvent, Runtime};
+
+use crate::events::emit_relay_status;
+use crate::relay::RelayService;
 
 /// The tauri-specta builder with every command and event for the runtime `$r`: the app uses
 /// Wry, tests Tauri's mock runtime. (A macro because `collect_commands!` cannot name a
@@ -34,8 +41,13 @@ macro_rules! specta_builder_for {
                 $crate::commands::routing::routing_activate,
                 $crate::commands::routing::routing_deactivate,
                 $crate::commands::routing::health_reset,
+                $crate::commands::activity::attempts,
+                $crate::commands::relay::relay_status,
+                $crate::commands::relay::relay_token,
+                $crate::commands::relay::relay_set_port,
+                $crate::commands::relay::relay_restart,
             ])
-            .events(tauri_specta::collect_events![$crate::events::VerifyProgress])
+            .events(tauri_specta::collect_events![$crate::events::VerifyProgress, $crate::events::RelayStatusChanged])
     };
 }
 
@@ -64,18 +76,92 @@ pub fn run() {
         .with_writer(std::io::stderr)
         .try_init();
     let builder = specta_builder();
-    let result = tauri::Builder::default()
+    let app = tauri::Builder::default()
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);
             let data_dir = default_data_dir();
-            let engine = tauri::async_runtime::block_on(Engine::open(&data_dir))?;
+            let engine = Arc::new(tauri::async_runtime::block_on(Engine::open(&data_dir))?);
+            let port = RelayService::port_from_env();
+            // The router spawns its ledger writer, so it is made inside the runtime.
+            let relay = Arc::new(tauri::async_runtime::block_on(async { RelayService::new(engine.clone(), port) }));
+            let handle = app.handle().clone();
+            relay.on_change(move |status| emit_relay_status(&handle, status));
             app.manage(engine);
+            app.manage(relay.clone());
+            app.manage(Stopping::default());
+            tauri::async_runtime::spawn(async move { relay.start().await });
+            exit_on_signal(app.handle().clone());
             Ok(())
         })
-        .run(tauri::generate_context!());
-    if let Err(e) = result {
-        tracing::error!(error = %e, "the desktop app stopped with an error");
-        std::process::exit(1);
+        .build(tauri::generate_context!());
+    let app = match app {
+        Ok(app) => app,
+        Err(e) => {
+            tracing::error!(error = %e, "the desktop app could not start");
+            std::process::exit(1);
+        }
+    };
+    let handle = app.handle().clone();
+    let code = app.run_return(|handle, event| {
+        if let RunEvent::ExitRequested { .. } = event {
+            begin_stop(handle);
+        }
+    });
+    finish_stop(&handle);
+    if code != 0 {
+        std::process::exit(code);
     }
+}
+
+/// The relay's graceful stop, begun by the first exit request.
+#[derive(Default)]
+struct Stopping(Mutex<Option<tauri::async_runtime::JoinHandle<()>>>);
+
+/// Stops accepting relay connections now; in-flight responses keep draining.
+fn begin_stop<R: Runtime>(handle: &AppHandle<R>) {
+    let (Some(relay), Some(stopping)) = (handle.try_state::<Arc<RelayService>>(), handle.try_state::<Stopping>())
+    else {
+        return;
+    };
+    let mut slot = stopping.0.lock().unwrap_or_else(PoisonError::into_inner);
+    if slot.is_none() {
+        let relay = relay.inner().clone();
+        *slot = Some(tauri::async_runtime::spawn(async move { relay.stop().await }));
+    }
+}
+
+/// After the event loop ended: waits for the relay to drain and the ledger to be flushed,
+/// then closes the database.
+fn finish_stop<R: Runtime>(handle: &AppHandle<R>) {
+    begin_stop(handle);
+    let task = handle.try_state::<Stopping>().and_then(|s| s.0.lock().unwrap_or_else(PoisonError::into_inner).take());
+    let engine = handle.try_state::<Arc<Engine>>().map(|e| e.inner().clone());
+    tauri::async_runtime::block_on(async move {
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+        if let Some(engine) = engine {
+            engine.close().await;
+        }
+    });
+}
+
+/// SIGTERM and SIGINT quit like closing the window (relay drained, ledger flushed).
+fn exit_on_signal<R: Runtime>(handle: AppHandle<R>) {
+    #[cfg(unix)]
+    tauri::async_runtime::spawn(async move {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {},
+            _ = int.recv() => {},
+        }
+        tracing::info!("signal received; quitting");
+        handle.exit(0);
+    });
+    #[cfg(not(unix))]
+    let _ = handle;
 }

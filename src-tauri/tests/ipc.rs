@@ -1,10 +1,12 @@
-//! The real commands through Tauri's IPC (mock runtime, memory vault, mock provider): a whole
-//! desktop journey with canary keys, where every command's answer and every event is checked
-//! for the canary, and errors cross as `{ code, message, gates }`.
+//! The real commands through Tauri's IPC (mock runtime, memory vault, mock provider, the
+//! app's relay on a free port): a whole desktop journey with canary keys, where every
+//! command's answer and every event is checked for the canary (and for the relay token,
+//! which only `relay_token` may answer with), and errors cross as `{ code, message, gates }`.
 
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
+use switchyard_desktop::relay::RelayService;
 use switchyard_engine::{Engine, SystemClock};
 use switchyard_mock_provider::{KeyScript, MockProvider};
 use switchyard_vault::MemoryVault;
@@ -20,6 +22,8 @@ struct Shell {
     _app: tauri::App<MockRuntime>,
     window: WebviewWindow<MockRuntime>,
     events: Arc<Mutex<Vec<String>>>,
+    relay_events: Arc<Mutex<Vec<String>>>,
+    relay: Arc<RelayService>,
     /// Every answer (ok or error) as JSON text, with the command name.
     answers: Vec<(String, String)>,
     _mock: MockProvider,
@@ -28,19 +32,31 @@ struct Shell {
 
 impl Shell {
     fn start() -> Result<Self, Box<dyn std::error::Error>> {
+        Self::start_on(0)
+    }
+
+    /// A shell whose relay asks for `port_override`; the relay starts like the app starts it.
+    fn start_on(port_override: u16) -> Result<Self, Box<dyn std::error::Error>> {
         let mock = tauri::async_runtime::block_on(MockProvider::start())?;
         for n in 1..=3 {
             mock.set_key(&format!("{CANARY}-{n}"), KeyScript::new(["m1", "m2"]));
         }
         let dir = tempfile::tempdir()?;
-        let engine = tauri::async_runtime::block_on(Engine::open_with(
+        let engine = Arc::new(tauri::async_runtime::block_on(Engine::open_with(
             dir.path(),
             Arc::new(MemoryVault::new()),
             Arc::new(SystemClock),
-        ))?;
+        ))?);
+        // Port 0: any free port, as `SWITCHYARD_RELAY_PORT=0` gives the app.
+        let relay =
+            Arc::new(tauri::async_runtime::block_on(async { RelayService::new(engine.clone(), Some(port_override)) }));
         let builder = switchyard_desktop::specta_builder_for!(MockRuntime);
         let handler = builder.invoke_handler();
-        let app = mock_builder().invoke_handler(handler).manage(engine).build(mock_context(noop_assets()))?;
+        let app = mock_builder()
+            .invoke_handler(handler)
+            .manage(engine)
+            .manage(relay.clone())
+            .build(mock_context(noop_assets()))?;
         // `setup` hooks run only when the event loop starts, which a mock app never does.
         builder.mount_events(&app);
         let events = Arc::new(Mutex::new(Vec::new()));
@@ -50,8 +66,18 @@ impl Shell {
                 v.push(e.payload().to_string());
             }
         });
+        let relay_events = Arc::new(Mutex::new(Vec::new()));
+        let sink = relay_events.clone();
+        app.listen_any("relay-status-changed", move |e| {
+            if let Ok(mut v) = sink.lock() {
+                v.push(e.payload().to_string());
+            }
+        });
+        let handle = app.handle().clone();
+        relay.on_change(move |status| switchyard_desktop::events::emit_relay_status(&handle, status));
+        tauri::async_runtime::block_on(relay.start());
         let window = tauri::WebviewWindowBuilder::new(&app, "main", Default::default()).build()?;
-        Ok(Shell { _app: app, window, events, answers: Vec::new(), _mock: mock, _dir: dir })
+        Ok(Shell { _app: app, window, events, relay_events, relay, answers: Vec::new(), _mock: mock, _dir: dir })
     }
 
     /// Invokes `cmd` as the window would; `Err` is the serialized `IpcError`.
@@ -96,6 +122,35 @@ impl Shell {
     }
 }
 
+impl Shell {
+    /// The ledger is written off the request path: polls `attempts` until `n` rows are there.
+    fn attempts_until(&mut self, n: usize) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
+        for _ in 0..100 {
+            let rows = self.ok("attempts", json!({ "slug": "main", "limit": 50 }))?;
+            let rows = rows.as_array().cloned().unwrap_or_default();
+            if rows.len() >= n {
+                return Ok(rows);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Err(format!("fewer than {n} attempts were recorded").into())
+    }
+}
+
+/// One chat completion through the relay (a fresh turn per `turn`); the HTTP status.
+fn post_chat(url: &str, token: &str, turn: u32) -> Result<u16, Box<dyn std::error::Error>> {
+    tauri::async_runtime::block_on(async {
+        let body = json!({ "model": "m1", "messages": [{ "role": "user", "content": format!("hello {turn}") }] });
+        let resp = reqwest::Client::new()
+            .post(format!("{url}/c/main/v1/chat/completions"))
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await?;
+        Ok(resp.status().as_u16())
+    })
+}
+
 fn connection(base: &str) -> Value {
     json!({ "slug": "main", "protocol": "openai", "base_url": format!("{base}/v1"),
             "models": ["m1", "m2"], "mappings": [], "headers": ["OpenAI-Organization: org-1"] })
@@ -129,6 +184,33 @@ fn a_desktop_journey_never_returns_or_emits_a_secret() -> TestResult {
     shell.ok("routing_activate", json!({ "slug": "main", "mode": "balanced" }))?;
     let backup = shell.profile_id("backup")?;
     let primary = shell.profile_id("primary")?;
+
+    // The relay the app started: traffic through it lands in the ledger `attempts` lists.
+    let status = shell.ok("relay_status", json!({}))?;
+    assert_eq!(status["state"], "listening", "the relay starts with the app: {status}");
+    assert_eq!(status["port_source"], "env", "the port override wins over the setting: {status}");
+    let url = status["url"].as_str().ok_or("no relay url")?.to_string();
+    let token = shell.ok("relay_token", json!({ "rotate": false }))?.as_str().ok_or("no token")?.to_string();
+    assert!(token.starts_with("sy_"), "the relay token is the relay's own credential");
+    for turn in 0..8 {
+        assert_eq!(post_chat(&url, &token, turn)?, 200, "a request with the relay token is served");
+    }
+    let rows = shell.attempts_until(8)?;
+    let ids: Vec<&str> = rows.iter().filter_map(|r| r["profile"].as_str()).collect();
+    assert!(ids.iter().all(|id| *id == primary || *id == backup), "rows carry stable profile ids: {ids:?}");
+    let to_backup = ids.iter().filter(|id| **id == backup).count();
+    assert_eq!(to_backup, 6, "balanced 1:3 over 8 fresh turns sends 6 to backup (weight 3): {ids:?}");
+
+    // Rotation restarts the relay: the old token is refused, only the new one is accepted.
+    let rotated = shell.ok("relay_token", json!({ "rotate": true }))?.as_str().ok_or("no token")?.to_string();
+    assert_ne!(rotated, token, "rotation gives a new token");
+    let status = shell.ok("relay_status", json!({}))?;
+    let url = status["url"].as_str().ok_or("no relay url after rotation")?.to_string();
+    assert_eq!(post_chat(&url, &token, 100)?, 401, "the old token is refused after rotation");
+    assert_eq!(post_chat(&url, &rotated, 101)?, 200, "the new token is accepted");
+    let refused = shell.err("relay_set_port", json!({ "port": 80 }))?;
+    assert_eq!(refused["code"], "invalid", "a privileged port is refused: {refused}");
+    let tokens = [token, rotated];
     let stale = shell.err(
         "profile_edit",
         json!({ "slug": "main", "profile": backup, "edit": { "label": null, "weight": 5, "priority": null, "enabled": null, "make_primary": false, "if_revision": 0 } }),
@@ -160,13 +242,43 @@ fn a_desktop_journey_never_returns_or_emits_a_secret() -> TestResult {
     let missing = shell.err("connection_show", json!({ "slug": "main" }))?;
     assert_eq!(missing["code"], "not_found", "{missing}");
 
-    let events = shell.events.lock().map(|e| e.clone()).unwrap_or_default();
+    let mut events = shell.events.lock().map(|e| e.clone()).unwrap_or_default();
+    let relay_events = shell.relay_events.lock().map(|e| e.clone()).unwrap_or_default();
+    assert!(relay_events.iter().any(|e| e.contains("listening")), "relay status changes are events: {relay_events:?}");
+    events.extend(relay_events);
     for (cmd, answer) in &shell.answers {
         assert!(!answer.contains("canary"), "{cmd} answered with a secret: {answer}");
+        if cmd != "relay_token" {
+            assert!(!tokens.iter().any(|t| answer.contains(t.as_str())), "{cmd} answered with the relay token");
+        }
     }
     for e in &events {
         assert!(!e.contains("canary"), "an event carried a secret: {e}");
+        assert!(!tokens.iter().any(|t| e.contains(t.as_str())), "an event carried the relay token: {e}");
     }
     assert!(shell.answers.len() >= 20, "the journey covered the commands");
+    Ok(())
+}
+
+#[test]
+fn a_taken_port_is_a_relay_error_not_a_crash_and_retry_starts_it_once_free() -> TestResult {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let port = taken.local_addr()?.port();
+    let mut shell = Shell::start_on(port)?;
+    let status = shell.ok("relay_status", json!({}))?;
+    assert_eq!(status["state"], "error", "a taken port is reported: {status}");
+    let why = status["error"].as_str().unwrap_or_default();
+    assert!(why.contains(&format!("port {port} is already in use")), "the error names the port: {why}");
+    assert_eq!(status["url"], Value::Null, "no URL while not listening");
+    let still = shell.ok("list_connections", json!({}))?;
+    assert_eq!(still, json!([]), "the rest of the app keeps working");
+    drop(taken);
+    let status = shell.ok("relay_restart", json!({}))?;
+    assert_eq!(status["state"], "listening", "retry after the port is freed: {status}");
+    assert_eq!(status["bound_port"], json!(port), "{status}");
+    let relay_events = shell.relay_events.lock().map(|e| e.clone()).unwrap_or_default();
+    assert!(relay_events.iter().any(|e| e.contains("already in use")), "the error was an event: {relay_events:?}");
+    tauri::async_runtime::block_on(shell.relay.stop());
+    assert_eq!(shell.relay.status().state, "stopped", "stop leaves a stopped relay");
     Ok(())
 }

@@ -83,7 +83,8 @@ def main() -> int:
 
     display = f":{random.randint(200, 900)}"
     port, native_port = free_port(), free_port()
-    env = dict(os.environ, DISPLAY=display, SWITCHYARD_DATA_DIR=data_dir, WEBKIT_DISABLE_COMPOSITING_MODE="1")
+    env = dict(os.environ, DISPLAY=display, SWITCHYARD_DATA_DIR=data_dir, WEBKIT_DISABLE_COMPOSITING_MODE="1",
+               SWITCHYARD_RELAY_PORT="0")
     procs = []
     try:
         procs.append(subprocess.Popen(["Xvfb", display, "-screen", "0", "1100x720x24", "-nolisten", "tcp"],

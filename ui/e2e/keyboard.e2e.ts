@@ -18,7 +18,7 @@ describe('keyboard', () => {
     expect(await page.evaluate(() => document.activeElement?.textContent?.trim())).toBe('Routing');
     await page.keyboard.press('End');
     expect(await page.getByRole('tab', { name: 'Activity' }).getAttribute('aria-selected')).toBe('true');
-    expect(await page.getByTestId('placeholder').textContent()).toContain('Available when the relay lands');
+    await page.getByTestId('share-chart').waitFor();
     await page.keyboard.press('Home');
 
     await page.getByRole('button', { name: 'Add profile' }).focus();

@@ -27,9 +27,12 @@ describe.each(['light', 'dark'] as const)('every screen renders (%s)', (scheme) 
     await shot('profiles');
     await page.getByRole('tab', { name: 'Routing' }).click();
     await shot('routing');
+    await page.evaluate(() => window.__fake.relay.traffic('main', 12));
     await page.getByRole('tab', { name: 'Activity' }).click();
+    await page.getByTestId('attempt').first().waitFor();
     await shot('activity');
-    await page.getByRole('button', { name: 'Relay' }).click();
+    await page.getByRole('button', { name: /^Relay/ }).click();
+    await page.getByTestId('relay-url').waitFor();
     await shot('relay');
     expect(errors).toEqual([]);
   });

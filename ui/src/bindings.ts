@@ -37,10 +37,23 @@ export const commands = {
 	routingDeactivate: (slug: string) => typedError<RoutingStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("routing_deactivate", { slug })),
 	/**  Closes a profile's circuits (all, or only the one of `model`). */
 	healthReset: (slug: string, profile: string, model: string | null) => typedError<null, IpcError_Serialize>(__TAURI_INVOKE("health_reset", { slug, profile, model })),
+	/**  The newest `limit` attempts of `slug` (1–10 000), newest first. */
+	attempts: (slug: string, limit: number) => typedError<AttemptView_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("attempts", { slug, limit })),
+	relayStatus: () => __TAURI_INVOKE<RelayStatus_Serialize>("relay_status"),
+	/**
+	 *  The relay token, for the Relay screen's reveal and copy; `rotate` replaces it first (the
+	 *  relay restarts and accepts only the new one).
+	 */
+	relayToken: (rotate: boolean) => typedError<string, IpcError_Serialize>(__TAURI_INVOKE("relay_token", { rotate })),
+	/**  Saves the relay port (1024–65535) and restarts the relay on it. */
+	relaySetPort: (port: number) => typedError<RelayStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("relay_set_port", { port })),
+	/**  Starts the relay again (after its port was freed). */
+	relayRestart: () => typedError<RelayStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("relay_restart")),
 };
 
 /** Events */
 export const events = {
+	relayStatusChanged: makeEvent<RelayStatusChanged_Serialize, RelayStatusChanged_Deserialize>("relay-status-changed"),
 	verifyProgress: makeEvent<VerifyProgress_Serialize, VerifyProgress_Deserialize>("verify-progress"),
 };
 
@@ -49,6 +62,45 @@ export const events = {
 export type AppInfo = {
 	version: string,
 	data_dir: string,
+};
+
+/**  One physical attempt as `switchyard attempts` shows it (INTERFACE.md). */
+export type AttemptView = AttemptView_Serialize | AttemptView_Deserialize;
+
+/**  One physical attempt as `switchyard attempts` shows it (INTERFACE.md). */
+export type AttemptView_Deserialize = {
+	at: string,
+	turn: string,
+	attempt: number,
+	/**  Stable profile id (never the label). */
+	profile: string,
+	reason: string,
+	model?: string | null,
+	status?: number | null,
+	failure_kind?: string | null,
+	scope?: string | null,
+	ttfb_ms?: number | null,
+	duration_ms?: number | null,
+	input_tokens?: number | null,
+	output_tokens?: number | null,
+};
+
+/**  One physical attempt as `switchyard attempts` shows it (INTERFACE.md). */
+export type AttemptView_Serialize = {
+	at: string,
+	turn: string,
+	attempt: number,
+	/**  Stable profile id (never the label). */
+	profile: string,
+	reason: string,
+	model: string | null,
+	status: number | null,
+	failure_kind: string | null,
+	scope: string | null,
+	ttfb_ms: number | null,
+	duration_ms: number | null,
+	input_tokens: number | null,
+	output_tokens: number | null,
 };
 
 export type ConnectionDetail = {
@@ -340,6 +392,54 @@ export type ProfileView = {
 	updated_at: string,
 };
 
+/**  Whether the relay serves, and where. Crosses IPC; never carries the token. */
+export type RelayStatus = RelayStatus_Serialize | RelayStatus_Deserialize;
+
+/**  The relay started, stopped or failed. Carries the status only, never the token. */
+export type RelayStatusChanged = RelayStatusChanged_Serialize | RelayStatusChanged_Deserialize;
+
+/**  The relay started, stopped or failed. Carries the status only, never the token. */
+export type RelayStatusChanged_Deserialize = {
+	status: RelayStatus_Deserialize,
+};
+
+/**  The relay started, stopped or failed. Carries the status only, never the token. */
+export type RelayStatusChanged_Serialize = {
+	status: RelayStatus_Serialize,
+};
+
+/**  Whether the relay serves, and where. Crosses IPC; never carries the token. */
+export type RelayStatus_Deserialize = {
+	/**  `starting`, `listening`, `error` or `stopped`. */
+	state: string,
+	/**  `http://127.0.0.1:PORT` while listening. */
+	url?: string | null,
+	/**  The port asked for (0 = any free port). */
+	port: number,
+	/**  The port actually bound, while listening. */
+	bound_port?: number | null,
+	/**  `settings` or `env` (SWITCHYARD_RELAY_PORT). */
+	port_source: string,
+	/**  Why the relay is not listening, in plain words. */
+	error?: string | null,
+};
+
+/**  Whether the relay serves, and where. Crosses IPC; never carries the token. */
+export type RelayStatus_Serialize = {
+	/**  `starting`, `listening`, `error` or `stopped`. */
+	state: string,
+	/**  `http://127.0.0.1:PORT` while listening. */
+	url: string | null,
+	/**  The port asked for (0 = any free port). */
+	port: number,
+	/**  The port actually bound, while listening. */
+	bound_port: number | null,
+	/**  `settings` or `env` (SWITCHYARD_RELAY_PORT). */
+	port_source: string,
+	/**  Why the relay is not listening, in plain words. */
+	error: string | null,
+};
+
 /**  What a removal deleted. */
 export type Removal = {
 	slug: string,
@@ -361,6 +461,11 @@ export type RoutingStatus_Deserialize = {
 	note?: string | null,
 	activated_at?: string | null,
 	activated_by?: string | null,
+	/**
+	 *  A mode wanted by an imported configuration, not yet in force: it starts by itself
+	 *  once the profiles have credentials, are enabled and verified, and the gates hold.
+	 */
+	pending_mode?: string | null,
 	gates: GateView,
 	profiles: ProfileReadiness_Deserialize[],
 };
@@ -375,6 +480,11 @@ export type RoutingStatus_Serialize = {
 	note: string | null,
 	activated_at: string | null,
 	activated_by: string | null,
+	/**
+	 *  A mode wanted by an imported configuration, not yet in force: it starts by itself
+	 *  once the profiles have credentials, are enabled and verified, and the gates hold.
+	 */
+	pending_mode: string | null,
 	gates: GateView,
 	profiles: ProfileReadiness_Serialize[],
 };
@@ -415,12 +525,16 @@ export type VerifyReport_Deserialize = {
 	slug: string,
 	results: VerifyResult_Deserialize[],
 	routing: RoutingStatus_Deserialize,
+	/**  Set when this verification restored a pending imported routing mode, saying so. */
+	routing_restored?: string | null,
 };
 
 export type VerifyReport_Serialize = {
 	slug: string,
 	results: VerifyResult_Serialize[],
 	routing: RoutingStatus_Serialize,
+	/**  Set when this verification restored a pending imported routing mode, saying so. */
+	routing_restored: string | null,
 };
 
 /**  The result of verifying one profile. */

@@ -1,5 +1,7 @@
 //! Connection commands: overview, show, add (optionally with the legacy key), edit, remove.
 
+use std::sync::Arc;
+
 use switchyard_engine::{ConnectionDetail, ConnectionView, Engine, Removal};
 use tauri::State;
 
@@ -9,14 +11,14 @@ use crate::ipc::IpcError;
 /// Every connection with its profiles.
 #[tauri::command]
 #[specta::specta]
-pub async fn list_connections(engine: State<'_, Engine>) -> Result<Vec<ConnectionDetail>, IpcError> {
+pub async fn list_connections(engine: State<'_, Arc<Engine>>) -> Result<Vec<ConnectionDetail>, IpcError> {
     Ok(engine.connection_overview().await?)
 }
 
 /// One connection with its profiles (priority order).
 #[tauri::command]
 #[specta::specta]
-pub async fn connection_show(engine: State<'_, Engine>, slug: String) -> Result<ConnectionDetail, IpcError> {
+pub async fn connection_show(engine: State<'_, Arc<Engine>>, slug: String) -> Result<ConnectionDetail, IpcError> {
     Ok(engine.connection_show(&slug).await?)
 }
 
@@ -24,7 +26,7 @@ pub async fn connection_show(engine: State<'_, Engine>, slug: String) -> Result<
 #[tauri::command]
 #[specta::specta]
 pub async fn connection_add(
-    engine: State<'_, Engine>,
+    engine: State<'_, Arc<Engine>>,
     input: ConnectionInput,
     secret: Option<SecretArg>,
 ) -> Result<ConnectionDetail, IpcError> {
@@ -35,7 +37,7 @@ pub async fn connection_add(
 #[tauri::command]
 #[specta::specta]
 pub async fn connection_edit(
-    engine: State<'_, Engine>,
+    engine: State<'_, Arc<Engine>>,
     slug: String,
     edit: ConnectionEditInput,
 ) -> Result<ConnectionView, IpcError> {
@@ -45,6 +47,6 @@ pub async fn connection_edit(
 /// Removes a connection, its profiles and their keychain entries.
 #[tauri::command]
 #[specta::specta]
-pub async fn connection_remove(engine: State<'_, Engine>, slug: String) -> Result<Removal, IpcError> {
+pub async fn connection_remove(engine: State<'_, Arc<Engine>>, slug: String) -> Result<Removal, IpcError> {
     Ok(engine.connection_remove(&slug).await?)
 }

@@ -1,9 +1,13 @@
 //! Tauri commands: each fetches the engine from state, makes one engine call and maps the
 //! error. No domain logic here; one module per noun.
 
+pub mod activity;
 pub mod connections;
 pub mod profiles;
+pub mod relay;
 pub mod routing;
+
+use std::sync::Arc;
 
 use serde::Serialize;
 use specta::Type;
@@ -19,6 +23,6 @@ pub struct AppInfo {
 
 #[tauri::command]
 #[specta::specta]
-pub fn app_info(engine: State<'_, Engine>) -> AppInfo {
+pub fn app_info(engine: State<'_, Arc<Engine>>) -> AppInfo {
     AppInfo { version: env!("CARGO_PKG_VERSION").to_string(), data_dir: engine.data_dir().display().to_string() }
 }

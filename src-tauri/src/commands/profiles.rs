@@ -1,6 +1,8 @@
 //! Profile commands: add (the secret arrives once, as an argument, and is never returned),
 //! edit, reorder, replace credential, remove.
 
+use std::sync::Arc;
+
 use switchyard_engine::{Engine, OrderEntry, ProfileView, Removal};
 use tauri::State;
 
@@ -10,7 +12,7 @@ use crate::ipc::IpcError;
 #[tauri::command]
 #[specta::specta]
 pub async fn profile_add(
-    engine: State<'_, Engine>,
+    engine: State<'_, Arc<Engine>>,
     slug: String,
     input: ProfileInput,
     secret: SecretArg,
@@ -22,7 +24,7 @@ pub async fn profile_add(
 #[tauri::command]
 #[specta::specta]
 pub async fn profile_edit(
-    engine: State<'_, Engine>,
+    engine: State<'_, Arc<Engine>>,
     slug: String,
     profile: String,
     edit: ProfileEditInput,
@@ -34,7 +36,7 @@ pub async fn profile_edit(
 #[tauri::command]
 #[specta::specta]
 pub async fn profile_reorder(
-    engine: State<'_, Engine>,
+    engine: State<'_, Arc<Engine>>,
     slug: String,
     order: Vec<OrderInput>,
 ) -> Result<Vec<ProfileView>, IpcError> {
@@ -46,7 +48,7 @@ pub async fn profile_reorder(
 #[tauri::command]
 #[specta::specta]
 pub async fn profile_rotate(
-    engine: State<'_, Engine>,
+    engine: State<'_, Arc<Engine>>,
     slug: String,
     profile: String,
     secret: SecretArg,
@@ -56,6 +58,10 @@ pub async fn profile_rotate(
 
 #[tauri::command]
 #[specta::specta]
-pub async fn profile_remove(engine: State<'_, Engine>, slug: String, profile: String) -> Result<Removal, IpcError> {
+pub async fn profile_remove(
+    engine: State<'_, Arc<Engine>>,
+    slug: String,
+    profile: String,
+) -> Result<Removal, IpcError> {
     Ok(engine.profile_remove(&slug, &profile).await?)
 }

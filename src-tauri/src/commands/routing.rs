@@ -1,6 +1,8 @@
 //! Verification (progress forwarded as the typed `VerifyProgress` event), routing status,
 //! gated activation, deactivation and health reset.
 
+use std::sync::Arc;
+
 use switchyard_engine::{Engine, RoutingStatus, VerifyEvent, VerifyReport};
 use tauri::{AppHandle, Runtime, State};
 
@@ -16,7 +18,7 @@ const ACTOR: &str = "desktop";
 #[specta::specta]
 pub async fn verify<R: Runtime>(
     app: AppHandle<R>,
-    engine: State<'_, Engine>,
+    engine: State<'_, Arc<Engine>>,
     slug: String,
     profile: Option<String>,
     deep: bool,
@@ -27,7 +29,7 @@ pub async fn verify<R: Runtime>(
 
 #[tauri::command]
 #[specta::specta]
-pub async fn routing_status(engine: State<'_, Engine>, slug: String) -> Result<RoutingStatus, IpcError> {
+pub async fn routing_status(engine: State<'_, Arc<Engine>>, slug: String) -> Result<RoutingStatus, IpcError> {
     Ok(engine.routing_status(&slug).await?)
 }
 
@@ -35,7 +37,7 @@ pub async fn routing_status(engine: State<'_, Engine>, slug: String) -> Result<R
 #[tauri::command]
 #[specta::specta]
 pub async fn routing_activate(
-    engine: State<'_, Engine>,
+    engine: State<'_, Arc<Engine>>,
     slug: String,
     mode: String,
 ) -> Result<RoutingStatus, IpcError> {
@@ -44,7 +46,7 @@ pub async fn routing_activate(
 
 #[tauri::command]
 #[specta::specta]
-pub async fn routing_deactivate(engine: State<'_, Engine>, slug: String) -> Result<RoutingStatus, IpcError> {
+pub async fn routing_deactivate(engine: State<'_, Arc<Engine>>, slug: String) -> Result<RoutingStatus, IpcError> {
     Ok(engine.routing_deactivate(&slug).await?)
 }
 
@@ -52,7 +54,7 @@ pub async fn routing_deactivate(engine: State<'_, Engine>, slug: String) -> Resu
 #[tauri::command]
 #[specta::specta]
 pub async fn health_reset(
-    engine: State<'_, Engine>,
+    engine: State<'_, Arc<Engine>>,
     slug: String,
     profile: String,
     model: Option<String>,

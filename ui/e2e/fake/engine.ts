@@ -22,6 +22,7 @@ import {
   type FakeConnection,
   type FakeProfile,
 } from './readiness';
+import { FakeRelay } from './relay';
 
 export type VerifyScript = { outcome: 'verified' | 'auth_invalid' | 'unverified'; kind?: string; supported?: string[] };
 export type Emit = (event: string, payload: unknown) => Promise<void>;
@@ -45,8 +46,12 @@ export class FakeEngine {
   failNext: Record<string, IpcError> = {};
   private keychain = new Map<string, string>();
   private seq = 0;
+  /** The relay and the attempt ledger (`relay_*`, `attempts`, traffic hooks). */
+  readonly relay: FakeRelay;
 
-  constructor(private readonly emit: Emit) {}
+  constructor(private readonly emit: Emit) {
+    this.relay = new FakeRelay(this, emit);
+  }
 
   private id(prefix: string): string {
     this.seq += 1;
@@ -146,6 +151,7 @@ export class FakeEngine {
       throw oneShot;
     }
     const a = args as Record<string, never>;
+    if (this.relay.handles(cmd)) return this.relay.handle(cmd, a);
     switch (cmd) {
       case 'app_info':
         return { version: '0.1.0-e2e', data_dir: '/tmp/switchyard-e2e' };
@@ -335,7 +341,7 @@ export class FakeEngine {
     }
     reconcile(c, this.profilesOf(c));
     results.sort((x, y) => x.label.localeCompare(y.label));
-    return { slug, results, routing: routingStatus(c, this.profilesOf(c)) };
+    return { slug, results, routing: routingStatus(c, this.profilesOf(c)), routing_restored: null };
   }
 
   private verifyOne(c: FakeConnection, p: FakeProfile, deep: boolean): VerifyResult {

@@ -150,6 +150,7 @@ export function routingStatus(c: FakeConnection, profiles: FakeProfile[]): Routi
     note: c.note,
     activated_at: c.activatedAt,
     activated_by: c.activatedBy,
+    pending_mode: null,
     gates: gates(c, profiles),
     profiles: profiles.map((p) => readiness(p, c, now)),
   };

@@ -2,11 +2,13 @@
 // for what the backend sends (nullable fields present) and a `_Deserialize` one for what it
 // accepts; the window reads the former and sends the latter.
 import type {
+  AttemptView_Serialize,
   EvidenceSummary_Serialize,
   HealthView_Serialize,
   IpcError_Serialize,
   ModelProof_Serialize,
   ProfileReadiness_Serialize,
+  RelayStatus_Serialize,
   RoutingStatus_Serialize,
   VerifyEvent_Serialize,
   VerifyProgress_Serialize,
@@ -32,11 +34,13 @@ export type ConnectionEditInput = import('../bindings').ConnectionEditInput_Dese
 export type ProfileInput = import('../bindings').ProfileInput_Deserialize;
 export type ProfileEditInput = import('../bindings').ProfileEditInput_Deserialize;
 
+export type AttemptView = AttemptView_Serialize;
 export type EvidenceSummary = EvidenceSummary_Serialize;
 export type HealthView = HealthView_Serialize;
 export type IpcError = IpcError_Serialize;
 export type ModelProof = ModelProof_Serialize;
 export type ProfileReadiness = ProfileReadiness_Serialize;
+export type RelayStatus = RelayStatus_Serialize;
 export type RoutingStatus = RoutingStatus_Serialize;
 export type VerifyEvent = VerifyEvent_Serialize;
 export type VerifyProgress = VerifyProgress_Serialize;

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""Real-window journey: the built desktop app under Xvfb (tauri-driver + WebKitWebDriver over
+plain WebDriver HTTP), the mock provider binary and the real keychain. Through the window:
+create a connection and a second profile, verify, see the gates pass, activate balanced, read
+the relay URL and token on the Relay screen; then send requests through the app's relay
+(urllib with the relay token), see the activity and the 1:3 distribution, force a 429 and
+watch the failover and the cooldown countdown, see the recovery probe restore the key,
+replace a credential and re-verify. Quitting drains the relay and flushes the ledger (checked
+with the CLI on the same data dir). No provider key ever reaches the page.
+
+usage: journey.py TARGET_DIR   (debug binaries: switchyard-desktop, switchyard, mock-provider;
+                                run inside scripts/with-keychain)
+Set SWITCHYARD_SCREENSHOTS=DIR to save a screenshot of each main screen there.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from driver import Window, free_port, start_mock_provider, stop, wait_for  # noqa: E402
+
+CANARY = "sk-canary-journey-"
+KEY_A, KEY_B, KEY_C = CANARY + "a-41f0", CANARY + "b-77c2", CANARY + "c-0d9e"
+COOLDOWN = 8
+DIALOG = "//*[@role='dialog']"
+
+
+def chat(relay: str, token: str, model: str, content: str) -> tuple[int, dict]:
+    body = json.dumps({"model": model, "messages": [{"role": "user", "content": content}]}).encode()
+    req = urllib.request.Request(f"{relay}/c/journey/v1/chat/completions", data=body, method="POST",
+                                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=15) as resp:
+            resp.read()
+            return resp.status, {k.lower(): v for k, v in resp.headers.items()}
+    except urllib.error.HTTPError as e:
+        return e.code, {k.lower(): v for k, v in e.headers.items()}
+
+
+def seconds(countdown: str) -> int:
+    m, s = countdown.strip().split(":")[-2:]
+    return int(m) * 60 + int(s)
+
+
+def log(msg: str) -> None:
+    print(f"journey: {msg}", file=sys.stderr, flush=True)
+
+
+def run(w: Window, relay: str, mock_url: str, shots: str | None) -> dict:
+    def shot(name: str) -> None:
+        if shots:
+            w.screenshot(os.path.join(shots, f"{name}.png"))
+
+    w.open()
+    w.click_button("Add your first connection", timeout=30)
+    w.type("input[name=slug]", "journey")
+    w.type("input[name=base_url]", f"{mock_url}/v1")
+    w.type("textarea[name=models]", "m1, m2")
+    w.type("input[name=secret]", KEY_A)
+    w.click_button("Add connection", within=DIALOG)
+    wait_for(lambda: len(w.find("[data-testid=profile]")) == 1, 10, "the primary profile row")
+    w.click_button("Add profile")
+    w.type("input[name=label]", "backup")
+    w.type("input[name=weight]", "3")
+    w.type("input[name=secret]", KEY_B)
+    w.click_button("Add profile", within=DIALOG)
+    wait_for(lambda: len(w.find("[data-testid=profile]")) == 2, 10, "both profile rows")
+    log("connection and two profiles created through the window")
+
+    w.click("[data-testid=verify-all]")
+    wait_for(lambda: "2 of 2 checked" in w.text("[data-testid=verify-progress]"), 30, "verification of both")
+    lines = w.texts("[data-testid=verify-line]")
+    assert len(lines) == 2 and all("not verified" not in t for t in lines), f"both keys verified: {lines!r}"
+    shot("verify")
+    w.click("#tab-routing")
+    wait_for(lambda: w.attr("[data-testid=gates]", "data-ok") == "true", 10, "the gates to pass")
+    w.click_button("Activate balanced")
+    wait_for(lambda: w.text("[data-testid=routing-badge]") == "balanced", 10, "balanced routing")
+    shot("routing")
+    log("verified, gates pass, balanced active")
+
+    w.click("nav button:nth-child(2)")
+    wait_for(lambda: w.attr("[data-testid=relay-status]", "data-state") == "listening", 10, "the relay listening")
+    assert w.text("[data-testid=relay-url]") == relay, "the Relay screen shows the relay's URL"
+    assert w.text("[data-testid=client-base-url]") == f"{relay}/c/journey/v1", "client base URL per protocol"
+    assert "sy_" not in w.text("[data-testid=relay-token]"), "the token is hidden by default"
+    shot("relay")
+    w.click_button("Show")
+    token = wait_for(lambda: (t := w.text("[data-testid=relay-token]")).startswith("sy_") and t, 10, "the token")
+    w.click_button("Hide")
+
+    served: dict[str, int] = {}
+    for i in range(20):
+        status, headers = chat(relay, token, "m1", f"question {i}")
+        assert status == 200, f"request {i} through the relay: HTTP {status}"
+        served[headers["x-switchyard-profile"]] = served.get(headers["x-switchyard-profile"], 0) + 1
+    assert sorted(served.values()) == [5, 15], f"balanced 1:3 over 20 fresh turns: {served}"
+    assert chat(relay, "sy_wrong", "m1", "x")[0] == 401, "a wrong token is refused"
+    log(f"20 requests through the app's relay: {sorted(served.values())}")
+
+    w.click("nav button:nth-child(1)")
+    w.click('button[aria-label="Open journey"]')
+    w.click("#tab-activity")
+    wait_for(lambda: len(w.find("[data-testid=attempt]")) >= 20, 10, "20 attempts in the Activity list")
+    backup = '[data-testid=share-row][data-label="backup"]'
+    wait_for(lambda: w.attr(backup, "data-turns") == "15", 10, "backup serving 15 of the 20 turns")
+    assert w.attr(backup, "data-expected") == "0.750", "weight 3 of 4 asks for 75%"
+
+    status, headers = chat(relay, token, "m2", "force a rate limit")
+    assert status == 200, f"the turn fails over and succeeds: HTTP {status}"
+    assert headers.get("x-switchyard-reason") == "failover:rate_limited", f"failover reason: {headers}"
+    assert headers.get("x-switchyard-attempts") == "2", "two attempts: the 429, then the other key"
+    event = "[data-testid=activity-event]"
+    wait_for(lambda: w.attr(event, "data-kind") == "failover", 5, "the failover event in the Activity screen")
+    text = w.text(event)
+    assert "Failover to primary after backup" in text and "rate limited" in text, f"failover explained: {text!r}"
+    assert "failover" in (w.attr("[data-testid=attempt]", "class") or ""), "the failover row stands out"
+    shot("activity")
+    log("429 forced: failover shown as it happened")
+
+    w.click("#tab-profiles")
+    w.click('button[aria-label="Reload"]')
+    countdown = '[data-label="backup"] [data-testid=countdown]'
+    first = seconds(wait_for(lambda: w.text(countdown), 10, "the cooldown countdown"))
+    time.sleep(2.2)
+    later = seconds(w.text(countdown))
+    assert 0 < first <= COOLDOWN and later < first, f"the countdown runs: {first} then {later}"
+    shot("profiles")
+    wait_for(lambda: not w.find(countdown), COOLDOWN + 5, "the cooldown to end")
+    log(f"cooldown countdown ran ({first}s → {later}s) and ended")
+
+    reasons = []
+    for i in range(8):
+        status, headers = chat(relay, token, "m1", f"after the cooldown {i}")
+        assert status == 200, f"HTTP {status}"
+        reasons.append(headers.get("x-switchyard-reason"))
+        if reasons[-1] == "probe":
+            break
+    assert "probe" in reasons, f"the cooled key comes back through one probe: {reasons}"
+    w.click("#tab-activity")
+    wait_for(lambda: w.attr(event, "data-kind") == "restore", 5, "the restore event")
+    log("recovery probe succeeded: restore shown")
+
+    w.click("#tab-profiles")
+    w.click('button[aria-label="Replace key of backup"]')
+    w.type("input[name=secret]", KEY_C)
+    w.click_button("Replace key", within=DIALOG)
+    wait_for(lambda: w.find("[data-testid=suspended]"), 10, "the suspended notice after the key replacement")
+    w.click_button("Verify all now")
+    wait_for(lambda: not w.find("[data-testid=suspended]") and w.text("[data-testid=routing-badge]") == "balanced",
+             30, "balanced again after re-verification")
+    status, headers = chat(relay, token, "m1", "with the new key")
+    assert status == 200, f"routing works after the replacement: HTTP {status}"
+    log("credential replaced, re-verified, routing again")
+
+    assert "canary" not in w.source(), "a provider key reached the window"
+    w.click("nav button:nth-child(1)")
+    wait_for(lambda: w.find("[data-testid=connection]"), 10, "the connection card")
+    shot("connections")
+    return {"token": token, "requests": 20 + 1 + len(reasons) + 1}
+
+
+def main() -> int:
+    target = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target")
+    app, cli = os.path.join(target, "debug/switchyard-desktop"), os.path.join(target, "debug/switchyard")
+    work = tempfile.mkdtemp(prefix="switchyard-journey-")
+    data_dir = os.path.join(work, "data")
+    shots = os.environ.get("SWITCHYARD_SCREENSHOTS")
+    script = {"keys": {
+        KEY_A: {"models": ["m1", "m2"]},
+        KEY_B: {"models": ["m1", "m2"], "per_model": {"m2": {"rate_limited": {"retry_after_secs": COOLDOWN}}}},
+        KEY_C: {"models": ["m1", "m2"]},
+    }}
+    mock, mock_url = start_mock_provider(os.path.join(target, "debug/mock-provider"), script, work)
+    port = free_port()
+    relay = f"http://127.0.0.1:{port}"
+    w = Window(app, {"SWITCHYARD_DATA_DIR": data_dir, "SWITCHYARD_RELAY_PORT": str(port)})
+    try:
+        out = run(w, relay, mock_url, shots)
+        w.close_session()  # closes the window: the app quits, draining the relay
+        wait_for(lambda: subprocess.run(["pgrep", "-f", app], capture_output=True).returncode != 0, 15,
+                 "the app to exit")
+        rows = json.loads(subprocess.run([cli, "--data-dir", data_dir, "--json", "attempts", "journey", "--limit",
+                                          "1000"], check=True, capture_output=True, text=True).stdout)
+        turns = {r["turn"] for r in rows}
+        assert len(turns) == out["requests"], f"every turn is in the ledger after quit: {len(turns)} of {out['requests']}"
+        try:
+            urllib.request.urlopen(f"{relay}/healthz", timeout=2)
+            raise AssertionError("the relay still answers after quit")
+        except urllib.error.URLError:
+            pass
+        log(f"quit: relay closed, ledger flushed ({len(rows)} attempts, {len(turns)} turns)")
+        log("ok")
+        return 0
+    finally:
+        w.teardown()
+        stop(mock)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
