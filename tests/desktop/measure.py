@@ -5,7 +5,8 @@
   connection card entered the DOM (`window.__switchyardMarks.firstConnectionCard`, wall clock),
   over several fresh launches;
 - idle RSS of the whole app: the app process and its WebKit children (WebKitWebProcess,
-  WebKitNetworkProcess), summed from /proc (RSS, and PSS which does not count shared pages twice);
+  WebKitNetworkProcess), summed from /proc: RSS (counts shared libraries once per process),
+  PSS (shares them out) and USS (pages private to one process);
 - UI responsiveness: the largest gap between requestAnimationFrame callbacks in the page
   while the Activity screen is shown and ~200 requests/s flow through the app's relay to the
   mock provider for ~10 s (with the idle gap for comparison).
@@ -79,8 +80,8 @@ def app_pid(app: str) -> int:
     return max(pids, key=proc_start_epoch)
 
 
-def tree_memory(root: int) -> list[tuple[str, int, int]]:
-    """(name, RSS kB, PSS kB) of `root` and every descendant."""
+def tree_memory(root: int) -> list[tuple[str, int, int, int]]:
+    """(name, RSS kB, PSS kB, USS kB) of `root` and every descendant."""
     kids, todo, out = children(), [root], []
     while todo:
         pid = todo.pop()
@@ -91,8 +92,8 @@ def tree_memory(root: int) -> list[tuple[str, int, int]]:
             with open(f"/proc/{pid}/status") as f:
                 rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS"))
             with open(f"/proc/{pid}/smaps_rollup") as f:
-                pss = next(int(line.split()[1]) for line in f if line.startswith("Pss:"))
-            out.append((name, rss, pss))
+                rollup = {line.split(":")[0]: int(line.split()[1]) for line in f if line.split()[-1] == "kB"}
+            out.append((name, rss, rollup["Pss"], rollup["Private_Clean"] + rollup["Private_Dirty"]))
         except (OSError, StopIteration):
             pass
     return out
@@ -193,11 +194,12 @@ def main() -> int:
               f"median {statistics.median(paints) * 1000:.0f} ms, min {min(paints) * 1000:.0f} ms, "
               f"max {max(paints) * 1000:.0f} ms  (target <= 1500 ms)")
         print("idle memory after 5 s (kB):")
-        for name, rss, pss in memory:
-            print(f"  {name:<24} RSS {rss:>8}  PSS {pss:>8}")
-        rss_total, pss_total = sum(m[1] for m in memory), sum(m[2] for m in memory)
-        print(f"  {'total':<24} RSS {rss_total:>8}  PSS {pss_total:>8}  "
-              f"= {rss_total / 1024:.0f} MB RSS, {pss_total / 1024:.0f} MB PSS  (target <= 150 MB)")
+        for name, rss, pss, uss in memory:
+            print(f"  {name:<24} RSS {rss:>8}  PSS {pss:>8}  USS {uss:>8}")
+        rss_total, pss_total, uss_total = (sum(m[i] for m in memory) for i in (1, 2, 3))
+        print(f"  {'total':<24} RSS {rss_total:>8}  PSS {pss_total:>8}  USS {uss_total:>8}  = "
+              f"{rss_total / 1024:.0f} MB RSS, {pss_total / 1024:.0f} MB PSS, {uss_total / 1024:.0f} MB USS "
+              "(target <= 150 MB)")
         print(f"relay load: {ok} ok, {failed} failed in {elapsed:.1f} s = {ok / elapsed:.0f} req/s "
               f"(asked {args.rate}/s for {args.seconds:.0f} s); Activity screen shows {rows} rows")
         print(f"frames idle on Activity: {idle['n']} in 3 s, max gap {idle['max']:.0f} ms")
