@@ -46,6 +46,9 @@ macro_rules! specta_builder_for {
                 $crate::commands::relay::relay_token,
                 $crate::commands::relay::relay_set_port,
                 $crate::commands::relay::relay_restart,
+                $crate::commands::portable::export_config,
+                $crate::commands::portable::import_preview,
+                $crate::commands::portable::import_apply,
             ])
             .events(tauri_specta::collect_events![$crate::events::VerifyProgress, $crate::events::RelayStatusChanged])
     };
@@ -77,6 +80,7 @@ pub fn run() {
         .try_init();
     let builder = specta_builder();
     let app = tauri::Builder::default()
+        .plugin(tauri_plugin_dialog::init())
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);

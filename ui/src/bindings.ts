@@ -49,6 +49,12 @@ export const commands = {
 	relaySetPort: (port: number) => typedError<RelayStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("relay_set_port", { port })),
 	/**  Starts the relay again (after its port was freed). */
 	relayRestart: () => typedError<RelayStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("relay_restart")),
+	/**  Writes every connection (or `slugs`) as format v1 to `path`; never a key, locator or evidence. */
+	exportConfig: (slugs: string[] | null, path: string) => typedError<ExportResult, IpcError_Serialize>(__TAURI_INVOKE("export_config", { slugs, path })),
+	/**  What importing `path` would create, rename or skip; writes nothing. */
+	importPreview: (path: string, onConflict: string) => typedError<ImportReport_Serialize, IpcError_Serialize>(__TAURI_INVOKE("import_preview", { path, onConflict })),
+	/**  Imports `path` in one transaction: profiles disabled and without keys, modes pending. */
+	importApply: (path: string, onConflict: string) => typedError<ImportReport_Serialize, IpcError_Serialize>(__TAURI_INVOKE("import_apply", { path, onConflict })),
 };
 
 /** Events */
@@ -195,6 +201,12 @@ export type ExcludedView = {
 	reason: string,
 };
 
+/**  Where the export went and how many connections it holds. */
+export type ExportResult = {
+	path: string,
+	connections: number,
+};
+
 export type GateView = {
 	ok: boolean,
 	models: ModelGateView[],
@@ -227,6 +239,64 @@ export type HealthView_Serialize = {
 	kind: string | null,
 	/**  End of the cooldown (RFC 3339); `None` when closed or open until re-verified. */
 	until: string | null,
+};
+
+export type ImportReport = ImportReport_Serialize | ImportReport_Deserialize;
+
+export type ImportReport_Deserialize = {
+	/**  True when nothing was written. */
+	dry_run: boolean,
+	connections: ImportedConnection_Deserialize[],
+	created: number,
+	renamed: number,
+	skipped: number,
+};
+
+export type ImportReport_Serialize = {
+	/**  True when nothing was written. */
+	dry_run: boolean,
+	connections: ImportedConnection_Serialize[],
+	created: number,
+	renamed: number,
+	skipped: number,
+};
+
+/**  What happens (or, in a dry run, would happen) to one connection of the file. */
+export type ImportedConnection = ImportedConnection_Serialize | ImportedConnection_Deserialize;
+
+/**  What happens (or, in a dry run, would happen) to one connection of the file. */
+export type ImportedConnection_Deserialize = {
+	ref: string,
+	/**  The slug in the file. */
+	slug: string,
+	/**  `create`, `rename` or `skip`. */
+	action: string,
+	/**  The slug in this data dir (`None` when skipped). */
+	new_slug?: string | null,
+	/**  The routing mode recorded as pending until verification proves the gates. */
+	pending_mode?: string | null,
+	profiles: ImportedProfile[],
+};
+
+/**  What happens (or, in a dry run, would happen) to one connection of the file. */
+export type ImportedConnection_Serialize = {
+	ref: string,
+	/**  The slug in the file. */
+	slug: string,
+	/**  `create`, `rename` or `skip`. */
+	action: string,
+	/**  The slug in this data dir (`None` when skipped). */
+	new_slug: string | null,
+	/**  The routing mode recorded as pending until verification proves the gates. */
+	pending_mode: string | null,
+	profiles: ImportedProfile[],
+};
+
+/**  One profile as import creates it: disabled, without credential. */
+export type ImportedProfile = {
+	ref: string,
+	label: string,
+	primary: boolean,
 };
 
 export type IpcError = IpcError_Serialize | IpcError_Deserialize;

@@ -3,6 +3,7 @@
 
 pub mod activity;
 pub mod connections;
+pub mod portable;
 pub mod profiles;
 pub mod relay;
 pub mod routing;
