@@ -22,6 +22,7 @@ import {
   type FakeConnection,
   type FakeProfile,
 } from './readiness';
+import { FakePortable } from './portable';
 import { FakeRelay } from './relay';
 
 export type VerifyScript = { outcome: 'verified' | 'auth_invalid' | 'unverified'; kind?: string; supported?: string[] };
@@ -48,9 +49,12 @@ export class FakeEngine {
   private seq = 0;
   /** The relay and the attempt ledger (`relay_*`, `attempts`, traffic hooks). */
   readonly relay: FakeRelay;
+  /** Export, import and the save/open dialogs. */
+  readonly portable: FakePortable;
 
   constructor(private readonly emit: Emit) {
     this.relay = new FakeRelay(this, emit);
+    this.portable = new FakePortable(this);
   }
 
   private id(prefix: string): string {
@@ -152,6 +156,7 @@ export class FakeEngine {
     }
     const a = args as Record<string, never>;
     if (this.relay.handles(cmd)) return this.relay.handle(cmd, a);
+    if (this.portable.handles(cmd)) return this.portable.handle(cmd, a);
     switch (cmd) {
       case 'app_info':
         return { version: '0.1.0-e2e', data_dir: '/tmp/switchyard-e2e' };

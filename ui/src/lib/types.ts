@@ -5,6 +5,8 @@ import type {
   AttemptView_Serialize,
   EvidenceSummary_Serialize,
   HealthView_Serialize,
+  ImportReport_Serialize,
+  ImportedConnection_Serialize,
   IpcError_Serialize,
   ModelProof_Serialize,
   ProfileReadiness_Serialize,
@@ -20,6 +22,8 @@ export type {
   AppInfo,
   ConnectionDetail,
   ConnectionView,
+  ExportResult,
+  ImportedProfile,
   ExcludedView,
   GateView,
   HeaderView,
@@ -37,6 +41,8 @@ export type ProfileEditInput = import('../bindings').ProfileEditInput_Deserializ
 export type AttemptView = AttemptView_Serialize;
 export type EvidenceSummary = EvidenceSummary_Serialize;
 export type HealthView = HealthView_Serialize;
+export type ImportReport = ImportReport_Serialize;
+export type ImportedConnection = ImportedConnection_Serialize;
 export type IpcError = IpcError_Serialize;
 export type ModelProof = ModelProof_Serialize;
 export type ProfileReadiness = ProfileReadiness_Serialize;
