@@ -4,32 +4,12 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
+mod common;
+
+use common::{run, TestResult};
 use serde_json::Value;
 
-type TestResult = Result<(), Box<dyn std::error::Error>>;
-
 const CANARY: &str = "sk-canary-5e1d0c7b9a3f2e41";
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(dir: &Path, args: &[&str], stdin: Option<&str>) -> Result<Run, Box<dyn std::error::Error>> {
-    let mut cmd = Command::cargo_bin("switchyard")?;
-    cmd.arg("--data-dir").arg(dir).args(args);
-    if let Some(input) = stdin {
-        cmd.write_stdin(input.to_string());
-    }
-    let out = cmd.output()?;
-    Ok(Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    })
-}
 
 fn setup(dir: &Path) -> TestResult {
     let add = run(

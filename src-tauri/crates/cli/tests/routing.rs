@@ -1,32 +1,10 @@
 //! CLI journeys of verify, routing and health against the mock provider (real HTTP, real keychain).
 
-use std::path::Path;
+mod common;
 
-use assert_cmd::Command;
+use common::{run, TestResult};
 use serde_json::Value;
 use switchyard_mock_provider::{KeyScript, MockProvider};
-
-type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(dir: &Path, args: &[&str], stdin: Option<&str>) -> Result<Run, Box<dyn std::error::Error>> {
-    let mut cmd = Command::cargo_bin("switchyard")?;
-    cmd.arg("--data-dir").arg(dir).args(args);
-    if let Some(s) = stdin {
-        cmd.write_stdin(s.to_string());
-    }
-    let out = cmd.output()?;
-    Ok(Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    })
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn verify_then_activate_with_gate_report_and_status_shape() -> TestResult {
