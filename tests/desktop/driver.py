@@ -1,7 +1,13 @@
 """Plain WebDriver over HTTP for the real desktop window: Xvfb on a private display,
-tauri-driver (which starts WebKitWebDriver and the app), one session, small helpers to find,
+WebKitWebDriver (which starts the app with automation on), one session, small helpers to find,
 click, type and read, screenshots of the X display, and a teardown that kills every process
-tree it started. Shared by journey.py and measure.py."""
+tree it started. Shared by smoke.py, journey.py and measure.py.
+
+Why not tauri-driver: on Linux it only renames `tauri:options` to `webkitgtk:browserOptions`
+and sets TAURI_WEBVIEW_AUTOMATION=true, both done here. Its proxy keeps pooled keep-alive
+connections to WebKitWebDriver with retry_canceled_requests(false), and about one journey in
+four lost a command to a reset pooled connection ("Remote end closed connection without
+response" in CI, 2026-11-29); talking to WebKitWebDriver directly passed 12 of 12."""
 import json
 import os
 import random
@@ -9,6 +15,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -45,30 +52,32 @@ def wait_for(predicate, timeout: float, what: str, every: float = 0.2):
 
 
 class Window:
-    """The app under Xvfb + tauri-driver, with one WebDriver session."""
+    """The app under Xvfb + WebKitWebDriver, with one WebDriver session."""
 
     def __init__(self, app: str, env: dict, size: str = "1100x720"):
         self.display = f":{random.randint(200, 900)}"
         self.procs: list[subprocess.Popen] = []
-        self.env = dict(os.environ, **env, DISPLAY=self.display, WEBKIT_DISABLE_COMPOSITING_MODE="1")
+        self.env = dict(os.environ, **env, DISPLAY=self.display, WEBKIT_DISABLE_COMPOSITING_MODE="1",
+                        TAURI_WEBVIEW_AUTOMATION="true")
         self.procs.append(subprocess.Popen(["Xvfb", self.display, "-screen", "0", f"{size}x24", "-nolisten", "tcp"],
                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                            start_new_session=True))
         time.sleep(0.5)
-        port, native_port = free_port(), free_port()
-        driver = shutil.which("tauri-driver") or os.path.expanduser("~/.cargo/bin/tauri-driver")
-        self.procs.append(subprocess.Popen([driver, "--port", str(port), "--native-port", str(native_port)],
-                                           env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        port = free_port()
+        # WebKitWebDriver and the app write here; log_tail() shows it when a step fails
+        self.log = tempfile.NamedTemporaryFile(prefix="switchyard-window-", suffix=".log", delete=False)
+        self.procs.append(subprocess.Popen(["WebKitWebDriver", f"--port={port}", "--host=127.0.0.1"],
+                                           env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
                                            start_new_session=True))
         self.base = f"http://127.0.0.1:{port}"
-        wait_for(lambda: wd("GET", f"{self.base}/status", timeout=2), 15, "tauri-driver to listen")
+        wait_for(lambda: wd("GET", f"{self.base}/status", timeout=2), 15, "WebKitWebDriver to listen")
         self.app = app
         self.s = ""
 
     def open(self) -> float:
         """Starts the app in a new session; returns the time the request was sent."""
         started = time.time()
-        caps = {"capabilities": {"alwaysMatch": {"tauri:options": {"application": self.app}}}}
+        caps = {"capabilities": {"alwaysMatch": {"webkitgtk:browserOptions": {"binary": self.app, "args": []}}}}
         session = wd("POST", f"{self.base}/session", caps, timeout=60)["value"]["sessionId"]
         self.s = f"{self.base}/session/{session}"
         return started
@@ -126,6 +135,10 @@ class Window:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         time.sleep(0.4)  # let the last change paint
         subprocess.run(["import", "-display", self.display, "-window", "root", path], check=True)
+
+    def log_tail(self, lines: int = 40) -> str:
+        with open(self.log.name, errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
 
     def teardown(self) -> None:
         try:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Real-window smoke test: the built desktop app under Xvfb, driven by tauri-driver and
+"""Real-window smoke test: the built desktop app under Xvfb, driven by
 WebKitWebDriver over plain WebDriver HTTP (driver.py), shows the connections the CLI created
 in the same data dir with their profiles and gates, runs "Verify all" through the real IPC, and
 never shows a secret.
@@ -68,6 +68,9 @@ def main() -> int:
         assert "canary" not in w.source(), "a secret reached the window"
         print("smoke: desktop window shows CLI-created connections, their profiles and gates: ok", file=sys.stderr)
         return 0
+    except BaseException:
+        print(f"--- the window's log (WebKitWebDriver and the app), last lines:\n{w.log_tail()}", file=sys.stderr)
+        raise
     finally:
         w.teardown()
         shutil.rmtree(data_dir, ignore_errors=True)
