@@ -1,13 +1,8 @@
 """Plain WebDriver over HTTP for the real desktop window: Xvfb on a private display,
-WebKitWebDriver (which starts the app with automation on), one session, small helpers to find,
+tauri-driver (which starts WebKitWebDriver and the app), one session, small helpers to find,
 click, type and read, screenshots of the X display, and a teardown that kills every process
-tree it started. Shared by smoke.py, journey.py and measure.py.
-
-Why not tauri-driver: on Linux it only renames `tauri:options` to `webkitgtk:browserOptions`
-and sets TAURI_WEBVIEW_AUTOMATION=true, both done here. Its proxy keeps pooled keep-alive
-connections to WebKitWebDriver with retry_canceled_requests(false), and about one journey in
-four lost a command to a reset pooled connection ("Remote end closed connection without
-response" in CI, 2026-11-29); talking to WebKitWebDriver directly passed 12 of 12."""
+tree it started. Shared by journey.py and measure.py."""
+import http.client
 import json
 import os
 import random
@@ -17,8 +12,7 @@ import socket
 import subprocess
 import tempfile
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 
 
 def free_port() -> int:
@@ -27,14 +21,32 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+_connections: dict[str, http.client.HTTPConnection] = {}
+
+
 def wd(method: str, url: str, body=None, timeout=30):
+    """One WebDriver command over a kept-alive connection per server. Not urllib: it sends
+    `Connection: close`, which tauri-driver forwards to WebKitWebDriver while reusing its own
+    pooled connection to it (retry_canceled_requests(false)), and about one journey in four lost
+    a command to that race ("Remote end closed connection without response", CI 2026-11-29)."""
+    parts = urllib.parse.urlsplit(url)
+    conn = _connections.get(parts.netloc) or http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    _connections[parts.netloc] = conn
+    if conn.sock is not None:
+        conn.sock.settimeout(timeout)
+    conn.timeout = timeout
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            return json.loads(resp.read() or b"{}")
-    except urllib.error.HTTPError as e:
-        raise RuntimeError(f"{method} {url} -> {e.code}: {e.read()[:500]!r}") from None
+        conn.request(method, parts.path, body=data, headers={"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        raw = resp.read()
+    except OSError:  # includes http.client's RemoteDisconnected: the next command connects afresh
+        conn.close()
+        _connections.pop(parts.netloc, None)
+        raise
+    if resp.status >= 400:
+        raise RuntimeError(f"{method} {url} -> {resp.status}: {raw[:500]!r}")
+    return json.loads(raw or b"{}")
 
 
 def wait_for(predicate, timeout: float, what: str, every: float = 0.2):
@@ -52,32 +64,32 @@ def wait_for(predicate, timeout: float, what: str, every: float = 0.2):
 
 
 class Window:
-    """The app under Xvfb + WebKitWebDriver, with one WebDriver session."""
+    """The app under Xvfb + tauri-driver, with one WebDriver session."""
 
     def __init__(self, app: str, env: dict, size: str = "1100x720"):
         self.display = f":{random.randint(200, 900)}"
         self.procs: list[subprocess.Popen] = []
-        self.env = dict(os.environ, **env, DISPLAY=self.display, WEBKIT_DISABLE_COMPOSITING_MODE="1",
-                        TAURI_WEBVIEW_AUTOMATION="true")
+        self.env = dict(os.environ, **env, DISPLAY=self.display, WEBKIT_DISABLE_COMPOSITING_MODE="1")
         self.procs.append(subprocess.Popen(["Xvfb", self.display, "-screen", "0", f"{size}x24", "-nolisten", "tcp"],
                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                            start_new_session=True))
         time.sleep(0.5)
-        port = free_port()
-        # WebKitWebDriver and the app write here; log_tail() shows it when a step fails
+        port, native_port = free_port(), free_port()
+        driver = shutil.which("tauri-driver") or os.path.expanduser("~/.cargo/bin/tauri-driver")
+        # tauri-driver, WebKitWebDriver and the app write here; log_tail() shows it when a step fails
         self.log = tempfile.NamedTemporaryFile(prefix="switchyard-window-", suffix=".log", delete=False)
-        self.procs.append(subprocess.Popen(["WebKitWebDriver", f"--port={port}", "--host=127.0.0.1"],
+        self.procs.append(subprocess.Popen([driver, "--port", str(port), "--native-port", str(native_port)],
                                            env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
                                            start_new_session=True))
         self.base = f"http://127.0.0.1:{port}"
-        wait_for(lambda: wd("GET", f"{self.base}/status", timeout=2), 15, "WebKitWebDriver to listen")
+        wait_for(lambda: wd("GET", f"{self.base}/status", timeout=2), 15, "tauri-driver to listen")
         self.app = app
         self.s = ""
 
     def open(self) -> float:
         """Starts the app in a new session; returns the time the request was sent."""
         started = time.time()
-        caps = {"capabilities": {"alwaysMatch": {"webkitgtk:browserOptions": {"binary": self.app, "args": []}}}}
+        caps = {"capabilities": {"alwaysMatch": {"tauri:options": {"application": self.app}}}}
         session = wd("POST", f"{self.base}/session", caps, timeout=60)["value"]["sessionId"]
         self.s = f"{self.base}/session/{session}"
         return started
@@ -155,6 +167,11 @@ class Window:
                 p.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
+        conn = _connections.pop(urllib.parse.urlsplit(self.base).netloc, None)
+        if conn:
+            conn.close()
+        self.log.close()
+        os.unlink(self.log.name)
 
 
 def start_mock_provider(binary: str, script: dict, workdir: str) -> tuple[subprocess.Popen, str]:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Real-window journey: the built desktop app under Xvfb (WebKitWebDriver over
+"""Real-window journey: the built desktop app under Xvfb (tauri-driver + WebKitWebDriver over
 plain WebDriver HTTP), the mock provider binary and the real keychain. Through the window:
 create a connection and a second profile, verify, see the gates pass, activate balanced, read
 the relay URL and token on the Relay screen; then send requests through the app's relay
@@ -199,7 +199,7 @@ def main() -> int:
         log("ok")
         return 0
     except BaseException:
-        print(f"--- the window's log (WebKitWebDriver and the app), last lines:\n{w.log_tail()}", file=sys.stderr)
+        print(f"--- the window's log (tauri-driver, WebKitWebDriver, app), last lines:\n{w.log_tail()}", file=sys.stderr)
         raise
     finally:
         w.teardown()

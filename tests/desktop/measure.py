@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Speed of the desktop app in the real window (Xvfb + WebKitWebDriver), printed as a table:
+"""Speed of the desktop app in the real window (Xvfb + tauri-driver), printed as a table:
 
 - cold start to first paint: process start (from /proc) to the frame after the first
   connection card entered the DOM (`window.__switchyardMarks.firstConnectionCard`, wall clock),

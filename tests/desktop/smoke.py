@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Real-window smoke test: the built desktop app under Xvfb, driven by
+"""Real-window smoke test: the built desktop app under Xvfb, driven by tauri-driver and
 WebKitWebDriver over plain WebDriver HTTP (driver.py), shows the connections the CLI created
 in the same data dir with their profiles and gates, runs "Verify all" through the real IPC, and
 never shows a secret.
@@ -69,7 +69,7 @@ def main() -> int:
         print("smoke: desktop window shows CLI-created connections, their profiles and gates: ok", file=sys.stderr)
         return 0
     except BaseException:
-        print(f"--- the window's log (WebKitWebDriver and the app), last lines:\n{w.log_tail()}", file=sys.stderr)
+        print(f"--- the window's log (tauri-driver, WebKitWebDriver, app), last lines:\n{w.log_tail()}", file=sys.stderr)
         raise
     finally:
         w.teardown()
