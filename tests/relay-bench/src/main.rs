@@ -19,10 +19,14 @@ use tokio::process::{Child, Command};
 
 const KEYS: [&str; 4] = ["bench-key-1", "bench-key-2", "bench-key-3", "bench-key-4"];
 
+mod bare;
+
 struct Target {
     name: &'static str,
     url: String,
     auth: String,
+    /// The process between the load and the mock (its CPU is measured); `None` for direct.
+    pid: Option<u32>,
 }
 
 #[derive(Default, Clone)]
@@ -33,20 +37,34 @@ struct Cell {
     ttfb_p50: f64,
     /// Relay CPU time (user + system) per request, µs; 0 for the direct baseline.
     relay_cpu_us: f64,
+    /// Peak RSS of the proxy process while this cell ran (sampled at 256 streams only), KiB.
+    rss_kib: u64,
 }
 
-#[tokio::main]
-async fn main() -> Result<()> {
-    let mut args = std::env::args().skip(1);
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, upstream, key] = args.as_slice() {
+        if flag == "--bare-proxy" {
+            return bare::run(upstream, key);
+        }
+    }
+    tokio::runtime::Builder::new_multi_thread().enable_all().build()?.block_on(bench(args))
+}
+
+async fn bench(args: Vec<String>) -> Result<()> {
+    let mut args = args.into_iter();
     let mut bin_dir = PathBuf::from("target/release");
     let mut seconds = 3.0f64;
     let mut quick = false;
+    let mut paced_only = false;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--bin-dir" => bin_dir = PathBuf::from(args.next().context("--bin-dir DIR")?),
             "--seconds" => seconds = args.next().context("--seconds N")?.parse()?,
             // Only concurrency 32 (for profiling iterations).
             "--quick" => quick = true,
+            // Only the paced table (for profiling the relay at a steady moderate load).
+            "--paced-only" => paced_only = true,
             other => bail!("unknown argument {other}"),
         }
     }
@@ -57,9 +75,13 @@ async fn main() -> Result<()> {
         KEYS.iter().map(|k| (k.to_string(), json!({"models": ["m1"]}))).collect();
     std::fs::write(&script, json!({"keys": keys}).to_string())?;
 
-    let (mut mock, mock_url) =
-        spawn_announcing(Command::new(bin_dir.join("mock-provider")).args(["--no-record", "--script"]).arg(&script))
-            .await?;
+    let (mut mock, mock_url) = spawn_announcing(
+        Command::new(bin_dir.join("mock-provider"))
+            .args(["--no-record", "--script"])
+            .arg(&script)
+            .stderr(Stdio::null()),
+    )
+    .await?;
     let sy = bin_dir.join("switchyard");
     let data = work.join("data");
     let cli = |args: Vec<String>, secret: Option<&str>| {
@@ -125,31 +147,54 @@ async fn main() -> Result<()> {
     cli(s(&["routing", "activate", "bal", "balanced"]), None).await?;
     let token = cli(s(&["relay", "token"]), None).await?;
     let mut relay_cmd = Command::new(&sy);
-    relay_cmd.env("SWITCHYARD_DATA_DIR", &data).args(["relay", "serve", "--listen", "127.0.0.1:0"]);
+    let relay_log = work.join("relay.log");
+    relay_cmd
+        .env("SWITCHYARD_DATA_DIR", &data)
+        .args(["relay", "serve", "--listen", "127.0.0.1:0"])
+        .stderr(std::fs::File::create(&relay_log)?);
     let (mut relay, relay_url) = spawn_announcing(&mut relay_cmd).await?;
     let relay_pid = relay.id().context("relay pid")?;
-    eprintln!("relay pid {relay_pid}, mock pid {}", mock.id().unwrap_or(0));
+    let mut bare_cmd = Command::new(std::env::current_exe()?);
+    bare_cmd.args(["--bare-proxy", &mock_url, KEYS[0]]).stderr(Stdio::null());
+    let (mut bare, bare_url) = spawn_announcing(&mut bare_cmd).await?;
+    let bare_pid = bare.id().context("bare proxy pid")?;
+    eprintln!("relay pid {relay_pid}, bare proxy pid {bare_pid}, mock pid {}", mock.id().unwrap_or(0));
 
     let targets = [
-        Target { name: "direct", url: format!("{mock_url}/v1/chat/completions"), auth: KEYS[0].to_string() },
-        Target { name: "relay legacy", url: format!("{relay_url}/c/leg/v1/chat/completions"), auth: token.clone() },
+        Target { name: "direct", url: format!("{mock_url}/v1/chat/completions"), auth: KEYS[0].to_string(), pid: None },
+        Target {
+            name: "bare hyper proxy (floor)",
+            url: format!("{bare_url}/v1/chat/completions"),
+            auth: "client-key".to_string(),
+            pid: Some(bare_pid),
+        },
+        Target {
+            name: "relay legacy",
+            url: format!("{relay_url}/c/leg/v1/chat/completions"),
+            auth: token.clone(),
+            pid: Some(relay_pid),
+        },
         Target {
             name: "relay balanced x4",
             url: format!("{relay_url}/c/bal/v1/chat/completions"),
             auth: token.clone(),
+            pid: Some(relay_pid),
         },
     ];
     let client = reqwest::Client::builder().pool_max_idle_per_host(1024).tcp_nodelay(true).build()?;
     let mut rows = Vec::new();
     let mut rss_256_stream = 0u64;
     for stream in [false, true] {
-        let concurrencies: &[usize] = if quick { &[32] } else { &[1, 32, 256] };
+        let concurrencies: &[usize] = match (paced_only, quick) {
+            (true, _) => &[],
+            (false, true) => &[32],
+            (false, false) => &[1, 32, 256],
+        };
         for &conc in concurrencies {
             let mut direct = Cell::default();
             for t in &targets {
                 let cell =
-                    run_cell(&client, t, Shape { stream, conc, seconds, rate: None }, relay_pid, &mut rss_256_stream)
-                        .await?;
+                    run_cell(&client, t, Shape { stream, conc, seconds, rate: None }, &mut rss_256_stream).await?;
                 if t.name == "direct" {
                     direct = cell.clone();
                 }
@@ -165,8 +210,7 @@ async fn main() -> Result<()> {
         let mut direct = Cell::default();
         for t in &targets {
             let cell =
-                run_cell(&client, t, Shape { stream, conc: 32, seconds, rate: Some(500.0) }, relay_pid, &mut ignored)
-                    .await?;
+                run_cell(&client, t, Shape { stream, conc: 32, seconds, rate: Some(500.0) }, &mut ignored).await?;
             if t.name == "direct" {
                 direct = cell.clone();
             }
@@ -179,6 +223,12 @@ async fn main() -> Result<()> {
     println!("\nPaced at 500 req/s over 32 connections:\n");
     print_table(&paced, peak, rss_256_stream);
     let _ = relay.start_kill();
+    let _ = relay.wait().await;
+    let log = std::fs::read_to_string(&relay_log).unwrap_or_default();
+    let dropped = log.matches("queue full").count();
+    println!("attempt records the relay dropped because its ledger queue was full: {dropped}");
+    let _ = bare.start_kill();
+    let _ = bare.wait().await;
     let _ = mock.start_kill();
     let _ = relay.wait().await;
     let _ = mock.wait().await;
@@ -187,7 +237,7 @@ async fn main() -> Result<()> {
 }
 
 async fn spawn_announcing(cmd: &mut Command) -> Result<(Child, String)> {
-    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::null()).kill_on_drop(true).spawn()?;
+    let mut child = cmd.stdout(Stdio::piped()).kill_on_drop(true).spawn()?;
     let stdout = child.stdout.take().context("stdout")?;
     let mut lines = BufReader::new(stdout).lines();
     let first = lines.next_line().await?.context("no announcement")?;
@@ -206,29 +256,39 @@ struct Shape {
     rate: Option<f64>,
 }
 
-async fn run_cell(client: &reqwest::Client, t: &Target, shape: Shape, relay_pid: u32, rss: &mut u64) -> Result<Cell> {
+async fn run_cell(client: &reqwest::Client, t: &Target, shape: Shape, rss: &mut u64) -> Result<Cell> {
     let Shape { stream, conc, seconds, rate } = shape;
+    eprintln!(
+        "cell: {} stream={stream} conc={conc} rate={rate:?} (proxy RSS before: {} KiB)",
+        t.name,
+        proc_kib(t.pid.unwrap_or(0), "VmRSS:").unwrap_or(0)
+    );
     // Warm-up, then the measured window.
     let _ = load(client, t, stream, conc, 0.5, rate).await?;
-    let sample = stream && conc == 256 && t.name != "direct";
+    let pid = t.pid.unwrap_or(0);
+    let sample = stream && conc == 256 && t.pid.is_some();
     let sampler = sample.then(|| {
         tokio::spawn(async move {
             let mut max = 0u64;
             for _ in 0..20 {
                 tokio::time::sleep(Duration::from_millis(100)).await;
-                max = max.max(proc_kib(relay_pid, "VmRSS:").unwrap_or(0));
+                max = max.max(proc_kib(pid, "VmRSS:").unwrap_or(0));
             }
             max
         })
     });
-    let cpu_before = proc_cpu_ticks(relay_pid);
+    let cpu_before = proc_cpu_ticks(pid);
     let (lat, ttfb, elapsed) = load(client, t, stream, conc, seconds, rate).await?;
-    let cpu_ticks = proc_cpu_ticks(relay_pid).saturating_sub(cpu_before);
+    let cpu_ticks = proc_cpu_ticks(pid).saturating_sub(cpu_before);
     // Clock ticks are 1/100 s on Linux.
     let relay_cpu_us =
-        if t.name == "direct" || lat.is_empty() { 0.0 } else { cpu_ticks as f64 * 10_000.0 / lat.len() as f64 };
+        if t.pid.is_none() || lat.is_empty() { 0.0 } else { cpu_ticks as f64 * 10_000.0 / lat.len() as f64 };
+    let mut rss_kib = 0;
     if let Some(s) = sampler {
-        *rss = (*rss).max(s.await.unwrap_or(0));
+        rss_kib = s.await.unwrap_or(0);
+        if t.name.starts_with("relay") {
+            *rss = (*rss).max(rss_kib);
+        }
     }
     Ok(Cell {
         rps: lat.len() as f64 / elapsed,
@@ -236,6 +296,7 @@ async fn run_cell(client: &reqwest::Client, t: &Target, shape: Shape, relay_pid:
         p99: pct(&lat, 0.99),
         ttfb_p50: pct(&ttfb, 0.50),
         relay_cpu_us,
+        rss_kib,
     })
 }
 
@@ -324,7 +385,7 @@ fn proc_kib(pid: u32, field: &str) -> Option<u64> {
 }
 
 fn print_table(rows: &[(&str, bool, usize, Cell, Cell)], peak_kib: u64, rss_256_kib: u64) {
-    println!("| target | stream | conc | req/s | p50 µs | p99 µs | req/s vs direct | added p50 µs | added p99 µs | TTFB p50 µs | added TTFB µs | relay CPU µs/req |");
+    println!("| target | stream | conc | req/s | p50 µs | p99 µs | req/s vs direct | added p50 µs | added p99 µs | TTFB p50 µs | added TTFB µs | proxy CPU µs/req |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, stream, conc, c, d) in rows {
         let vs = if d.rps > 0.0 { format!("{:.0} %", 100.0 * c.rps / d.rps) } else { "-".into() };
@@ -351,4 +412,7 @@ fn print_table(rows: &[(&str, bool, usize, Cell, Cell)], peak_kib: u64, rss_256_
     println!();
     println!("relay peak RSS (VmHWM) over the whole run: {:.1} MB", peak_kib as f64 / 1024.0);
     println!("relay RSS while 256 concurrent streams flow: {:.1} MB", rss_256_kib as f64 / 1024.0);
+    for (name, _, _, c, _) in rows.iter().filter(|r| r.3.rss_kib > 0) {
+        println!("- {name}: {:.1} MB at 256 streams", c.rss_kib as f64 / 1024.0);
+    }
 }

@@ -23,13 +23,20 @@ pub struct AttemptRow {
     pub output_tokens: Option<i64>,
 }
 
-/// Rows per INSERT statement (14 parameters each, well under SQLite's parameter limit).
-const ROWS_PER_STATEMENT: usize = 64;
+/// Rows per INSERT statement, largest first (14 parameters each, well under SQLite's limit).
+/// Only these three shapes are ever prepared: every distinct row count would be another
+/// cached prepared statement per pooled connection (a 64-row INSERT compiles to a large
+/// program), which grew the relay by ~10 MB under load.
+const STATEMENT_ROWS: [usize; 3] = [64, 8, 1];
 
 /// Appends a batch with multi-row INSERTs (call inside a transaction for one fsync). Each
 /// statement is one round trip to the SQLite worker thread, so rows are grouped.
 pub async fn insert_batch(conn: &mut SqliteConnection, rows: &[AttemptRow]) -> Result<(), StoreError> {
-    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+    let mut rest = rows;
+    while !rest.is_empty() {
+        let n = STATEMENT_ROWS.into_iter().find(|&n| n <= rest.len()).unwrap_or(1);
+        let (chunk, tail) = rest.split_at(n);
+        rest = tail;
         let mut q = sqlx::QueryBuilder::new(
             "INSERT INTO attempts (at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, \
              scope, ttfb_ms, duration_ms, input_tokens, output_tokens) ",
@@ -71,9 +78,10 @@ pub async fn for_connection(
     .await?)
 }
 
-/// Keeps the newest `keep` rows overall; returns how many were removed.
+/// Keeps at most the newest `keep` rows overall (by id range: ids only grow, so this is an
+/// index seek, not a scan of `keep` rows); returns how many were removed.
 pub async fn prune(conn: &mut SqliteConnection, keep: i64) -> Result<u64, StoreError> {
-    Ok(sqlx::query("DELETE FROM attempts WHERE id <= (SELECT id FROM attempts ORDER BY id DESC LIMIT 1 OFFSET ?)")
+    Ok(sqlx::query("DELETE FROM attempts WHERE id <= (SELECT max(id) FROM attempts) - ?")
         .bind(keep)
         .execute(conn)
         .await?

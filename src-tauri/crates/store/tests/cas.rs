@@ -132,7 +132,7 @@ async fn attempt_batches_keep_every_row_in_order_and_prune_keeps_the_newest() ->
     tx.commit().await?;
     let mut conn = store.acquire().await?;
     let newest = attempts::for_connection(&mut conn, "c1", 1000).await?;
-    assert_eq!(newest.len(), 150, "a batch larger than one statement keeps every row");
+    assert_eq!(newest.len(), 150, "150 rows (2×64 + 2×8 + 6×1 statements) keep every row");
     assert_eq!(newest[0], row(149), "newest first, every column intact");
     assert_eq!(attempts::prune(&mut conn, 100).await?, 50, "prune removes only the oldest beyond the cap");
     assert_eq!(
