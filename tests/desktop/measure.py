@@ -148,6 +148,32 @@ def frames(w: Window, seconds: float) -> dict:
     return w.js("window.__frames.stop = true; return window.__frames")
 
 
+def webkit_floor(env: dict) -> list[tuple[str, int, int, int]] | None:
+    """Idle memory of WebKitGTK itself: Debian's MiniBrowser (the same libwebkit2gtk-4.1, a
+    UI process plus WebKitWebProcess and WebKitNetworkProcess, as the app) showing a one-line
+    page on the same display for 5 s. No app code at all: the floor under the app's number."""
+    found = [p for p in ("/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser",
+                         "/usr/lib/aarch64-linux-gnu/webkit2gtk-4.1/MiniBrowser") if os.path.exists(p)]
+    if not found:
+        return None
+    proc = subprocess.Popen([found[0], "data:text/html,<p>floor</p>"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        time.sleep(6)
+        return tree_memory(proc.pid)
+    finally:
+        stop(proc)
+
+
+def print_memory(title: str, memory: list[tuple[str, int, int, int]]) -> None:
+    print(title)
+    for name, rss, pss, uss in memory:
+        print(f"  {name:<24} RSS {rss:>8}  PSS {pss:>8}  USS {uss:>8}")
+    rss_total, pss_total, uss_total = (sum(m[i] for m in memory) for i in (1, 2, 3))
+    print(f"  {'total':<24} RSS {rss_total:>8}  PSS {pss_total:>8}  USS {uss_total:>8}  = "
+          f"{rss_total / 1024:.0f} MB RSS, {pss_total / 1024:.0f} MB PSS, {uss_total / 1024:.0f} MB USS")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("bin_dir")
@@ -188,18 +214,15 @@ def main() -> int:
         ok, failed, elapsed = load(relay, token, args.rate, args.seconds)
         busy = w.js("window.__frames.stop = true; return window.__frames")
         rows = len(w.find("[data-testid=attempt]"))
+        floor = webkit_floor(w.env)
 
         print(f"binaries: {bins}")
         print(f"cold start to first paint (first connection card), {len(paints)} launches: "
               f"median {statistics.median(paints) * 1000:.0f} ms, min {min(paints) * 1000:.0f} ms, "
               f"max {max(paints) * 1000:.0f} ms  (target <= 1500 ms)")
-        print("idle memory after 5 s (kB):")
-        for name, rss, pss, uss in memory:
-            print(f"  {name:<24} RSS {rss:>8}  PSS {pss:>8}  USS {uss:>8}")
-        rss_total, pss_total, uss_total = (sum(m[i] for m in memory) for i in (1, 2, 3))
-        print(f"  {'total':<24} RSS {rss_total:>8}  PSS {pss_total:>8}  USS {uss_total:>8}  = "
-              f"{rss_total / 1024:.0f} MB RSS, {pss_total / 1024:.0f} MB PSS, {uss_total / 1024:.0f} MB USS "
-              "(target <= 150 MB)")
+        print_memory("idle memory of the app after 5 s (kB; target <= 150 MB RSS):", memory)
+        if floor:
+            print_memory("idle memory of WebKitGTK alone (MiniBrowser, one-line page, same display; kB):", floor)
         print(f"relay load: {ok} ok, {failed} failed in {elapsed:.1f} s = {ok / elapsed:.0f} req/s "
               f"(asked {args.rate}/s for {args.seconds:.0f} s); Activity screen shows {rows} rows")
         print(f"frames idle on Activity: {idle['n']} in 3 s, max gap {idle['max']:.0f} ms")
