@@ -57,6 +57,7 @@ async fn bench(args: Vec<String>) -> Result<()> {
     let mut seconds = 3.0f64;
     let mut quick = false;
     let mut paced_only = false;
+    let mut only_conc: Option<usize> = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--bin-dir" => bin_dir = PathBuf::from(args.next().context("--bin-dir DIR")?),
@@ -65,6 +66,8 @@ async fn bench(args: Vec<String>) -> Result<()> {
             "--quick" => quick = true,
             // Only the paced table (for profiling the relay at a steady moderate load).
             "--paced-only" => paced_only = true,
+            // Only this concurrency in the closed-loop table.
+            "--conc" => only_conc = Some(args.next().context("--conc N")?.parse::<usize>()?),
             other => bail!("unknown argument {other}"),
         }
     }
@@ -185,12 +188,13 @@ async fn bench(args: Vec<String>) -> Result<()> {
     let mut rows = Vec::new();
     let mut rss_256_stream = 0u64;
     for stream in [false, true] {
-        let concurrencies: &[usize] = match (paced_only, quick) {
-            (true, _) => &[],
-            (false, true) => &[32],
-            (false, false) => &[1, 32, 256],
+        let concurrencies: Vec<usize> = match (paced_only, quick, only_conc) {
+            (true, _, _) => vec![],
+            (false, _, Some(n)) => vec![n],
+            (false, true, None) => vec![32],
+            (false, false, None) => vec![1, 32, 256],
         };
-        for &conc in concurrencies {
+        for conc in concurrencies {
             let mut direct = Cell::default();
             for t in &targets {
                 let cell =

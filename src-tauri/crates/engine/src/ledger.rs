@@ -61,12 +61,12 @@ async fn write_loop(store: Store, mut rx: mpsc::Receiver<Msg>) {
     while let Some(first) = rx.recv().await {
         let mut flushes = Vec::new();
         take(first, &mut batch, &mut flushes);
-        let deadline = tokio::time::Instant::now() + LINGER;
-        while batch.len() < BATCH && flushes.is_empty() {
-            match tokio::time::timeout_at(deadline, rx.recv()).await {
-                Ok(Some(m)) => take(m, &mut batch, &mut flushes),
-                _ => break,
-            }
+        drain(&mut rx, &mut batch, &mut flushes);
+        // A short batch lingers without listening: rows sent meanwhile wait in the channel
+        // instead of waking this task (and with it a parked worker thread) once per request.
+        if batch.len() < BATCH && flushes.is_empty() {
+            tokio::time::sleep(LINGER).await;
+            drain(&mut rx, &mut batch, &mut flushes);
         }
         if !batch.is_empty() {
             since_prune += batch.len();
@@ -83,6 +83,16 @@ async fn write_loop(store: Store, mut rx: mpsc::Receiver<Msg>) {
         }
         for done in flushes {
             let _ = done.send(());
+        }
+    }
+}
+
+/// Takes what is already queued, up to a full batch or a flush request.
+fn drain(rx: &mut mpsc::Receiver<Msg>, batch: &mut Vec<AttemptRow>, flushes: &mut Vec<oneshot::Sender<()>>) {
+    while batch.len() < BATCH && flushes.is_empty() {
+        match rx.try_recv() {
+            Ok(m) => take(m, batch, flushes),
+            Err(_) => break,
         }
     }
 }
