@@ -111,38 +111,12 @@ async fn bench(args: Vec<String>) -> Result<()> {
     };
     let base = format!("{mock_url}/v1");
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-    cli(
-        s(&[
-            "connection",
-            "add",
-            "leg",
-            "--protocol",
-            "openai",
-            "--base-url",
-            &base,
-            "--model",
-            "m1",
-            "--secret-stdin",
-        ]),
-        Some(KEYS[0]),
-    )
-    .await?;
-    cli(
-        s(&[
-            "connection",
-            "add",
-            "bal",
-            "--protocol",
-            "openai",
-            "--base-url",
-            &base,
-            "--model",
-            "m1",
-            "--secret-stdin",
-        ]),
-        Some(KEYS[0]),
-    )
-    .await?;
+    // "leg" stays legacy; "bal" gets 3 more keys and balanced routing below.
+    for slug in ["leg", "bal"] {
+        let add =
+            ["connection", "add", slug, "--protocol", "openai", "--base-url", &base, "--model", "m1", "--secret-stdin"];
+        cli(s(&add), Some(KEYS[0])).await?;
+    }
     for (i, k) in KEYS.iter().enumerate().skip(1) {
         cli(s(&["profile", "add", "bal", "--label", &format!("k{i}"), "--secret-stdin"]), Some(k)).await?;
     }
