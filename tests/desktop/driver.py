@@ -10,6 +10,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.parse
@@ -151,6 +152,16 @@ class Window:
     def log_tail(self, lines: int = 40) -> str:
         with open(self.log.name, errors="replace") as f:
             return "".join(f.readlines()[-lines:])
+
+    def __enter__(self) -> "Window":
+        return self
+
+    def __exit__(self, kind, _exc, _tb) -> None:
+        """Tears down; when the block failed, first prints the last lines the window's processes wrote."""
+        if kind is not None:
+            print(f"--- the window's log (tauri-driver, WebKitWebDriver, app), last lines:\n{self.log_tail()}",
+                  file=sys.stderr)
+        self.teardown()
 
     def teardown(self) -> None:
         try:

@@ -182,27 +182,25 @@ def main() -> int:
     relay = f"http://127.0.0.1:{port}"
     w = Window(app, {"SWITCHYARD_DATA_DIR": data_dir, "SWITCHYARD_RELAY_PORT": str(port)})
     try:
-        out = run(w, relay, mock_url, shots)
-        w.close_session()  # closes the window: the app quits, draining the relay
-        wait_for(lambda: subprocess.run(["pgrep", "-f", app], capture_output=True).returncode != 0, 15,
-                 "the app to exit")
-        rows = json.loads(subprocess.run([cli, "--data-dir", data_dir, "--json", "attempts", "journey", "--limit",
-                                          "1000"], check=True, capture_output=True, text=True).stdout)
-        turns = {r["turn"] for r in rows}
-        assert len(turns) == out["requests"], f"every turn is in the ledger after quit: {len(turns)} of {out['requests']}"
-        try:
-            urllib.request.urlopen(f"{relay}/healthz", timeout=2)
-            raise AssertionError("the relay still answers after quit")
-        except urllib.error.URLError:
-            pass
-        log(f"quit: relay closed, ledger flushed ({len(rows)} attempts, {len(turns)} turns)")
-        log("ok")
-        return 0
-    except BaseException:
-        print(f"--- the window's log (tauri-driver, WebKitWebDriver, app), last lines:\n{w.log_tail()}", file=sys.stderr)
-        raise
+        with w:
+            out = run(w, relay, mock_url, shots)
+            w.close_session()  # closes the window: the app quits, draining the relay
+            wait_for(lambda: subprocess.run(["pgrep", "-f", app], capture_output=True).returncode != 0, 15,
+                     "the app to exit")
+            rows = json.loads(subprocess.run([cli, "--data-dir", data_dir, "--json", "attempts", "journey", "--limit",
+                                              "1000"], check=True, capture_output=True, text=True).stdout)
+            turns = {r["turn"] for r in rows}
+            assert len(turns) == out["requests"], \
+                f"every turn is in the ledger after quit: {len(turns)} of {out['requests']}"
+            try:
+                urllib.request.urlopen(f"{relay}/healthz", timeout=2)
+                raise AssertionError("the relay still answers after quit")
+            except urllib.error.URLError:
+                pass
+            log(f"quit: relay closed, ledger flushed ({len(rows)} attempts, {len(turns)} turns)")
+            log("ok")
+            return 0
     finally:
-        w.teardown()
         stop(mock)
         shutil.rmtree(work, ignore_errors=True)
 

@@ -198,39 +198,39 @@ def main() -> int:
     relay = f"http://127.0.0.1:{port}"
     w = Window(app, {"SWITCHYARD_DATA_DIR": data_dir, "SWITCHYARD_RELAY_PORT": str(port)})
     try:
-        paints = []
-        for i in range(args.launches):
-            paints.append(first_paint(w, app))
-            if i < args.launches - 1:
-                w.close_session()
-                wait_for(lambda: subprocess.run(["pgrep", "-f", app], capture_output=True).returncode != 0, 15,
-                         "the app to exit")
-        time.sleep(5)
-        memory = tree_memory(app_pid(app))
-        w.click('button[aria-label="Open perf"]')
-        w.click("#tab-activity")
-        idle = frames(w, 3)
-        w.js(FRAME_MONITOR)
-        ok, failed, elapsed = load(relay, token, args.rate, args.seconds)
-        busy = w.js("window.__frames.stop = true; return window.__frames")
-        rows = len(w.find("[data-testid=attempt]"))
-        floor = webkit_floor(w.env)
+        with w:
+            paints = []
+            for i in range(args.launches):
+                paints.append(first_paint(w, app))
+                if i < args.launches - 1:
+                    w.close_session()
+                    wait_for(lambda: subprocess.run(["pgrep", "-f", app], capture_output=True).returncode != 0, 15,
+                             "the app to exit")
+            time.sleep(5)
+            memory = tree_memory(app_pid(app))
+            w.click('button[aria-label="Open perf"]')
+            w.click("#tab-activity")
+            idle = frames(w, 3)
+            w.js(FRAME_MONITOR)
+            ok, failed, elapsed = load(relay, token, args.rate, args.seconds)
+            busy = w.js("window.__frames.stop = true; return window.__frames")
+            rows = len(w.find("[data-testid=attempt]"))
+            floor = webkit_floor(w.env)
 
-        print(f"binaries: {bins}")
-        print(f"cold start to first paint (first connection card), {len(paints)} launches: "
-              f"median {statistics.median(paints) * 1000:.0f} ms, min {min(paints) * 1000:.0f} ms, "
-              f"max {max(paints) * 1000:.0f} ms  (target <= 1500 ms)")
-        print_memory("idle memory of the app after 5 s (kB; target <= 150 MB RSS):", memory)
-        if floor:
-            print_memory("idle memory of WebKitGTK alone (MiniBrowser, one-line page, same display; kB):", floor)
-        print(f"relay load: {ok} ok, {failed} failed in {elapsed:.1f} s = {ok / elapsed:.0f} req/s "
-              f"(asked {args.rate}/s for {args.seconds:.0f} s); Activity screen shows {rows} rows")
-        print(f"frames idle on Activity: {idle['n']} in 3 s, max gap {idle['max']:.0f} ms")
-        print(f"frames under load: {busy['n']} in {elapsed:.1f} s, max gap {busy['max']:.0f} ms, "
-              f">50 ms: {busy['over50']}, >100 ms: {busy['over100']}  (target: none > 100 ms)")
-        return 0
+            print(f"binaries: {bins}")
+            print(f"cold start to first paint (first connection card), {len(paints)} launches: "
+                  f"median {statistics.median(paints) * 1000:.0f} ms, min {min(paints) * 1000:.0f} ms, "
+                  f"max {max(paints) * 1000:.0f} ms  (target <= 1500 ms)")
+            print_memory("idle memory of the app after 5 s (kB; target <= 150 MB RSS):", memory)
+            if floor:
+                print_memory("idle memory of WebKitGTK alone (MiniBrowser, one-line page, same display; kB):", floor)
+            print(f"relay load: {ok} ok, {failed} failed in {elapsed:.1f} s = {ok / elapsed:.0f} req/s "
+                  f"(asked {args.rate}/s for {args.seconds:.0f} s); Activity screen shows {rows} rows")
+            print(f"frames idle on Activity: {idle['n']} in 3 s, max gap {idle['max']:.0f} ms")
+            print(f"frames under load: {busy['n']} in {elapsed:.1f} s, max gap {busy['max']:.0f} ms, "
+                  f">50 ms: {busy['over50']}, >100 ms: {busy['over100']}  (target: none > 100 ms)")
+            return 0
     finally:
-        w.teardown()
         stop(mock)
         shutil.rmtree(work, ignore_errors=True)
 

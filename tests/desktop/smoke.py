@@ -35,44 +35,41 @@ def main() -> int:
     shots = os.environ.get("SWITCHYARD_SCREENSHOTS")
     w = Window(app, {"SWITCHYARD_DATA_DIR": data_dir, "SWITCHYARD_RELAY_PORT": "0"})
     try:
-        started = w.open()
-        w.one("[data-testid=connection]", timeout=30)
-        print(f"smoke: first connection card after {time.time() - started:.2f}s", file=sys.stderr)
-        text = w.text("[data-testid=connection]")
-        assert "smoke-openai" in text, f"the window shows the connection the CLI created: {text!r}"
-        assert "backup-key" in text and "primary" in text, f"the window lists both profiles: {text!r}"
-        assert "legacy" in text, f"the routing mode badge is shown: {text!r}"
-        assert "canary" not in w.source(), "a secret reached the window"
-        if shots:
-            w.screenshot(os.path.join(shots, "connections.png"))
+        with w:
+            started = w.open()
+            w.one("[data-testid=connection]", timeout=30)
+            print(f"smoke: first connection card after {time.time() - started:.2f}s", file=sys.stderr)
+            text = w.text("[data-testid=connection]")
+            assert "smoke-openai" in text, f"the window shows the connection the CLI created: {text!r}"
+            assert "backup-key" in text and "primary" in text, f"the window lists both profiles: {text!r}"
+            assert "legacy" in text, f"the routing mode badge is shown: {text!r}"
+            assert "canary" not in w.source(), "a secret reached the window"
+            if shots:
+                w.screenshot(os.path.join(shots, "connections.png"))
 
-        # The connection page: both profiles in the table, then the routing gates.
-        w.click('button[aria-label="Open smoke-openai"]')
-        wait_for(lambda: len(w.find("[data-testid=profile]")) == 2, 10, "the two profile rows")
-        labels = [w.attr(f"[data-testid=profile]:nth-of-type({i})", "data-label") for i in (1, 2)]
-        assert labels == ["primary", "backup-key"], f"profiles in priority order: {labels!r}"
-        w.click("#tab-routing")
-        assert w.attr("[data-testid=gates]", "data-ok") == "false", "nothing verified: gates fail"
+            # The connection page: both profiles in the table, then the routing gates.
+            w.click('button[aria-label="Open smoke-openai"]')
+            wait_for(lambda: len(w.find("[data-testid=profile]")) == 2, 10, "the two profile rows")
+            labels = [w.attr(f"[data-testid=profile]:nth-of-type({i})", "data-label") for i in (1, 2)]
+            assert labels == ["primary", "backup-key"], f"profiles in priority order: {labels!r}"
+            w.click("#tab-routing")
+            assert w.attr("[data-testid=gates]", "data-ok") == "false", "nothing verified: gates fail"
 
-        # Verify all through the real IPC: progress events reach the window and each profile
-        # gets an inline result (the example endpoint is unreachable: "not verified").
-        w.click("#tab-profiles")
-        w.click("[data-testid=verify-all]")
+            # Verify all through the real IPC: progress events reach the window and each profile
+            # gets an inline result (the example endpoint is unreachable: "not verified").
+            w.click("#tab-profiles")
+            w.click("[data-testid=verify-all]")
 
-        def results():
-            texts = w.texts("[data-testid=verify-line]")
-            return len(texts) == 2 and all("verif" in t and "…" not in t for t in texts) and texts
+            def results():
+                texts = w.texts("[data-testid=verify-line]")
+                return len(texts) == 2 and all("verif" in t and "…" not in t for t in texts) and texts
 
-        texts = wait_for(results, 40, "both verification results")
-        assert all("not verified" in t for t in texts), f"unreachable endpoint reported per profile: {texts!r}"
-        assert "canary" not in w.source(), "a secret reached the window"
-        print("smoke: desktop window shows CLI-created connections, their profiles and gates: ok", file=sys.stderr)
-        return 0
-    except BaseException:
-        print(f"--- the window's log (tauri-driver, WebKitWebDriver, app), last lines:\n{w.log_tail()}", file=sys.stderr)
-        raise
+            texts = wait_for(results, 40, "both verification results")
+            assert all("not verified" in t for t in texts), f"unreachable endpoint reported per profile: {texts!r}"
+            assert "canary" not in w.source(), "a secret reached the window"
+            print("smoke: desktop window shows CLI-created connections, their profiles and gates: ok", file=sys.stderr)
+            return 0
     finally:
-        w.teardown()
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
