@@ -160,7 +160,6 @@ async fn bench(args: Vec<String>) -> Result<()> {
     ];
     let client = reqwest::Client::builder().pool_max_idle_per_host(1024).tcp_nodelay(true).build()?;
     let mut rows = Vec::new();
-    let mut rss_256_stream = 0u64;
     for stream in [false, true] {
         let concurrencies: Vec<usize> = match (paced_only, quick, only_conc) {
             (true, _, _) => vec![],
@@ -171,8 +170,7 @@ async fn bench(args: Vec<String>) -> Result<()> {
         for conc in concurrencies {
             let mut direct = Cell::default();
             for t in &targets {
-                let cell =
-                    run_cell(&client, t, Shape { stream, conc, seconds, rate: None }, &mut rss_256_stream).await?;
+                let cell = run_cell(&client, t, Shape { stream, conc, seconds, rate: None }).await?;
                 if t.name == "direct" {
                     direct = cell.clone();
                 }
@@ -183,12 +181,10 @@ async fn bench(args: Vec<String>) -> Result<()> {
     // Paced at 500 req/s with 32 connections: the added latency of the hop itself, without
     // the CPU saturation of the closed-loop rows (load generator, mock and relay share 2 cores).
     let mut paced = Vec::new();
-    let mut ignored = 0u64;
     for stream in [false, true] {
         let mut direct = Cell::default();
         for t in &targets {
-            let cell =
-                run_cell(&client, t, Shape { stream, conc: 32, seconds, rate: Some(500.0) }, &mut ignored).await?;
+            let cell = run_cell(&client, t, Shape { stream, conc: 32, seconds, rate: Some(500.0) }).await?;
             if t.name == "direct" {
                 direct = cell.clone();
             }
@@ -197,9 +193,10 @@ async fn bench(args: Vec<String>) -> Result<()> {
     }
     let peak = proc_kib(relay_pid, "VmHWM:").unwrap_or(0);
     println!("Closed loop (each connection sends as fast as answers come back):\n");
-    print_table(&rows, peak, rss_256_stream);
+    print_table(&rows);
     println!("\nPaced at 500 req/s over 32 connections:\n");
-    print_table(&paced, peak, rss_256_stream);
+    print_table(&paced);
+    print_memory(&rows, peak);
     let _ = relay.start_kill();
     let _ = relay.wait().await;
     let log = std::fs::read_to_string(&relay_log).unwrap_or_default();
@@ -234,7 +231,7 @@ struct Shape {
     rate: Option<f64>,
 }
 
-async fn run_cell(client: &reqwest::Client, t: &Target, shape: Shape, rss: &mut u64) -> Result<Cell> {
+async fn run_cell(client: &reqwest::Client, t: &Target, shape: Shape) -> Result<Cell> {
     let Shape { stream, conc, seconds, rate } = shape;
     eprintln!(
         "cell: {} stream={stream} conc={conc} rate={rate:?} (proxy RSS before: {} KiB)",
@@ -261,13 +258,10 @@ async fn run_cell(client: &reqwest::Client, t: &Target, shape: Shape, rss: &mut 
     // Clock ticks are 1/100 s on Linux.
     let relay_cpu_us =
         if t.pid.is_none() || lat.is_empty() { 0.0 } else { cpu_ticks as f64 * 10_000.0 / lat.len() as f64 };
-    let mut rss_kib = 0;
-    if let Some(s) = sampler {
-        rss_kib = s.await.unwrap_or(0);
-        if t.name.starts_with("relay") {
-            *rss = (*rss).max(rss_kib);
-        }
-    }
+    let rss_kib = match sampler {
+        Some(s) => s.await.unwrap_or(0),
+        None => 0,
+    };
     Ok(Cell {
         rps: lat.len() as f64 / elapsed,
         p50: pct(&lat, 0.50),
@@ -362,7 +356,7 @@ fn proc_kib(pid: u32, field: &str) -> Option<u64> {
     status.lines().find(|l| l.starts_with(field))?.split_whitespace().nth(1)?.parse().ok()
 }
 
-fn print_table(rows: &[(&str, bool, usize, Cell, Cell)], peak_kib: u64, rss_256_kib: u64) {
+fn print_table(rows: &[(&str, bool, usize, Cell, Cell)]) {
     println!("| target | stream | conc | req/s | p50 µs | p99 µs | req/s vs direct | added p50 µs | added p99 µs | TTFB p50 µs | added TTFB µs | proxy CPU µs/req |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, stream, conc, c, d) in rows {
@@ -387,9 +381,14 @@ fn print_table(rows: &[(&str, bool, usize, Cell, Cell)], peak_kib: u64, rss_256_
             if *name == "direct" { "-".to_string() } else { format!("{:.0}", c.relay_cpu_us) }
         );
     }
+}
+
+/// The relay's peak RSS and, per proxy, its RSS sampled while 256 streams flowed.
+fn print_memory(rows: &[(&str, bool, usize, Cell, Cell)], peak_kib: u64) {
+    let relay_256 = rows.iter().filter(|r| r.0.starts_with("relay")).map(|r| r.3.rss_kib).max().unwrap_or(0);
     println!();
     println!("relay peak RSS (VmHWM) over the whole run: {:.1} MB", peak_kib as f64 / 1024.0);
-    println!("relay RSS while 256 concurrent streams flow: {:.1} MB", rss_256_kib as f64 / 1024.0);
+    println!("relay RSS while 256 concurrent streams flow: {:.1} MB", relay_256 as f64 / 1024.0);
     for (name, _, _, c, _) in rows.iter().filter(|r| r.3.rss_kib > 0) {
         println!("- {name}: {:.1} MB at 256 streams", c.rss_kib as f64 / 1024.0);
     }
