@@ -8,7 +8,6 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::StatusCode;
 use axum::response::Response;
-use futures_util::StreamExt;
 use switchyard_core::routing::Failure;
 use switchyard_engine::{AttemptReport, NextAttempt, TurnRun};
 use switchyard_providers::sse::SseSplitter;
@@ -19,6 +18,7 @@ use crate::reply;
 use crate::request::Incoming;
 use crate::state::RelayState;
 use crate::stream::{Recorder, Sniff, Tail};
+use crate::upstream;
 
 pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incoming) -> Response {
     let snap = run.snapshot.clone();
@@ -31,8 +31,7 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
     };
     let url = upstream_url(&snap, &incoming.rest, incoming.query.as_deref());
     let headers = upstream_headers(&incoming.headers, &snap, &attempt.secret, false);
-    let sent =
-        state.http.request(incoming.method.clone(), url).headers(headers).body(incoming.body.clone()).send().await;
+    let sent = state.http.send(incoming.method.clone(), &url, headers, incoming.body.clone()).await;
     let resp = match sent {
         Ok(r) => r,
         Err(_) => {
@@ -46,10 +45,11 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
     let status = resp.status();
     let ttfb = elapsed(&attempt);
     let mut report = AttemptReport { status: Some(status.as_u16()), ttfb_ms: Some(ttfb), ..Default::default() };
-    let upstream_headers = resp.headers().clone();
+    let (parts, body) = resp.into_parts();
+    let upstream_headers = parts.headers;
     if !status.is_success() {
         // Recorded for health; legacy never retries or fails over.
-        let body = resp.bytes().await.unwrap_or_default();
+        let body = upstream::collect(body).await.unwrap_or_default();
         let c = switchyard_providers::classify(
             snap.protocol,
             status.as_u16(),
@@ -79,7 +79,7 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
         Sniff::Json(Vec::new())
     };
     let recorder = Recorder { router: state.router.clone(), run, attempt, report };
-    let tail = Tail::new(None, resp.bytes_stream().boxed(), sniff, Usage::default(), recorder);
+    let tail = Tail::new(None, upstream::chunks(body), sniff, Usage::default(), recorder);
     build(status, &upstream_headers, Body::from_stream(tail))
 }
 

@@ -13,6 +13,7 @@ mod request;
 mod routed;
 mod state;
 mod stream;
+mod upstream;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -9,7 +9,6 @@ use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
-use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
 use switchyard_core::routing::{Failure, Plan};
 use switchyard_core::Protocol;
@@ -22,6 +21,7 @@ use crate::reply;
 use crate::request::Incoming;
 use crate::state::RelayState;
 use crate::stream::{Recorder, Sniff, Tail};
+use crate::upstream::{self, Chunks, UpstreamBody};
 
 /// An upstream error answer kept to deliver as is if no other attempt succeeds.
 struct Kept {
@@ -47,7 +47,7 @@ enum Answer {
         status: StatusCode,
         headers: HeaderMap,
         held: Bytes,
-        tail: Option<(BoxStream<'static, reqwest::Result<Bytes>>, SseSplitter)>,
+        tail: Option<(Chunks, SseSplitter)>,
         usage: Usage,
         ttfb: Option<i64>,
     },
@@ -70,7 +70,7 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
             Err(e) => return reply::error(snap.protocol, 500, &e.to_string(), None),
         };
         let headers = upstream_headers(&incoming.headers, &snap, &attempt.secret, true);
-        let sent = state.http.request(incoming.method.clone(), &url).headers(headers).body(body.clone()).send().await;
+        let sent = state.http.send(incoming.method.clone(), &url, headers, body.clone()).await;
         let answer = match sent {
             Err(_) => Answer::Failed(Failed::Broken(Failure::network()), None),
             Ok(resp) => read_answer(snap.protocol, &attempt, resp).await,
@@ -136,18 +136,19 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
 
 /// Reads an upstream answer: errors are classified for the planner; a stream is read only
 /// until its first content event (or clean end), which is when it becomes a success.
-async fn read_answer(protocol: Protocol, attempt: &Attempt, resp: reqwest::Response) -> Answer {
+async fn read_answer(protocol: Protocol, attempt: &Attempt, resp: Response<UpstreamBody>) -> Answer {
     let status = resp.status();
     let ttfb = Some(elapsed(attempt));
-    let headers = resp.headers().clone();
+    let (parts, body) = resp.into_parts();
+    let headers = parts.headers;
     if !status.is_success() {
-        let body = resp.bytes().await.unwrap_or_default();
+        let body = upstream::collect(body).await.unwrap_or_default();
         let c = switchyard_providers::classify(protocol, status.as_u16(), &headers, &body, SystemTime::now());
         return Answer::Failed(Failed::Answer(Kept { status, headers, body }, c.failure), ttfb);
     }
     let is_sse =
         headers.get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/event-stream"));
-    let mut upstream: BoxStream<'static, reqwest::Result<Bytes>> = resp.bytes_stream().boxed();
+    let mut upstream = upstream::chunks(body);
     if !is_sse {
         let mut body = Vec::new();
         while let Some(chunk) = upstream.next().await {

@@ -9,12 +9,14 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use futures_util::stream::{BoxStream, Stream};
+use futures_util::stream::Stream;
 use switchyard_core::routing::Failure;
 use switchyard_core::Protocol;
 use switchyard_engine::{Attempt, AttemptReport, Router, TurnRun};
 use switchyard_providers::sse::{event_role_after_output, interrupted_event, EventRole, SseSplitter};
 use switchyard_providers::usage::{usage_from_body, usage_from_event, Usage};
+
+use crate::upstream::Chunks;
 
 /// Largest JSON body copied aside to read usage from.
 const USAGE_COPY_CAP: usize = 1024 * 1024;
@@ -44,7 +46,7 @@ impl Drop for Recorder {
 
 pub struct Tail {
     held: Option<Bytes>,
-    upstream: BoxStream<'static, reqwest::Result<Bytes>>,
+    upstream: Chunks,
     sniff: Sniff,
     usage: Usage,
     clean_end: bool,
@@ -53,13 +55,7 @@ pub struct Tail {
 }
 
 impl Tail {
-    pub fn new(
-        held: Option<Bytes>,
-        upstream: BoxStream<'static, reqwest::Result<Bytes>>,
-        sniff: Sniff,
-        usage: Usage,
-        recorder: Recorder,
-    ) -> Self {
+    pub fn new(held: Option<Bytes>, upstream: Chunks, sniff: Sniff, usage: Usage, recorder: Recorder) -> Self {
         Tail { held, upstream, sniff, usage, clean_end: false, done: false, recorder }
     }
 

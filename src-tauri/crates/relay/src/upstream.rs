@@ -1,0 +1,168 @@
+//! The HTTP client for upstream calls. Direct connections go through a pooled hyper client
+//! (rustls for https, the same webpki roots as reqwest's `rustls-tls`); it costs about half
+//! the CPU per request of reqwest on the relay's hot path (relay-bench, NOTES in the commit).
+//! Requests that the environment's `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY` (minus `NO_PROXY`)
+//! send through a proxy go through reqwest, which implements proxying (CONNECT tunnels,
+//! absolute-form requests, proxy credentials) and reads the same variables the same way.
+
+use std::time::Duration;
+
+use axum::http::{HeaderMap, Method, Request, Response, Uri};
+use bytes::Bytes;
+use futures_util::stream::BoxStream;
+use futures_util::StreamExt;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyDataStream, BodyExt, Full};
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::proxy::matcher::Matcher;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// An upstream answer's body, whichever client carried it.
+pub(crate) type UpstreamBody = BoxBody<Bytes, BoxError>;
+
+/// An upstream answer's body as a stream of chunks.
+pub(crate) type Chunks = BoxStream<'static, Result<Bytes, BoxError>>;
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+const POOL_MAX_IDLE_PER_HOST: usize = 512;
+
+pub(crate) struct Upstream {
+    direct: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    proxied: reqwest::Client,
+    proxies: Matcher,
+}
+
+impl std::fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upstream").finish_non_exhaustive()
+    }
+}
+
+impl Upstream {
+    /// Proxies from the environment, read as reqwest reads them (`Matcher::from_system`).
+    pub(crate) fn new() -> std::io::Result<Self> {
+        Self::with_proxies(Matcher::from_system(), reqwest::Client::builder())
+    }
+
+    /// `proxies` decides which requests go through `proxied`, which must apply the same rules.
+    fn with_proxies(proxies: Matcher, proxied: reqwest::ClientBuilder) -> std::io::Result<Self> {
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_nodelay(true);
+        http.set_connect_timeout(Some(CONNECT_TIMEOUT));
+        let https =
+            HttpsConnectorBuilder::new().with_webpki_roots().https_or_http().enable_http1().wrap_connector(http);
+        let direct = Client::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
+            .pool_max_idle_per_host(POOL_MAX_IDLE_PER_HOST)
+            .build(https);
+        let proxied = proxied
+            .connect_timeout(CONNECT_TIMEOUT)
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
+            .tcp_nodelay(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(std::io::Error::other)?;
+        Ok(Upstream { direct, proxied, proxies })
+    }
+
+    /// Sends one request; redirects are not followed, bodies are not decoded.
+    pub(crate) async fn send(
+        &self,
+        method: Method,
+        url: &str,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> Result<Response<UpstreamBody>, BoxError> {
+        let uri: Uri = url.parse()?;
+        if self.proxies.intercept(&uri).is_some() {
+            let resp = self.proxied.request(method, url).headers(headers).body(body).send().await?;
+            let resp: Response<reqwest::Body> = resp.into();
+            return Ok(resp.map(|b| b.map_err(BoxError::from).boxed()));
+        }
+        let mut req = Request::new(Full::new(body));
+        *req.method_mut() = method;
+        *req.uri_mut() = uri;
+        *req.headers_mut() = headers;
+        let resp = self.direct.request(req).await?;
+        Ok(resp.map(|b| b.map_err(BoxError::from).boxed()))
+    }
+}
+
+/// The body as a stream of data chunks (trailers are dropped, as reqwest did).
+pub(crate) fn chunks(body: UpstreamBody) -> Chunks {
+    BodyDataStream::new(body).boxed()
+}
+
+/// The whole body (an upstream error answer is small).
+pub(crate) async fn collect(body: UpstreamBody) -> Result<Bytes, BoxError> {
+    Ok(body.collect().await?.to_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::*;
+
+    /// A one-request HTTP server that answers `ok` and hands back the request head it read.
+    async fn one_answer() -> (String, tokio::task::JoinHandle<String>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("bind: {e}"));
+        let addr = listener.local_addr().unwrap_or_else(|e| panic!("addr: {e}"));
+        let task = tokio::spawn(async move {
+            let (mut tcp, _) = listener.accept().await.unwrap_or_else(|e| panic!("accept: {e}"));
+            let mut head = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = tcp.read(&mut buf).await.unwrap_or_else(|e| panic!("read: {e}"));
+                assert!(n > 0, "the client closed before finishing its request head");
+                head.extend_from_slice(&buf[..n]);
+            }
+            let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok";
+            tcp.write_all(answer).await.unwrap_or_else(|e| panic!("write: {e}"));
+            String::from_utf8_lossy(&head).into_owned()
+        });
+        (format!("http://{addr}"), task)
+    }
+
+    async fn get(up: &Upstream, url: &str) -> String {
+        let resp = up.send(Method::GET, url, HeaderMap::new(), Bytes::new()).await.unwrap_or_else(|e| panic!("{e}"));
+        let body = collect(resp.into_body()).await.unwrap_or_else(|e| panic!("{e}"));
+        String::from_utf8_lossy(&body).into_owned()
+    }
+
+    #[tokio::test]
+    async fn a_request_the_proxy_rules_match_goes_through_the_proxy() {
+        let (proxy, seen) = one_answer().await;
+        let rules = Matcher::builder().http(proxy.clone()).build();
+        let proxied = reqwest::Client::builder().proxy(reqwest::Proxy::http(&proxy).unwrap_or_else(|e| panic!("{e}")));
+        let up = Upstream::with_proxies(rules, proxied).unwrap_or_else(|e| panic!("{e}"));
+        // The host does not resolve: only the proxy can answer.
+        assert_eq!(get(&up, "http://provider.invalid/v1/models").await, "ok");
+        let head = seen.await.unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            head.starts_with("GET http://provider.invalid/v1/models HTTP/1.1"),
+            "a proxied request is sent in absolute form to the proxy: {head}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_request_no_proxy_exempts_goes_direct() {
+        let (upstream, seen) = one_answer().await;
+        let rules = Matcher::builder().http("http://proxy.invalid:9").no("127.0.0.1").build();
+        let proxied = reqwest::Client::builder()
+            .proxy(reqwest::Proxy::http("http://proxy.invalid:9").unwrap_or_else(|e| panic!("{e}")));
+        let up = Upstream::with_proxies(rules, proxied).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(get(&up, &format!("{upstream}/v1/models")).await, "ok");
+        let head = seen.await.unwrap_or_else(|e| panic!("{e}"));
+        assert!(head.starts_with("GET /v1/models HTTP/1.1"), "a direct request is sent in origin form: {head}");
+        assert!(head.to_ascii_lowercase().contains(&format!("host: {}", &upstream[7..])), "host header set: {head}");
+    }
+}
