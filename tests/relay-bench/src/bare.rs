@@ -1,8 +1,9 @@
 //! The floor of any relay on this machine: a bare hyper pass-through proxy with no routing,
 //! no ledger and no parsing. It swaps the client's `authorization` for the provider key (as
 //! the relay injects a credential), forwards to the upstream over a pooled keep-alive client
-//! and streams the answer back. Same runtime shape as `switchyard relay serve` (tokio, 2
-//! workers, TCP_NODELAY both ways). Started by the bench as `relay-bench --bare-proxy URL KEY`.
+//! and streams the answer back. Same runtime shape as `switchyard relay serve` (tokio
+//! current-thread runtime, TCP_NODELAY both ways). Started by the bench as
+//! `relay-bench --bare-proxy URL KEY`.
 
 use std::convert::Infallible;
 
@@ -20,7 +21,7 @@ use tokio::net::TcpListener;
 type Upstream = Client<HttpConnector, Incoming>;
 
 pub fn run(upstream: &str, key: &str) -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(serve(upstream.parse().context("upstream URL")?, format!("Bearer {key}")))
 }
 

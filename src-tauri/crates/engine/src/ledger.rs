@@ -1,5 +1,5 @@
 //! The attempt ledger's batching writer: the request path only sends a row into a bounded
-//! channel; a background task writes batches in one transaction and keeps the table under
+//! channel; a background task writes batches in one statement and keeps the table under
 //! its retention cap.
 
 use std::time::Duration;
@@ -104,9 +104,8 @@ fn take(m: Msg, batch: &mut Vec<AttemptRow>, flushes: &mut Vec<oneshot::Sender<(
     }
 }
 
+/// One statement, so one implicit transaction: no BEGIN/COMMIT round trips.
 async fn write_batch(store: &Store, rows: &[AttemptRow]) -> Result<(), switchyard_store::StoreError> {
-    let mut tx = store.begin().await?;
-    attempts::insert_batch(&mut tx, rows).await?;
-    tx.commit().await?;
-    Ok(())
+    let mut conn = store.acquire().await?;
+    attempts::insert_batch(&mut conn, rows).await
 }

@@ -79,8 +79,8 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
         Sniff::Json(Vec::new())
     };
     let recorder = Recorder { router: state.router.clone(), run, attempt, report };
-    let tail = Tail::new(None, upstream::chunks(body), sniff, Usage::default(), recorder);
-    build(status, &upstream_headers, Body::from_stream(tail))
+    let tail = Tail::new(None, body, sniff, Usage::default(), recorder);
+    build(status, &upstream_headers, Body::new(tail))
 }
 
 fn build(status: StatusCode, upstream: &axum::http::HeaderMap, body: Body) -> Response {

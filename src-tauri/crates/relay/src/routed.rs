@@ -9,7 +9,7 @@ use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
-use futures_util::StreamExt;
+use http_body_util::BodyExt;
 use switchyard_core::routing::{Failure, Plan};
 use switchyard_core::Protocol;
 use switchyard_engine::{Attempt, AttemptReport, NextAttempt, TurnRun};
@@ -21,7 +21,7 @@ use crate::reply;
 use crate::request::Incoming;
 use crate::state::RelayState;
 use crate::stream::{Recorder, Sniff, Tail};
-use crate::upstream::{self, Chunks, UpstreamBody};
+use crate::upstream::{self, UpstreamBody};
 
 /// An upstream error answer kept to deliver as is if no other attempt succeeds.
 struct Kept {
@@ -47,7 +47,7 @@ enum Answer {
         status: StatusCode,
         headers: HeaderMap,
         held: Bytes,
-        tail: Option<(Chunks, SseSplitter)>,
+        tail: Option<(UpstreamBody, SseSplitter)>,
         usage: Usage,
         ttfb: Option<i64>,
     },
@@ -81,22 +81,27 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
                 state.router.commit(&mut run);
                 let (profile, reason, attempts) =
                     (attempt.profile_id.clone(), attempt.reason.to_string(), run.attempts());
-                let (upstream, sniff) = match tail {
-                    Some((upstream, splitter)) => (
-                        upstream,
-                        Sniff::Sse {
+                let report = AttemptReport { status: Some(status.as_u16()), ttfb_ms: ttfb, ..Default::default() };
+                let mut recorder = Recorder { router: state.router.clone(), run, attempt, report };
+                let body = match tail {
+                    Some((upstream, splitter)) => {
+                        let sniff = Sniff::Sse {
                             splitter,
                             protocol: snap.protocol,
                             responses_api: incoming.is_responses_api(),
                             inject: true,
-                        },
-                    ),
-                    None => (futures_util::stream::empty().boxed(), Sniff::Json(Vec::new())),
+                        };
+                        Body::new(Tail::new(Some(held), upstream, sniff, usage, recorder))
+                    }
+                    // A JSON answer was read whole: record it now, send it with its length.
+                    None => {
+                        recorder.report.input_tokens = usage.input_tokens;
+                        recorder.report.output_tokens = usage.output_tokens;
+                        drop(recorder);
+                        Body::from(held)
+                    }
                 };
-                let report = AttemptReport { status: Some(status.as_u16()), ttfb_ms: ttfb, ..Default::default() };
-                let recorder = Recorder { router: state.router.clone(), run, attempt, report };
-                let tail = Tail::new(Some(held), upstream, sniff, usage, recorder);
-                let mut resp = Response::new(Body::from_stream(tail));
+                let mut resp = Response::new(body);
                 *resp.status_mut() = status;
                 *resp.headers_mut() = client_headers(&headers);
                 return with_route(resp, &profile, attempts, &reason);
@@ -148,24 +153,25 @@ async fn read_answer(protocol: Protocol, attempt: &Attempt, resp: Response<Upstr
     }
     let is_sse =
         headers.get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/event-stream"));
-    let mut upstream = upstream::chunks(body);
     if !is_sse {
-        let mut body = Vec::new();
-        while let Some(chunk) = upstream.next().await {
-            match chunk {
-                Ok(c) => body.extend_from_slice(&c),
-                Err(_) => return Answer::Failed(Failed::Broken(Failure::network()), ttfb),
+        return match upstream::collect(body).await {
+            Ok(body) => {
+                let usage = usage_from_body(&body);
+                Answer::Success { status, headers, held: body, tail: None, usage, ttfb }
             }
-        }
-        let usage = usage_from_body(&body);
-        return Answer::Success { status, headers, held: Bytes::from(body), tail: None, usage, ttfb };
+            Err(_) => Answer::Failed(Failed::Broken(Failure::network()), ttfb),
+        };
     }
+    let mut upstream = body;
     let mut splitter = SseSplitter::default();
     let mut held: Vec<u8> = Vec::new();
     let mut usage = Usage::default();
     loop {
-        match upstream.next().await {
-            Some(Ok(chunk)) => {
+        match upstream.frame().await {
+            // Trailers are not passed on (the protocols do not use them).
+            Some(Ok(frame)) if !frame.is_data() => {}
+            Some(Ok(frame)) => {
+                let chunk = frame.into_data().unwrap_or_default();
                 held.extend_from_slice(&chunk);
                 let mut started = false;
                 for ev in splitter.push(&chunk) {

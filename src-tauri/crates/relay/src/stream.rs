@@ -8,15 +8,16 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use axum::body::HttpBody;
 use bytes::Bytes;
-use futures_util::stream::Stream;
+use http_body::{Frame, SizeHint};
 use switchyard_core::routing::Failure;
 use switchyard_core::Protocol;
 use switchyard_engine::{Attempt, AttemptReport, Router, TurnRun};
 use switchyard_providers::sse::{event_role_after_output, interrupted_event, EventRole, SseSplitter};
 use switchyard_providers::usage::{usage_from_body, usage_from_event, Usage};
 
-use crate::upstream::Chunks;
+use crate::upstream::UpstreamBody;
 
 /// Largest JSON body copied aside to read usage from.
 const USAGE_COPY_CAP: usize = 1024 * 1024;
@@ -46,7 +47,7 @@ impl Drop for Recorder {
 
 pub struct Tail {
     held: Option<Bytes>,
-    upstream: Chunks,
+    upstream: UpstreamBody,
     sniff: Sniff,
     usage: Usage,
     clean_end: bool,
@@ -55,7 +56,7 @@ pub struct Tail {
 }
 
 impl Tail {
-    pub fn new(held: Option<Bytes>, upstream: Chunks, sniff: Sniff, usage: Usage, recorder: Recorder) -> Self {
+    pub fn new(held: Option<Bytes>, upstream: UpstreamBody, sniff: Sniff, usage: Usage, recorder: Recorder) -> Self {
         Tail { held, upstream, sniff, usage, clean_end: false, done: false, recorder }
     }
 
@@ -115,28 +116,53 @@ impl Tail {
     }
 }
 
-impl Stream for Tail {
-    type Item = Result<Bytes, std::io::Error>;
+impl HttpBody for Tail {
+    type Data = Bytes;
+    type Error = std::io::Error;
 
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         if let Some(held) = self.held.take() {
-            return Poll::Ready(Some(Ok(held)));
+            return Poll::Ready(Some(Ok(Frame::data(held))));
         }
-        if self.done {
-            return Poll::Ready(None);
-        }
-        match self.upstream.as_mut().poll_next(cx) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(Some(Ok(chunk))) => {
-                self.observe(&chunk);
-                Poll::Ready(Some(Ok(chunk)))
+        loop {
+            if self.done {
+                return Poll::Ready(None);
             }
-            Poll::Ready(Some(Err(_))) => match self.finish(true) {
-                Some(event) => Poll::Ready(Some(Ok(event))),
-                // Legacy: pass the break on as a broken body, like the provider's.
-                None => Poll::Ready(Some(Err(std::io::Error::other("upstream stream broke")))),
-            },
-            Poll::Ready(None) => Poll::Ready(self.finish(false).map(Ok)),
+            return match Pin::new(&mut self.upstream).poll_frame(cx) {
+                Poll::Pending => Poll::Pending,
+                Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
+                    Ok(chunk) => {
+                        self.observe(&chunk);
+                        Poll::Ready(Some(Ok(Frame::data(chunk))))
+                    }
+                    // Trailers are not passed on (the protocols do not use them).
+                    Err(_) => continue,
+                },
+                Poll::Ready(Some(Err(_))) => match self.finish(true) {
+                    Some(event) => Poll::Ready(Some(Ok(Frame::data(event)))),
+                    // Legacy: pass the break on as a broken body, like the provider's.
+                    None => Poll::Ready(Some(Err(std::io::Error::other("upstream stream broke")))),
+                },
+                Poll::Ready(None) => Poll::Ready(self.finish(false).map(|event| Ok(Frame::data(event)))),
+            };
+        }
+    }
+
+    /// A JSON body passes unchanged, so its length is the upstream's (sent as
+    /// `content-length` when the provider sent one); an event stream may gain an error event.
+    fn size_hint(&self) -> SizeHint {
+        match (&self.sniff, self.done) {
+            (Sniff::Json(_), false) => {
+                let held = self.held.as_ref().map_or(0, |h| h.len() as u64);
+                let up = self.upstream.size_hint();
+                let mut hint = SizeHint::new();
+                hint.set_lower(up.lower() + held);
+                if let Some(upper) = up.upper() {
+                    hint.set_upper(upper + held);
+                }
+                hint
+            }
+            _ => SizeHint::default(),
         }
     }
 }

@@ -9,10 +9,8 @@ use std::time::Duration;
 
 use axum::http::{HeaderMap, Method, Request, Response, Uri};
 use bytes::Bytes;
-use futures_util::stream::BoxStream;
-use futures_util::StreamExt;
 use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyDataStream, BodyExt, Full};
+use http_body_util::{BodyExt, Full};
 use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
@@ -23,9 +21,6 @@ pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// An upstream answer's body, whichever client carried it.
 pub(crate) type UpstreamBody = BoxBody<Bytes, BoxError>;
-
-/// An upstream answer's body as a stream of chunks.
-pub(crate) type Chunks = BoxStream<'static, Result<Bytes, BoxError>>;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
@@ -93,11 +88,6 @@ impl Upstream {
         let resp = self.direct.request(req).await?;
         Ok(resp.map(|b| b.map_err(BoxError::from).boxed()))
     }
-}
-
-/// The body as a stream of data chunks (trailers are dropped, as reqwest did).
-pub(crate) fn chunks(body: UpstreamBody) -> Chunks {
-    BodyDataStream::new(body).boxed()
 }
 
 /// The whole body (an upstream error answer is small).

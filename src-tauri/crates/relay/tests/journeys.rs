@@ -33,6 +33,8 @@ async fn weights_5_3_2_over_100_fresh_turns_split_exactly() -> TestResult {
         assert_eq!(resp.status(), 200, "turn {i} is served");
         *reasons.entry(header(&resp, "x-switchyard-reason")).or_default() += 1;
         assert_eq!(header(&resp, "x-switchyard-attempts"), "1", "no failover needed");
+        let length = header(&resp, "content-length");
+        assert_eq!(length, resp.bytes().await?.len().to_string(), "a routed JSON answer is sent with its length");
     }
     let hits = [r.mock.hits("sk-canary-five"), r.mock.hits("sk-canary-three"), r.mock.hits("sk-canary-two")];
     assert_eq!(hits, [50, 30, 20], "smooth weighted round robin gives exactly 5:3:2 over 100 fresh turns");
@@ -250,6 +252,9 @@ async fn legacy_forwards_exact_bytes_and_returns_a_429_as_is() -> TestResult {
         .await?;
     assert_eq!(resp.status(), 200, "legacy forwards to the primary");
     assert_eq!(header(&resp, "x-switchyard-profile"), "", "no routing headers are added in legacy mode");
+    let length = header(&resp, "content-length");
+    assert_eq!(header(&resp, "transfer-encoding"), "", "a JSON answer keeps its length, not re-chunked");
+    assert_eq!(length, resp.bytes().await?.len().to_string(), "content-length is the provider's, and true");
     let seen = r.mock.requests();
     let last = seen.last().ok_or("nothing reached the provider")?;
     assert_eq!(last.body.as_ref(), raw.as_bytes(), "the upstream body is byte-identical");

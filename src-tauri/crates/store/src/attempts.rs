@@ -23,43 +23,66 @@ pub struct AttemptRow {
     pub output_tokens: Option<i64>,
 }
 
-/// Rows per INSERT statement, largest first (14 parameters each, well under SQLite's limit).
-/// Only these three shapes are ever prepared: every distinct row count would be another
-/// cached prepared statement per pooled connection (a 64-row INSERT compiles to a large
-/// program), which grew the relay by ~10 MB under load.
-const STATEMENT_ROWS: [usize; 3] = [64, 8, 1];
-
-/// Appends a batch with multi-row INSERTs (call inside a transaction for one fsync). Each
-/// statement is one round trip to the SQLite worker thread, so rows are grouped.
+/// Appends a batch in one statement, so in one implicit transaction and one round trip to
+/// the SQLite worker thread whatever the batch size, with one prepared statement for every
+/// size: the rows travel as one JSON array of arrays, unpacked by `json_each`. (Multi-row
+/// INSERTs took a statement per row-count shape, each cached per pooled connection, and up
+/// to five round trips for a 12-row batch.)
 pub async fn insert_batch(conn: &mut SqliteConnection, rows: &[AttemptRow]) -> Result<(), StoreError> {
-    let mut rest = rows;
-    while !rest.is_empty() {
-        let n = STATEMENT_ROWS.into_iter().find(|&n| n <= rest.len()).unwrap_or(1);
-        let (chunk, tail) = rest.split_at(n);
-        rest = tail;
-        let mut q = sqlx::QueryBuilder::new(
-            "INSERT INTO attempts (at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, \
-             scope, ttfb_ms, duration_ms, input_tokens, output_tokens) ",
-        );
-        q.push_values(chunk, |mut b, r| {
-            b.push_bind(r.at_ms)
-                .push_bind(&r.connection_id)
-                .push_bind(&r.turn)
-                .push_bind(r.attempt)
-                .push_bind(&r.profile_id)
-                .push_bind(&r.reason)
-                .push_bind(&r.model)
-                .push_bind(r.status)
-                .push_bind(&r.failure_kind)
-                .push_bind(&r.scope)
-                .push_bind(r.ttfb_ms)
-                .push_bind(r.duration_ms)
-                .push_bind(r.input_tokens)
-                .push_bind(r.output_tokens);
-        });
-        q.build().execute(&mut *conn).await?;
+    if rows.is_empty() {
+        return Ok(());
     }
+    let packed = serde_json::to_string(&rows.iter().map(AttemptRow::packed).collect::<Vec<_>>())
+        .map_err(|e| StoreError::Corrupt { table: "attempts", detail: e.to_string() })?;
+    sqlx::query(
+        "INSERT INTO attempts (at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, \
+         scope, ttfb_ms, duration_ms, input_tokens, output_tokens) \
+         SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, \
+         value->>9, value->>10, value->>11, value->>12, value->>13 FROM json_each(?) ORDER BY key",
+    )
+    .bind(packed)
+    .execute(conn)
+    .await?;
     Ok(())
+}
+
+/// One row as a JSON array in column order (a tuple serializes as an array).
+type Packed<'a> = (
+    i64,
+    &'a str,
+    &'a str,
+    i64,
+    &'a str,
+    &'a str,
+    Option<&'a str>,
+    Option<i64>,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<i64>,
+    Option<i64>,
+    Option<i64>,
+    Option<i64>,
+);
+
+impl AttemptRow {
+    fn packed(&self) -> Packed<'_> {
+        (
+            self.at_ms,
+            &self.connection_id,
+            &self.turn,
+            self.attempt,
+            &self.profile_id,
+            &self.reason,
+            self.model.as_deref(),
+            self.status,
+            self.failure_kind.as_deref(),
+            self.scope.as_deref(),
+            self.ttfb_ms,
+            self.duration_ms,
+            self.input_tokens,
+            self.output_tokens,
+        )
+    }
 }
 
 /// Newest first.

@@ -126,18 +126,35 @@ async fn attempt_batches_keep_every_row_in_order_and_prune_keeps_the_newest() ->
         input_tokens: Some(3),
         output_tokens: Some(4),
     };
-    let rows: Vec<AttemptRow> = (0..150).map(row).collect();
-    let mut tx = store.begin().await?;
-    attempts::insert_batch(&mut tx, &rows).await?;
-    tx.commit().await?;
+    // Text that JSON must escape, and the NULL columns of a failed attempt.
+    let odd = AttemptRow {
+        at_ms: 150,
+        turn: "quote \" back\\slash ünï\u{1F600} nul?".into(),
+        model: None,
+        status: None,
+        failure_kind: Some("rate_limited".into()),
+        scope: Some("credential".into()),
+        ttfb_ms: None,
+        duration_ms: Some(i64::MAX),
+        input_tokens: None,
+        output_tokens: None,
+        ..row(150)
+    };
+    let rows: Vec<AttemptRow> = (0..150).map(row).chain([odd.clone()]).collect();
     let mut conn = store.acquire().await?;
+    attempts::insert_batch(&mut conn, &[]).await?;
+    attempts::insert_batch(&mut conn, &rows[..1]).await?;
+    attempts::insert_batch(&mut conn, &rows[1..]).await?;
     let newest = attempts::for_connection(&mut conn, "c1", 1000).await?;
-    assert_eq!(newest.len(), 150, "150 rows (2×64 + 2×8 + 6×1 statements) keep every row");
-    assert_eq!(newest[0], row(149), "newest first, every column intact");
-    assert_eq!(attempts::prune(&mut conn, 100).await?, 50, "prune removes only the oldest beyond the cap");
+    assert_eq!(newest.len(), 151, "an empty, a 1-row and a 150-row batch keep every row");
+    assert_eq!(newest[0], odd, "escaped text, NULLs and i64::MAX survive the JSON packing");
+    assert_eq!(newest[1], row(149), "newest first, every column intact");
+    let order: Vec<i64> = newest.iter().rev().map(|r| r.at_ms).collect();
+    assert_eq!(order, (0..=150).collect::<Vec<_>>(), "rows keep their batch order");
+    assert_eq!(attempts::prune(&mut conn, 100).await?, 51, "prune removes only the oldest beyond the cap");
     assert_eq!(
         attempts::for_connection(&mut conn, "c1", 1000).await?.last().map(|r| r.at_ms),
-        Some(50),
+        Some(51),
         "the newest 100 stay"
     );
     Ok(())
