@@ -11,7 +11,7 @@ use tokio::sync::{mpsc, oneshot};
 /// Rows kept in the `attempts` table.
 pub const RETENTION_ROWS: i64 = 100_000;
 const BATCH: usize = 256;
-const LINGER: Duration = Duration::from_millis(25);
+const LINGER: Duration = Duration::from_millis(100);
 const QUEUE: usize = 16_384;
 
 enum Msg {

@@ -2,6 +2,7 @@
 //! or the usage-bearing stream events (`usage` chunks, `message_start`/`message_delta`,
 //! `response.completed`). Pure.
 
+use serde::Deserialize;
 use serde_json::Value;
 
 /// Tokens of one attempt; `None` when the provider did not say.
@@ -23,9 +24,30 @@ impl Usage {
     }
 }
 
+/// The parts of an answer or event that can carry usage. Everything else (choices, content)
+/// is skipped by the parser instead of being built into a `Value` — an answer is parsed
+/// once per relayed request.
+#[derive(Deserialize)]
+struct Carriers {
+    #[serde(default)]
+    usage: Option<Value>,
+    /// Anthropic `message_start`: `{"message": {"usage": {...}}}`.
+    #[serde(default)]
+    message: Option<Inner>,
+    /// Responses API `response.completed`: `{"response": {"usage": {...}}}`.
+    #[serde(default)]
+    response: Option<Inner>,
+}
+
+#[derive(Deserialize)]
+struct Inner {
+    #[serde(default)]
+    usage: Option<Value>,
+}
+
 /// Usage in a whole JSON answer (any dialect).
 pub fn usage_from_body(body: &[u8]) -> Usage {
-    serde_json::from_slice::<Value>(body).map(|v| usage_of(&v)).unwrap_or_default()
+    serde_json::from_slice::<Carriers>(body).map(|c| usage_of(c.usage.as_ref())).unwrap_or_default()
 }
 
 /// Usage carried by one stream event's data (any dialect).
@@ -33,21 +55,18 @@ pub fn usage_from_event(data: &str) -> Usage {
     if !data.contains("usage") {
         return Usage::default();
     }
-    let Ok(v) = serde_json::from_str::<Value>(data) else {
+    let Ok(c) = serde_json::from_str::<Carriers>(data) else {
         return Usage::default();
     };
-    let mut u = usage_of(&v);
-    // Anthropic message_start: {"message": {"usage": {...}}}; Responses: {"response": {"usage": {...}}}.
-    for inner in ["message", "response"] {
-        if let Some(m) = v.get(inner) {
-            u.merge(usage_of(m));
-        }
+    let mut u = usage_of(c.usage.as_ref());
+    for inner in [c.message, c.response].into_iter().flatten() {
+        u.merge(usage_of(inner.usage.as_ref()));
     }
     u
 }
 
-fn usage_of(v: &Value) -> Usage {
-    let Some(u) = v.get("usage").filter(|u| u.is_object()) else {
+fn usage_of(usage: Option<&Value>) -> Usage {
+    let Some(u) = usage.filter(|u| u.is_object()) else {
         return Usage::default();
     };
     let num = |k: &str| u.get(k).and_then(Value::as_i64);
@@ -76,5 +95,13 @@ mod tests {
             "message_delta carries the final output count"
         );
         assert_eq!(usage_from_body(b"not json"), Usage::default(), "unreadable bodies have no usage");
+        let odd = usage_from_event(r#"{"usage":null,"message":"text","response":{"usage":{"input_tokens":2}}}"#);
+        assert_eq!(odd, Usage::default(), "a carrier of the wrong shape makes the event unreadable, not a panic");
+        let nested = usage_from_event(r#"{"usage":7,"response":{"usage":{"input_tokens":2,"output_tokens":1}}}"#);
+        assert_eq!(nested, Usage { input_tokens: Some(2), output_tokens: Some(1) }, "a non-object usage is ignored");
+        let skipped = usage_from_body(
+            br#"{"choices":[{"message":{"content":"usage \"x\"","tool_calls":[{"f":{"a":[1,{"b":null}]}}]}}],"usage":{"prompt_tokens":1,"completion_tokens":2}}"#,
+        );
+        assert_eq!(skipped, Usage { input_tokens: Some(1), output_tokens: Some(2) }, "nested content is skipped");
     }
 }
