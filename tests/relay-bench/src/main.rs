@@ -58,6 +58,7 @@ async fn bench(args: Vec<String>) -> Result<()> {
     let mut quick = false;
     let mut paced_only = false;
     let mut only_conc: Option<usize> = None;
+    let mut rounds = 3usize;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--bin-dir" => bin_dir = PathBuf::from(args.next().context("--bin-dir DIR")?),
@@ -68,6 +69,8 @@ async fn bench(args: Vec<String>) -> Result<()> {
             "--paced-only" => paced_only = true,
             // Only this concurrency in the closed-loop table.
             "--conc" => only_conc = Some(args.next().context("--conc N")?.parse::<usize>()?),
+            // Rounds of the paced table (each target once per round, medians reported).
+            "--rounds" => rounds = args.next().context("--rounds N")?.parse::<usize>()?.max(1),
             other => bail!("unknown argument {other}"),
         }
     }
@@ -180,22 +183,46 @@ async fn bench(args: Vec<String>) -> Result<()> {
     }
     // Paced at 500 req/s with 32 connections: the added latency of the hop itself, without
     // the CPU saturation of the closed-loop rows (load generator, mock and relay share 2 cores).
-    let mut paced = Vec::new();
-    for stream in [false, true] {
-        let mut direct = Cell::default();
-        for t in &targets {
-            let cell = run_cell(&client, t, Shape { stream, conc: 32, seconds, rate: Some(500.0) }).await?;
-            if t.name == "direct" {
-                direct = cell.clone();
+    // This machine's run-to-run noise is as large as the targets, so the paced cells run in
+    // rounds (every target once per round, interleaved) and the table shows per-target medians.
+    let mut per_round: Vec<Vec<Cell>> = vec![Vec::new(); 2 * targets.len()];
+    for _ in 0..rounds {
+        for (si, stream) in [false, true].into_iter().enumerate() {
+            for (ti, t) in targets.iter().enumerate() {
+                let cell = run_cell(&client, t, Shape { stream, conc: 32, seconds, rate: Some(500.0) }).await?;
+                per_round[si * targets.len() + ti].push(cell);
             }
-            paced.push((t.name, stream, 32, cell, direct.clone()));
+        }
+    }
+    let mut paced = Vec::new();
+    let mut added_by_round = Vec::new();
+    for (si, stream) in [false, true].into_iter().enumerate() {
+        let direct_rounds = &per_round[si * targets.len()];
+        let direct = median_cell(direct_rounds);
+        for (ti, t) in targets.iter().enumerate() {
+            let cells = &per_round[si * targets.len() + ti];
+            paced.push((t.name, stream, 32, median_cell(cells), direct.clone()));
+            if ti > 0 {
+                let added: Vec<String> =
+                    cells.iter().zip(direct_rounds).map(|(c, d)| format!("{:.0}", c.p50 - d.p50)).collect();
+                added_by_round.push(format!(
+                    "- {} {}: {}",
+                    t.name,
+                    if stream { "stream" } else { "json" },
+                    added.join(", ")
+                ));
+            }
         }
     }
     let peak = proc_kib(relay_pid, "VmHWM:").unwrap_or(0);
     println!("Closed loop (each connection sends as fast as answers come back):\n");
     print_table(&rows);
-    println!("\nPaced at 500 req/s over 32 connections:\n");
+    println!("\nPaced at 500 req/s over 32 connections (median of {rounds} interleaved rounds):\n");
     print_table(&paced);
+    println!("\nadded p50 µs in each round (same round's direct):");
+    for line in &added_by_round {
+        println!("{line}");
+    }
     print_memory(&rows, peak);
     let _ = relay.start_kill();
     let _ = relay.wait().await;
@@ -331,6 +358,23 @@ async fn load(
     lat.sort_unstable();
     ttfb.sort_unstable();
     Ok((lat, ttfb, elapsed))
+}
+
+/// Field-wise median over rounds.
+fn median_cell(cells: &[Cell]) -> Cell {
+    let med = |f: fn(&Cell) -> f64| {
+        let mut v: Vec<f64> = cells.iter().map(f).collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    Cell {
+        rps: med(|c| c.rps),
+        p50: med(|c| c.p50),
+        p99: med(|c| c.p99),
+        ttfb_p50: med(|c| c.ttfb_p50),
+        relay_cpu_us: med(|c| c.relay_cpu_us),
+        rss_kib: cells.iter().map(|c| c.rss_kib).max().unwrap_or(0),
+    }
 }
 
 fn pct(sorted: &[u64], p: f64) -> f64 {
