@@ -3,7 +3,11 @@
 //! with the conversation anchor; else the anchor alone. The anchor hashes the connection,
 //! the system prompt and the messages up to and including the last user message that
 //! carries human content, so a tool loop (assistant tool calls + tool results appended)
-//! keeps its turn and a new human message starts a new one.
+//! keeps its turn and a new human message starts a new one. Prompt-caching marks
+//! (`cache_control`) are not part of the conversation: clients such as Claude Code move them
+//! to the newest message on every call, which must not start a new turn.
+
+use std::io::Write;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -56,11 +60,70 @@ pub fn conversation_anchor(protocol: Protocol, slug: &str, body: &Value) -> Stri
         Some(i) => &items[..=i],
         None => &items[..],
     };
-    let mut parts: Vec<Vec<u8>> = vec![slug.as_bytes().to_vec()];
-    parts.push(system.map(canonical).unwrap_or_default());
-    parts.extend(prefix.iter().map(|m| canonical(m)));
-    let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
-    short_hash(&refs)
+    // Streamed into the hash (through a buffer: the serializer writes in small pieces), one
+    // part per line: canonical JSON has no raw newline.
+    let mut sink = std::io::BufWriter::with_capacity(16 * 1024, HashSink(Sha256::new()));
+    let _ = sink.write_all(slug.as_bytes());
+    let _ = sink.write_all(b"\n");
+    if let Some(system) = system {
+        let _ = write_canonical(&mut sink, system);
+    }
+    for m in prefix {
+        let _ = sink.write_all(b"\n");
+        let _ = write_canonical(&mut sink, m);
+    }
+    let _ = sink.flush();
+    let (hasher, _) = sink.into_parts();
+    hex::encode(&hasher.0.finalize()[..16])
+}
+
+/// Hashes what is written into it.
+struct HashSink(Sha256);
+
+impl Write for HashSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Compact JSON with object keys sorted and `cache_control` left out, so the same
+/// conversation always hashes the same way. Written straight into the hash (no copy of a
+/// conversation that can be hundreds of KB).
+fn write_canonical(w: &mut impl Write, v: &Value) -> std::io::Result<()> {
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().filter(|k| k.as_str() != "cache_control").collect();
+            keys.sort_unstable();
+            w.write_all(b"{")?;
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    w.write_all(b",")?;
+                }
+                serde_json::to_writer(&mut *w, k)?;
+                w.write_all(b":")?;
+                if let Some(value) = map.get(k) {
+                    write_canonical(w, value)?;
+                }
+            }
+            w.write_all(b"}")
+        }
+        Value::Array(items) => {
+            w.write_all(b"[")?;
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    w.write_all(b",")?;
+                }
+                write_canonical(w, item)?;
+            }
+            w.write_all(b"]")
+        }
+        scalar => Ok(serde_json::to_writer(w, scalar)?),
+    }
 }
 
 fn array(v: Option<&Value>) -> Vec<&Value> {
@@ -94,11 +157,6 @@ fn is_human(protocol: Protocol, m: &Value) -> bool {
         }),
         _ => false,
     }
-}
-
-/// serde_json's default map is ordered, so the same value always serializes the same way.
-fn canonical(v: &Value) -> Vec<u8> {
-    serde_json::to_vec(v).unwrap_or_default()
 }
 
 fn short_hash(parts: &[&[u8]]) -> String {
@@ -136,6 +194,33 @@ mod tests {
             msgs.push(json!({"role": "user", "content": "thanks, now delete it"}));
         }
         assert_ne!(key(Protocol::Openai, &looped), key(Protocol::Openai, &next), "a new human message is a new turn");
+    }
+
+    #[test]
+    fn a_moved_cache_mark_or_reordered_keys_keep_the_turn_but_content_does_not() {
+        // Claude Code marks the newest block for prompt caching; in a tool loop the mark moves
+        // from the human message to the tool result.
+        let first = json!({"system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": [
+                {"type": "text", "text": "fix it", "cache_control": {"type": "ephemeral"}}]}]});
+        let looped = json!({"system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}],
+            "messages": [
+                {"role": "user", "content": [{"text": "fix it", "type": "text"}]},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "x", "input": {}}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t", "content": "ok", "cache_control": {"type": "ephemeral"}}]}]});
+        assert_eq!(
+            key(Protocol::Anthropic, &first),
+            key(Protocol::Anthropic, &looped),
+            "a moved cache_control mark and a different key order are the same conversation"
+        );
+        let edited = json!({"system": [{"type": "text", "text": "s"}],
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "fix it now"}]}]});
+        assert_ne!(key(Protocol::Anthropic, &first), key(Protocol::Anthropic, &edited), "different words, new turn");
+        // The system prompt and the first message are separate parts of the anchor.
+        let as_system = json!({"system": "hi", "messages": []});
+        let as_message = json!({"messages": [{"role": "user", "content": "hi"}]});
+        assert_ne!(key(Protocol::Anthropic, &as_system), key(Protocol::Anthropic, &as_message), "parts are framed");
     }
 
     #[test]
