@@ -1,6 +1,7 @@
 //! The HTTP client for upstream calls. Direct connections go through a pooled hyper client
-//! (rustls for https, the same webpki roots as reqwest's `rustls-tls`); it costs about half
-//! the CPU per request of reqwest on the relay's hot path (relay-bench, NOTES in the commit).
+//! (rustls for https, the same webpki roots as reqwest's `rustls-tls`): a pass-through proxy
+//! built on it spent 62-68 µs of CPU per request against 108-112 µs on reqwest (relay-bench
+//! at concurrency 1, same run).
 //! Requests that the environment's `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY` (minus `NO_PROXY`)
 //! send through a proxy go through reqwest, which implements proxying (CONNECT tunnels,
 //! absolute-form requests, proxy credentials) and reads the same variables the same way.
@@ -141,6 +142,23 @@ mod tests {
             head.starts_with("GET http://provider.invalid/v1/models HTTP/1.1"),
             "a proxied request is sent in absolute form to the proxy: {head}"
         );
+    }
+
+    #[tokio::test]
+    async fn an_https_url_is_spoken_over_tls() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("bind: {e}"));
+        let addr = listener.local_addr().unwrap_or_else(|e| panic!("addr: {e}"));
+        let first_byte = tokio::spawn(async move {
+            let (mut tcp, _) = listener.accept().await.unwrap_or_else(|e| panic!("accept: {e}"));
+            let mut byte = [0u8; 1];
+            tcp.read_exact(&mut byte).await.unwrap_or_else(|e| panic!("read: {e}"));
+            byte[0]
+        });
+        let up = Upstream::new().unwrap_or_else(|e| panic!("{e}"));
+        let sent = up.send(Method::GET, &format!("https://{addr}/v1/models"), HeaderMap::new(), Bytes::new()).await;
+        assert!(sent.is_err(), "a server that never completes the handshake gives no answer");
+        let byte = first_byte.await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(byte, 0x16, "the first byte on the wire is a TLS handshake record, not plain HTTP");
     }
 
     #[tokio::test]

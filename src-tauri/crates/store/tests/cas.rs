@@ -146,7 +146,11 @@ async fn attempt_batches_keep_every_row_in_order_and_prune_keeps_the_newest() ->
     attempts::insert_batch(&mut conn, &rows[..1]).await?;
     attempts::insert_batch(&mut conn, &rows[1..]).await?;
     let newest = attempts::for_connection(&mut conn, "c1", 1000).await?;
-    assert_eq!(newest.len(), 151, "an empty, a 1-row (padded) and a 150-row (64+64+22, one transaction) batch keep every row");
+    assert_eq!(
+        newest.len(),
+        151,
+        "an empty, a 1-row (padded) and a 150-row (64+64+22, one transaction) batch keep every row"
+    );
     assert_eq!(newest[0], odd, "odd text, NULLs and i64::MAX survive, and padding rows are not inserted");
     assert_eq!(newest[1], row(149), "newest first, every column intact");
     let order: Vec<i64> = newest.iter().rev().map(|r| r.at_ms).collect();
