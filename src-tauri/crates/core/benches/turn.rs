@@ -26,7 +26,10 @@ fn conversation(rounds: usize) -> Vec<u8> {
 
 fn bench_turn(c: &mut Criterion) {
     let mut group = c.benchmark_group("parse_and_turn_key");
-    for (name, body) in [("system_and_one_message", conversation(0)), ("agent_tool_loop", conversation(90))] {
+    let tiny = br#"{"model":"m1","stream":false,"messages":[{"role":"user","content":"w1 n1"}]}"#.to_vec();
+    for (name, body) in
+        [("one_message", tiny), ("system_and_one_message", conversation(0)), ("agent_tool_loop", conversation(90))]
+    {
         let name = format!("{name}_{}kb", body.len() / 1024);
         group.throughput(Throughput::Bytes(body.len() as u64));
         group.bench_function(BenchmarkId::new("parse", &name), |b| {
