@@ -144,17 +144,17 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
 async fn read_answer(protocol: Protocol, attempt: &Attempt, resp: Response<UpstreamBody>) -> Answer {
     let status = resp.status();
     let ttfb = Some(elapsed(attempt));
-    let (parts, body) = resp.into_parts();
+    let (parts, mut upstream) = resp.into_parts();
     let headers = parts.headers;
     if !status.is_success() {
-        let body = upstream::collect(body).await.unwrap_or_default();
+        let body = upstream::collect(upstream).await.unwrap_or_default();
         let c = switchyard_providers::classify(protocol, status.as_u16(), &headers, &body, SystemTime::now());
         return Answer::Failed(Failed::Answer(Kept { status, headers, body }, c.failure), ttfb);
     }
     let is_sse =
         headers.get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/event-stream"));
     if !is_sse {
-        return match upstream::collect(body).await {
+        return match upstream::collect(upstream).await {
             Ok(body) => {
                 let usage = usage_from_body(&body);
                 Answer::Success { status, headers, held: body, tail: None, usage, ttfb }
@@ -162,7 +162,6 @@ async fn read_answer(protocol: Protocol, attempt: &Attempt, resp: Response<Upstr
             Err(_) => Answer::Failed(Failed::Broken(Failure::network()), ttfb),
         };
     }
-    let mut upstream = body;
     let mut splitter = SseSplitter::default();
     let mut held: Vec<u8> = Vec::new();
     let mut usage = Usage::default();
