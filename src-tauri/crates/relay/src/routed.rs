@@ -95,8 +95,7 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
                     }
                     // A JSON answer was read whole: record it now, send it with its length.
                     None => {
-                        recorder.report.input_tokens = usage.input_tokens;
-                        recorder.report.output_tokens = usage.output_tokens;
+                        recorder.set_usage(usage);
                         drop(recorder);
                         Body::from(held)
                     }

@@ -38,6 +38,14 @@ pub struct Recorder {
     pub report: AttemptReport,
 }
 
+impl Recorder {
+    /// The tokens the answer reported, for the ledger row.
+    pub fn set_usage(&mut self, usage: Usage) {
+        self.report.input_tokens = usage.input_tokens;
+        self.report.output_tokens = usage.output_tokens;
+    }
+}
+
 impl Drop for Recorder {
     fn drop(&mut self) {
         self.report.duration_ms = i64::try_from(self.attempt.started.elapsed().as_millis()).unwrap_or(i64::MAX);
@@ -95,8 +103,7 @@ impl Tail {
         if let Sniff::Json(copy) = &self.sniff {
             self.usage.merge(usage_from_body(copy));
         }
-        self.recorder.report.input_tokens = self.usage.input_tokens;
-        self.recorder.report.output_tokens = self.usage.output_tokens;
+        self.recorder.set_usage(self.usage);
         let interrupted = match &self.sniff {
             Sniff::Sse { .. } => broken || !self.clean_end,
             Sniff::Json(_) => broken,
