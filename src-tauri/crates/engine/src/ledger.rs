@@ -1,5 +1,5 @@
 //! The attempt ledger's batching writer: the request path only sends a row into a bounded
-//! channel; a background task writes batches in one statement and keeps the table under
+//! channel; a background task writes batches (see `attempts::insert_batch`) and keeps the table under
 //! its retention cap.
 
 use std::time::Duration;
@@ -104,7 +104,8 @@ fn take(m: Msg, batch: &mut Vec<AttemptRow>, flushes: &mut Vec<oneshot::Sender<(
     }
 }
 
-/// One statement, so one implicit transaction: no BEGIN/COMMIT round trips.
+/// Up to 64 rows are one statement (an implicit transaction); `insert_batch` wraps longer
+/// batches in one transaction itself.
 async fn write_batch(store: &Store, rows: &[AttemptRow]) -> Result<(), switchyard_store::StoreError> {
     let mut conn = store.acquire().await?;
     attempts::insert_batch(&mut conn, rows).await
