@@ -185,22 +185,23 @@ async fn bench(args: Vec<String>) -> Result<()> {
     // the CPU saturation of the closed-loop rows (load generator, mock and relay share 2 cores).
     // This machine's run-to-run noise is as large as the targets, so the paced cells run in
     // rounds (every target once per round, interleaved) and the table shows per-target medians.
-    let mut per_round: Vec<Vec<Cell>> = vec![Vec::new(); 2 * targets.len()];
+    // per_round[stream][target]: that cell's result in every round.
+    let mut per_round: Vec<Vec<Vec<Cell>>> = vec![vec![Vec::new(); targets.len()]; 2];
     for _ in 0..rounds {
         for (si, stream) in [false, true].into_iter().enumerate() {
             for (ti, t) in targets.iter().enumerate() {
                 let cell = run_cell(&client, t, Shape { stream, conc: 32, seconds, rate: Some(500.0) }).await?;
-                per_round[si * targets.len() + ti].push(cell);
+                per_round[si][ti].push(cell);
             }
         }
     }
     let mut paced = Vec::new();
     let mut added_by_round = Vec::new();
     for (si, stream) in [false, true].into_iter().enumerate() {
-        let direct_rounds = &per_round[si * targets.len()];
+        let direct_rounds = &per_round[si][0];
         let direct = median_cell(direct_rounds);
         for (ti, t) in targets.iter().enumerate() {
-            let cells = &per_round[si * targets.len() + ti];
+            let cells = &per_round[si][ti];
             paced.push((t.name, stream, 32, median_cell(cells), direct.clone()));
             if ti > 0 {
                 let added: Vec<String> =
