@@ -6,6 +6,7 @@
 
 pub mod anthropic;
 pub mod classify;
+pub mod content_coding;
 pub mod discovery;
 pub mod endpoint;
 pub mod headers;
@@ -13,6 +14,7 @@ pub mod hint;
 pub mod openai;
 pub mod rule;
 pub mod sse;
+pub mod stream_watch;
 pub mod usage;
 
 pub use classify::{classify, classify_transport_error, table, Classified};

@@ -1,68 +1,95 @@
-//! Server-sent events as the relay sees them: split a byte stream into whole events while
-//! keeping each event's raw bytes (passed to the client unchanged), and tell preamble,
+//! Server-sent events as the relay sees them: split a byte stream (cut anywhere) into whole
+//! events — the relay passes the bytes themselves on unchanged — and tell preamble,
 //! content, error and terminal events apart per dialect. Pure; no I/O.
 
 use serde_json::Value;
 use switchyard_core::Protocol;
 
-/// One complete event: its raw bytes (including the blank line) and its parsed fields.
+/// One complete event: its `event:` name (if any) and its `data:` lines joined with `\n`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RawEvent {
-    pub raw: Vec<u8>,
+pub struct SseEvent {
     pub event: Option<String>,
     pub data: String,
 }
 
-/// Incremental splitter: feed chunks, get the events they complete.
+/// Incremental splitter: feed chunks split anywhere, get the events they complete. Lines end
+/// in LF, CRLF or a lone CR (the SSE spec allows all three, and a CRLF may be split across
+/// chunks); comment lines (`:`) and fields other than `event`/`data` are skipped; a blank line
+/// dispatches the event when it had data (as browsers do). An event not ended by a blank line
+/// when the stream stops is incomplete and never dispatched.
 #[derive(Debug, Default)]
 pub struct SseSplitter {
-    buf: Vec<u8>,
+    /// The current line when it spans chunks.
+    line: Vec<u8>,
+    event: Option<String>,
+    data: String,
+    has_data: bool,
+    /// The previous chunk ended in CR: a LF starting the next one belongs to it.
+    after_cr: bool,
 }
 
 impl SseSplitter {
-    pub fn push(&mut self, chunk: &[u8]) -> Vec<RawEvent> {
-        self.buf.extend_from_slice(chunk);
+    pub fn push(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
         let mut out = Vec::new();
-        while let Some(end) = event_end(&self.buf) {
-            let raw: Vec<u8> = self.buf.drain(..end).collect();
-            out.push(parse(raw));
+        let mut rest = chunk;
+        if self.after_cr && !rest.is_empty() {
+            self.after_cr = false;
+            if rest[0] == b'\n' {
+                rest = &rest[1..];
+            }
         }
+        while let Some(i) = rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+            if self.line.is_empty() {
+                self.end_line(&rest[..i], &mut out);
+            } else {
+                let mut line = std::mem::take(&mut self.line);
+                line.extend_from_slice(&rest[..i]);
+                self.end_line(&line, &mut out);
+                line.clear();
+                self.line = line;
+            }
+            let cr = rest[i] == b'\r';
+            rest = &rest[i + 1..];
+            if cr {
+                match rest.first() {
+                    Some(b'\n') => rest = &rest[1..],
+                    Some(_) => {}
+                    None => self.after_cr = true,
+                }
+            }
+        }
+        self.line.extend_from_slice(rest);
         out
     }
 
-    /// Bytes of an event not yet complete.
-    pub fn pending(&self) -> &[u8] {
-        &self.buf
-    }
-}
-
-/// Index just past the first blank line (`\n\n` or `\r\n\r\n`).
-fn event_end(buf: &[u8]) -> Option<usize> {
-    let mut i = 0;
-    while i + 1 < buf.len() {
-        if buf[i] == b'\n' && buf[i + 1] == b'\n' {
-            return Some(i + 2);
+    fn end_line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) {
+        if line.is_empty() {
+            if self.has_data {
+                out.push(SseEvent { event: self.event.take(), data: std::mem::take(&mut self.data) });
+            }
+            self.event = None;
+            self.has_data = false;
+            return;
         }
-        if buf[i] == b'\n' && buf[i + 1] == b'\r' && buf.get(i + 2) == Some(&b'\n') {
-            return Some(i + 3);
+        if line[0] == b':' {
+            return;
         }
-        i += 1;
-    }
-    None
-}
-
-fn parse(raw: Vec<u8>) -> RawEvent {
-    let text = String::from_utf8_lossy(&raw);
-    let mut event = None;
-    let mut data = Vec::new();
-    for line in text.lines() {
-        if let Some(v) = line.strip_prefix("event:") {
-            event = Some(v.trim().to_string());
-        } else if let Some(v) = line.strip_prefix("data:") {
-            data.push(v.strip_prefix(' ').unwrap_or(v).to_string());
+        let (name, value) = match line.iter().position(|&b| b == b':') {
+            Some(c) => (&line[..c], line[c + 1..].strip_prefix(b" ").unwrap_or(&line[c + 1..])),
+            None => (line, &[][..]),
+        };
+        match name {
+            b"event" => self.event = Some(String::from_utf8_lossy(value).into_owned()),
+            b"data" => {
+                if self.has_data {
+                    self.data.push('\n');
+                }
+                self.data.push_str(&String::from_utf8_lossy(value));
+                self.has_data = true;
+            }
+            _ => {}
         }
     }
-    RawEvent { raw, event, data: data.join("\n") }
 }
 
 /// What an event means for failover and stream completion.
@@ -81,7 +108,7 @@ pub enum EventRole {
 }
 
 /// Classifies an event of `protocol`'s streams.
-pub fn event_role(protocol: Protocol, e: &RawEvent) -> EventRole {
+pub fn event_role(protocol: Protocol, e: &SseEvent) -> EventRole {
     let name = e.event.as_deref().unwrap_or("");
     match protocol {
         Protocol::Anthropic => match name {
@@ -119,7 +146,7 @@ pub fn event_role(protocol: Protocol, e: &RawEvent) -> EventRole {
 /// The role of an event after output started, when only errors and the clean end matter:
 /// like [`event_role`] but parses a chat-completions chunk only when it may be an error
 /// (the common content chunk costs a substring search, not a JSON parse).
-pub fn event_role_after_output(protocol: Protocol, e: &RawEvent) -> EventRole {
+pub fn event_role_after_output(protocol: Protocol, e: &SseEvent) -> EventRole {
     if protocol == Protocol::Openai && e.event.is_none() && e.data.trim() != "[DONE]" && !e.data.contains("\"error\"") {
         return EventRole::Other;
     }
@@ -183,19 +210,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn splits_across_chunks_and_keeps_raw_bytes() {
+    fn splits_across_chunks_and_line_ends() {
         let mut s = SseSplitter::default();
         assert!(s.push(b"event: ping\nda").is_empty(), "an incomplete event is held");
         let events = s.push(b"ta: {}\n\ndata: [DONE]\n\n");
         assert_eq!(events.len(), 2, "two events completed");
-        assert_eq!(events[0].raw, b"event: ping\ndata: {}\n\n".to_vec(), "raw bytes are kept for pass-through");
         assert_eq!(events[0].event.as_deref(), Some("ping"), "event name parsed");
+        assert_eq!(events[0].data, "{}", "data parsed");
         assert_eq!(event_role(Protocol::Openai, &events[1]), EventRole::Terminal, "[DONE] ends the stream");
+        let mut crlf = SseSplitter::default();
+        assert!(crlf.push(b": keep-alive\r\n\r\nevent: a\r\ndata: 1\r\ndata: 2\r").is_empty(), "CR at the end waits");
+        let got = crlf.push(b"\n\r\n");
+        assert_eq!(got, vec![SseEvent { event: Some("a".into()), data: "1\n2".into() }], "CRLF split across chunks");
+        let mut cr = SseSplitter::default();
+        let got = cr.push(b"data:x\r\rdata: y\n\n");
+        assert_eq!(got.len(), 2, "lone CR line ends count too: {got:?}");
+        assert_eq!(got[0].data, "x", "no space after the colon is fine");
+        let mut comment = SseSplitter::default();
+        assert!(
+            comment.push(b": ping\n\nevent: only-a-name\n\n").is_empty(),
+            "comments and data-less blocks dispatch nothing"
+        );
     }
 
     #[test]
     fn openai_role_only_delta_is_preamble_and_text_is_content() {
-        let ev = |d: &str| RawEvent { raw: vec![], event: None, data: d.to_string() };
+        let ev = |d: &str| SseEvent { event: None, data: d.to_string() };
         let role = ev(r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#);
         assert_eq!(event_role(Protocol::Openai, &role), EventRole::Preamble, "role-only deltas may be held");
         let text = ev(r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#);
@@ -208,7 +248,7 @@ mod tests {
 
     #[test]
     fn after_output_only_errors_and_the_end_are_told_apart() {
-        let ev = |d: &str| RawEvent { raw: vec![], event: None, data: d.to_string() };
+        let ev = |d: &str| SseEvent { event: None, data: d.to_string() };
         let text = ev(r#"{"choices":[{"delta":{"content":"Hi"}}]}"#);
         assert_eq!(
             event_role_after_output(Protocol::Openai, &text),
@@ -222,7 +262,7 @@ mod tests {
 
     #[test]
     fn anthropic_roles() {
-        let ev = |n: &str| RawEvent { raw: vec![], event: Some(n.to_string()), data: "{}".into() };
+        let ev = |n: &str| SseEvent { event: Some(n.to_string()), data: "{}".into() };
         assert_eq!(
             event_role(Protocol::Anthropic, &ev("message_start")),
             EventRole::Preamble,

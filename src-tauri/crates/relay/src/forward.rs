@@ -43,16 +43,13 @@ pub fn upstream_url(snap: &Snapshot, rest: &str, query: Option<&str>) -> String 
     url
 }
 
-/// The upstream request headers. `identity` drops `accept-encoding` so the relay can read
-/// the answer (routed mode); legacy mode passes the client's encoding preference through.
-pub fn upstream_headers(client: &HeaderMap, snap: &Snapshot, secret: &Secret, identity: bool) -> HeaderMap {
+/// The upstream request headers. The client's `accept-encoding` passes through in every mode
+/// (a compressed answer is read through its coding on the side and relayed as it came).
+pub fn upstream_headers(client: &HeaderMap, snap: &Snapshot, secret: &Secret) -> HeaderMap {
     let mut out = HeaderMap::with_capacity(client.len() + snap.headers.len() + 1);
     for (name, value) in client {
         let n = name.as_str();
         if HOP_BY_HOP.contains(&n) || CLIENT_CREDENTIALS.contains(&n) || n.starts_with("x-switchyard-") {
-            continue;
-        }
-        if identity && n == "accept-encoding" {
             continue;
         }
         out.append(name.clone(), value.clone());
@@ -78,6 +75,11 @@ pub fn client_headers(upstream: &HeaderMap) -> HeaderMap {
         }
     }
     out
+}
+
+/// Whether an answer is a server-sent event stream.
+pub fn is_event_stream(headers: &HeaderMap) -> bool {
+    headers.get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/event-stream"))
 }
 
 /// Whether a path is the dialect's models listing.

@@ -10,10 +10,10 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use switchyard_core::routing::Failure;
 use switchyard_engine::{AttemptReport, NextAttempt, TurnRun};
-use switchyard_providers::sse::SseSplitter;
-use switchyard_providers::usage::Usage;
+use switchyard_providers::content_coding::{Coding, Decoder};
+use switchyard_providers::stream_watch::StreamWatch;
 
-use crate::forward::{client_headers, upstream_headers, upstream_url};
+use crate::forward::{client_headers, is_event_stream, upstream_headers, upstream_url};
 use crate::reply;
 use crate::request::Incoming;
 use crate::state::RelayState;
@@ -30,7 +30,7 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
         Err(e) => return reply::error(snap.protocol, 500, &e.to_string(), None),
     };
     let url = upstream_url(&snap, &incoming.rest, incoming.query.as_deref());
-    let headers = upstream_headers(&incoming.headers, &snap, &attempt.secret, false);
+    let headers = upstream_headers(&incoming.headers, &snap, &attempt.secret);
     let sent = state.http.send(incoming.method.clone(), &url, headers, incoming.body.clone()).await;
     let resp = match sent {
         Ok(r) => r,
@@ -47,14 +47,16 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
     let mut report = AttemptReport { status: Some(status.as_u16()), ttfb_ms: Some(ttfb), ..Default::default() };
     let (parts, body) = resp.into_parts();
     let upstream_headers = parts.headers;
+    let coding = Coding::from_header(upstream_headers.get("content-encoding").and_then(|v| v.to_str().ok()));
     if !status.is_success() {
         // Recorded for health; legacy never retries or fails over.
         let body = upstream::collect(body).await.unwrap_or_default();
+        let readable = Decoder::decode_all(coding, &body).unwrap_or_default();
         let c = switchyard_providers::classify(
             snap.protocol,
             status.as_u16(),
             &upstream_headers,
-            &body,
+            &readable,
             std::time::SystemTime::now(),
         );
         let _ = state.router.attempt_failed(&mut run, &mut attempt, c.failure).await;
@@ -64,22 +66,19 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
         return build(status, &upstream_headers, Body::from(body));
     }
     state.router.attempt_succeeded(&mut attempt).await;
-    let is_sse = upstream_headers
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    let sniff = if is_sse {
+    let sniff = if is_event_stream(&upstream_headers) {
         Sniff::Sse {
-            splitter: SseSplitter::default(),
+            watch: Box::new(StreamWatch::new(snap.protocol, coding)),
             protocol: snap.protocol,
             responses_api: incoming.is_responses_api(),
             inject: false,
+            coding,
         }
     } else {
-        Sniff::Json(Vec::new())
+        Sniff::Json { copy: Vec::new(), coding }
     };
-    let recorder = Recorder { router: state.router.clone(), run, attempt, report };
-    let tail = Tail::new(None, body, sniff, Usage::default(), recorder);
+    let recorder = Recorder::new(state.router.clone(), run, attempt, report);
+    let tail = Tail::new(None, body, sniff, recorder);
     build(status, &upstream_headers, Body::new(tail))
 }
 

@@ -13,6 +13,8 @@ mod request;
 mod routed;
 mod state;
 mod stream;
+#[cfg(test)]
+mod stream_props;
 mod upstream;
 
 use std::future::Future;

@@ -3,7 +3,7 @@
 //! provider trouble, and streams held only until their first content event.
 
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
@@ -13,8 +13,9 @@ use http_body_util::BodyExt;
 use switchyard_core::routing::{Failure, Plan};
 use switchyard_core::Protocol;
 use switchyard_engine::{Attempt, AttemptReport, NextAttempt, TurnRun};
-use switchyard_providers::sse::{event_role, EventRole, SseSplitter};
-use switchyard_providers::usage::{usage_from_body, usage_from_event, Usage};
+use switchyard_providers::content_coding::{Coding, Decoder};
+use switchyard_providers::stream_watch::{Phase, StreamWatch};
+use switchyard_providers::usage::{usage_from_body, Usage};
 
 use crate::forward::{client_headers, upstream_headers, upstream_url};
 use crate::reply;
@@ -24,14 +25,14 @@ use crate::stream::{Recorder, Sniff, Tail};
 use crate::upstream::{self, UpstreamBody};
 
 /// An upstream error answer kept to deliver as is if no other attempt succeeds.
-struct Kept {
+pub(crate) struct Kept {
     status: StatusCode,
     headers: HeaderMap,
     body: Bytes,
 }
 
 /// How an attempt ended, when it did not produce the response.
-enum Failed {
+pub(crate) enum Failed {
     /// An HTTP error answer (kept for delivery).
     Answer(Kept, Failure),
     /// No answer, or a stream that failed before its first content.
@@ -39,7 +40,7 @@ enum Failed {
 }
 
 /// What an upstream answer turned out to be.
-enum Answer {
+pub(crate) enum Answer {
     Failed(Failed, Option<i64>),
     /// A success: `held` goes to the client first, then `tail` (a stream after its first
     /// content event), if any.
@@ -47,7 +48,8 @@ enum Answer {
         status: StatusCode,
         headers: HeaderMap,
         held: Bytes,
-        tail: Option<(UpstreamBody, SseSplitter)>,
+        tail: Option<(UpstreamBody, Box<StreamWatch>)>,
+        coding: Coding,
         usage: Usage,
         ttfb: Option<i64>,
     },
@@ -69,29 +71,30 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
             }
             Err(e) => return reply::error(snap.protocol, 500, &e.to_string(), None),
         };
-        let headers = upstream_headers(&incoming.headers, &snap, &attempt.secret, true);
+        let headers = upstream_headers(&incoming.headers, &snap, &attempt.secret);
         let sent = state.http.send(incoming.method.clone(), &url, headers, body.clone()).await;
         let answer = match sent {
             Err(_) => Answer::Failed(Failed::Broken(Failure::network()), None),
-            Ok(resp) => read_answer(snap.protocol, &attempt, resp).await,
+            Ok(resp) => read_answer(snap.protocol, attempt.started, resp).await,
         };
         let (failed, ttfb) = match answer {
-            Answer::Success { status, headers, held, tail, usage, ttfb } => {
+            Answer::Success { status, headers, held, tail, coding, usage, ttfb } => {
                 state.router.attempt_succeeded(&mut attempt).await;
                 state.router.commit(&mut run);
                 let (profile, reason, attempts) =
                     (attempt.profile_id.clone(), attempt.reason.to_string(), run.attempts());
                 let report = AttemptReport { status: Some(status.as_u16()), ttfb_ms: ttfb, ..Default::default() };
-                let mut recorder = Recorder { router: state.router.clone(), run, attempt, report };
+                let mut recorder = Recorder::new(state.router.clone(), run, attempt, report);
                 let body = match tail {
-                    Some((upstream, splitter)) => {
+                    Some((upstream, watch)) => {
                         let sniff = Sniff::Sse {
-                            splitter,
+                            watch,
                             protocol: snap.protocol,
                             responses_api: incoming.is_responses_api(),
                             inject: true,
+                            coding,
                         };
-                        Body::new(Tail::new(Some(held), upstream, sniff, usage, recorder))
+                        Body::new(Tail::new(Some(held), upstream, sniff, recorder))
                     }
                     // A JSON answer was read whole: record it now, send it with its length.
                     None => {
@@ -139,31 +142,31 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
 }
 
 /// Reads an upstream answer: errors are classified for the planner; a stream is read only
-/// until its first content event (or clean end), which is when it becomes a success.
-async fn read_answer(protocol: Protocol, attempt: &Attempt, resp: Response<UpstreamBody>) -> Answer {
+/// until its first content event (or clean end), which is when it becomes a success. The
+/// watch that read the held bytes goes on reading the tail, so nothing it saw is lost.
+pub(crate) async fn read_answer(protocol: Protocol, started: Instant, resp: Response<UpstreamBody>) -> Answer {
     let status = resp.status();
-    let ttfb = Some(elapsed(attempt));
+    let ttfb = Some(ms_since(started));
     let (parts, mut upstream) = resp.into_parts();
     let headers = parts.headers;
+    let coding = Coding::from_header(headers.get("content-encoding").and_then(|v| v.to_str().ok()));
     if !status.is_success() {
         let body = upstream::collect(upstream).await.unwrap_or_default();
-        let c = switchyard_providers::classify(protocol, status.as_u16(), &headers, &body, SystemTime::now());
+        let readable = Decoder::decode_all(coding, &body).unwrap_or_default();
+        let c = switchyard_providers::classify(protocol, status.as_u16(), &headers, &readable, SystemTime::now());
         return Answer::Failed(Failed::Answer(Kept { status, headers, body }, c.failure), ttfb);
     }
-    let is_sse =
-        headers.get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/event-stream"));
-    if !is_sse {
+    if !crate::forward::is_event_stream(&headers) {
         return match upstream::collect(upstream).await {
             Ok(body) => {
-                let usage = usage_from_body(&body);
-                Answer::Success { status, headers, held: body, tail: None, usage, ttfb }
+                let usage = Decoder::decode_all(coding, &body).map(|b| usage_from_body(&b)).unwrap_or_default();
+                Answer::Success { status, headers, held: body, tail: None, coding, usage, ttfb }
             }
             Err(_) => Answer::Failed(Failed::Broken(Failure::network()), ttfb),
         };
     }
-    let mut splitter = SseSplitter::default();
+    let mut watch = Box::new(StreamWatch::new(protocol, coding));
     let mut held: Vec<u8> = Vec::new();
-    let mut usage = Usage::default();
     loop {
         match upstream.frame().await {
             // Trailers are not passed on (the protocols do not use them).
@@ -171,33 +174,27 @@ async fn read_answer(protocol: Protocol, attempt: &Attempt, resp: Response<Upstr
             Some(Ok(frame)) => {
                 let chunk = frame.into_data().unwrap_or_default();
                 held.extend_from_slice(&chunk);
-                let mut started = false;
-                for ev in splitter.push(&chunk) {
-                    usage.merge(usage_from_event(&ev.data));
-                    match event_role(protocol, &ev) {
-                        EventRole::Content | EventRole::Terminal => started = true,
-                        EventRole::Error if !started => {
-                            let c = switchyard_providers::classify(
-                                protocol,
-                                200,
-                                &(),
-                                ev.data.as_bytes(),
-                                SystemTime::now(),
-                            );
-                            return Answer::Failed(Failed::Broken(c.failure), ttfb);
-                        }
-                        _ => {}
+                watch.push(&chunk, SystemTime::now());
+                match watch.phase() {
+                    Phase::Held => {}
+                    // Kept like an error answer: delivered as the provider sent it if no other
+                    // attempt succeeds.
+                    Phase::FailedBeforeOutput(f) => {
+                        let kept = Kept { status, headers, body: Bytes::from(held) };
+                        return Answer::Failed(Failed::Answer(kept, f), ttfb);
                     }
-                }
-                if started {
-                    return Answer::Success {
-                        status,
-                        headers,
-                        held: Bytes::from(held),
-                        tail: Some((upstream, splitter)),
-                        usage,
-                        ttfb,
-                    };
+                    Phase::Output => {
+                        let usage = watch.usage();
+                        return Answer::Success {
+                            status,
+                            headers,
+                            held: Bytes::from(held),
+                            tail: Some((upstream, watch)),
+                            coding,
+                            usage,
+                            ttfb,
+                        };
+                    }
                 }
             }
             // The stream broke or ended before any content: nothing reached the client yet.
@@ -242,5 +239,9 @@ fn with_route(mut resp: Response, profile: &str, attempts: u32, reason: &str) ->
 }
 
 fn elapsed(a: &Attempt) -> i64 {
-    i64::try_from(a.started.elapsed().as_millis()).unwrap_or(i64::MAX)
+    ms_since(a.started)
+}
+
+fn ms_since(started: Instant) -> i64 {
+    i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX)
 }

@@ -1,12 +1,14 @@
 //! The body sent to the client after the routing decision: bytes already held back (the
-//! preamble and first content), then the upstream stream as it arrives. On the side it
-//! reads usage, notices a clean end, and — when allowed — ends an interrupted stream with
-//! the dialect's error event. The attempt is recorded when the body is finished or dropped
-//! (client gone), so every attempt reaches the ledger.
+//! preamble and first content), then the upstream stream as it arrives, unchanged. On the
+//! side a [`StreamWatch`] (the same one that read the held bytes) reads usage, errors and the
+//! clean end — through the content coding when the answer is compressed — and, when allowed,
+//! an interrupted stream is ended with the dialect's error event. The attempt is recorded
+//! when the body is finished or dropped (client gone), so every attempt reaches the ledger.
 
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Instant;
 
 use axum::body::HttpBody;
 use bytes::Bytes;
@@ -14,8 +16,10 @@ use http_body::{Frame, SizeHint};
 use switchyard_core::routing::Failure;
 use switchyard_core::Protocol;
 use switchyard_engine::{Attempt, AttemptReport, Router, TurnRun};
-use switchyard_providers::sse::{event_role_after_output, interrupted_event, EventRole, SseSplitter};
-use switchyard_providers::usage::{usage_from_body, usage_from_event, Usage};
+use switchyard_providers::content_coding::{Coding, Decoder};
+use switchyard_providers::sse::interrupted_event;
+use switchyard_providers::stream_watch::StreamWatch;
+use switchyard_providers::usage::{usage_from_body, Usage};
 
 use crate::upstream::UpstreamBody;
 
@@ -25,20 +29,34 @@ const USAGE_COPY_CAP: usize = 1024 * 1024;
 /// How the body is read on the side.
 pub enum Sniff {
     /// Server-sent events; `inject`: end an interrupted stream with an error event.
-    Sse { splitter: SseSplitter, protocol: Protocol, responses_api: bool, inject: bool },
+    Sse { watch: Box<StreamWatch>, protocol: Protocol, responses_api: bool, inject: bool, coding: Coding },
     /// A JSON body, copied (up to a cap) to read usage at the end.
-    Json(Vec<u8>),
+    Json { copy: Vec<u8>, coding: Coding },
 }
+
+type Write = Box<dyn FnOnce(&AttemptReport) + Send>;
 
 /// Records the attempt once, when the body ends or is dropped.
 pub struct Recorder {
-    pub router: Arc<Router>,
-    pub run: TurnRun,
-    pub attempt: Attempt,
+    started: Instant,
     pub report: AttemptReport,
+    write: Option<Write>,
 }
 
 impl Recorder {
+    /// Writes to the router's ledger; holding `attempt` keeps its probe lease until then.
+    pub fn new(router: Arc<Router>, run: TurnRun, attempt: Attempt, report: AttemptReport) -> Self {
+        let started = attempt.started;
+        let write: Write = Box::new(move |r: &AttemptReport| router.record(&run, &attempt, r));
+        Recorder { started, report, write: Some(write) }
+    }
+
+    /// Hands the finished report to `write` (tests).
+    #[cfg(test)]
+    pub fn to(write: impl FnOnce(&AttemptReport) + Send + 'static) -> Self {
+        Recorder { started: Instant::now(), report: AttemptReport::default(), write: Some(Box::new(write)) }
+    }
+
     /// The tokens the answer reported, for the ledger row.
     pub fn set_usage(&mut self, usage: Usage) {
         self.report.input_tokens = usage.input_tokens;
@@ -48,48 +66,39 @@ impl Recorder {
 
 impl Drop for Recorder {
     fn drop(&mut self) {
-        self.report.duration_ms = i64::try_from(self.attempt.started.elapsed().as_millis()).unwrap_or(i64::MAX);
-        self.router.record(&self.run, &self.attempt, &self.report);
+        self.report.duration_ms = i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        if let Some(write) = self.write.take() {
+            write(&self.report);
+        }
     }
+}
+
+/// What the end of the upstream body becomes for the client.
+enum End {
+    Done,
+    Send(Bytes),
+    /// End the client's body as broken (the provider's broke, or an error event cannot be
+    /// appended in this content coding).
+    Break,
 }
 
 pub struct Tail {
     held: Option<Bytes>,
     upstream: UpstreamBody,
     sniff: Sniff,
-    usage: Usage,
-    clean_end: bool,
     done: bool,
     recorder: Recorder,
 }
 
 impl Tail {
-    pub fn new(held: Option<Bytes>, upstream: UpstreamBody, sniff: Sniff, usage: Usage, recorder: Recorder) -> Self {
-        Tail { held, upstream, sniff, usage, clean_end: false, done: false, recorder }
+    pub fn new(held: Option<Bytes>, upstream: UpstreamBody, sniff: Sniff, recorder: Recorder) -> Self {
+        Tail { held, upstream, sniff, done: false, recorder }
     }
 
     fn observe(&mut self, chunk: &[u8]) {
         match &mut self.sniff {
-            Sniff::Sse { splitter, protocol, .. } => {
-                for ev in splitter.push(chunk) {
-                    match event_role_after_output(*protocol, &ev) {
-                        EventRole::Terminal => self.clean_end = true,
-                        EventRole::Error => {
-                            let c = switchyard_providers::classify(
-                                *protocol,
-                                200,
-                                &(),
-                                ev.data.as_bytes(),
-                                std::time::SystemTime::now(),
-                            );
-                            self.recorder.report.failure = Some(c.failure);
-                        }
-                        _ => {}
-                    }
-                    self.usage.merge(usage_from_event(&ev.data));
-                }
-            }
-            Sniff::Json(copy) => {
+            Sniff::Sse { watch, .. } => watch.push(chunk, std::time::SystemTime::now()),
+            Sniff::Json { copy, .. } => {
                 if copy.len() + chunk.len() <= USAGE_COPY_CAP {
                     copy.extend_from_slice(chunk);
                 }
@@ -97,28 +106,35 @@ impl Tail {
         }
     }
 
-    /// The upstream ended (cleanly or not): settle usage and, if needed, the error event.
-    fn finish(&mut self, broken: bool) -> Option<Bytes> {
+    /// The upstream ended (cleanly or, when `broken`, not): settle the ledger row and what
+    /// the client gets last.
+    fn finish(&mut self, broken: bool) -> End {
         self.done = true;
-        if let Sniff::Json(copy) = &self.sniff {
-            self.usage.merge(usage_from_body(copy));
-        }
-        self.recorder.set_usage(self.usage);
-        let interrupted = match &self.sniff {
-            Sniff::Sse { .. } => broken || !self.clean_end,
-            Sniff::Json(_) => broken,
-        };
-        if !interrupted {
-            return None;
-        }
-        if self.recorder.report.failure.is_none() {
-            self.recorder.report.failure = Some(Failure::network());
-        }
         match &self.sniff {
-            Sniff::Sse { protocol, responses_api, inject: true, .. } => {
-                Some(Bytes::from(interrupted_event(*protocol, *responses_api)))
+            Sniff::Json { copy, coding } => {
+                let usage = Decoder::decode_all(*coding, copy).map(|b| usage_from_body(&b)).unwrap_or_default();
+                self.recorder.set_usage(usage);
+                if broken {
+                    self.recorder.report.failure.get_or_insert(Failure::network());
+                    return End::Break;
+                }
+                End::Done
             }
-            _ => None,
+            Sniff::Sse { watch, protocol, responses_api, inject, coding } => {
+                let ending = watch.ending(broken);
+                self.recorder.set_usage(watch.usage());
+                if let Some(f) = ending.failure {
+                    self.recorder.report.failure.get_or_insert(f);
+                }
+                if !(ending.needs_error_event && *inject) {
+                    // Legacy passes the provider's ending on as it was.
+                    return if broken { End::Break } else { End::Done };
+                }
+                match coding.continuation(&interrupted_event(*protocol, *responses_api)) {
+                    Some(event) => End::Send(Bytes::from(event)),
+                    None => End::Break,
+                }
+            }
         }
     }
 }
@@ -135,23 +151,24 @@ impl HttpBody for Tail {
             if self.done {
                 return Poll::Ready(None);
             }
-            return match Pin::new(&mut self.upstream).poll_frame(cx) {
-                Poll::Pending => Poll::Pending,
+            let end = match Pin::new(&mut self.upstream).poll_frame(cx) {
+                Poll::Pending => return Poll::Pending,
                 Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
                     Ok(chunk) => {
                         self.observe(&chunk);
-                        Poll::Ready(Some(Ok(Frame::data(chunk))))
+                        return Poll::Ready(Some(Ok(Frame::data(chunk))));
                     }
                     // Trailers are not passed on (the protocols do not use them).
                     Err(_) => continue,
                 },
-                Poll::Ready(Some(Err(_))) => match self.finish(true) {
-                    Some(event) => Poll::Ready(Some(Ok(Frame::data(event)))),
-                    // Legacy: pass the break on as a broken body, like the provider's.
-                    None => Poll::Ready(Some(Err(std::io::Error::other("upstream stream broke")))),
-                },
-                Poll::Ready(None) => Poll::Ready(self.finish(false).map(|event| Ok(Frame::data(event)))),
+                Poll::Ready(Some(Err(_))) => self.finish(true),
+                Poll::Ready(None) => self.finish(false),
             };
+            return Poll::Ready(match end {
+                End::Done => None,
+                End::Send(event) => Some(Ok(Frame::data(event))),
+                End::Break => Some(Err(std::io::Error::other("upstream stream broke"))),
+            });
         }
     }
 
@@ -159,7 +176,7 @@ impl HttpBody for Tail {
     /// `content-length` when the provider sent one); an event stream may gain an error event.
     fn size_hint(&self) -> SizeHint {
         match (&self.sniff, self.done) {
-            (Sniff::Json(_), false) => {
+            (Sniff::Json { .. }, false) => {
                 let held = self.held.as_ref().map_or(0, |h| h.len() as u64);
                 let up = self.upstream.size_hint();
                 let mut hint = SizeHint::new();

@@ -1,0 +1,123 @@
+//! What a streamed answer turned out to be, read on the side while its bytes pass through:
+//! whether output (visible text or a tool call) started, whether the provider sent an error
+//! event (before or after output), whether the stream ended cleanly, and its usage. One watch
+//! reads one answer from its first byte to its last, however the bytes are cut — so an event
+//! that arrives in the same read as the first content (a closing `message_stop`, `[DONE]` or
+//! `response.completed` of a short answer) is seen exactly like one that arrives alone. Pure.
+
+use std::time::SystemTime;
+
+use switchyard_core::routing::Failure;
+use switchyard_core::Protocol;
+
+use crate::content_coding::{Coding, Decoder};
+use crate::sse::{event_role, event_role_after_output, EventRole, SseSplitter};
+use crate::usage::{usage_from_event, Usage};
+
+/// Where the answer stands for the routing decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Only preamble so far: nothing that commits the turn.
+    Held,
+    /// Output started (or the stream ended cleanly, or it cannot be read): deliver it.
+    Output,
+    /// The provider reported an error before any output: the attempt failed.
+    FailedBeforeOutput(Failure),
+}
+
+/// How the stream ended, for the ledger and the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ending {
+    /// `None` for a complete answer; the error event's failure; or `network` for a stream
+    /// that stopped without its closing event.
+    pub failure: Option<Failure>,
+    /// The client has not been told the stream is incomplete (no closing event, no error
+    /// event from the provider): the relay should end it with the dialect's error event.
+    pub needs_error_event: bool,
+}
+
+#[derive(Debug)]
+pub struct StreamWatch {
+    protocol: Protocol,
+    decoder: Decoder,
+    splitter: SseSplitter,
+    usage: Usage,
+    output: bool,
+    clean_end: bool,
+    error: Option<Failure>,
+    error_before_output: bool,
+}
+
+impl StreamWatch {
+    /// A watch over a `protocol` event stream sent with `content-encoding: coding`.
+    pub fn new(protocol: Protocol, coding: Coding) -> Self {
+        StreamWatch {
+            protocol,
+            decoder: Decoder::new(coding),
+            splitter: SseSplitter::default(),
+            usage: Usage::default(),
+            output: false,
+            clean_end: false,
+            error: None,
+            error_before_output: false,
+        }
+    }
+
+    /// Reads the next bytes of the answer, as they came from the provider. `now` dates
+    /// cooldown hints in error events.
+    pub fn push(&mut self, chunk: &[u8], now: SystemTime) {
+        if self.error_before_output {
+            return;
+        }
+        let decoded = self.decoder.push(chunk);
+        for ev in self.splitter.push(&decoded) {
+            self.usage.merge(usage_from_event(&ev.data));
+            let role =
+                if self.output { event_role_after_output(self.protocol, &ev) } else { event_role(self.protocol, &ev) };
+            match role {
+                EventRole::Content => self.output = true,
+                EventRole::Terminal => {
+                    self.output = true;
+                    self.clean_end = true;
+                }
+                EventRole::Error if self.error.is_none() => {
+                    let c = crate::classify(self.protocol, 200, &(), ev.data.as_bytes(), now);
+                    self.error = Some(c.failure);
+                    if !self.output {
+                        self.error_before_output = true;
+                        return;
+                    }
+                }
+                EventRole::Error | EventRole::Preamble | EventRole::Other => {}
+            }
+        }
+    }
+
+    pub fn phase(&self) -> Phase {
+        match self.error {
+            Some(f) if self.error_before_output => Phase::FailedBeforeOutput(f),
+            // An answer the relay cannot decode is passed through as it is, never held.
+            _ if self.output || self.decoder.is_failed() => Phase::Output,
+            _ => Phase::Held,
+        }
+    }
+
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    /// How the stream ended; `broken`: the upstream body failed instead of ending.
+    pub fn ending(&self, broken: bool) -> Ending {
+        if let Some(f) = self.error {
+            return Ending { failure: Some(f), needs_error_event: false };
+        }
+        if self.decoder.is_failed() {
+            // Unreadable: only a broken connection is known to be a failure.
+            return Ending { failure: broken.then(Failure::network), needs_error_event: false };
+        }
+        if self.clean_end {
+            return Ending { failure: None, needs_error_event: false };
+        }
+        Ending { failure: Some(Failure::network()), needs_error_event: true }
+    }
+}
