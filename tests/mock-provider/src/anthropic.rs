@@ -1,6 +1,7 @@
 //! The Anthropic dialect: `x-api-key` keys and a required `anthropic-version` header,
 //! paginated `GET /v1/models`, `POST /v1/messages` (JSON and named SSE events),
-//! `POST /v1/messages/count_tokens`, and errors as `{"type": "error", "error": {...}}`.
+//! `POST /v1/messages/count_tokens`, and errors as `{"type": "error", "error": {...}}` (in a
+//! stream: `event: error`). Text answers, or `tool_use` blocks when the script calls a tool.
 
 use std::sync::Arc;
 
@@ -16,7 +17,8 @@ use crate::fault::Fault;
 use crate::playbook::Call;
 use crate::reply::{next_serial, Reply};
 use crate::server::{Intake, ModelRequest, Shared};
-use crate::sse::{event_stream, frame, json_answer, Ending};
+use crate::sse::{frame, Ending, Frame};
+use crate::wire::{Dialect, Outlet};
 
 /// The organization the mock's keys belong to (echoed in headers and messages).
 const ORG_ID: &str = "0a0c0000-0000-4000-8000-00000000c0de";
@@ -219,54 +221,93 @@ async fn answer_messages(
     let ModelRequest { model, stream, .. } = hit.model_request()?;
     let plan = shared.playbook.play(hit.key.as_deref(), Call::Model(&model))?;
     plan.wait().await;
-    let reply = Reply::new(&model, &plan.reply, hit.body.len());
+    let out = Outlet::new(plan.wire, Dialect::Anthropic, hit.accept_encoding.as_deref());
+    let reply = Reply::answer(&model, &plan, hit.json.as_ref(), Dialect::Anthropic, hit.body.len());
     let dies = plan.dies_after.is_some();
     if !stream {
-        return Ok(json_answer(&message(&reply, "end_turn", &reply.text()), dies));
+        if plan.stream_error.is_some() {
+            return Err(Fault::Overloaded);
+        }
+        return Ok(out.json(&message(&reply, true), dies));
     }
-    let mut start = message(&reply, "", "");
+    let mut start = message(&reply, false);
     start["usage"]["output_tokens"] = json!(1);
-    let mut events = vec![
-        ("message_start", json!({"message": start})),
-        ("content_block_start", json!({"index": 0, "content_block": {"type": "text", "text": ""}})),
-        ("ping", json!({})),
-    ];
-    for text in reply.streamed_chunks(plan.dies_after) {
-        events.push(("content_block_delta", json!({"index": 0, "delta": {"type": "text_delta", "text": text}})));
+    let mut events = vec![("message_start", json!({"message": start}), false)];
+    match &reply.call {
+        None => events.extend([
+            ("content_block_start", json!({"index": 0, "content_block": {"type": "text", "text": ""}}), false),
+            ("ping", json!({}), false),
+        ]),
+        Some(call) => events.push((
+            "content_block_start",
+            json!({"index": 0, "content_block": {
+                "type": "tool_use", "id": tool_use_id(&reply), "name": call.name, "input": {},
+            }}),
+            false,
+        )),
     }
-    if !dies {
+    for piece in reply.streamed_chunks(plan.dies_after.or(plan.stream_error)) {
+        let delta = match reply.call {
+            None => json!({"type": "text_delta", "text": piece}),
+            Some(_) => json!({"type": "input_json_delta", "partial_json": piece}),
+        };
+        events.push(("content_block_delta", json!({"index": 0, "delta": delta}), true));
+    }
+    if plan.stream_error.is_some() {
+        events.push(("error", json!({"error": {"type": "overloaded_error", "message": "Overloaded"}}), false));
+    } else if !dies {
         events.extend([
-            ("content_block_stop", json!({"index": 0})),
+            ("content_block_stop", json!({"index": 0}), false),
             (
                 "message_delta",
                 json!({
-                    "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+                    "delta": {"stop_reason": stop_reason(&reply), "stop_sequence": null},
                     "usage": {"output_tokens": reply.output_tokens},
                 }),
+                false,
             ),
-            ("message_stop", json!({})),
+            ("message_stop", json!({}), false),
         ]);
     }
     let frames = events
         .into_iter()
-        .map(|(name, mut data)| {
+        .map(|(name, mut data, content)| {
             data["type"] = json!(name);
-            frame(Some(name), &data.to_string())
+            Frame { content, ..frame(Some(name), &data.to_string()) }
         })
         .collect();
-    Ok(event_stream(frames, if dies { Ending::Dies } else { Ending::Complete }))
+    Ok(out.stream(frames, if dies { Ending::Dies } else { Ending::Complete }))
 }
 
-/// A `message` object; `stop_reason` "" means none yet (in `message_start`), with empty content.
-fn message(reply: &Reply, stop_reason: &str, text: &str) -> Value {
-    let done = !stop_reason.is_empty();
+fn tool_use_id(reply: &Reply) -> String {
+    format!("toolu_mock_{}", reply.serial)
+}
+
+fn stop_reason(reply: &Reply) -> &'static str {
+    if reply.call.is_some() {
+        "tool_use"
+    } else {
+        "end_turn"
+    }
+}
+
+/// A `message` object: when `done`, with its content (the text, or the tool_use block) and
+/// stop reason; else (in `message_start`) with empty content and no stop reason yet.
+fn message(reply: &Reply, done: bool) -> Value {
+    let content = match (&reply.call, done) {
+        (_, false) => json!([]),
+        (None, true) => json!([{"type": "text", "text": reply.text()}]),
+        (Some(call), true) => {
+            json!([{"type": "tool_use", "id": tool_use_id(reply), "name": call.name, "input": call.input}])
+        }
+    };
     json!({
         "id": format!("msg_mock_{}", reply.serial),
         "type": "message",
         "role": "assistant",
         "model": reply.model,
-        "content": if done { json!([{"type": "text", "text": text}]) } else { json!([]) },
-        "stop_reason": if done { json!(stop_reason) } else { Value::Null },
+        "content": content,
+        "stop_reason": if done { json!(stop_reason(reply)) } else { Value::Null },
         "stop_sequence": null,
         "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
     })

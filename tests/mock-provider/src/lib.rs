@@ -1,7 +1,8 @@
 //! A scripted fake LLM provider speaking the OpenAI and Anthropic HTTP shapes, for tests and
 //! benchmarks: each test key follows a [`KeyScript`] (ok, 429, quota, 401, forbidden model,
-//! 5xx, overloaded, slow, a stream that dies, no listing, sequences), every request is
-//! counted and recorded. No routing logic lives here: it fakes the provider only.
+//! 5xx, overloaded, slow, a stream that dies or errs, no listing, sequences; how streams are
+//! cut, pinged and compressed; a tool call before the reply), every request is counted and
+//! recorded. No routing logic lives here: it fakes the provider only.
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -24,9 +25,11 @@ mod responses;
 mod script;
 mod server;
 mod sse;
+mod tool;
+mod wire;
 
 pub use axum::http::{HeaderMap, Method};
 pub use bytes::Bytes;
 pub use record::RecordedRequest;
-pub use script::{Behaviour, KeyScript, ScriptFile, DEFAULT_REPLY};
+pub use script::{Behaviour, Chunking, KeyScript, ScriptFile, ToolCall, Wire, DEFAULT_REPLY};
 pub use server::MockProvider;

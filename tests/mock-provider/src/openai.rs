@@ -1,6 +1,7 @@
 //! The OpenAI dialect: `Authorization: Bearer` keys, `GET /v1/models`,
-//! `POST /v1/chat/completions` (JSON and SSE chunks ending in `[DONE]`), and the error
-//! answers in OpenAI's `{"error": {"message", "type", "param", "code"}}` shape.
+//! `POST /v1/chat/completions` (JSON and SSE chunks ending in `[DONE]`; text or, when the
+//! script calls a tool, `tool_calls`), and the error answers in OpenAI's
+//! `{"error": {"message", "type", "param", "code"}}` shape.
 
 use std::sync::Arc;
 
@@ -15,7 +16,8 @@ use crate::fault::{mask_key, Fault};
 use crate::playbook::Call;
 use crate::reply::{next_serial, Reply};
 use crate::server::{Intake, Shared};
-use crate::sse::{event_stream, frame, json_answer, Ending};
+use crate::sse::{frame, Ending};
+use crate::wire::{Dialect, Outlet};
 
 /// `created` of every listed model.
 const MODEL_CREATED: i64 = 1_700_000_000;
@@ -158,23 +160,43 @@ async fn answer_chat(shared: &Shared, hit: Intake) -> Result<Response, Fault> {
     let request = hit.model_request()?;
     let plan = shared.playbook.play(hit.key.as_deref(), Call::Model(&request.model))?;
     plan.wait().await;
-    let reply = Reply::new(&request.model, &plan.reply, hit.body.len());
+    let out = Outlet::new(plan.wire, Dialect::Chat, hit.accept_encoding.as_deref());
+    let reply = Reply::answer(&request.model, &plan, hit.json.as_ref(), Dialect::Chat, hit.body.len());
     let dies = plan.dies_after.is_some();
     if !request.stream {
-        return Ok(json_answer(&completion(&reply), dies));
+        if plan.stream_error.is_some() {
+            return Err(Fault::Overloaded);
+        }
+        return Ok(out.json(&completion(&reply), dies));
     }
     let with_usage = request.include_usage;
-    let mut frames = vec![frame(
-        None,
-        &chunk(&reply, json!({"role": "assistant", "content": "", "refusal": null}), None, with_usage),
-    )];
-    for text in reply.streamed_chunks(plan.dies_after) {
-        frames.push(frame(None, &chunk(&reply, json!({"content": text}), None, with_usage)));
+    let opening = match reply.call {
+        None => json!({"role": "assistant", "content": "", "refusal": null}),
+        Some(_) => {
+            json!({"role": "assistant", "content": null, "tool_calls": [tool_call(&reply, "")], "refusal": null})
+        }
+    };
+    let mut frames = vec![frame(None, &chunk(&reply, opening, None, with_usage))];
+    for piece in reply.streamed_chunks(plan.dies_after.or(plan.stream_error)) {
+        let delta = match reply.call {
+            None => json!({"content": piece}),
+            Some(_) => json!({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}),
+        };
+        frames.push(frame(None, &chunk(&reply, delta, None, with_usage)).content());
     }
     if dies {
-        return Ok(event_stream(frames, Ending::Dies));
+        return Ok(out.stream(frames, Ending::Dies));
     }
-    frames.push(frame(None, &chunk(&reply, json!({}), Some("stop"), with_usage)));
+    if plan.stream_error.is_some() {
+        let error = json!({"error": {
+            "message": "The server had an error while processing your request. Sorry about that!",
+            "type": "server_error",
+            "code": null,
+        }});
+        frames.push(frame(None, &error.to_string()));
+        return Ok(out.stream(frames, Ending::Complete));
+    }
+    frames.push(frame(None, &chunk(&reply, json!({}), Some(finish_reason(&reply)), with_usage)));
     if with_usage {
         let mut last = envelope(&reply);
         last["choices"] = json!([]);
@@ -182,7 +204,26 @@ async fn answer_chat(shared: &Shared, hit: Intake) -> Result<Response, Fault> {
         frames.push(frame(None, &last.to_string()));
     }
     frames.push(frame(None, "[DONE]"));
-    Ok(event_stream(frames, Ending::Complete))
+    Ok(out.stream(frames, Ending::Complete))
+}
+
+fn finish_reason(reply: &Reply) -> &'static str {
+    if reply.call.is_some() {
+        "tool_calls"
+    } else {
+        "stop"
+    }
+}
+
+/// The reply's tool call as a `tool_calls` entry, with these `arguments`.
+fn tool_call(reply: &Reply, arguments: &str) -> Value {
+    let name = reply.call.as_ref().map(|call| call.name.as_str()).unwrap_or_default();
+    json!({
+        "index": 0,
+        "id": format!("call_mock_{}", reply.serial),
+        "type": "function",
+        "function": {"name": name, "arguments": arguments},
+    })
 }
 
 fn usage(reply: &Reply) -> Value {
@@ -195,6 +236,16 @@ fn usage(reply: &Reply) -> Value {
 
 /// A non-streaming `chat.completion`.
 fn completion(reply: &Reply) -> Value {
+    let message = match reply.call {
+        None => json!({"role": "assistant", "content": reply.text(), "refusal": null}),
+        Some(_) => {
+            let mut call = tool_call(reply, &reply.text());
+            if let Value::Object(fields) = &mut call {
+                fields.remove("index");
+            }
+            json!({"role": "assistant", "content": null, "tool_calls": [call], "refusal": null})
+        }
+    };
     json!({
         "id": format!("chatcmpl-mock-{}", reply.serial),
         "object": "chat.completion",
@@ -202,9 +253,9 @@ fn completion(reply: &Reply) -> Value {
         "model": reply.model,
         "choices": [{
             "index": 0,
-            "message": {"role": "assistant", "content": reply.text(), "refusal": null},
+            "message": message,
             "logprobs": null,
-            "finish_reason": "stop",
+            "finish_reason": finish_reason(reply),
         }],
         "usage": usage(reply),
         "system_fingerprint": null,

@@ -6,7 +6,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use crate::fault::Fault;
-use crate::script::{Behaviour, KeyScript, ScriptFile, DEFAULT_REPLY};
+use crate::script::{Behaviour, KeyScript, ScriptFile, ToolCall, Wire, DEFAULT_REPLY};
 
 /// What a hit asks for.
 #[derive(Debug, Clone, Copy)]
@@ -24,7 +24,13 @@ pub(crate) struct Plan {
     pub delay: Option<Duration>,
     /// Drop the connection after this many content chunks (`stream_dies_after`).
     pub dies_after: Option<usize>,
+    /// Send the dialect's error event after this many content chunks (`stream_error`).
+    pub stream_error: Option<usize>,
     pub reply: String,
+    /// How the answer is written.
+    pub wire: Wire,
+    /// The tool to call, if the request offers it and holds no result yet.
+    pub tool: Option<ToolCall>,
     /// The key's models, for listing.
     pub models: Vec<String>,
 }
@@ -132,7 +138,10 @@ impl Playbook {
         let plan = Plan {
             delay: None,
             dies_after: None,
+            stream_error: None,
             reply: script.reply.clone().unwrap_or_else(|| DEFAULT_REPLY.to_owned()),
+            wire: script.wire.unwrap_or_default(),
+            tool: script.tool.clone(),
             models: script.models.clone(),
         };
         drop(inner);
@@ -148,6 +157,8 @@ fn apply_step(step: Behaviour, key: &str, call: Call<'_>, plan: Plan) -> Result<
         Behaviour::Slow { ms } => Ok(Plan { delay: Some(Duration::from_millis(ms)), ..plan }),
         Behaviour::StreamDiesAfter { chunks } if !listing => Ok(Plan { dies_after: Some(chunks), ..plan }),
         Behaviour::StreamDiesAfter { .. } => Ok(plan),
+        Behaviour::StreamError { after_chunks } if !listing => Ok(Plan { stream_error: Some(after_chunks), ..plan }),
+        Behaviour::StreamError { .. } => Ok(plan),
         Behaviour::ListingUnsupported if listing => Err(Fault::ListingUnsupported),
         Behaviour::ListingUnsupported => Ok(plan),
         Behaviour::ModelForbidden => match call {

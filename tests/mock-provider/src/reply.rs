@@ -1,8 +1,15 @@
-//! The successful answer's content, shared by every dialect: the reply text cut into
-//! content chunks, token counts, ids and timestamps.
+//! The successful answer's content, shared by every dialect: the reply text (or the tool
+//! call's arguments) cut into content chunks, token counts, ids and timestamps.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+use crate::playbook::Plan;
+use crate::script::ToolCall;
+use crate::tool;
+use crate::wire::Dialect;
 
 static SERIAL: AtomicU64 = AtomicU64::new(1);
 
@@ -22,8 +29,11 @@ pub(crate) struct Reply {
     pub serial: u64,
     pub created: i64,
     pub model: String,
-    /// Content chunks, one word each (trailing space kept); joined they are the text.
+    /// Content chunks, one word each (trailing space kept); joined they are the text. For
+    /// a tool call: the pieces of its arguments JSON.
     pub chunks: Vec<String>,
+    /// The tool call this answer makes instead of text.
+    pub call: Option<ToolCall>,
     /// A deterministic estimate: a quarter of the request body's bytes, at least 1.
     pub input_tokens: u64,
     /// One per content chunk.
@@ -33,12 +43,26 @@ pub(crate) struct Reply {
 impl Reply {
     pub fn new(model: &str, text: &str, request_len: usize) -> Self {
         let chunks: Vec<String> = text.split_inclusive(' ').map(str::to_owned).collect();
+        Self::of_chunks(model, chunks, None, request_len)
+    }
+
+    /// The plan's answer to a request: its tool call when the request is due it
+    /// ([`tool::due`]), else its reply text.
+    pub fn answer(model: &str, plan: &Plan, request: Option<&Value>, dialect: Dialect, request_len: usize) -> Self {
+        match plan.tool.as_ref().filter(|call| tool::due(call, request, dialect)) {
+            Some(call) => Self::of_chunks(model, tool::argument_pieces(call), Some(call.clone()), request_len),
+            None => Self::new(model, &plan.reply, request_len),
+        }
+    }
+
+    fn of_chunks(model: &str, chunks: Vec<String>, call: Option<ToolCall>, request_len: usize) -> Self {
         Reply {
             serial: next_serial(),
             created: unix_now(),
             model: model.to_owned(),
             output_tokens: chunks.len() as u64,
             chunks,
+            call,
             input_tokens: (request_len as u64).div_ceil(4).max(1),
         }
     }
@@ -47,9 +71,10 @@ impl Reply {
         self.chunks.concat()
     }
 
-    /// The chunks to stream: all of them, or the first `n` when the stream dies after `n`.
-    pub fn streamed_chunks(&self, dies_after: Option<usize>) -> &[String] {
-        let n = dies_after.unwrap_or(usize::MAX).min(self.chunks.len());
+    /// The chunks to stream: all of them, or the first `n` when the stream dies (or errs)
+    /// after `n`.
+    pub fn streamed_chunks(&self, cut_after: Option<usize>) -> &[String] {
+        let n = cut_after.unwrap_or(usize::MAX).min(self.chunks.len());
         &self.chunks[..n]
     }
 }

@@ -1,5 +1,6 @@
 //! The OpenAI Responses API: `POST /v1/responses`, as a `response` object or as typed SSE
-//! events (`response.created` … `response.output_text.delta` … `response.completed`).
+//! events (`response.created` … `response.output_text.delta` … `response.completed`), or a
+//! `function_call` item when the script calls a tool.
 //! Keys and errors are the OpenAI dialect's (`openai.rs`).
 
 use std::sync::Arc;
@@ -15,7 +16,8 @@ use crate::openai::{bearer_key, error_response};
 use crate::playbook::Call;
 use crate::reply::Reply;
 use crate::server::{Intake, Shared};
-use crate::sse::{event_stream, frame, json_answer, Ending};
+use crate::sse::{frame, Ending, Frame};
+use crate::wire::{Dialect, Outlet};
 
 /// `POST /v1/responses`.
 pub(crate) async fn create_response(
@@ -35,64 +37,111 @@ async fn answer(shared: &Shared, hit: Intake) -> Result<Response, Fault> {
     let request = hit.model_request()?;
     let plan = shared.playbook.play(hit.key.as_deref(), Call::Model(&request.model))?;
     plan.wait().await;
-    let reply = Reply::new(&request.model, &plan.reply, hit.body.len());
+    let out = Outlet::new(plan.wire, Dialect::Responses, hit.accept_encoding.as_deref());
+    let reply = Reply::answer(&request.model, &plan, hit.json.as_ref(), Dialect::Responses, hit.body.len());
     if !request.stream {
-        return Ok(json_answer(&response(&reply, "completed"), plan.dies_after.is_some()));
+        if plan.stream_error.is_some() {
+            return Err(Fault::Overloaded);
+        }
+        return Ok(out.json(&response(&reply, "completed"), plan.dies_after.is_some()));
     }
-    let item_id = format!("msg_mock_{}", reply.serial);
+    let item_id = item_id(&reply);
     let at = |output: Value| {
-        let mut v = json!({"item_id": item_id, "output_index": 0, "content_index": 0});
+        let mut v = json!({"item_id": item_id, "output_index": 0});
+        if reply.call.is_none() {
+            v["content_index"] = json!(0);
+        }
         if let (Value::Object(v), Value::Object(o)) = (&mut v, output) {
             v.extend(o);
         }
         v
     };
     let mut events = vec![
-        ("response.created", json!({"response": response(&reply, "in_progress")})),
-        ("response.in_progress", json!({"response": response(&reply, "in_progress")})),
-        ("response.output_item.added", json!({"output_index": 0, "item": message(&reply, "in_progress", "")})),
-        ("response.content_part.added", at(json!({"part": text_part("")}))),
+        ("response.created", json!({"response": response(&reply, "in_progress")}), false),
+        ("response.in_progress", json!({"response": response(&reply, "in_progress")}), false),
+        ("response.output_item.added", json!({"output_index": 0, "item": item(&reply, "in_progress")}), false),
     ];
-    for delta in reply.streamed_chunks(plan.dies_after) {
-        events.push(("response.output_text.delta", at(json!({"delta": delta}))));
+    if reply.call.is_none() {
+        events.push(("response.content_part.added", at(json!({"part": text_part("")})), false));
     }
+    let delta_name =
+        if reply.call.is_some() { "response.function_call_arguments.delta" } else { "response.output_text.delta" };
+    for delta in reply.streamed_chunks(plan.dies_after.or(plan.stream_error)) {
+        events.push((delta_name, at(json!({"delta": delta})), true));
+    }
+    let text = reply.text();
     let ending = if plan.dies_after.is_some() {
         Ending::Dies
+    } else if plan.stream_error.is_some() {
+        events.push((
+            "error",
+            json!({
+                "code": "server_error",
+                "message": "An error occurred while processing your request. You can retry your request, or \
+                            contact us through our help center at help.openai.com if the error persists.",
+            }),
+            false,
+        ));
+        Ending::Complete
     } else {
-        let text = reply.text();
+        match reply.call {
+            None => events.extend([
+                ("response.output_text.done", at(json!({"text": text})), false),
+                ("response.content_part.done", at(json!({"part": text_part(&text)})), false),
+            ]),
+            Some(_) => events.push(("response.function_call_arguments.done", at(json!({"arguments": text})), false)),
+        }
         events.extend([
-            ("response.output_text.done", at(json!({"text": text}))),
-            ("response.content_part.done", at(json!({"part": text_part(&text)}))),
-            ("response.output_item.done", json!({"output_index": 0, "item": message(&reply, "completed", &text)})),
-            ("response.completed", json!({"response": response(&reply, "completed")})),
+            ("response.output_item.done", json!({"output_index": 0, "item": item(&reply, "completed")}), false),
+            ("response.completed", json!({"response": response(&reply, "completed")}), false),
         ]);
         Ending::Complete
     };
     let frames = events
         .into_iter()
         .enumerate()
-        .map(|(n, (name, mut data))| {
+        .map(|(n, (name, mut data, content))| {
             data["type"] = json!(name);
             data["sequence_number"] = json!(n);
-            frame(Some(name), &data.to_string())
+            Frame { content, ..frame(Some(name), &data.to_string()) }
         })
         .collect();
-    Ok(event_stream(frames, ending))
+    Ok(out.stream(frames, ending))
 }
 
 fn text_part(text: &str) -> Value {
     json!({"type": "output_text", "text": text, "annotations": []})
 }
 
-fn message(reply: &Reply, status: &str, text: &str) -> Value {
-    let content = if status == "completed" { json!([text_part(text)]) } else { json!([]) };
-    json!({
-        "type": "message",
-        "id": format!("msg_mock_{}", reply.serial),
-        "status": status,
-        "role": "assistant",
-        "content": content,
-    })
+/// The output item's id: `msg_mock_N` for a message, `fc_mock_N` for a function call.
+fn item_id(reply: &Reply) -> String {
+    match reply.call {
+        None => format!("msg_mock_{}", reply.serial),
+        Some(_) => format!("fc_mock_{}", reply.serial),
+    }
+}
+
+/// The answer's one output item: the message, or the function call (its arguments only
+/// once completed).
+fn item(reply: &Reply, status: &str) -> Value {
+    let completed = status == "completed";
+    match &reply.call {
+        None => json!({
+            "type": "message",
+            "id": item_id(reply),
+            "status": status,
+            "role": "assistant",
+            "content": if completed { json!([text_part(&reply.text())]) } else { json!([]) },
+        }),
+        Some(call) => json!({
+            "type": "function_call",
+            "id": item_id(reply),
+            "call_id": format!("call_mock_{}", reply.serial),
+            "name": call.name,
+            "arguments": if completed { reply.text() } else { String::new() },
+            "status": status,
+        }),
+    }
 }
 
 /// The `response` object; `usage` and output only once completed.
@@ -107,7 +156,7 @@ fn response(reply: &Reply, status: &str) -> Value {
             "total_tokens": reply.input_tokens + reply.output_tokens,
         })
     });
-    let output = if completed { json!([message(reply, status, &reply.text())]) } else { json!([]) };
+    let output = if completed { json!([item(reply, status)]) } else { json!([]) };
     json!({
         "id": format!("resp_mock_{}", reply.serial),
         "object": "response",

@@ -1,16 +1,19 @@
 //! What a test key does: its models, its behaviour (per model, for listing, as a sequence),
-//! and the JSON script file the binary loads. Plain data; the playbook plays it.
+//! how its streams are written, the tool it calls, and the JSON script file the binary
+//! loads. Plain data; the playbook plays it.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// The default reply text; streamed one word per content chunk.
 pub const DEFAULT_REPLY: &str = "Hello from the mock provider.";
 
 /// How the provider answers one hit. JSON (externally tagged, snake case): `"ok"`,
 /// `{"rate_limited": {"retry_after_secs": 20}}`, `{"slow": {"ms": 300}}`,
-/// `{"stream_dies_after": {"chunks": 2}}`, `{"sequence": [{"rate_limited": ...}, "ok"]}`.
+/// `{"stream_dies_after": {"chunks": 2}}`, `{"stream_error": {"after_chunks": 0}}`,
+/// `{"sequence": [{"rate_limited": ...}, "ok"]}`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Behaviour {
@@ -34,6 +37,12 @@ pub enum Behaviour {
     /// Streaming: send this many content chunks, then drop the connection without a final
     /// event. Non-streaming: send half the body, then drop the connection.
     StreamDiesAfter { chunks: usize },
+    /// Streaming: a 200 event stream that sends this many content chunks (0: right after
+    /// the preamble, e.g. `message_start`), then the dialect's in-stream error event, and
+    /// ends cleanly (Anthropic `event: error` `overloaded_error`; Responses `event: error`
+    /// `server_error`; chat completions `data: {"error": {...}}` without `[DONE]`).
+    /// Non-streaming: the overloaded answer (Anthropic 529, OpenAI 503).
+    StreamError { after_chunks: usize },
     /// `GET /v1/models` answers 404; other endpoints answer normally.
     ListingUnsupported,
     /// One step per hit, in order; the last step then repeats (`[429, ok]` = 429 once, then
@@ -55,6 +64,11 @@ impl Behaviour {
     /// Shorthand for [`Behaviour::StreamDiesAfter`].
     pub fn stream_dies_after(chunks: usize) -> Self {
         Behaviour::StreamDiesAfter { chunks }
+    }
+
+    /// Shorthand for [`Behaviour::StreamError`].
+    pub fn stream_error(after_chunks: usize) -> Self {
+        Behaviour::StreamError { after_chunks }
     }
 
     /// Shorthand for [`Behaviour::Sequence`].
@@ -81,9 +95,103 @@ impl Behaviour {
     }
 }
 
+/// How the writes of a stream are cut. JSON: `"events"` (one write per SSE frame, the
+/// default), `"whole"` (the entire stream, closing event included, in one write),
+/// `{"bytes": N}` (N bytes per write, the last one shorter; 0 counts as 1), `{"seeded": S}`
+/// (write sizes 1..=64 drawn from a xorshift generator seeded by S: the same S, the same
+/// cuts).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Chunking {
+    #[default]
+    Events,
+    Whole,
+    Bytes(usize),
+    Seeded(u64),
+}
+
+/// How successful answers travel over the wire. JSON (every field optional):
+/// `{"chunking": {"bytes": 7}, "crlf": true, "pings": true, "gzip": true, "brotli": true}`.
+/// The default writes as the mock always did: one write per event, `\n` line ends, no
+/// pings, no compression.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Wire {
+    /// How event-stream bytes are cut into body writes (JSON answers are one write).
+    #[serde(default)]
+    pub chunking: Chunking,
+    /// Every line of an event stream ends in `\r\n` instead of `\n`.
+    #[serde(default)]
+    pub crlf: bool,
+    /// Before every content event: Anthropic a `: keep-alive` comment block and an
+    /// `event: ping` frame, the OpenAI dialects a `: ping` comment block.
+    #[serde(default)]
+    pub pings: bool,
+    /// When the request's `accept-encoding` lists `gzip`: the body (stream or JSON) is
+    /// gzip-compressed, with `content-encoding: gzip`.
+    #[serde(default)]
+    pub gzip: bool,
+    /// When the request's `accept-encoding` lists `br`: the body is brotli-compressed, with
+    /// `content-encoding: br` (chosen over gzip when both are on and accepted).
+    #[serde(default)]
+    pub brotli: bool,
+}
+
+impl Wire {
+    /// A wire cutting streams by `chunking`, with nothing else changed.
+    pub fn chunked(chunking: Chunking) -> Self {
+        Wire { chunking, ..Wire::default() }
+    }
+
+    /// Turns on `\r\n` line ends.
+    pub fn crlf(mut self) -> Self {
+        self.crlf = true;
+        self
+    }
+
+    /// Turns on keep-alive pings before content events.
+    pub fn pings(mut self) -> Self {
+        self.pings = true;
+        self
+    }
+
+    /// Turns on gzip for requests that accept it.
+    pub fn gzip(mut self) -> Self {
+        self.gzip = true;
+        self
+    }
+
+    /// Turns on brotli for requests that accept it.
+    pub fn brotli(mut self) -> Self {
+        self.brotli = true;
+        self
+    }
+}
+
+/// The tool call a key answers with. JSON: `{"name": "Bash", "input": {"command": "echo hi"}}`.
+/// A model call answers with it when the request offers a tool of that name and the
+/// conversation's last turn holds no tool result yet (Anthropic: the last user message has
+/// a `tool_result` block; chat: the last message has role `tool`; Responses: a
+/// `function_call_output` item after the last user message); otherwise with the text reply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCall {
+    /// The tool's name, as the request's `tools` list names it.
+    pub name: String,
+    /// The call's input (Anthropic `input`; OpenAI `arguments`, serialized to a string);
+    /// `{}` when absent.
+    #[serde(default = "empty_input")]
+    pub input: Value,
+}
+
+fn empty_input() -> Value {
+    Value::Object(serde_json::Map::new())
+}
+
 /// The script of one API key. JSON:
 /// `{"models": ["m1", "m2"], "behaviour": "ok", "per_model": {"m2": "model_forbidden"},
-///   "listing": "listing_unsupported", "reply": "Hi."}` (all but `models` optional).
+///   "listing": "listing_unsupported", "reply": "Hi.", "wire": {"chunking": "whole"},
+///   "tool": {"name": "Bash", "input": {"command": "echo hi"}}}` (all but `models` optional).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KeyScript {
@@ -102,6 +210,12 @@ pub struct KeyScript {
     /// The assistant's answer text; `None` uses [`DEFAULT_REPLY`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply: Option<String>,
+    /// How answers are written; `None` is [`Wire::default`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wire: Option<Wire>,
+    /// The tool to call before replying; `None` always replies with text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<ToolCall>,
 }
 
 impl KeyScript {
@@ -133,6 +247,19 @@ impl KeyScript {
         self.reply = Some(text.into());
         self
     }
+
+    /// Sets how answers are written.
+    pub fn wire(mut self, wire: Wire) -> Self {
+        self.wire = Some(wire);
+        self
+    }
+
+    /// Makes model calls offering the tool `name` answer with a call of it with `input`
+    /// (until the conversation holds its result).
+    pub fn tool(mut self, name: impl Into<String>, input: Value) -> Self {
+        self.tool = Some(ToolCall { name: name.into(), input });
+        self
+    }
 }
 
 /// The script file of the `mock-provider` binary: `{"keys": {"KEY": KeyScript, ...}}`.
@@ -160,7 +287,15 @@ mod tests {
             "behaviour": {"sequence": [{"rate_limited": {"retry_after_secs": 20}}, "ok"]},
             "per_model": {"m2": "model_forbidden", "m1": {"stream_dies_after": {"chunks": 2}}},
             "listing": "listing_unsupported"
-        }}}"#;
+        }, "sk-b": {
+            "models": ["m"],
+            "behaviour": {"stream_error": {"after_chunks": 0}},
+            "wire": {"chunking": {"seeded": 42}, "crlf": true, "pings": true, "gzip": true, "brotli": true},
+            "tool": {"name": "Bash", "input": {"command": "echo hi"}}
+        }, "sk-c": {"models": ["m"], "wire": {"chunking": "whole"}},
+           "sk-d": {"models": ["m"], "wire": {"chunking": {"bytes": 3}}},
+           "sk-e": {"models": ["m"], "wire": {}}
+        }}"#;
         let file = ScriptFile::from_json(text)?;
         let want = KeyScript::new(["m1", "m2"])
             .behaviour(Behaviour::sequence([Behaviour::rate_limited(20), Behaviour::Ok]))
@@ -168,6 +303,19 @@ mod tests {
             .model("m1", Behaviour::stream_dies_after(2))
             .listing(Behaviour::ListingUnsupported);
         assert_eq!(file.keys["sk-a"], want, "the documented JSON shape parses");
+        let want = KeyScript::new(["m"])
+            .behaviour(Behaviour::stream_error(0))
+            .wire(Wire::chunked(Chunking::Seeded(42)).crlf().pings().gzip().brotli())
+            .tool("Bash", serde_json::json!({"command": "echo hi"}));
+        assert_eq!(file.keys["sk-b"], want, "wire, tool and stream_error parse");
+        assert_eq!(file.keys["sk-c"].wire, Some(Wire::chunked(Chunking::Whole)), "\"whole\" is a bare string");
+        assert_eq!(file.keys["sk-d"].wire, Some(Wire::chunked(Chunking::Bytes(3))), "bytes carries its size");
+        assert_eq!(file.keys["sk-e"].wire, Some(Wire::default()), "every wire field is optional");
+        assert_eq!(
+            serde_json::to_value(KeyScript::new(["m"]))?,
+            serde_json::json!({"models": ["m"], "behaviour": "ok", "per_model": {}}),
+            "a script without wire or tool serializes without them"
+        );
         let again = serde_json::to_string(&file)?;
         assert_eq!(ScriptFile::from_json(&again)?, file, "and round-trips");
         Ok(())
@@ -189,5 +337,9 @@ mod tests {
     fn unknown_fields_are_refused() {
         let text = r#"{"keys": {"k": {"models": [], "behavior": "ok"}}}"#;
         assert!(ScriptFile::from_json(text).is_err(), "a typo must not pass silently");
+        let text = r#"{"keys": {"k": {"models": [], "wire": {"gzipped": true}}}}"#;
+        assert!(ScriptFile::from_json(text).is_err(), "nor in wire");
+        let text = r#"{"keys": {"k": {"models": [], "tool": {"name": "Bash", "args": {}}}}}"#;
+        assert!(ScriptFile::from_json(text).is_err(), "nor in tool");
     }
 }

@@ -38,6 +38,8 @@ pub(crate) struct Intake {
     pub body: Bytes,
     pub json: Option<Value>,
     pub model: Option<String>,
+    /// The request's `accept-encoding` header, if any.
+    pub accept_encoding: Option<String>,
 }
 
 impl Shared {
@@ -45,6 +47,8 @@ impl Shared {
     pub fn intake(&self, method: Method, uri: &Uri, headers: HeaderMap, body: Bytes, key: Option<String>) -> Intake {
         let json: Option<Value> = serde_json::from_slice(&body).ok();
         let model = json.as_ref().and_then(|j| j.get("model")).and_then(Value::as_str).map(str::to_owned);
+        let accept_encoding =
+            headers.get(axum::http::header::ACCEPT_ENCODING).and_then(|v| v.to_str().ok()).map(str::to_owned);
         self.ledger.record(RecordedRequest {
             method,
             path: uri.path().to_owned(),
@@ -54,7 +58,7 @@ impl Shared {
             key: key.clone(),
             model: model.clone(),
         });
-        Intake { key, body, json, model }
+        Intake { key, body, json, model, accept_encoding }
     }
 }
 

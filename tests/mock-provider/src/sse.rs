@@ -1,5 +1,6 @@
-//! Response bodies that arrive in pieces: server-sent event framing, complete event streams,
-//! and bodies that break off (the connection drops without a final event or byte).
+//! Response bodies that arrive in pieces: server-sent event framing, event streams, and
+//! bodies that break off (the connection drops without a final event or byte). How the
+//! pieces are shaped and cut is the wire's business (`wire.rs`).
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -10,12 +11,27 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use futures_util::stream::{self, StreamExt};
 
+/// One SSE frame, and whether it carries content (the wire's pings go before those).
+#[derive(Debug, Clone)]
+pub(crate) struct Frame {
+    pub bytes: Bytes,
+    pub content: bool,
+}
+
+impl Frame {
+    /// Marks the frame as content.
+    pub fn content(self) -> Self {
+        Frame { content: true, ..self }
+    }
+}
+
 /// One SSE frame: `event: NAME\n` (if named), `data: DATA\n\n`.
-pub(crate) fn frame(event: Option<&str>, data: &str) -> Bytes {
-    match event {
+pub(crate) fn frame(event: Option<&str>, data: &str) -> Frame {
+    let bytes = match event {
         Some(name) => Bytes::from(format!("event: {name}\ndata: {data}\n\n")),
         None => Bytes::from(format!("data: {data}\n\n")),
-    }
+    };
+    Frame { bytes, content: false }
 }
 
 /// How an event stream ends.
@@ -27,11 +43,16 @@ pub(crate) enum Ending {
     Dies,
 }
 
-/// A 200 `text/event-stream` response of these frames.
-pub(crate) fn event_stream(frames: Vec<Bytes>, ending: Ending) -> Response {
-    let body = match ending {
-        Ending::Complete => Body::from_stream(stream::iter(frames.into_iter().map(Ok::<_, Infallible>))),
-        Ending::Dies => broken_body(frames),
+/// A 200 `text/event-stream` response writing `pieces`, one body frame each; `yielding`
+/// lets the task yield between pieces so that each tends to reach the socket on its own.
+pub(crate) fn event_stream(pieces: Vec<Bytes>, ending: Ending, yielding: bool) -> Response {
+    let body = match (ending, yielding) {
+        (Ending::Complete, false) => Body::from_stream(stream::iter(pieces.into_iter().map(Ok::<_, Infallible>))),
+        (Ending::Complete, true) => Body::from_stream(stream::iter(pieces).then(|piece| async move {
+            tokio::task::yield_now().await;
+            Ok::<_, Infallible>(piece)
+        })),
+        (Ending::Dies, _) => broken_body(pieces),
     };
     (
         StatusCode::OK,
@@ -53,12 +74,4 @@ pub(crate) fn broken_body(parts: Vec<Bytes>) -> Body {
         Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "mock provider: scripted connection drop"))
     });
     Body::from_stream(sent.chain(death))
-}
-
-/// A 200 JSON answer; when `dies`, only the first half of its bytes is sent before the
-/// connection drops.
-pub(crate) fn json_answer(value: &serde_json::Value, dies: bool) -> Response {
-    let bytes = Bytes::from(value.to_string());
-    let body = if dies { broken_body(vec![bytes.slice(..bytes.len() / 2)]) } else { Body::from(bytes) };
-    (StatusCode::OK, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response()
 }

@@ -86,24 +86,35 @@ impl Sse {
     }
 }
 
-/// Reads the body to its end (or until the connection breaks) and parses its events.
-pub async fn read_sse(resp: reqwest::Response) -> Sse {
-    let mut text = Vec::new();
+/// Reads the body's bytes to its end, or until the connection breaks (then with the error).
+pub async fn read_body(resp: reqwest::Response) -> (Vec<u8>, Option<String>) {
+    let mut bytes = Vec::new();
     let mut broke = None;
     let mut body = resp.bytes_stream();
     while let Some(chunk) = body.next().await {
         match chunk {
-            Ok(bytes) => text.extend_from_slice(&bytes),
+            Ok(chunk) => bytes.extend_from_slice(&chunk),
             Err(e) => {
                 broke = Some(format!("{e:?}"));
                 break;
             }
         }
     }
-    let text = String::from_utf8_lossy(&text);
-    let events = text
-        .split("\n\n")
-        .filter(|block| !block.trim().is_empty())
+    (bytes, broke)
+}
+
+/// Reads the body to its end (or until the connection breaks) and parses its events.
+pub async fn read_sse(resp: reqwest::Response) -> Sse {
+    let (bytes, broke) = read_body(resp).await;
+    Sse { events: parse_sse(&bytes), broke }
+}
+
+/// The events of an SSE body: `\n` or `\r\n` line ends; comment lines (`: ...`) and
+/// comment-only blocks are skipped.
+pub fn parse_sse(bytes: &[u8]) -> Vec<Event> {
+    let text = String::from_utf8_lossy(bytes).replace("\r\n", "\n");
+    text.split("\n\n")
+        .filter(|block| block.lines().any(|line| !line.is_empty() && !line.starts_with(':')))
         .map(|block| {
             let mut event = Event { name: None, data: String::new() };
             for line in block.lines() {
@@ -115,6 +126,84 @@ pub async fn read_sse(resp: reqwest::Response) -> Sse {
             }
             event
         })
-        .collect();
-    Sse { events, broke }
+        .collect()
+}
+
+/// The three streaming APIs, each with a minimal request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    Anthropic,
+    Chat,
+    Responses,
+}
+
+impl Api {
+    pub const ALL: [Api; 3] = [Api::Anthropic, Api::Chat, Api::Responses];
+
+    /// A model this test helper's requests name.
+    pub const MODEL: &'static str = "m";
+
+    pub fn path(self) -> &'static str {
+        match self {
+            Api::Anthropic => "/v1/messages",
+            Api::Chat => "/v1/chat/completions",
+            Api::Responses => "/v1/responses",
+        }
+    }
+
+    /// A one-turn request saying `hi`.
+    pub fn request(self, stream: bool) -> Value {
+        match self {
+            Api::Anthropic => serde_json::json!({
+                "model": Self::MODEL, "max_tokens": 16, "stream": stream,
+                "messages": [{"role": "user", "content": "hi"}],
+            }),
+            Api::Chat => serde_json::json!({
+                "model": Self::MODEL, "stream": stream, "stream_options": {"include_usage": true},
+                "messages": [{"role": "user", "content": "hi"}],
+            }),
+            Api::Responses => serde_json::json!({"model": Self::MODEL, "stream": stream, "input": "hi"}),
+        }
+    }
+
+    /// `POST` of `body` with the API's credential headers and these extra headers; the
+    /// client never decompresses.
+    pub async fn post(
+        self,
+        mock: &MockProvider,
+        key: &str,
+        body: &Value,
+        headers: &[(&str, &str)],
+    ) -> anyhow::Result<reqwest::Response> {
+        let client = reqwest::Client::builder().no_gzip().no_brotli().build()?;
+        let mut request = client.post(format!("{}{}", mock.base_url(), self.path())).json(body);
+        request = match self {
+            Api::Anthropic => request.header("x-api-key", key).header("anthropic-version", ANTHROPIC_VERSION),
+            Api::Chat | Api::Responses => request.bearer_auth(key),
+        };
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        Ok(request.send().await?)
+    }
+}
+
+/// `text` with what differs between two identical requests masked (as `0`): the serial in ids
+/// (`..._mock_N`, `...-mock-N`) and the `created` / `created_at` timestamps.
+pub fn masked(text: &str) -> String {
+    const MARKS: [&str; 4] = ["mock_", "mock-", "\"created\":", "\"created_at\":"];
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some((at, mark)) = MARKS.iter().filter_map(|m| rest.find(m).map(|i| (i, *m))).min() {
+        let after = at + mark.len();
+        out.push_str(&rest[..after]);
+        rest = &rest[after..];
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits > 0 {
+            out.push('0');
+        }
+        rest = &rest[digits..];
+    }
+    out.push_str(rest);
+    out
 }
