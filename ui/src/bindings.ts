@@ -89,6 +89,8 @@ export type AttemptView_Deserialize = {
 	duration_ms?: number | null,
 	input_tokens?: number | null,
 	output_tokens?: number | null,
+	/**  The client session the attempt belongs to (a hash, never the client's raw id). */
+	session?: string | null,
 };
 
 /**  One physical attempt as `switchyard attempts` shows it (INTERFACE.md). */
@@ -107,6 +109,8 @@ export type AttemptView_Serialize = {
 	duration_ms: number | null,
 	input_tokens: number | null,
 	output_tokens: number | null,
+	/**  The client session the attempt belongs to (a hash, never the client's raw id). */
+	session: string | null,
 };
 
 export type ConnectionDetail = {

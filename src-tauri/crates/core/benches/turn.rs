@@ -7,7 +7,7 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use serde_json::{json, Value};
 use switchyard_core::connection::Protocol;
-use switchyard_core::turn::turn_key;
+use switchyard_core::turn::{turn_key, ClientIds};
 
 /// A chat-completions body of `rounds` tool-loop rounds over a long system prompt.
 fn conversation(rounds: usize) -> Vec<u8> {
@@ -37,7 +37,7 @@ fn bench_turn(c: &mut Criterion) {
         });
         let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         group.bench_function(BenchmarkId::new("turn_key", &name), |b| {
-            b.iter(|| black_box(turn_key(Protocol::Openai, "c", None, None, black_box(&json))))
+            b.iter(|| black_box(turn_key(Protocol::Openai, "c", &ClientIds::default(), black_box(&json))))
         });
     }
     group.finish();

@@ -34,6 +34,19 @@ impl ErrorCode {
         }
     }
 
+    /// HTTP status of a relay answer the relay makes itself for this error: the client's
+    /// request was fine but Switchyard cannot serve it now (keychain locked, a precondition)
+    /// → 503, so clients retry later instead of giving up as on a 500.
+    pub fn http_status(self) -> u16 {
+        match self {
+            ErrorCode::Invalid => 400,
+            ErrorCode::NotFound => 404,
+            ErrorCode::Conflict => 409,
+            ErrorCode::Precondition | ErrorCode::KeychainUnavailable => 503,
+            ErrorCode::Internal => 500,
+        }
+    }
+
     /// The snake_case name used in JSON and IPC payloads.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -64,5 +77,7 @@ mod tests {
         for (code, want) in table {
             assert_eq!(code.exit_code(), want, "INTERFACE.md fixes the exit code of {code:?}");
         }
+        assert_eq!(ErrorCode::KeychainUnavailable.http_status(), 503, "a locked keychain is temporary, not a 500");
+        assert_eq!(ErrorCode::NotFound.http_status(), 404, "an unknown connection is a 404");
     }
 }

@@ -1,6 +1,8 @@
-//! Turn keys (DESIGN.md §5): an explicit `x-switchyard-turn` header wins; else a session id
-//! the client already sends (Anthropic `metadata.user_id`, header `x-session-id`) combined
-//! with the conversation anchor; else the anchor alone. The anchor hashes the connection,
+//! Turn and session keys (docs/design.md, "Turn keys"): an explicit `x-switchyard-turn`
+//! header wins; else the turn id a client sends (Codex `x-codex-turn-metadata.turn_id`);
+//! else the client's session id (Codex `session-id`, Claude Code `x-claude-code-session-id`
+//! or the `session_id` inside `metadata.user_id`, `x-session-id`) combined with the
+//! conversation anchor; else the anchor alone. The anchor hashes the connection,
 //! the system prompt and the messages up to and including the last user message that
 //! carries human content, so a tool loop (assistant tool calls + tool results appended)
 //! keeps its turn and a new human message starts a new one. Prompt-caching marks
@@ -18,27 +20,67 @@ use crate::connection::Protocol;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TurnSource {
     Explicit,
+    ClientTurn,
     Session,
     Anchor,
 }
 
+/// What a client says about its own turn and session, read from its headers and body.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClientIds {
+    /// `x-switchyard-turn`.
+    pub explicit_turn: Option<String>,
+    /// A turn id the client keeps for every call of one user turn (Codex).
+    pub client_turn: Option<String>,
+    /// The client's session (one conversation of the agent), raw — only ever stored hashed.
+    pub session: Option<String>,
+}
+
+impl ClientIds {
+    /// Reads the ids from a request: `header(name)` gives a header's value (lowercase name).
+    /// Precedence of sessions: Codex `session-id`, Claude Code `x-claude-code-session-id`,
+    /// the `session_id` inside Claude Code's `metadata.user_id` JSON string (or the whole
+    /// `user_id` when it is not JSON), then `x-session-id`.
+    pub fn read<'h>(header: impl Fn(&str) -> Option<&'h str>, body: &Value) -> Self {
+        let nonempty = |v: Option<&str>| v.map(str::trim).filter(|v| !v.is_empty()).map(str::to_string);
+        let client_turn = header("x-codex-turn-metadata")
+            .and_then(|m| serde_json::from_str::<Value>(m).ok())
+            .and_then(|m| nonempty(m.get("turn_id").and_then(Value::as_str)));
+        let session = nonempty(header("session-id"))
+            .or_else(|| nonempty(header("x-claude-code-session-id")))
+            .or_else(|| user_id_session(body))
+            .or_else(|| nonempty(header("x-session-id")));
+        ClientIds { explicit_turn: nonempty(header("x-switchyard-turn")), client_turn, session }
+    }
+
+    /// The session as the ledger keeps it: hashed with the connection, never the raw id.
+    pub fn session_key(&self, slug: &str) -> Option<String> {
+        self.session.as_deref().map(|s| short_hash(&[b"session", slug.as_bytes(), s.as_bytes()]))
+    }
+}
+
+/// Claude Code's `metadata.user_id` is a JSON string holding `session_id` (older versions
+/// send `user_…_account_…_session_<uuid>` as plain text: used whole).
+fn user_id_session(body: &Value) -> Option<String> {
+    let raw = body.pointer("/metadata/user_id").and_then(Value::as_str).filter(|s| !s.is_empty())?;
+    match serde_json::from_str::<Value>(raw) {
+        Ok(Value::Object(m)) => {
+            m.get("session_id").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string)
+        }
+        _ => Some(raw.to_string()),
+    }
+}
+
 /// Computes the turn key of a request to connection `slug`.
-pub fn turn_key(
-    protocol: Protocol,
-    slug: &str,
-    explicit: Option<&str>,
-    session_header: Option<&str>,
-    body: &Value,
-) -> (String, TurnSource) {
-    if let Some(t) = explicit.filter(|t| !t.is_empty()) {
+pub fn turn_key(protocol: Protocol, slug: &str, ids: &ClientIds, body: &Value) -> (String, TurnSource) {
+    if let Some(t) = &ids.explicit_turn {
         return (format!("x:{}", short_hash(&[slug.as_bytes(), t.as_bytes()])), TurnSource::Explicit);
     }
+    if let Some(t) = &ids.client_turn {
+        return (format!("t:{}", short_hash(&[b"turn", slug.as_bytes(), t.as_bytes()])), TurnSource::ClientTurn);
+    }
     let anchor = conversation_anchor(protocol, slug, body);
-    let session = session_header
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .or_else(|| body.pointer("/metadata/user_id").and_then(Value::as_str).map(str::to_string));
-    match session {
+    match &ids.session {
         Some(s) => (format!("s:{}", short_hash(&[s.as_bytes(), anchor.as_bytes()])), TurnSource::Session),
         None => (format!("a:{anchor}"), TurnSource::Anchor),
     }
@@ -172,7 +214,11 @@ mod tests {
     use serde_json::json;
 
     fn key(p: Protocol, body: &Value) -> String {
-        turn_key(p, "c", None, None, body).0
+        turn_key(p, "c", &ClientIds::default(), body).0
+    }
+
+    fn ids(headers: &[(&str, &str)], body: &Value) -> ClientIds {
+        ClientIds::read(|name| headers.iter().find(|(n, _)| *n == name).map(|(_, v)| *v), body)
     }
 
     #[test]
@@ -240,17 +286,49 @@ mod tests {
     #[test]
     fn explicit_and_session_keys_take_precedence() {
         let body = json!({"messages": [{"role": "user", "content": "hi"}], "metadata": {"user_id": "u1"}});
-        let (explicit, src) = turn_key(Protocol::Anthropic, "c", Some("T1"), None, &body);
-        assert_eq!(src, TurnSource::Explicit, "the header wins");
+        let explicit_ids = ids(&[("x-switchyard-turn", "T1"), ("x-codex-turn-metadata", r#"{"turn_id":"k"}"#)], &body);
+        let (explicit, src) = turn_key(Protocol::Anthropic, "c", &explicit_ids, &body);
+        assert_eq!(src, TurnSource::Explicit, "the header wins over every client id");
         assert_eq!(
             explicit,
-            turn_key(Protocol::Anthropic, "c", Some("T1"), None, &json!({})).0,
+            turn_key(Protocol::Anthropic, "c", &ids(&[("x-switchyard-turn", "T1")], &json!({})), &json!({})).0,
             "explicit ignores the body"
         );
-        let (_, src) = turn_key(Protocol::Anthropic, "c", None, None, &body);
+        let (_, src) = turn_key(Protocol::Anthropic, "c", &ids(&[], &body), &body);
         assert_eq!(src, TurnSource::Session, "metadata.user_id is a session id");
-        let (a, _) = turn_key(Protocol::Openai, "c", None, Some("sess"), &body);
-        let (b, _) = turn_key(Protocol::Openai, "d", None, Some("sess"), &body);
+        let sess = ids(&[("x-session-id", "sess")], &json!({}));
+        let (a, _) = turn_key(Protocol::Openai, "c", &sess, &body);
+        let (b, _) = turn_key(Protocol::Openai, "d", &sess, &body);
         assert_ne!(a, b, "the connection is part of every anchor");
+    }
+
+    #[test]
+    fn codex_and_claude_code_ids_are_read_in_order() {
+        let codex = ids(
+            &[
+                ("session-id", "0199-sess"),
+                ("x-codex-turn-metadata", r#"{"turn_id":"turn-7","sandbox":"none"}"#),
+                ("x-session-id", "other"),
+            ],
+            &json!({"input": "hi"}),
+        );
+        assert_eq!(codex.client_turn.as_deref(), Some("turn-7"), "Codex turn metadata carries the turn id");
+        assert_eq!(codex.session.as_deref(), Some("0199-sess"), "Codex session-id before x-session-id");
+        let body = json!({"input": "hi"});
+        let (t1, src) = turn_key(Protocol::Openai, "c", &codex, &body);
+        assert_eq!(src, TurnSource::ClientTurn, "a client turn id keys the turn");
+        let grown = json!({"input": ["hi", {"type": "function_call_output", "output": "x"}, "and more"]});
+        assert_eq!(t1, turn_key(Protocol::Openai, "c", &codex, &grown).0, "whatever the body holds");
+        let bad_meta = ids(&[("x-codex-turn-metadata", "not json")], &body);
+        assert_eq!(bad_meta.client_turn, None, "unreadable metadata is ignored, not an error");
+
+        let cc_body = json!({"metadata": {"user_id": r#"{"device_id":"d","account_uuid":"","session_id":"cc-sess"}"#}});
+        assert_eq!(ids(&[], &cc_body).session.as_deref(), Some("cc-sess"), "the session inside user_id's JSON");
+        let both = ids(&[("x-claude-code-session-id", "hdr-sess")], &cc_body);
+        assert_eq!(both.session.as_deref(), Some("hdr-sess"), "the header before the body");
+        let key = both.session_key("c").unwrap_or_default();
+        assert!(!key.contains("hdr-sess") && key.len() == 32, "the ledger gets a hash, never the raw id: {key}");
+        assert_ne!(both.session_key("c"), both.session_key("d"), "sessions are per connection");
+        assert_eq!(ids(&[], &json!({})).session_key("c"), None, "no session, no key");
     }
 }

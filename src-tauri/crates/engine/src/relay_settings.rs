@@ -32,6 +32,8 @@ pub struct AttemptView {
     pub duration_ms: Option<i32>,
     pub input_tokens: Option<i32>,
     pub output_tokens: Option<i32>,
+    /// The client session the attempt belongs to (a hash, never the client's raw id).
+    pub session: Option<String>,
 }
 
 impl Engine {
@@ -95,6 +97,7 @@ impl Engine {
                 duration_ms: opt(r.duration_ms),
                 input_tokens: opt(r.input_tokens),
                 output_tokens: opt(r.output_tokens),
+                session: r.session,
             })
             .collect())
     }

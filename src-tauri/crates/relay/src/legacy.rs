@@ -25,9 +25,10 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
     let mut attempt = match state.router.next_attempt(&mut run).await {
         Ok(NextAttempt::Go(a)) => a,
         Ok(NextAttempt::Unavailable { status, retry_after_secs, message }) => {
-            return reply::error(snap.protocol, status, &message, retry_after_secs)
+            let resp = reply::error(snap.protocol, status, &message, retry_after_secs);
+            return reply::with_reason(resp, "primary_unavailable");
         }
-        Err(e) => return reply::error(snap.protocol, 500, &e.to_string(), None),
+        Err(e) => return reply::engine_error(snap.protocol, &e),
     };
     let url = upstream_url(&snap, &incoming.rest, incoming.query.as_deref());
     let headers = upstream_headers(&incoming.headers, &snap, &attempt.secret);
@@ -39,7 +40,8 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
             let _ = state.router.attempt_failed(&mut run, &mut attempt, failure).await;
             let report = AttemptReport { failure: Some(failure), duration_ms: elapsed(&attempt), ..Default::default() };
             state.router.record(&run, &attempt, &report);
-            return reply::error(snap.protocol, 502, "the provider could not be reached", None);
+            let resp = reply::error(snap.protocol, 502, "the provider could not be reached", None);
+            return reply::with_reason(resp, "upstream_unreachable");
         }
     };
     let status = resp.status();

@@ -3,10 +3,11 @@
 //! models listing of a routed connection.
 
 use axum::body::Body;
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
-use switchyard_core::Protocol;
+use switchyard_core::{ErrorCode, Protocol};
+use switchyard_engine::EngineError;
 
 /// An error body both SDKs parse: `{"type":"error","error":{"type","message"}}` (OpenAI
 /// clients read `error.message`).
@@ -16,11 +17,44 @@ pub fn neutral_error(status: StatusCode, kind: &str, message: &str) -> Response 
 }
 
 pub fn unauthorized() -> Response {
-    neutral_error(StatusCode::UNAUTHORIZED, "authentication_error", "missing or wrong Switchyard relay token")
+    with_reason(
+        neutral_error(StatusCode::UNAUTHORIZED, "authentication_error", "missing or wrong Switchyard relay token"),
+        "unauthorized",
+    )
 }
 
-pub fn unknown_connection(slug: &str) -> Response {
-    neutral_error(StatusCode::NOT_FOUND, "not_found_error", &format!("no Switchyard connection '{slug}'"))
+/// An engine error while serving a request, in `protocol`'s shape: the status and reason
+/// follow the error's code (one table: `ErrorCode::http_status`), the message is the
+/// engine's (which never carries secret material).
+pub fn engine_error(protocol: Protocol, e: &EngineError) -> Response {
+    let code = e.code();
+    let message = match e {
+        EngineError::KeychainUnavailable(_) => format!(
+            "Switchyard cannot read the key from the OS keychain: {e}. Unlock the keychain (or start the \
+             Secret Service) and retry."
+        ),
+        _ => e.to_string(),
+    };
+    let retry_after = (code == ErrorCode::KeychainUnavailable).then_some(5);
+    with_reason(error(protocol, code.http_status(), &message, retry_after), code.as_str())
+}
+
+/// The dialect a request speaks when its connection is unknown: Anthropic paths or headers,
+/// else OpenAI.
+pub fn guess_protocol(rest: &str, headers: &HeaderMap) -> Protocol {
+    if rest.starts_with("v1/messages") || headers.contains_key("anthropic-version") {
+        Protocol::Anthropic
+    } else {
+        Protocol::Openai
+    }
+}
+
+/// Adds `x-switchyard-reason` to an answer the relay made itself.
+pub fn with_reason(mut resp: Response, reason: &str) -> Response {
+    if let Ok(v) = HeaderValue::from_str(reason) {
+        resp.headers_mut().insert("x-switchyard-reason", v);
+    }
+    resp
 }
 
 /// An error in `protocol`'s shape, with `Retry-After` when given.
@@ -29,6 +63,8 @@ pub fn error(protocol: Protocol, status: u16, message: &str, retry_after_secs: O
     let body = match protocol {
         Protocol::Anthropic => {
             let kind = match status {
+                400 => "invalid_request_error",
+                404 => "not_found_error",
                 429 => "rate_limit_error",
                 503 | 529 => "overloaded_error",
                 _ => "api_error",
@@ -37,6 +73,8 @@ pub fn error(protocol: Protocol, status: u16, message: &str, retry_after_secs: O
         }
         Protocol::Openai => {
             let (kind, code_field) = match status {
+                400 => ("invalid_request_error", "switchyard_invalid"),
+                404 => ("invalid_request_error", "switchyard_not_found"),
                 429 => ("requests", "rate_limit_exceeded"),
                 _ => ("server_error", "switchyard_unavailable"),
             };

@@ -8,8 +8,7 @@ use axum::http::{HeaderMap, Method, Uri};
 use axum::response::Response;
 use bytes::Bytes;
 use serde_json::Value;
-use switchyard_core::turn::turn_key;
-use switchyard_engine::EngineError;
+use switchyard_core::turn::{turn_key, ClientIds};
 
 use crate::forward::is_models_listing;
 use crate::state::RelayState;
@@ -51,8 +50,7 @@ pub async fn handle(
     }
     let snap = match state.router.snapshot(&slug).await {
         Ok(s) => s,
-        Err(EngineError::NotFound { .. }) => return reply::unknown_connection(&slug),
-        Err(e) => return reply::error(switchyard_core::Protocol::Openai, 500, &e.to_string(), None),
+        Err(e) => return reply::engine_error(reply::guess_protocol(&rest, &headers), &e),
     };
     if method == Method::GET && snap.strategy.is_some() && is_models_listing(&rest) {
         return reply::models(snap.protocol, &snap.served_models(state.router.engine().now_ms()));
@@ -60,13 +58,12 @@ pub async fn handle(
     let looks_json = body.first().is_some_and(|b| *b == b'{');
     let json = if looks_json { serde_json::from_slice(&body).unwrap_or(Value::Null) } else { Value::Null };
     let incoming = Incoming { method, rest, query: uri.query().map(str::to_string), headers, body, json };
-    let explicit = incoming.headers.get("x-switchyard-turn").and_then(|v| v.to_str().ok());
-    let session = incoming.headers.get("x-session-id").and_then(|v| v.to_str().ok());
-    let (turn, _) = turn_key(snap.protocol, &slug, explicit, session, &incoming.json);
+    let ids = ClientIds::read(|name| incoming.headers.get(name).and_then(|v| v.to_str().ok()), &incoming.json);
+    let (turn, _) = turn_key(snap.protocol, &slug, &ids, &incoming.json);
     let model = incoming.model().map(str::to_string);
-    let run = match state.router.start_turn(&slug, model.as_deref(), turn).await {
+    let run = match state.router.start_turn(&slug, model.as_deref(), turn, ids.session_key(&slug)).await {
         Ok(run) => run,
-        Err(e) => return reply::error(snap.protocol, 500, &e.to_string(), None),
+        Err(e) => return reply::engine_error(snap.protocol, &e),
     };
     if run.is_legacy() {
         legacy::forward(state, run, incoming).await

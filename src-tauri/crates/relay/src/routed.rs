@@ -66,10 +66,13 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
             Ok(NextAttempt::Unavailable { status, retry_after_secs, message }) => {
                 return match kept {
                     Some((k, profile, reason)) => deliver_kept(k, &profile, run.attempts(), &reason),
-                    None => reply::error(snap.protocol, status, &message, retry_after_secs),
+                    None => reply::with_reason(
+                        reply::error(snap.protocol, status, &message, retry_after_secs),
+                        "no_eligible_profile",
+                    ),
                 };
             }
-            Err(e) => return reply::error(snap.protocol, 500, &e.to_string(), None),
+            Err(e) => return reply::engine_error(snap.protocol, &e),
         };
         let headers = upstream_headers(&incoming.headers, &snap, &attempt.secret);
         let sent = state.http.send(incoming.method.clone(), &url, headers, body.clone()).await;
@@ -132,7 +135,10 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
         return match kept {
             Some((k, profile, reason)) => deliver_kept(k, &profile, run.attempts(), &reason),
             None => with_route(
-                reply::error(snap.protocol, 502, "the provider could not be reached", None),
+                reply::with_reason(
+                    reply::error(snap.protocol, 502, "the provider could not be reached", None),
+                    "upstream_unreachable",
+                ),
                 &attempt.profile_id,
                 run.attempts(),
                 &attempt.reason.to_string(),

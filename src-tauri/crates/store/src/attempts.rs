@@ -21,6 +21,8 @@ pub struct AttemptRow {
     pub duration_ms: Option<i64>,
     pub input_tokens: Option<i64>,
     pub output_tokens: Option<i64>,
+    /// The client's session, hashed (never the raw id).
+    pub session: Option<String>,
 }
 
 /// Newest first.
@@ -31,7 +33,7 @@ pub async fn for_connection(
 ) -> Result<Vec<AttemptRow>, StoreError> {
     Ok(sqlx::query_as::<_, AttemptRow>(
         "SELECT at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, scope, ttfb_ms, \
-         duration_ms, input_tokens, output_tokens FROM attempts WHERE connection_id = ? ORDER BY id DESC LIMIT ?",
+         duration_ms, input_tokens, output_tokens, session FROM attempts WHERE connection_id = ? ORDER BY id DESC LIMIT ?",
     )
     .bind(connection_id)
     .bind(limit)
@@ -54,15 +56,18 @@ pub async fn prune(conn: &mut SqliteConnection, keep: i64) -> Result<u64, StoreE
 /// cached statement per pooled connection, ~10 MB of relay RSS under load when there were 64).
 const SHAPE_ROWS: usize = 64;
 
+/// Columns bound per row.
+const COLUMNS: usize = 15;
+
 /// `INSERT … SELECT * FROM (VALUES (…) × 64) WHERE column1 IS NOT NULL` (`at_ms` is never
 /// NULL in a real row).
 fn values_sql() -> &'static str {
     static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     SQL.get_or_init(|| {
-        let row = format!("({})", vec!["?"; 14].join(","));
+        let row = format!("({})", vec!["?"; COLUMNS].join(","));
         format!(
             "INSERT INTO attempts (at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, \
-             scope, ttfb_ms, duration_ms, input_tokens, output_tokens) SELECT * FROM (VALUES {}) WHERE column1 IS NOT NULL",
+             scope, ttfb_ms, duration_ms, input_tokens, output_tokens, session) SELECT * FROM (VALUES {}) WHERE column1 IS NOT NULL",
             vec![row; SHAPE_ROWS].join(",")
         )
     })
@@ -103,10 +108,11 @@ async fn insert_chunk(conn: &mut SqliteConnection, chunk: &[AttemptRow]) -> Resu
             .bind(r.ttfb_ms)
             .bind(r.duration_ms)
             .bind(r.input_tokens)
-            .bind(r.output_tokens);
+            .bind(r.output_tokens)
+            .bind(r.session.as_deref());
     }
     for _ in chunk.len()..SHAPE_ROWS {
-        for _ in 0..14 {
+        for _ in 0..COLUMNS {
             q = q.bind(None::<i64>);
         }
     }

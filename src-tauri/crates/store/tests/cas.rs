@@ -125,6 +125,7 @@ async fn attempt_batches_keep_every_row_in_order_and_prune_keeps_the_newest() ->
         duration_ms: Some(2),
         input_tokens: Some(3),
         output_tokens: Some(4),
+        session: Some(format!("s{}", i % 3)),
     };
     // Odd text, and the NULL columns of a failed attempt.
     let odd = AttemptRow {
@@ -138,6 +139,7 @@ async fn attempt_batches_keep_every_row_in_order_and_prune_keeps_the_newest() ->
         duration_ms: Some(i64::MAX),
         input_tokens: None,
         output_tokens: None,
+        session: None,
         ..row(150)
     };
     let rows: Vec<AttemptRow> = (0..150).map(row).chain([odd.clone()]).collect();

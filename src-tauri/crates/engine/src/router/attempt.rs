@@ -30,6 +30,8 @@ pub struct TurnRun {
     /// The model the client asked for (client-facing name), if the request names one.
     pub model: Option<String>,
     pub turn: String,
+    /// The client's session, hashed (ledger only; routing never reads it).
+    pub session: Option<String>,
     attempts: u32,
     same_retries: u32,
     tried: Vec<String>,
@@ -89,14 +91,22 @@ pub struct AttemptReport {
 }
 
 impl Router {
-    /// Starts the routing of one request to `slug` for `model` in turn `turn`.
-    pub async fn start_turn(&self, slug: &str, model: Option<&str>, turn: String) -> Result<TurnRun, EngineError> {
+    /// Starts the routing of one request to `slug` for `model` in turn `turn` of the client
+    /// session `session` (hashed).
+    pub async fn start_turn(
+        &self,
+        slug: &str,
+        model: Option<&str>,
+        turn: String,
+        session: Option<String>,
+    ) -> Result<TurnRun, EngineError> {
         let snapshot = self.snapshot(slug).await?;
         let committed = self.bindings_lock().peek(&turn, Instant::now()).is_some_and(|b| b.committed);
         let mut run = TurnRun {
             snapshot,
             model: model.map(str::to_string),
             turn,
+            session,
             attempts: 0,
             same_retries: 0,
             tried: Vec::new(),
@@ -238,6 +248,7 @@ impl Router {
             duration_ms: Some(report.duration_ms),
             input_tokens: report.input_tokens,
             output_tokens: report.output_tokens,
+            session: run.session.clone(),
         });
     }
 
