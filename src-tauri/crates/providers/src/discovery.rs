@@ -40,6 +40,38 @@ impl std::fmt::Display for CallError {
     }
 }
 
+/// The HTTP client for test/discovery. It never follows a redirect (DESIGN invariant 19):
+/// reqwest strips `Authorization` across origins but not `x-api-key`, so a followed
+/// redirect would hand an Anthropic key to wherever it points. A 3xx is an outcome instead.
+pub fn http_client() -> reqwest::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(5))
+        .timeout(std::time::Duration::from_secs(30))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+}
+
+/// A redirect answer as an outcome: where it points (scheme, host and port only — a query
+/// could carry anything), and that the key was not resent.
+fn redirected(status: u16, headers: &reqwest::header::HeaderMap) -> CallError {
+    let target = headers
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|l| url::Url::parse(l).ok())
+        .map(|u| {
+            format!(
+                "{}://{}{}",
+                u.scheme(),
+                u.host_str().unwrap_or("?"),
+                u.port().map(|p| format!(":{p}")).unwrap_or_default()
+            )
+        })
+        .unwrap_or_else(|| "another address".to_string());
+    CallError::Transport(format!(
+        "the endpoint redirects (HTTP {status}) to {target}; Switchyard never resends a key to a redirect target — set the base URL to where the provider really is"
+    ))
+}
+
 /// Most pages followed for one Anthropic listing (1000 models per page).
 const MAX_PAGES: usize = 50;
 
@@ -59,6 +91,9 @@ pub async fn list_models(client: &reqwest::Client, ep: &Endpoint<'_>, secret: &S
         let status = resp.status().as_u16();
         if status == 404 {
             return Ok(Listing::Unsupported);
+        }
+        if (300..400).contains(&status) {
+            return Err(redirected(status, resp.headers()));
         }
         let headers = resp.headers().clone();
         let body = resp.bytes().await.map_err(transport)?;
@@ -96,6 +131,9 @@ pub async fn probe_model(
     let req = client.post(ep.generate_url()).json(&body);
     let resp = ep.authorize(req, secret).send().await.map_err(transport)?;
     let status = resp.status().as_u16();
+    if (300..400).contains(&status) {
+        return Err(redirected(status, resp.headers()));
+    }
     let headers = resp.headers().clone();
     let bytes = resp.bytes().await.map_err(transport)?;
     if (200..300).contains(&status) {

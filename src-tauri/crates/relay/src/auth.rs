@@ -1,5 +1,8 @@
 //! The relay token check: `Authorization: Bearer TOKEN` or `x-api-key: TOKEN`, compared in
-//! constant time. Requests without it are refused before anything is forwarded.
+//! constant time. Requests without it are refused before anything is forwarded — before the
+//! body is even read. A bare token in `Authorization` without the `Bearer` scheme is refused
+//! (every SDK and agent sends the scheme; accepting anything there would also accept values
+//! meant for other schemes).
 
 use axum::http::HeaderMap;
 use switchyard_vault::Secret;
@@ -8,8 +11,8 @@ use switchyard_vault::Secret;
 pub fn presented(headers: &HeaderMap) -> Option<Secret> {
     if let Some(v) = headers.get("authorization").and_then(|v| v.to_str().ok()) {
         let v = v.trim();
-        let token = v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")).unwrap_or(v);
-        return Some(Secret::new(token));
+        let (scheme, token) = v.split_once(' ')?;
+        return scheme.eq_ignore_ascii_case("bearer").then(|| Secret::new(token.trim()));
     }
     headers.get("x-api-key").and_then(|v| v.to_str().ok()).map(Secret::new)
 }
@@ -33,5 +36,12 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert("x-api-key", "sy_wrong".parse().unwrap_or_else(|_| unreachable!()));
         assert!(!is_authorized(&h, &token), "a wrong x-api-key is refused");
+        let mut h = HeaderMap::new();
+        h.insert("authorization", "sy_right".parse().unwrap_or_else(|_| unreachable!()));
+        assert!(!is_authorized(&h, &token), "a bare token without the Bearer scheme is refused");
+        h.insert("authorization", "BEARER sy_right".parse().unwrap_or_else(|_| unreachable!()));
+        assert!(is_authorized(&h, &token), "the scheme is case-insensitive (RFC 9110)");
+        h.insert("authorization", "Basic sy_right".parse().unwrap_or_else(|_| unreachable!()));
+        assert!(!is_authorized(&h, &token), "another scheme is refused");
     }
 }

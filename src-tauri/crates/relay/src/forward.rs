@@ -25,8 +25,22 @@ const HOP_BY_HOP: &[&str] = &[
     "content-length",
 ];
 
-/// Client headers that carry the relay token, never forwarded upstream.
-const CLIENT_CREDENTIALS: &[&str] = &["authorization", "x-api-key", "api-key", "x-goog-api-key"];
+/// Client headers that carry the relay token or the client's own credentials (cookies),
+/// never forwarded upstream — in legacy mode too: the one documented exception to byte for
+/// byte, together with the hop-by-hop headers (DESIGN invariant 19).
+const CLIENT_CREDENTIALS: &[&str] = &["authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"];
+
+/// Headers the client's `Connection` header nominates as hop-by-hop (RFC 9110 §7.6.1).
+fn nominated(client: &HeaderMap) -> Vec<String> {
+    client
+        .get_all("connection")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|n| n.trim().to_ascii_lowercase())
+        .filter(|n| !n.is_empty())
+        .collect()
+}
 
 /// The provider URL for a relay path: OpenAI bases include `/v1` (the client's `v1/` is
 /// dropped), Anthropic bases do not.
@@ -47,9 +61,14 @@ pub fn upstream_url(snap: &Snapshot, rest: &str, query: Option<&str>) -> String 
 /// (a compressed answer is read through its coding on the side and relayed as it came).
 pub fn upstream_headers(client: &HeaderMap, snap: &Snapshot, secret: &Secret) -> HeaderMap {
     let mut out = HeaderMap::with_capacity(client.len() + snap.headers.len() + 1);
+    let nominated = if client.contains_key("connection") { nominated(client) } else { Vec::new() };
     for (name, value) in client {
         let n = name.as_str();
-        if HOP_BY_HOP.contains(&n) || CLIENT_CREDENTIALS.contains(&n) || n.starts_with("x-switchyard-") {
+        if HOP_BY_HOP.contains(&n)
+            || CLIENT_CREDENTIALS.contains(&n)
+            || n.starts_with("x-switchyard-")
+            || nominated.iter().any(|x| x == n)
+        {
             continue;
         }
         out.append(name.clone(), value.clone());
@@ -66,11 +85,13 @@ pub fn upstream_headers(client: &HeaderMap, snap: &Snapshot, secret: &Secret) ->
     out
 }
 
-/// Response headers passed back to the client.
+/// Response headers passed back to the client (hop-by-hop ones, including those the
+/// provider's `Connection` nominates, stay on their hop).
 pub fn client_headers(upstream: &HeaderMap) -> HeaderMap {
     let mut out = HeaderMap::with_capacity(upstream.len() + 3);
+    let nominated = if upstream.contains_key("connection") { nominated(upstream) } else { Vec::new() };
     for (name, value) in upstream {
-        if !HOP_BY_HOP.contains(&name.as_str()) {
+        if !HOP_BY_HOP.contains(&name.as_str()) && !nominated.iter().any(|x| x == name.as_str()) {
             out.append(name.clone(), value.clone());
         }
     }

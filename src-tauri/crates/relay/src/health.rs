@@ -4,16 +4,19 @@
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, Method};
+use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::{json, Value};
+use serde_json::json;
 
-use crate::auth::is_authorized;
 use crate::state::RelayState;
 
-pub async fn healthz(State(state): State<Arc<RelayState>>, headers: HeaderMap) -> Json<Value> {
-    if !is_authorized(&headers, &state.token) {
-        return Json(json!({"ok": true}));
+pub async fn healthz(State(state): State<Arc<RelayState>>, method: Method, headers: HeaderMap) -> Response {
+    if let Err(refused) = crate::guard::before_auth(&method, &headers) {
+        return refused.response();
+    }
+    if !state.is_authorized(&headers) {
+        return Json(json!({"ok": true})).into_response();
     }
     let connections = match state.router.engine().connection_list().await {
         Ok(list) => list
@@ -22,5 +25,5 @@ pub async fn healthz(State(state): State<Arc<RelayState>>, headers: HeaderMap) -
             .collect::<Vec<_>>(),
         Err(_) => vec![],
     };
-    Json(json!({"ok": true, "connections": connections}))
+    Json(json!({"ok": true, "connections": connections})).into_response()
 }

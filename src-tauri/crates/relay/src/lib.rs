@@ -6,11 +6,13 @@
 
 mod auth;
 mod forward;
+mod guard;
 mod health;
 mod legacy;
 mod reply;
 mod request;
 mod routed;
+mod server;
 mod state;
 mod stream;
 #[cfg(test)]
@@ -20,13 +22,12 @@ mod upstream;
 use std::future::Future;
 use std::sync::Arc;
 
-use axum::extract::DefaultBodyLimit;
 use axum::routing::{any, get};
-use axum::serve::ListenerExt;
 use switchyard_engine::Router as EngineRouter;
 use switchyard_vault::Secret;
 use tokio::net::TcpListener;
 
+pub use server::Limits;
 pub use state::RelayState;
 
 /// Largest request body accepted (long agent conversations are big).
@@ -37,27 +38,43 @@ pub fn app(state: Arc<RelayState>) -> axum::Router {
     axum::Router::new()
         .route("/healthz", get(health::healthz))
         .route("/c/{slug}/{*rest}", any(request::handle))
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
 }
 
 /// Serves the relay on `listener` (bind it to 127.0.0.1) until `shutdown` resolves; then
-/// stops accepting and lets in-flight responses, streams included, finish.
+/// stops accepting and lets in-flight responses, streams included, finish. Connection limits
+/// follow the process's descriptor limit.
 pub async fn serve(
     listener: TcpListener,
     router: Arc<EngineRouter>,
     token: Secret,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let state = Arc::new(RelayState::new(router.clone(), token)?);
-    // Stream chunks go out as they arrive: without TCP_NODELAY, Nagle holds each small SSE
-    // frame until the client's delayed ACK (~40 ms).
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "could not set TCP_NODELAY");
-        }
-    });
-    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await?;
+    let state = Arc::new(RelayState::new(router, token)?);
+    serve_state(listener, state, Limits::for_process(), shutdown).await
+}
+
+/// Like [`serve`] over a state the caller keeps (to tell it a new token) and given limits.
+pub async fn serve_state(
+    listener: TcpListener,
+    state: Arc<RelayState>,
+    limits: Limits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let refresher = {
+        let state = state.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(state::TOKEN_REFRESH);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                state.refresh_token().await;
+            }
+        })
+    };
+    let router = state.router.clone();
+    let served = server::run(listener, app(state), limits, shutdown).await;
+    refresher.abort();
     router.shutdown().await;
-    Ok(())
+    served
 }

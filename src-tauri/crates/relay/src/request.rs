@@ -1,18 +1,21 @@
-//! The entry of every `/c/{slug}/…` request: token check, connection snapshot, then the
-//! legacy or the routed path.
+//! The entry of every `/c/{slug}/…` request: host and method checks and the token check on
+//! the headers alone, then the path and the body (only for a client that presented the
+//! token), the connection snapshot, and the legacy or the routed path.
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, Method, Uri};
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderMap, Method};
 use axum::response::Response;
+use axum::Extension;
 use bytes::Bytes;
 use serde_json::Value;
 use switchyard_core::turn::{turn_key, ClientIds};
 
 use crate::forward::is_models_listing;
+use crate::server::ConnMark;
 use crate::state::RelayState;
-use crate::{auth, legacy, reply, routed};
+use crate::{guard, legacy, reply, routed, MAX_BODY_BYTES};
 
 /// A client request, as received.
 #[derive(Debug)]
@@ -39,15 +42,32 @@ impl Incoming {
 
 pub async fn handle(
     State(state): State<Arc<RelayState>>,
-    Path((slug, rest)): Path<(String, String)>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
+    Path((slug, _)): Path<(String, String)>,
+    mark: Option<Extension<ConnMark>>,
+    req: Request,
 ) -> Response {
-    if !auth::is_authorized(&headers, &state.token) {
+    let (parts, body) = req.into_parts();
+    let (method, uri, headers) = (parts.method, parts.uri, parts.headers);
+    if let Err(refused) = guard::before_auth(&method, &headers) {
+        return refused.response();
+    }
+    if !state.is_authorized(&headers) {
         return reply::unauthorized();
     }
+    if let Some(Extension(mark)) = mark {
+        mark.authenticated();
+    }
+    let rest = match guard::relay_path(uri.path()) {
+        Ok(rest) => rest.to_string(),
+        Err(refused) => return refused.response(),
+    };
+    if guard::declared_length(&headers).is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return guard::too_large();
+    }
+    let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(_) => return guard::too_large(),
+    };
     let snap = match state.router.snapshot(&slug).await {
         Ok(s) => s,
         Err(e) => return reply::engine_error(reply::guess_protocol(&rest, &headers), &e),

@@ -1,0 +1,108 @@
+//! Checks a request passes before anything of it is used: a loopback `Host` (a page on
+//! another site that resolves its name to 127.0.0.1 — DNS rebinding — sends its own name),
+//! no `TRACE`/`CONNECT`, a path without dot-segments (raw or percent-encoded: they would
+//! reach the provider's request target), and a declared length under the cap.
+
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::response::Response;
+
+use crate::reply::{neutral_error, with_reason};
+
+/// Refuses what no client of the relay sends, before the token is even looked at.
+pub fn before_auth(method: &Method, headers: &HeaderMap) -> Result<(), Refusal> {
+    if !is_loopback_host(headers) {
+        return Err(refuse(StatusCode::FORBIDDEN, "host_not_loopback", "the relay answers only to a loopback Host"));
+    }
+    if method == Method::TRACE || method == Method::CONNECT {
+        return Err(refuse(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "method not allowed by the relay"));
+    }
+    Ok(())
+}
+
+/// `Host` is `127.0.0.1`, `localhost` or `[::1]`, with or without a port.
+pub fn is_loopback_host(headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get("host").and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(h, port)| if port.parse::<u16>().is_ok() { h } else { host }),
+    };
+    let name = name.trim_end_matches('.');
+    name.eq_ignore_ascii_case("localhost")
+        || name == "::1"
+        || name.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The raw path after `/c/{slug}/`, refused when a segment is `.` or `..` in any spelling.
+pub fn relay_path(path: &str) -> Result<&str, Refusal> {
+    let rest = path.splitn(4, '/').nth(3).unwrap_or("");
+    let dotted = rest.split('/').any(|segment| {
+        let lower = segment.to_ascii_lowercase().replace("%2e", ".");
+        lower == "." || lower == ".."
+    });
+    if dotted {
+        return Err(refuse(StatusCode::BAD_REQUEST, "bad_path", "dot-segments are not allowed in relay paths"));
+    }
+    Ok(rest)
+}
+
+/// The `content-length` a client declared, if any.
+pub fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers.get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok())
+}
+
+pub fn too_large() -> Response {
+    refuse(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", "the request body is over the relay's limit").response()
+}
+
+/// A refused request: its status, `x-switchyard-reason` and message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusal {
+    status: StatusCode,
+    reason: &'static str,
+    message: &'static str,
+}
+
+impl Refusal {
+    pub fn response(self) -> Response {
+        with_reason(neutral_error(self.status, "invalid_request_error", self.message), self.reason)
+    }
+}
+
+fn refuse(status: StatusCode, reason: &'static str, message: &'static str) -> Refusal {
+    Refusal { status, reason, message }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(h: &str) -> HeaderMap {
+        let mut m = HeaderMap::new();
+        if let Ok(v) = h.parse() {
+            m.insert("host", v);
+        }
+        m
+    }
+
+    #[test]
+    fn only_loopback_hosts_pass() {
+        for ok in ["127.0.0.1:4141", "localhost", "LOCALHOST:80", "[::1]:4141", "127.0.0.2", "localhost."] {
+            assert!(is_loopback_host(&host(ok)), "{ok} is loopback");
+        }
+        for bad in ["evil.example:4141", "127.0.0.1.evil.example", "0.0.0.0", "[::2]", "localhost.evil", ""] {
+            assert!(!is_loopback_host(&host(bad)), "{bad} is refused");
+        }
+        assert!(!is_loopback_host(&HeaderMap::new()), "no Host is refused");
+    }
+
+    #[test]
+    fn dot_segments_are_refused_in_every_spelling() {
+        assert_eq!(relay_path("/c/s/v1/messages").ok(), Some("v1/messages"), "the rest after the slug");
+        for bad in ["/c/s/../admin", "/c/s/v1/%2e%2e/x", "/c/s/v1/%2E%2e", "/c/s/./v1", "/c/s/v1/.%2E/y"] {
+            assert!(relay_path(bad).is_err(), "{bad} is refused");
+        }
+        assert!(relay_path("/c/s/v1/..x/y").is_ok(), "a name that starts with dots is fine");
+    }
+}
