@@ -92,7 +92,7 @@ async fn exchange(addr: &str, token: &str, c: &Case) -> std::io::Result<()> {
     let _ = s.write_all(&c.body).await;
     let mut buf = vec![0u8; 8192];
     // An answer (or a closed socket) within the time a stream of the mock takes.
-    let _ = tokio::time::timeout(Duration::from_secs(10), async {
+    tokio::time::timeout(Duration::from_secs(10), async {
         while let Ok(n) = s.read(&mut buf).await {
             if n == 0 {
                 break;
