@@ -155,6 +155,10 @@ pub enum ConnectionCmd {
         /// Remove every header.
         #[arg(long, conflicts_with = "headers")]
         clear_headers: bool,
+        /// How long the relay waits for the provider's first byte before answering 504
+        /// (1-3600 s; default 300).
+        #[arg(long, value_name = "SECS")]
+        first_byte_timeout_secs: Option<i64>,
         /// Fail with exit 3 unless the connection is still at this revision.
         #[arg(long, value_name = "N")]
         if_revision: Option<i64>,

@@ -15,7 +15,29 @@ pub async fn connection(engine: &Engine, cmd: ConnectionCmd) -> Result<Output, E
         }
         ConnectionCmd::List => Output::Connections(engine.connection_list().await?),
         ConnectionCmd::Show { slug } => Output::Connection(engine.connection_show(&slug).await?),
-        ConnectionCmd::Edit { slug, protocol, base_url, models, mappings, headers, clear_headers, if_revision } => {
+        ConnectionCmd::Edit {
+            slug,
+            protocol,
+            base_url,
+            models,
+            mappings,
+            headers,
+            clear_headers,
+            first_byte_timeout_secs,
+            if_revision,
+        } => {
+            if let Some(secs) = first_byte_timeout_secs {
+                engine.set_first_byte_timeout(&slug, secs).await?;
+                let only_timeout = protocol.is_none()
+                    && base_url.is_none()
+                    && models.is_empty()
+                    && mappings.is_empty()
+                    && headers.is_empty()
+                    && !clear_headers;
+                if only_timeout {
+                    return Ok(Output::Connection(engine.connection_show(&slug).await?));
+                }
+            }
             let edit = ConnectionEdit {
                 protocol,
                 base_url,

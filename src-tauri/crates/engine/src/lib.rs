@@ -22,6 +22,7 @@ mod router;
 mod routing;
 mod routing_views;
 mod rows;
+mod upstream_timeout;
 mod verify;
 mod views;
 
@@ -44,4 +45,5 @@ pub use routing_views::{
 pub use switchyard_core::portable::MAX_BYTES as MAX_IMPORT_BYTES;
 pub use switchyard_core::{ErrorCode, InvalidInput};
 pub use switchyard_vault::Secret;
+pub use upstream_timeout::DEFAULT_FIRST_BYTE_TIMEOUT;
 pub use views::{ConnectionDetail, ConnectionView, HeaderView, ModelMapping, ProfileView, Removal};

@@ -18,7 +18,7 @@ use crate::reply;
 use crate::request::Incoming;
 use crate::state::RelayState;
 use crate::stream::{Recorder, Sniff, Tail};
-use crate::upstream;
+use crate::upstream::{self, NoAnswer};
 
 pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incoming) -> Response {
     let snap = run.snapshot.clone();
@@ -32,16 +32,18 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
     };
     let url = upstream_url(&snap, &incoming.rest, incoming.query.as_deref());
     let headers = upstream_headers(&incoming.headers, &snap, &attempt.secret);
-    let sent = state.http.send(incoming.method.clone(), &url, headers, incoming.body.clone()).await;
+    let sent = state
+        .http
+        .send_within(snap.first_byte_timeout, incoming.method.clone(), &url, headers, incoming.body.clone())
+        .await;
     let resp = match sent {
         Ok(r) => r,
-        Err(_) => {
+        Err(why) => {
             let failure = Failure::network();
             let _ = state.router.attempt_failed(&mut run, &mut attempt, failure).await;
             let report = AttemptReport { failure: Some(failure), duration_ms: elapsed(&attempt), ..Default::default() };
             state.router.record(&run, &attempt, &report);
-            let resp = reply::error(snap.protocol, 502, "the provider could not be reached", None);
-            return reply::with_reason(resp, "upstream_unreachable");
+            return reply::no_answer(snap.protocol, matches!(why, NoAnswer::TimedOut));
         }
     };
     let status = resp.status();

@@ -39,6 +39,19 @@ pub fn engine_error(protocol: Protocol, e: &EngineError) -> Response {
     with_reason(error(protocol, code.http_status(), &message, retry_after), code.as_str())
 }
 
+/// No answer from the provider: 504 when it did not answer within the connection's
+/// first-byte timeout, else 502. Both are recorded as `network` failures.
+pub fn no_answer(protocol: Protocol, timed_out: bool) -> Response {
+    if timed_out {
+        with_reason(
+            error(protocol, 504, "the provider did not answer within the connection's first-byte timeout", None),
+            "upstream_timeout",
+        )
+    } else {
+        with_reason(error(protocol, 502, "the provider could not be reached", None), "upstream_unreachable")
+    }
+}
+
 /// The dialect a request speaks when its connection is unknown: Anthropic paths or headers,
 /// else OpenAI.
 pub fn guess_protocol(rest: &str, headers: &HeaderMap) -> Protocol {

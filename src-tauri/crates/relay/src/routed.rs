@@ -22,7 +22,7 @@ use crate::reply;
 use crate::request::Incoming;
 use crate::state::RelayState;
 use crate::stream::{Recorder, Sniff, Tail};
-use crate::upstream::{self, UpstreamBody};
+use crate::upstream::{self, NoAnswer, UpstreamBody};
 
 /// An upstream error answer kept to deliver as is if no other attempt succeeds.
 pub(crate) struct Kept {
@@ -75,7 +75,9 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
             Err(e) => return reply::engine_error(snap.protocol, &e),
         };
         let headers = upstream_headers(&incoming.headers, &snap, &attempt.secret);
-        let sent = state.http.send(incoming.method.clone(), &url, headers, body.clone()).await;
+        let sent =
+            state.http.send_within(snap.first_byte_timeout, incoming.method.clone(), &url, headers, body.clone()).await;
+        let timed_out = matches!(sent, Err(NoAnswer::TimedOut));
         let answer = match sent {
             Err(_) => Answer::Failed(Failed::Broken(Failure::network()), None),
             Ok(resp) => read_answer(snap.protocol, attempt.started, resp).await,
@@ -135,10 +137,7 @@ pub async fn forward(state: Arc<RelayState>, mut run: TurnRun, incoming: Incomin
         return match kept {
             Some((k, profile, reason)) => deliver_kept(k, &profile, run.attempts(), &reason),
             None => with_route(
-                reply::with_reason(
-                    reply::error(snap.protocol, 502, "the provider could not be reached", None),
-                    "upstream_unreachable",
-                ),
+                reply::no_answer(snap.protocol, timed_out),
                 &attempt.profile_id,
                 run.attempts(),
                 &attempt.reason.to_string(),

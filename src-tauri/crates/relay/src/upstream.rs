@@ -91,6 +91,32 @@ impl Upstream {
     }
 }
 
+/// Why an upstream call gave no answer.
+#[derive(Debug)]
+pub(crate) enum NoAnswer {
+    /// No response head within the connection's first-byte timeout.
+    TimedOut,
+    Failed,
+}
+
+impl Upstream {
+    /// [`Upstream::send`], waiting at most `first_byte` for the response head.
+    pub(crate) async fn send_within(
+        &self,
+        first_byte: Duration,
+        method: Method,
+        url: &str,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> Result<Response<UpstreamBody>, NoAnswer> {
+        match tokio::time::timeout(first_byte, self.send(method, url, headers, body)).await {
+            Ok(Ok(resp)) => Ok(resp),
+            Ok(Err(_)) => Err(NoAnswer::Failed),
+            Err(_) => Err(NoAnswer::TimedOut),
+        }
+    }
+}
+
 /// The whole body (an upstream error answer is small).
 pub(crate) async fn collect(body: UpstreamBody) -> Result<Bytes, BoxError> {
     Ok(body.collect().await?.to_bytes())

@@ -188,3 +188,29 @@ async fn requests_no_client_sends_are_refused_before_anything_is_forwarded() -> 
     let _ = r.stop().await?;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_upstream_is_answered_with_504_within_the_first_byte_timeout() -> TestResult {
+    for mode in [None, Some("balanced")] {
+        let slow = || KeyScript::new(["m1"]).model("m1", switchyard_mock_provider::Behaviour::slow(20_000));
+        let keys = vec![
+            Key { label: "a", secret: "sk-a", weight: 1, script: slow() },
+            Key { label: "b", secret: "sk-b", weight: 1, script: slow() },
+        ];
+        let r = relay("openai", &["m1"], keys, mode).await?;
+        r.engine.set_first_byte_timeout("c", 1).await?;
+        tokio::time::sleep(Duration::from_millis(1100)).await; // the relay's snapshot reloads
+        let started = Instant::now();
+        let resp = r.chat("m1", vec![user("anyone there?")], false).await?;
+        let took = started.elapsed();
+        assert_eq!(resp.status(), 504, "{mode:?}: an upstream that never answers gets a 504");
+        assert!(took < Duration::from_secs(8), "{mode:?}: within the timeout per attempt, not never: {took:?}");
+        let body: serde_json::Value = resp.json().await?;
+        assert_eq!(body["error"]["type"], "server_error", "{mode:?}: in the OpenAI error shape: {body}");
+        let r = r.stop().await?;
+        let rows = r.engine.attempts("c", 10).await?;
+        assert!(!rows.is_empty(), "{mode:?}: the attempts are recorded");
+        assert!(rows.iter().all(|a| a.failure_kind.as_deref() == Some("network")), "{mode:?}: as network: {rows:?}");
+    }
+    Ok(())
+}

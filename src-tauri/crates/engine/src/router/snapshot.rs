@@ -34,6 +34,8 @@ pub struct Snapshot {
     pub(crate) rows: Vec<ProfileRow>,
     pub basis: BasisFingerprint,
     pub max_age_ms: i64,
+    /// How long the relay waits for the provider's first byte.
+    pub first_byte_timeout: Duration,
     pub(crate) loaded: Instant,
 }
 
@@ -83,7 +85,9 @@ impl Engine {
             (Some(s), RoutingState::Active) if ready.gates().ok => Some(s),
             _ => None,
         };
+        let first_byte_timeout = self.first_byte_timeout(&ready.connection.id).await?;
         Ok(Snapshot {
+            first_byte_timeout,
             connection_id: ready.connection.id.clone(),
             slug: ready.connection.slug.clone(),
             protocol: ready.def.protocol,
