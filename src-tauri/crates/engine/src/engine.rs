@@ -46,10 +46,8 @@ impl Engine {
         let install_id = settings::get_or_insert(&mut conn, settings::INSTALL_ID, &fresh_id, clock.now_ms()).await?;
         let board = Arc::new(CircuitBoard::restore(CooldownPolicy::default(), stored_circuits(&mut conn).await?));
         drop(conn);
-        let http = reqwest::Client::builder()
-            .connect_timeout(std::time::Duration::from_secs(5))
-            .timeout(std::time::Duration::from_secs(30))
-            .build()
+        // Test/discovery never follows a redirect with a key attached (docs/design.md, invariant 19).
+        let http = switchyard_providers::discovery::http_client()
             .map_err(|e| EngineError::Internal(format!("cannot build HTTP client: {e}")))?;
         let engine = Engine {
             store,
