@@ -1,8 +1,12 @@
-//! Command-line grammar (INTERFACE.md). Parsing only; no domain checks here.
+//! Command-line grammar (docs/interface.md). Parsing only; no domain checks here. A parse
+//! error that would repeat a value that may be a pasted key is turned into one naming the
+//! argument instead.
 
 use std::path::PathBuf;
 
+use clap::error::{ContextKind, ContextValue};
 use clap::{Args, Parser, Subcommand};
+use switchyard_engine::{echo_safe, InvalidInput, NOT_SHOWN};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -213,4 +217,35 @@ pub enum ProfileCmd {
     },
     /// Remove a profile and its keychain entry.
     Remove { slug: String, profile: String },
+}
+
+/// A clap error that would repeat what was typed (an invalid value, an unexpected argument
+/// or subcommand) when that text may be a key: the same error naming the argument, not the
+/// text. `None` when clap may print its own (help, version, ordinary typos).
+pub fn redacted(e: &clap::Error) -> Option<InvalidInput> {
+    let typed = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => vec![s.clone()],
+        Some(ContextValue::Strings(v)) => v.clone(),
+        _ => Vec::new(),
+    };
+    let values: Vec<String> =
+        [ContextKind::InvalidValue, ContextKind::InvalidSubcommand].into_iter().flat_map(typed).collect();
+    let arg = typed(ContextKind::InvalidArg).join(", ");
+    let unsafe_value = values.iter().any(|v| echo_safe(v).is_none());
+    let unsafe_arg = !arg.is_empty() && echo_safe(&arg).is_none();
+    if !unsafe_value && !unsafe_arg {
+        return None;
+    }
+    let expected = match e.get(ContextKind::ValidValue) {
+        Some(ContextValue::Strings(v)) if !v.is_empty() => format!(" (expected one of: {})", v.join(", ")),
+        _ => String::new(),
+    };
+    let why = std::error::Error::source(e).map(|s| format!(": {s}")).unwrap_or_default();
+    Some(if unsafe_arg {
+        InvalidInput::new("argument", format!("unexpected argument {NOT_SHOWN}; see --help"))
+    } else if arg.is_empty() {
+        InvalidInput::new("command", format!("unrecognized subcommand {NOT_SHOWN}; see --help"))
+    } else {
+        InvalidInput::new(arg, format!("invalid value {NOT_SHOWN}{expected}{why}"))
+    })
 }

@@ -1,5 +1,5 @@
 //! The headless `switchyard` binary. Each subcommand opens the engine on the data dir,
-//! makes one engine call and prints the result; errors map to INTERFACE.md exit codes.
+//! makes one engine call and prints the result; errors map to docs/interface.md exit codes.
 
 mod args;
 mod commands;
@@ -21,7 +21,18 @@ use crate::args::{Cli, Command};
 // streams against 50 MB with glibc's, for the same throughput (relay benchmark, 2026-11-29).
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => match args::redacted(&e) {
+            Some(invalid) => {
+                let json = std::env::args().any(|a| a == "--json");
+                let e = EngineError::Invalid(invalid);
+                output::print_error(&e, json);
+                return ExitCode::from(u8::try_from(e.code().exit_code()).unwrap_or(2));
+            }
+            None => e.exit(),
+        },
+    };
     init_logging();
     let runtime = match runtime_for(&cli.command).enable_all().build() {
         Ok(rt) => rt,

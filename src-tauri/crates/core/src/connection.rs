@@ -1,4 +1,5 @@
-//! Connection-level enums: protocol dialect, routing mode and routing state.
+//! Connection-level enums: protocol dialect, routing mode and routing state. Parse errors
+//! list the accepted words and do not repeat the text given.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -35,9 +36,7 @@ impl FromStr for Protocol {
         match s {
             "openai" => Ok(Protocol::Openai),
             "anthropic" => Ok(Protocol::Anthropic),
-            other => {
-                Err(InvalidInput::new("protocol", format!("unknown protocol '{other}' (expected openai or anthropic)")))
-            }
+            _ => Err(InvalidInput::new("protocol", "unknown protocol (expected openai or anthropic)")),
         }
     }
 }
@@ -74,10 +73,7 @@ impl FromStr for RoutingMode {
             "legacy" => Ok(RoutingMode::Legacy),
             "balanced" => Ok(RoutingMode::Balanced),
             "priority" => Ok(RoutingMode::Priority),
-            other => Err(InvalidInput::new(
-                "mode",
-                format!("unknown routing mode '{other}' (expected legacy, balanced or priority)"),
-            )),
+            _ => Err(InvalidInput::new("mode", "unknown routing mode (expected legacy, balanced or priority)")),
         }
     }
 }
@@ -105,7 +101,7 @@ impl FromStr for RoutingState {
         match s {
             "active" => Ok(RoutingState::Active),
             "suspended" => Ok(RoutingState::Suspended),
-            other => Err(InvalidInput::new("routing_state", format!("unknown routing state '{other}'"))),
+            _ => Err(InvalidInput::new("routing_state", "unknown routing state (expected active or suspended)")),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Pure domain of Switchyard: the words of DESIGN.md §1 as types, input validation and the
+//! Pure domain of Switchyard: the words of docs/design.md ("Words") as types, input validation and the
 //! basis fingerprint. No async, no I/O, no clock reads: callers pass time in.
 
 pub mod basis;
@@ -8,6 +8,7 @@ pub mod header;
 pub mod portable;
 pub mod profile;
 pub mod routing;
+pub mod secret_shape;
 pub mod turn;
 pub mod validate;
 

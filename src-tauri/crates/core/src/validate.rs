@@ -1,8 +1,12 @@
 //! Validation of user input: each check names the field it rejects so every front end can
-//! print a one-line error such as `weight: must be between 1 and 1000 (got 0)`.
+//! print a one-line error such as `weight: must be between 1 and 1000 (got 0)`. Free text the
+//! user typed (slugs, labels, URLs, model names) is never repeated in an error: it may be a
+//! pasted key. Numbers may be.
 
 use std::collections::BTreeMap;
 use std::fmt;
+
+use crate::secret_shape::{hidden_char, looks_like_key};
 
 /// Bad input: which field, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,22 +34,26 @@ pub const MAX_WEIGHT: i64 = 1000;
 pub const MAX_LABEL_LEN: usize = 64;
 pub const MAX_SLUG_LEN: usize = 48;
 
-/// A slug is 1–48 chars of `a-z 0-9 -`, starting with a letter or digit; it appears in relay URLs.
+/// A slug is 1–48 chars of `a-z 0-9 -`, starting with a letter or digit; it appears in relay
+/// URLs. It must not look like a key (`sk-…`).
 pub fn validate_slug(slug: &str) -> Result<(), InvalidInput> {
     let ok_chars = slug.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
     let ok_start = slug.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
     if slug.is_empty() || slug.len() > MAX_SLUG_LEN || !ok_chars || !ok_start {
         return Err(InvalidInput::new(
             "slug",
-            format!(
-                "'{slug}' is not a valid slug (1-{MAX_SLUG_LEN} characters of a-z, 0-9 and '-', not starting with '-')"
-            ),
+            format!("is not a valid slug (1-{MAX_SLUG_LEN} characters of a-z, 0-9 and '-', not starting with '-')"),
         ));
+    }
+    if looks_like_key(slug) {
+        return Err(InvalidInput::new("slug", format!("looks like a key, not a name; {KEYS_ARE_SECRETS}")));
     }
     Ok(())
 }
 
-/// A label is 1–64 printable characters without leading/trailing spaces.
+/// A label is 1–64 characters without leading/trailing spaces, without control, zero-width
+/// or bidirectional-control characters (two labels must not look alike), and not shaped
+/// like a key.
 pub fn validate_label(label: &str) -> Result<(), InvalidInput> {
     let trimmed = label.trim();
     if trimmed.is_empty() || trimmed != label || label.chars().count() > MAX_LABEL_LEN {
@@ -54,10 +62,31 @@ pub fn validate_label(label: &str) -> Result<(), InvalidInput> {
             format!("must be 1-{MAX_LABEL_LEN} characters without leading or trailing spaces"),
         ));
     }
-    if label.chars().any(char::is_control) {
-        return Err(InvalidInput::new("label", "must not contain control characters"));
+    refuse_hidden("label", label)?;
+    if looks_like_key(label) {
+        return Err(InvalidInput::new("label", format!("looks like a key, not a name; {KEYS_ARE_SECRETS}")));
     }
     Ok(())
+}
+
+/// What a refusal of key-shaped text tells the user to do instead.
+const KEYS_ARE_SECRETS: &str =
+    "keys go to --secret-stdin or --secret-env of `switchyard profile add`, which keeps them in the OS keychain";
+
+/// Refuses control, zero-width and bidirectional-control characters, naming the code point.
+fn refuse_hidden(field: &str, text: &str) -> Result<(), InvalidInput> {
+    match hidden_char(text) {
+        Some((at, c)) => Err(InvalidInput::new(
+            field,
+            format!(
+                "must not contain control, zero-width or bidirectional-control characters \
+                 (U+{:04X} at character {})",
+                u32::from(c),
+                at + 1
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 pub fn validate_weight(weight: i64) -> Result<(), InvalidInput> {
@@ -79,11 +108,12 @@ pub fn validate_priority(priority: i64) -> Result<(), InvalidInput> {
 
 /// Parses and normalises a base URL: http or https, a host, no credentials, no query or
 /// fragment; the trailing slash is removed so `https://x/v1/` and `https://x/v1` are one basis.
+/// Errors never repeat the URL (it may carry `user:key@`).
 pub fn normalize_base_url(raw: &str) -> Result<String, InvalidInput> {
-    let parsed = url::Url::parse(raw.trim())
-        .map_err(|e| InvalidInput::new("base_url", format!("'{raw}' is not a valid URL ({e})")))?;
+    let parsed =
+        url::Url::parse(raw.trim()).map_err(|e| InvalidInput::new("base_url", format!("is not a valid URL ({e})")))?;
     if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(InvalidInput::new("base_url", format!("scheme must be http or https (got '{}')", parsed.scheme())));
+        return Err(InvalidInput::new("base_url", "scheme must be http or https"));
     }
     if parsed.host_str().is_none_or(str::is_empty) {
         return Err(InvalidInput::new("base_url", "must include a host"));
@@ -101,41 +131,41 @@ pub fn normalize_base_url(raw: &str) -> Result<String, InvalidInput> {
     Ok(text)
 }
 
-/// A model name as the provider spells it: 1–200 chars, no whitespace or control characters.
+/// A model name as the provider spells it: 1–200 chars, no whitespace, control, zero-width
+/// or bidirectional-control characters.
 pub fn validate_model(model: &str) -> Result<(), InvalidInput> {
-    if model.is_empty() || model.len() > 200 || model.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(InvalidInput::new(
-            "model",
-            format!("'{model}' is not a valid model name (1-200 characters, no spaces)"),
-        ));
+    if model.is_empty() || model.len() > 200 || model.chars().any(char::is_whitespace) {
+        return Err(InvalidInput::new("model", "is not a valid model name (1-200 characters, no spaces)"));
     }
-    Ok(())
+    refuse_hidden("model", model)
 }
 
-/// Validates a list of models: each valid, no duplicates. Order is kept.
+/// Validates a list of models: each valid, no duplicates. Order is kept. Errors say which
+/// entry (1-based), not what it says.
 pub fn validate_models(models: &[String]) -> Result<(), InvalidInput> {
-    let mut seen = std::collections::BTreeSet::new();
-    for m in models {
-        validate_model(m)?;
-        if !seen.insert(m.as_str()) {
-            return Err(InvalidInput::new("model", format!("'{m}' is listed twice")));
+    for (i, m) in models.iter().enumerate() {
+        validate_model(m).map_err(|e| InvalidInput::new("model", format!("entry {}: {}", i + 1, e.message)))?;
+        if let Some(first) = models[..i].iter().position(|o| o == m) {
+            return Err(InvalidInput::new("model", format!("entry {} repeats entry {}", i + 1, first + 1)));
         }
     }
     Ok(())
 }
 
 /// Parses `FROM=TO` model mappings (the name a client asks for → the name sent upstream).
+/// Errors say which entry (1-based), not what it says.
 pub fn parse_mappings(raw: &[String]) -> Result<BTreeMap<String, String>, InvalidInput> {
     let mut out = BTreeMap::new();
-    for item in raw {
+    for (i, item) in raw.iter().enumerate() {
+        let n = i + 1;
         let Some((from, to)) = item.split_once('=') else {
-            return Err(InvalidInput::new("map", format!("'{item}' must look like FROM=TO")));
+            return Err(InvalidInput::new("map", format!("entry {n} must look like FROM=TO")));
         };
         let (from, to) = (from.trim(), to.trim());
-        validate_model(from).map_err(|_| InvalidInput::new("map", format!("'{item}': bad source model")))?;
-        validate_model(to).map_err(|_| InvalidInput::new("map", format!("'{item}': bad target model")))?;
+        validate_model(from).map_err(|_| InvalidInput::new("map", format!("entry {n}: bad source model")))?;
+        validate_model(to).map_err(|_| InvalidInput::new("map", format!("entry {n}: bad target model")))?;
         if out.insert(from.to_string(), to.to_string()).is_some() {
-            return Err(InvalidInput::new("map", format!("'{from}' is mapped twice")));
+            return Err(InvalidInput::new("map", format!("entry {n} maps a source model that is already mapped")));
         }
     }
     Ok(out)
@@ -192,5 +222,57 @@ mod tests {
     fn models_are_unique() {
         assert!(validate_models(&["a".into(), "a".into()]).is_err(), "duplicate model names are refused");
         assert!(validate_models(&["a b".into()]).is_err(), "spaces are not valid in model names");
+    }
+
+    #[test]
+    fn labels_refuse_hidden_characters() {
+        for c in
+            ['\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}', '\u{FEFF}', '\u{202A}', '\u{202E}', '\u{2066}', '\u{2069}']
+        {
+            let label = format!("work{c}key");
+            let err = validate_label(&label).err();
+            assert_eq!(err.as_ref().map(|e| e.field.as_str()), Some("label"), "U+{:04X} is refused", u32::from(c));
+            let message = err.map(|e| e.message).unwrap_or_default();
+            assert!(
+                message.contains(&format!("U+{:04X} at character 5", u32::from(c))),
+                "the refusal names the code point and where: {message}"
+            );
+        }
+        assert!(validate_label("tab\there").is_err(), "control characters stay refused");
+        assert!(validate_label("Büro-Schlüssel").is_ok(), "accented letters are ordinary text");
+    }
+
+    #[test]
+    fn key_shaped_names_are_refused() {
+        assert!(validate_label("sk-canary-echo-123").is_err(), "a key pasted as a label would be shown everywhere");
+        assert!(validate_slug("sk-canary-echo-123").is_err(), "a key pasted as a slug would sit in relay URLs");
+        assert!(validate_slug("team-sk").is_ok(), "sk inside a name is fine");
+        assert!(validate_label("basic tier").is_ok(), "a scheme word is ordinary text in a label");
+    }
+
+    #[test]
+    fn errors_name_the_field_not_the_value() {
+        const CANARY: &str = "sk-canary-echo-123";
+        let errors = [
+            validate_slug(CANARY).err(),
+            validate_slug(&format!("{CANARY}_X")).err(),
+            validate_label(CANARY).err(),
+            validate_label(&format!("{CANARY}\u{202E}")).err(),
+            normalize_base_url(&format!("https://user:{CANARY}@api.example.com/v1")).err(),
+            normalize_base_url(&format!("https://user:{CANARY}@[bad/v1")).err(),
+            normalize_base_url(&format!("{CANARY}://api.example.com")).err(),
+            normalize_base_url(&format!("https://api.example.com/v1?key={CANARY}")).err(),
+            validate_model(&format!("{CANARY} x")).err(),
+            validate_models(&[CANARY.to_string(), CANARY.to_string()]).err(),
+            parse_mappings(&[CANARY.to_string()]).err(),
+            parse_mappings(&[format!("a={CANARY} x")]).err(),
+            parse_mappings(&[format!("{CANARY}=a"), format!("{CANARY}=b")]).err(),
+        ];
+        for (i, err) in errors.into_iter().enumerate() {
+            let shown = err.map(|e| e.to_string());
+            assert!(shown.is_some(), "case {i} is refused");
+            let shown = shown.unwrap_or_default();
+            assert!(!shown.contains("canary"), "case {i}: the error must not repeat the input: {shown}");
+        }
     }
 }

@@ -7,6 +7,7 @@ use switchyard_core::Protocol;
 use switchyard_store::{connections, journal, profiles};
 use switchyard_vault::Secret;
 
+use crate::credentials::settle_staged;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::requests::{ConnectionEdit, NewConnection};
@@ -45,19 +46,20 @@ impl Engine {
         let staged = match secret {
             Some(secret) => {
                 let loc = self.new_locator(&profile_id);
-                self.stage_secret(&loc, secret).await?;
-                Some(loc)
+                let staged = self.stage_secret(&loc, secret).await?;
+                Some((loc, staged))
             }
             None => None,
         };
 
-        let now = self.now_ms();
         let written: Result<(), EngineError> = async {
+            let _held = self.lock_data_dir().await?;
+            let now = self.now_ms();
             let mut tx = self.store.begin().await?;
             connections::insert(&mut tx, &connection_id, &new.slug, &encoded, now)
                 .await
                 .map_err(|e| EngineError::from_store("connection", &new.slug, e))?;
-            if let Some(loc) = &staged {
+            if let Some((loc, _)) = &staged {
                 let row = profiles::NewProfile {
                     id: &profile_id,
                     connection_id: &connection_id,
@@ -69,18 +71,19 @@ impl Engine {
                     locator: Some((&loc.service, &loc.account)),
                 };
                 profiles::insert(&mut tx, &row, now).await?;
-                journal::clear(&mut tx, &loc.service, &loc.account).await?;
+                settle_staged(&mut tx, loc).await?;
             }
             tx.commit().await.map_err(switchyard_store::StoreError::from)?;
             Ok(())
         }
         .await;
         if let Err(e) = written {
-            if let Some(loc) = &staged {
+            if let Some((loc, _)) = &staged {
                 self.unstage_secret(loc).await;
             }
             return Err(e);
         }
+        drop(staged);
         self.connection_show(&new.slug).await
     }
 

@@ -1,16 +1,19 @@
-//! Credential storage and rotation, ordered for crash safety (DESIGN.md invariant 13):
-//! journal the new locator → write the secret → swap the row (journaling the old locator in
-//! the same transaction) → delete the old secret → clear the journal. Start-up removes
-//! journaled secrets that no profile references.
+//! Credential storage and rotation, ordered for crash safety (docs/design.md, invariant 13):
+//! journal the new locator (with this process as writer and a lease) → write the secret →
+//! swap the row (journaling the old locator in the same transaction) → delete the old secret
+//! → clear the journal. The journal and commit steps run under the data-dir lock; start-up
+//! clean-up (`orphans.rs`) removes journaled secrets no profile references and no live
+//! writer will commit.
 
 use switchyard_core::routing::ResetCause;
-use switchyard_store::{journal, profiles};
+use switchyard_store::{journal, profiles, SqliteConnection};
 use switchyard_vault::{Locator, Secret};
 
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::fault::FaultPoint;
 use crate::rows::{locator_of, profile_view};
+use crate::staging::{own_pid, Staged, LEASE_MS};
 use crate::views::ProfileView;
 
 impl Engine {
@@ -20,20 +23,30 @@ impl Engine {
         Locator::for_profile(&self.install_id, profile_id, &nonce[..12])
     }
 
-    /// Journals `locator` then writes `secret` there. On failure the journal entry is
-    /// cleared (nothing was written) and the error returned.
-    pub(crate) async fn stage_secret(&self, locator: &Locator, secret: Secret) -> Result<(), EngineError> {
+    /// Journals `locator` (this process as writer, with a lease) then writes `secret` there.
+    /// The returned [`Staged`] keeps the write in flight for clean-up in this process; hold
+    /// it until [`settle_staged`] has committed. On failure the journal entry is cleared
+    /// (nothing was written) and the error returned.
+    pub(crate) async fn stage_secret(&self, locator: &Locator, secret: Secret) -> Result<Staged, EngineError> {
         if secret.is_empty() {
             return Err(EngineError::Invalid(switchyard_core::InvalidInput::new("secret", "is empty")));
         }
+        let staged = Staged::register(locator);
+        let held = self.lock_data_dir().await?;
         let mut conn = self.store.acquire().await?;
-        journal::record(&mut conn, &locator.service, &locator.account, self.now_ms()).await?;
+        {
+            let now = self.now_ms();
+            journal::record_write(&mut conn, &locator.service, &locator.account, own_pid(), now + LEASE_MS, now)
+                .await?;
+        }
+        drop(held);
         self.faults.check(FaultPoint::AfterJournal)?;
         if let Err(e) = self.vault_put(locator.clone(), secret).await {
             journal::clear(&mut conn, &locator.service, &locator.account).await?;
             return Err(e);
         }
-        self.faults.check(FaultPoint::AfterSecretWrite)
+        self.faults.check(FaultPoint::AfterSecretWrite)?;
+        Ok(staged)
     }
 
     /// Best-effort removal of a secret whose row write failed after it was staged.
@@ -71,24 +84,29 @@ impl Engine {
         let connection = self.connection_by_slug(slug).await?;
         let row = self.profile_by_ref(&connection, profile).await?;
         let new_loc = self.new_locator(&row.id);
-        self.stage_secret(&new_loc, secret).await?;
+        let staged = self.stage_secret(&new_loc, secret).await?;
 
-        let now = self.now_ms();
-        let mut tx = self.store.begin().await?;
-        if let Some(old) = locator_of(&row) {
-            journal::record(&mut tx, &old.service, &old.account, now).await?;
-        }
-        let swapped =
+        let swapped: Result<(), EngineError> = async {
+            let _held = self.lock_data_dir().await?;
+            let now = self.now_ms();
+            let mut tx = self.store.begin().await?;
+            if let Some(old) = locator_of(&row) {
+                journal::record(&mut tx, &old.service, &old.account, now).await?;
+            }
             profiles::replace_credential(&mut tx, &row.id, row.revision, (&new_loc.service, &new_loc.account), now)
-                .await;
-        if let Err(e) = swapped {
-            drop(tx);
-            self.unstage_secret(&new_loc).await;
-            return Err(EngineError::from_store("profile", &row.label, e));
+                .await
+                .map_err(|e| EngineError::from_store("profile", &row.label, e))?;
+            switchyard_store::circuits::clear_profile(&mut tx, &row.id).await?;
+            settle_staged(&mut tx, &new_loc).await?;
+            tx.commit().await.map_err(switchyard_store::StoreError::from)?;
+            Ok(())
         }
-        switchyard_store::circuits::clear_profile(&mut tx, &row.id).await?;
-        journal::clear(&mut tx, &new_loc.service, &new_loc.account).await?;
-        tx.commit().await.map_err(switchyard_store::StoreError::from)?;
+        .await;
+        if let Err(e) = swapped {
+            self.unstage_secret(&new_loc).await;
+            return Err(e);
+        }
+        drop(staged);
         self.board.reset_profile(&row.id, ResetCause::CredentialReplaced);
         self.faults.check(FaultPoint::AfterRowSwap)?;
 
@@ -111,28 +129,6 @@ impl Engine {
         Ok(profile_view(&fresh, "present"))
     }
 
-    /// Removes journaled keychain entries that no profile references; returns the count.
-    pub async fn collect_orphans(&self) -> Result<usize, EngineError> {
-        let mut conn = self.store.acquire().await?;
-        let journaled = journal::list(&mut conn).await?;
-        if journaled.is_empty() {
-            return Ok(0);
-        }
-        let referenced: std::collections::HashSet<(String, String)> =
-            profiles::all_locators(&mut conn).await?.into_iter().collect();
-        let mut removed = 0;
-        for (service, account) in journaled {
-            if !referenced.contains(&(service.clone(), account.clone())) {
-                let loc = Locator { service: service.clone(), account: account.clone() };
-                if self.vault_delete(loc).await? {
-                    removed += 1;
-                }
-            }
-            journal::clear(&mut conn, &service, &account).await?;
-        }
-        Ok(removed)
-    }
-
     /// `present`, `missing`, or `unknown` when the keychain cannot be asked.
     pub(crate) async fn credential_state(&self, row: &profiles::ProfileRow) -> &'static str {
         let Some(loc) = locator_of(row) else {
@@ -144,4 +140,19 @@ impl Engine {
             Err(_) => "unknown",
         }
     }
+}
+
+/// The commit step of a staged secret, inside the transaction that makes a profile row point
+/// at it (and under the data-dir lock): its journal entry is cleared. When start-up clean-up
+/// has already taken the entry (the write outlived its lease) the commit fails instead of
+/// pointing the row at a deleted secret.
+pub(crate) async fn settle_staged(tx: &mut SqliteConnection, locator: &Locator) -> Result<(), EngineError> {
+    if journal::clear(tx, &locator.service, &locator.account).await? {
+        return Ok(());
+    }
+    Err(EngineError::Precondition(format!(
+        "the new secret was removed by another switchyard process's start-up clean-up before it was saved \
+         (writing it took longer than {} minutes); nothing changed, run the command again",
+        LEASE_MS / 60_000
+    )))
 }

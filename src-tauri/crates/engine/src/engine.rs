@@ -106,7 +106,9 @@ impl Engine {
         let mut conn = self.store.acquire().await?;
         let rows = profiles::for_connection(&mut conn, &connection.id).await?;
         rows.into_iter().find(|p| p.id == reference || p.label == reference).ok_or_else(|| {
-            EngineError::not_found("profile", format!("{reference}' in connection '{}", connection.slug))
+            let shown =
+                switchyard_core::secret_shape::echo_safe(reference).unwrap_or(switchyard_core::secret_shape::NOT_SHOWN);
+            EngineError::NotFound { what: "profile", name: format!("{shown}' in connection '{}", connection.slug) }
         })
     }
 

@@ -43,8 +43,14 @@ impl EngineError {
         }
     }
 
+    /// `name` is what the user typed; it is repeated only when it cannot be a pasted key.
     pub(crate) fn not_found(what: &'static str, name: impl Into<String>) -> Self {
-        EngineError::NotFound { what, name: name.into() }
+        let name = name.into();
+        let name = match switchyard_core::secret_shape::echo_safe(&name) {
+            Some(_) => name,
+            None => switchyard_core::secret_shape::NOT_SHOWN.to_string(),
+        };
+        EngineError::NotFound { what, name }
     }
 
     /// Maps a store error raised while writing `what`, naming the value for duplicates.

@@ -5,12 +5,14 @@
 mod clock;
 mod connections;
 mod credentials;
+mod dir_lock;
 mod engine;
 mod error;
 mod evidence;
 mod fault;
 mod health;
 mod ledger;
+mod orphans;
 mod pending;
 mod portable;
 mod profiles;
@@ -22,11 +24,13 @@ mod router;
 mod routing;
 mod routing_views;
 mod rows;
+mod staging;
 mod upstream_timeout;
 mod verify;
 mod views;
 
 pub use clock::{Clock, SystemClock};
+pub use dir_lock::LOCK_FILE;
 pub use engine::{default_data_dir, Engine, DB_FILE};
 pub use error::EngineError;
 pub use evidence::{ModelProof, DEFAULT_MAX_EVIDENCE_AGE_MS};
@@ -42,7 +46,9 @@ pub use routing_views::{
     EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness, RoutingStatus, VerifyEvent,
     VerifyReport, VerifyResult,
 };
+pub use staging::LEASE_MS;
 pub use switchyard_core::portable::MAX_BYTES as MAX_IMPORT_BYTES;
+pub use switchyard_core::secret_shape::{echo_safe, NOT_SHOWN};
 pub use switchyard_core::{ErrorCode, InvalidInput};
 pub use switchyard_vault::Secret;
 pub use upstream_timeout::DEFAULT_FIRST_BYTE_TIMEOUT;

@@ -1,4 +1,4 @@
-//! Export and import of shared configurations (DESIGN.md invariant 14). Export writes format
+//! Export and import of shared configurations (docs/design.md, invariant 14). Export writes format
 //! v1 with export-local refs and no secret, locator, evidence or health. Import is one
 //! transaction: connections (renamed or skipped on slug conflicts, never overwritten),
 //! profiles disabled and without credentials, the wanted routing mode recorded as pending.
@@ -39,9 +39,7 @@ impl FromStr for Conflict {
         match s {
             "rename" => Ok(Conflict::Rename),
             "skip" => Ok(Conflict::Skip),
-            other => {
-                Err(InvalidInput::new("on_conflict", format!("unknown choice '{other}' (expected rename or skip)")))
-            }
+            _ => Err(InvalidInput::new("on_conflict", "unknown choice (expected rename or skip)")),
         }
     }
 }

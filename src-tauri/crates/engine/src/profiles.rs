@@ -6,6 +6,7 @@ use switchyard_core::validate::{validate_label, validate_priority, validate_weig
 use switchyard_store::{circuits, journal, profiles};
 use switchyard_vault::Secret;
 
+use crate::credentials::settle_staged;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::requests::{NewProfile, ProfileEdit};
@@ -14,7 +15,7 @@ use crate::views::{ProfileView, Removal};
 
 impl Engine {
     /// Adds a profile with its secret. The first profile of a connection becomes its primary.
-    /// Adding never changes the routing mode (DESIGN.md invariant 2).
+    /// Adding never changes the routing mode (docs/design.md, invariant 2).
     pub async fn profile_add(&self, slug: &str, new: NewProfile, secret: Secret) -> Result<ProfileView, EngineError> {
         validate_label(&new.label)?;
         let weight = new.weight.unwrap_or(1);
@@ -33,10 +34,11 @@ impl Engine {
         let priority = new.priority.unwrap_or_else(|| existing.iter().map(|p| p.priority + 1).max().unwrap_or(0));
         let profile_id = format!("p_{}", uuid::Uuid::new_v4().simple());
         let loc = self.new_locator(&profile_id);
-        self.stage_secret(&loc, secret).await?;
+        let staged = self.stage_secret(&loc, secret).await?;
 
-        let now = self.now_ms();
         let written: Result<(), EngineError> = async {
+            let _held = self.lock_data_dir().await?;
+            let now = self.now_ms();
             let mut tx = self.store.begin().await?;
             let has_primary = profiles::for_connection(&mut tx, &connection.id).await?.iter().any(|p| p.is_primary);
             let row = profiles::NewProfile {
@@ -52,7 +54,7 @@ impl Engine {
             profiles::insert(&mut tx, &row, now)
                 .await
                 .map_err(|e| EngineError::from_store("profile", &new.label, e))?;
-            journal::clear(&mut tx, &loc.service, &loc.account).await?;
+            settle_staged(&mut tx, &loc).await?;
             tx.commit().await.map_err(switchyard_store::StoreError::from)?;
             Ok(())
         }
@@ -61,6 +63,7 @@ impl Engine {
             self.unstage_secret(&loc).await;
             return Err(e);
         }
+        drop(staged);
         let mut conn = self.store.acquire().await?;
         let row = profiles::by_id(&mut conn, &profile_id)
             .await?

@@ -1,4 +1,5 @@
-//! Relay settings kept by the engine: the relay token (256 random bits, in the keychain),
+//! Relay settings kept by the engine: the relay token (256 random bits, in the keychain,
+//! created once under the data-dir lock),
 //! the listening port (in `settings`), and the attempt ledger as front ends list it.
 
 use serde::Serialize;
@@ -15,7 +16,7 @@ use crate::views::small;
 pub const RELAY_PORT_KEY: &str = "relay_port";
 pub const DEFAULT_RELAY_PORT: u16 = 4141;
 
-/// One physical attempt as `switchyard attempts` shows it (INTERFACE.md).
+/// One physical attempt as `switchyard attempts` shows it (docs/interface.md).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct AttemptView {
     pub at: String,
@@ -37,9 +38,17 @@ pub struct AttemptView {
 }
 
 impl Engine {
-    /// The relay token; created on first use, replaced when `rotate`.
+    /// The relay token; created on first use, replaced when `rotate`. Creation and rotation
+    /// run under the data-dir lock and the first creation reads again after taking it, so
+    /// concurrent first calls (in any process) all return the one token that is stored.
     pub async fn relay_token(&self, rotate: bool) -> Result<Secret, EngineError> {
         let locator = Locator::relay_token(&self.install_id);
+        if !rotate {
+            if let Some(token) = self.vault_get(locator.clone()).await? {
+                return Ok(token);
+            }
+        }
+        let _held = self.lock_data_dir().await?;
         if !rotate {
             if let Some(token) = self.vault_get(locator.clone()).await? {
                 return Ok(token);

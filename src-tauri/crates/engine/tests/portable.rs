@@ -248,10 +248,32 @@ async fn export_refuses_secret_looking_values_instead_of_writing_them() -> TestR
     let dir = tempfile::tempdir()?;
     let engine = open(dir.path()).await?;
     engine.connection_add(legacy("main"), Some(secret("sk-canary-main"))).await?;
-    engine.profile_add("main", profile("sk-pasted-by-mistake", 1), secret("sk-canary-2")).await?;
+    let refused = engine.profile_add("main", profile("sk-pasted-by-mistake", 1), secret("sk-canary-2")).await;
+    assert!(
+        matches!(&refused, Err(EngineError::Invalid(e)) if e.field == "label"),
+        "a key-shaped label is refused when typed: {refused:?}"
+    );
+    // A label stored before that rule existed (written here straight to the table).
+    let connection_id = engine.connection_show("main").await?.connection.id;
+    let store = switchyard_store::Store::open(&dir.path().join(DB_FILE)).await?;
+    let mut conn = store.acquire().await?;
+    let row = switchyard_store::profiles::NewProfile {
+        id: "p_old",
+        connection_id: &connection_id,
+        label: "sk-pasted-by-mistake",
+        weight: 1,
+        priority: 1,
+        enabled: false,
+        is_primary: false,
+        locator: None,
+    };
+    switchyard_store::profiles::insert(&mut conn, &row, 1).await?;
+    drop(conn);
+    store.close().await;
     match engine.export(None).await {
         Err(EngineError::Precondition(msg)) => {
-            assert!(msg.contains("connections[0].profiles[1].label"), "the refusal names the offending field: {msg}")
+            assert!(msg.contains("connections[0].profiles[1].label"), "the refusal names the offending field: {msg}");
+            assert!(!msg.contains("pasted-by-mistake"), "and does not repeat the value: {msg}");
         }
         other => panic!("a key-shaped label must not be exported, got {other:?}"),
     }

@@ -1,10 +1,12 @@
 //! Checks of a typed document that serde cannot express: unique refs, slugs and labels, one
 //! primary per connection, ranges, URLs and non-secret headers. Each error names its path.
-//! Checks reuse `validate.rs` and `header.rs` and move their field name into the path.
+//! Checks reuse `validate.rs` and `header.rs` (the one header rule, [`Header::new`]) and move
+//! their field name into the path. Errors name the path, never the offending text.
 
 use std::collections::BTreeMap;
 
-use crate::header::{is_credential_header, looks_like_secret, Header};
+use crate::header::Header;
+use crate::secret_shape::echo_safe;
 use crate::validate::{
     normalize_base_url, validate_label, validate_model, validate_priority, validate_slug, validate_weight, InvalidInput,
 };
@@ -26,7 +28,7 @@ pub fn check(doc: &mut Document) -> Result<(), InvalidInput> {
         if let Some(first) = slugs.insert(c.slug.clone(), i) {
             return Err(InvalidInput::new(
                 format!("{at}.slug"),
-                format!("duplicate slug '{}' (also at connections[{first}].slug)", c.slug),
+                format!("duplicate slug (also at connections[{first}].slug)"),
             ));
         }
         check_connection(c, &at)?;
@@ -42,27 +44,13 @@ fn check_connection(c: &mut ConnectionEntry, at: &str) -> Result<(), InvalidInpu
     let mut headers = Vec::with_capacity(c.headers.len());
     for (k, h) in c.headers.iter().enumerate() {
         let hat = format!("{at}.headers[{k}]");
-        if is_credential_header(&h.name) {
+        let parsed = Header::new(&h.name, &h.value)
+            .map_err(|r| InvalidInput::new(format!("{hat}.{}", r.part.as_str()), r.message))?;
+        if let Some(first) = headers.iter().position(|o: &Header| o.name == parsed.name) {
             return Err(InvalidInput::new(
                 format!("{hat}.name"),
-                format!(
-                    "'{}' carries a credential; shared configurations never carry secrets",
-                    h.name.to_ascii_lowercase()
-                ),
+                format!("'{}' is given twice (also at {at}.headers[{first}].name)", parsed.name),
             ));
-        }
-        if looks_like_secret(&h.value) {
-            return Err(InvalidInput::new(
-                format!("{hat}.value"),
-                "looks like a secret; shared configurations never carry secrets",
-            ));
-        }
-        if h.name.contains(':') {
-            return Err(InvalidInput::new(format!("{hat}.name"), "must not contain ':'"));
-        }
-        let parsed = Header::parse(&format!("{}: {}", h.name, h.value)).map_err(|e| moved(e, &hat))?;
-        if headers.iter().any(|o: &Header| o.name == parsed.name) {
-            return Err(InvalidInput::new(format!("{hat}.name"), format!("'{}' is given twice", parsed.name)));
         }
         headers.push(parsed);
     }
@@ -71,14 +59,16 @@ fn check_connection(c: &mut ConnectionEntry, at: &str) -> Result<(), InvalidInpu
     for (k, m) in c.models.iter().enumerate() {
         let mat = format!("{at}.models[{k}]");
         validate_model(m).map_err(|e| moved(e, &mat))?;
-        if c.models[..k].contains(m) {
-            return Err(InvalidInput::new(mat, format!("'{m}' is listed twice")));
+        if let Some(first) = c.models[..k].iter().position(|o| o == m) {
+            return Err(InvalidInput::new(mat, format!("is listed twice (also at {at}.models[{first}])")));
         }
     }
     for (from, to) in &c.mapping {
         let mut mat = at.to_string();
         super::scan::push_key(&mut mat, "mapping");
-        super::scan::push_key(&mut mat, from);
+        if echo_safe(from).is_some() {
+            super::scan::push_key(&mut mat, from);
+        }
         validate_model(from).map_err(|_| InvalidInput::new(&mat, "the source model is not a valid model name"))?;
         validate_model(to).map_err(|e| moved(e, &mat))?;
     }
@@ -93,7 +83,7 @@ fn check_profiles(profiles: &[ProfileEntry], at: &str) -> Result<(), InvalidInpu
         if let Some(first) = labels.insert(p.label.as_str(), j) {
             return Err(InvalidInput::new(
                 format!("{pat}.label"),
-                format!("duplicate label '{}' (also at {at}.profiles[{first}].label)", p.label),
+                format!("duplicate label (also at {at}.profiles[{first}].label)"),
             ));
         }
         validate_weight(p.weight).map_err(|e| moved(e, &format!("{pat}.weight")))?;
@@ -121,7 +111,7 @@ fn check_ref(reference: &str, path: &str, seen: &mut BTreeMap<String, String>) -
         ));
     }
     if let Some(first) = seen.get(reference) {
-        return Err(InvalidInput::new(path, format!("duplicate ref '{reference}' (also at {first})")));
+        return Err(InvalidInput::new(path, format!("duplicate ref (also at {first})")));
     }
     seen.insert(reference.to_string(), path.to_string());
     Ok(())

@@ -1,4 +1,4 @@
-//! Portable configuration, format v1 (DESIGN.md invariant 14): the document types, parsing
+//! Portable configuration, format v1 (docs/design.md, invariant 14): the document types, parsing
 //! with errors that name the JSON path (`connections[1].profiles[0].weight: …`), and
 //! rendering. Pure: reading files and writing rows belong to the CLI and the engine.
 //! The JSON Schema of the format is `docs/switchyard.config.v1.schema.json`.
@@ -39,7 +39,7 @@ pub fn parse(text: &str) -> Result<Document, InvalidInput> {
     let mut doc: Document = serde_path_to_error::deserialize(&value).map_err(|e| {
         let path = e.path().to_string();
         let path = if path == "." { "document".into() } else { path };
-        InvalidInput::new(path, e.inner().to_string())
+        InvalidInput::new(path, without_values(&e.inner().to_string()))
     })?;
     check::check(&mut doc)?;
     Ok(doc)
@@ -85,11 +85,60 @@ fn check_header(value: &Value) -> Result<(), InvalidInput> {
     }
 }
 
+/// A serde message without the value it quotes: `invalid type: string "…", expected i64`
+/// becomes `invalid type: a string, expected i64`, `unknown variant `…`, expected …` loses
+/// the variant. Field names (`unknown field`, `missing field`) are kept: the path has them.
+fn without_values(message: &str) -> String {
+    for prefix in ["invalid type: ", "invalid value: "] {
+        if let Some(rest) = message.strip_prefix(prefix) {
+            if let Some(at) = rest.rfind(", expected ") {
+                let (unexpected, expected) = rest.split_at(at);
+                let kind = if unexpected.starts_with("string ") || unexpected.starts_with("character ") {
+                    "a string"
+                } else {
+                    unexpected
+                };
+                return format!("{prefix}{kind}{expected}");
+            }
+            return format!("{prefix}not accepted here");
+        }
+    }
+    if message.starts_with("unknown variant ") {
+        return match message.rfind(", expected ") {
+            Some(at) => format!("unknown value{}", &message[at..]),
+            None => "unknown value".to_string(),
+        };
+    }
+    message.to_string()
+}
+
 fn syntax_kind(e: &serde_json::Error) -> &'static str {
     match e.classify() {
         serde_json::error::Category::Eof => "unexpected end of file",
         serde_json::error::Category::Syntax => "syntax error",
         serde_json::error::Category::Io => "read error",
         serde_json::error::Category::Data => "unexpected value",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serde_messages_lose_the_values_they_quote() {
+        let cases = [
+            ("invalid type: string \"sk-canary\", expected i64", "invalid type: a string, expected i64"),
+            ("invalid value: string \"x, expected y\", expected a bool", "invalid value: a string, expected a bool"),
+            (
+                "unknown variant `canary`, expected `openai` or `anthropic`",
+                "unknown value, expected `openai` or `anthropic`",
+            ),
+            ("invalid type: integer `5`, expected a string", "invalid type: integer `5`, expected a string"),
+            ("missing field `slug`", "missing field `slug`"),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(without_values(raw), want, "serde's quote of the input is dropped, the rest kept");
+        }
     }
 }
