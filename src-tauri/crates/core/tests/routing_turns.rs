@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use fixture::{basis, criteria, pool, NOW};
 use switchyard_core::routing::{
-    plan_next, select_for_turn, CircuitBoard, Eligibility, Failure, FailureKind, GiveUp, Outcome, Plan, PlanInput,
-    ProfileView, Scope, SelectionReason, Strategy, Swrr, TurnBindings, DEFAULT_MAX_ATTEMPTS,
+    plan_next, select_for_turn, CircuitBoard, Eligibility, Failure, FailureKind, GiveUp, Plan, PlanInput, ProfileView,
+    Scope, SelectionReason, Strategy, Swrr, TurnBindings, DEFAULT_MAX_ATTEMPTS,
 };
 
 const M: &str = "m";
@@ -35,7 +35,8 @@ struct World {
 /// The attempts of one request (profile id, reason) and how it ended.
 struct Request {
     attempts: Vec<(String, SelectionReason)>,
-    end: Plan,
+    /// `None`: an attempt succeeded and was delivered; else the planner's last decision.
+    end: Option<Plan>,
 }
 
 impl World {
@@ -70,7 +71,7 @@ impl World {
         let Some(sel) = sel else {
             return Request {
                 attempts: vec![],
-                end: Plan::GiveUp(GiveUp::NoAlternative { kind: FailureKind::Unknown }),
+                end: Some(Plan::GiveUp(GiveUp::NoAlternative { kind: FailureKind::Unknown })),
             };
         };
         let mut current = self.profiles[sel.index].id.clone();
@@ -80,27 +81,25 @@ impl World {
         loop {
             attempts += 1;
             log.push((current.clone(), reason));
-            let outcome = match answer(&current) {
+            let failure = match answer(&current) {
                 Answer::Ok => {
                     self.bindings.commit(turn, now);
-                    Outcome::Success
+                    return Request { attempts: log, end: None };
                 }
-                Answer::FailBeforeOutput(f) => Outcome::Failure(f),
+                Answer::FailBeforeOutput(f) => f,
                 Answer::FailAfterOutput(f) => {
                     self.bindings.commit(turn, now);
-                    Outcome::Failure(f)
+                    f
                 }
             };
-            if let Outcome::Failure(f) = outcome {
-                let _ = self.board.record_failure(&current, M, &f, NOW);
-            }
+            let _ = self.board.record_failure(&current, M, &failure, NOW);
             let tried: Vec<&str> = log.iter().map(|(p, _)| p.as_str()).collect();
             let alternatives_owned: Vec<String> =
                 self.eligible_ids().into_iter().filter(|p| !tried.contains(&p.as_str())).collect();
             let alternatives: Vec<&str> = alternatives_owned.iter().map(String::as_str).collect();
             let committed = self.bindings.peek(turn, now).is_some_and(|b| b.committed);
             let plan = plan_next(&PlanInput {
-                outcome,
+                failure,
                 committed,
                 attempts,
                 same_retries,
@@ -118,7 +117,7 @@ impl World {
                     reason = why;
                 }
                 Plan::RetrySame => same_retries += 1,
-                end => return Request { attempts: log, end },
+                end => return Request { attempts: log, end: Some(end) },
             }
         }
     }
@@ -162,7 +161,7 @@ fn failover_before_output_rebinds_the_turn() {
             Answer::Ok
         }
     });
-    assert_eq!(r.end, Plan::Deliver, "the second profile answered");
+    assert_eq!(r.end, None, "the second profile answered (delivered, no plan needed)");
     assert_eq!(
         r.attempts,
         vec![
@@ -186,7 +185,7 @@ fn no_failover_after_output() {
     assert_eq!(r.attempts.len(), 1, "an error after the first content byte is not retried elsewhere");
     assert_eq!(
         r.end,
-        Plan::GiveUp(GiveUp::Committed { kind: FailureKind::RateLimited }),
+        Some(Plan::GiveUp(GiveUp::Committed { kind: FailureKind::RateLimited })),
         "the error is delivered to the client in-stream"
     );
 
@@ -198,7 +197,10 @@ fn no_failover_after_output() {
         vec![(ok.attempts[0].0.clone(), SelectionReason::Sticky)],
         "a committed turn's next call tries only its binding"
     );
-    assert!(matches!(later.end, Plan::GiveUp(GiveUp::Committed { .. })), "no credential failover in a committed turn");
+    assert!(
+        matches!(later.end, Some(Plan::GiveUp(GiveUp::Committed { .. }))),
+        "no credential failover in a committed turn"
+    );
 }
 
 #[test]
@@ -206,7 +208,7 @@ fn attempts_are_bounded() {
     let mut w = World::new(5);
     let r = w.request("t", &mut |_| Answer::FailBeforeOutput(rate_limited()));
     assert_eq!(r.attempts.len(), DEFAULT_MAX_ATTEMPTS as usize, "at most max_attempts physical attempts");
-    assert!(matches!(r.end, Plan::GiveUp(GiveUp::AttemptsExhausted { .. })), "then it gives up");
+    assert!(matches!(r.end, Some(Plan::GiveUp(GiveUp::AttemptsExhausted { .. }))), "then it gives up");
 
     let mut w = World::new(1);
     let overloaded = Failure::new(FailureKind::Overloaded, Scope::Provider);

@@ -41,7 +41,7 @@ pub use readiness::MAX_EVIDENCE_AGE_KEY;
 pub use relay_settings::{AttemptView, DEFAULT_RELAY_PORT, RELAY_PORT_KEY};
 pub use reorder::OrderEntry;
 pub use requests::{ConnectionEdit, NewConnection, NewProfile, ProfileEdit};
-pub use router::{Attempt, AttemptReport, NextAttempt, Router, Snapshot, TurnRun};
+pub use router::{AttemptReport, Recording, Reply, Route, Routed, Router, Snapshot, Target, Transport, TurnRun};
 pub use routing_views::{
     EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness, RoutingStatus, VerifyEvent,
     VerifyReport, VerifyResult,

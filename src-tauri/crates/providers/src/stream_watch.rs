@@ -106,6 +106,11 @@ impl StreamWatch {
         self.usage
     }
 
+    /// The provider sent an error event.
+    pub fn saw_error_event(&self) -> bool {
+        self.error.is_some()
+    }
+
     /// How the stream ended; `broken`: the upstream body failed instead of ending.
     pub fn ending(&self, broken: bool) -> Ending {
         if let Some(f) = self.error {

@@ -27,7 +27,7 @@ const HOP_BY_HOP: &[&str] = &[
 
 /// Client headers that carry the relay token or the client's own credentials (cookies),
 /// never forwarded upstream — in legacy mode too: the one documented exception to byte for
-/// byte, together with the hop-by-hop headers (DESIGN invariant 19).
+/// byte, together with the hop-by-hop headers (docs/design.md, invariant 19).
 const CLIENT_CREDENTIALS: &[&str] = &["authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"];
 
 /// Headers the client's `Connection` header nominates as hop-by-hop (RFC 9110 §7.6.1).

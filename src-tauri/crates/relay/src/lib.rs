@@ -8,15 +8,15 @@ mod auth;
 mod forward;
 mod guard;
 mod health;
-mod legacy;
 mod reply;
 mod request;
-mod routed;
+mod respond;
 mod server;
 mod state;
 mod stream;
 #[cfg(test)]
 mod stream_props;
+mod transport;
 mod upstream;
 
 use std::future::Future;

@@ -12,10 +12,14 @@ use bytes::Bytes;
 use serde_json::Value;
 use switchyard_core::turn::{turn_key, ClientIds};
 
-use crate::forward::is_models_listing;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::forward::{is_models_listing, upstream_url};
+use crate::respond::respond;
 use crate::server::ConnMark;
 use crate::state::RelayState;
-use crate::{guard, legacy, reply, routed, MAX_BODY_BYTES};
+use crate::transport::HttpTransport;
+use crate::{guard, reply, MAX_BODY_BYTES};
 
 /// A client request, as received.
 #[derive(Debug)]
@@ -85,9 +89,38 @@ pub async fn handle(
         Ok(run) => run,
         Err(e) => return reply::engine_error(snap.protocol, &e),
     };
-    if run.is_legacy() {
-        legacy::forward(state, run, incoming).await
+    let legacy = run.is_legacy();
+    let body = if legacy {
+        incoming.body.clone()
     } else {
-        routed::forward(state, run, incoming).await
+        upstream_body(&incoming, run.model.as_deref().map(|m| snap.upstream_model(m)))
+    };
+    let transport = HttpTransport {
+        state: &state,
+        snap: snap.clone(),
+        method: incoming.method.clone(),
+        url: upstream_url(&snap, &incoming.rest, incoming.query.as_deref()),
+        client_headers: &incoming.headers,
+        body,
+        timed_out: AtomicBool::new(false),
+    };
+    let routed = match state.router.route(run, &transport).await {
+        Ok(r) => r,
+        Err(e) => return reply::engine_error(snap.protocol, &e),
+    };
+    let timed_out = transport.timed_out.load(Ordering::Relaxed);
+    respond(snap.protocol, incoming.is_responses_api(), timed_out, routed)
+}
+
+/// The request body sent upstream: the client's bytes, with the model renamed only where
+/// the connection's mapping says so.
+fn upstream_body(incoming: &Incoming, upstream_model: Option<&str>) -> Bytes {
+    match (incoming.model(), upstream_model) {
+        (Some(asked), Some(mapped)) if asked != mapped => {
+            let mut json = incoming.json.clone();
+            json["model"] = serde_json::Value::String(mapped.to_string());
+            serde_json::to_vec(&json).map(Bytes::from).unwrap_or_else(|_| incoming.body.clone())
+        }
+        _ => incoming.body.clone(),
     }
 }

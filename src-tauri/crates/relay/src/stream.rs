@@ -2,20 +2,19 @@
 //! preamble and first content), then the upstream stream as it arrives, unchanged. On the
 //! side a [`StreamWatch`] (the same one that read the held bytes) reads usage, errors and the
 //! clean end — through the content coding when the answer is compressed — and, when allowed,
-//! an interrupted stream is ended with the dialect's error event. The attempt is recorded
-//! when the body is finished or dropped (client gone), so every attempt reaches the ledger.
+//! an interrupted stream is ended with the dialect's error event. The engine's recording of
+//! the attempt rides along and writes its row when the body is finished or dropped (client
+//! gone), so every attempt reaches the ledger exactly once.
 
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use axum::body::HttpBody;
 use bytes::Bytes;
 use http_body::{Frame, SizeHint};
 use switchyard_core::routing::Failure;
 use switchyard_core::Protocol;
-use switchyard_engine::{Attempt, AttemptReport, Router, TurnRun};
+use switchyard_engine::Recording;
 use switchyard_providers::content_coding::{Coding, Decoder};
 use switchyard_providers::sse::interrupted_event;
 use switchyard_providers::stream_watch::StreamWatch;
@@ -34,42 +33,20 @@ pub enum Sniff {
     Json { copy: Vec<u8>, coding: Coding },
 }
 
-type Write = Box<dyn FnOnce(&AttemptReport) + Send>;
-
-/// Records the attempt once, when the body ends or is dropped.
-pub struct Recorder {
-    started: Instant,
-    pub report: AttemptReport,
-    write: Option<Write>,
+/// Where the tail reports what it read: the engine's [`Recording`] (which writes the ledger
+/// row once, when the tail is dropped), or a capture in tests.
+pub trait Ledgered: Send + 'static {
+    fn set_usage(&mut self, usage: Usage);
+    fn set_failure(&mut self, failure: Failure);
 }
 
-impl Recorder {
-    /// Writes to the router's ledger; holding `attempt` keeps its probe lease until then.
-    pub fn new(router: Arc<Router>, run: TurnRun, attempt: Attempt, report: AttemptReport) -> Self {
-        let started = attempt.started;
-        let write: Write = Box::new(move |r: &AttemptReport| router.record(&run, &attempt, r));
-        Recorder { started, report, write: Some(write) }
+impl Ledgered for Recording {
+    fn set_usage(&mut self, usage: Usage) {
+        Recording::set_usage(self, usage.input_tokens, usage.output_tokens);
     }
 
-    /// Hands the finished report to `write` (tests).
-    #[cfg(test)]
-    pub fn to(write: impl FnOnce(&AttemptReport) + Send + 'static) -> Self {
-        Recorder { started: Instant::now(), report: AttemptReport::default(), write: Some(Box::new(write)) }
-    }
-
-    /// The tokens the answer reported, for the ledger row.
-    pub fn set_usage(&mut self, usage: Usage) {
-        self.report.input_tokens = usage.input_tokens;
-        self.report.output_tokens = usage.output_tokens;
-    }
-}
-
-impl Drop for Recorder {
-    fn drop(&mut self) {
-        self.report.duration_ms = i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX);
-        if let Some(write) = self.write.take() {
-            write(&self.report);
-        }
+    fn set_failure(&mut self, failure: Failure) {
+        Recording::set_failure(self, failure);
     }
 }
 
@@ -82,16 +59,16 @@ enum End {
     Break,
 }
 
-pub struct Tail {
+pub struct Tail<R: Ledgered> {
     held: Option<Bytes>,
     upstream: UpstreamBody,
     sniff: Sniff,
     done: bool,
-    recorder: Recorder,
+    recorder: R,
 }
 
-impl Tail {
-    pub fn new(held: Option<Bytes>, upstream: UpstreamBody, sniff: Sniff, recorder: Recorder) -> Self {
+impl<R: Ledgered> Tail<R> {
+    pub fn new(held: Option<Bytes>, upstream: UpstreamBody, sniff: Sniff, recorder: R) -> Self {
         Tail { held, upstream, sniff, done: false, recorder }
     }
 
@@ -115,7 +92,7 @@ impl Tail {
                 let usage = Decoder::decode_all(*coding, copy).map(|b| usage_from_body(&b)).unwrap_or_default();
                 self.recorder.set_usage(usage);
                 if broken {
-                    self.recorder.report.failure.get_or_insert(Failure::network());
+                    self.recorder.set_failure(Failure::network());
                     return End::Break;
                 }
                 End::Done
@@ -124,7 +101,7 @@ impl Tail {
                 let ending = watch.ending(broken);
                 self.recorder.set_usage(watch.usage());
                 if let Some(f) = ending.failure {
-                    self.recorder.report.failure.get_or_insert(f);
+                    self.recorder.set_failure(f);
                 }
                 if !(ending.needs_error_event && *inject) {
                     // Legacy passes the provider's ending on as it was.
@@ -139,7 +116,30 @@ impl Tail {
     }
 }
 
-impl HttpBody for Tail {
+/// The client went away before the upstream body ended (Codex closes its connection right
+/// after `response.completed`): what was read still counts — usage, and an error event the
+/// provider sent — but a stream cut short by the client is not the provider's failure.
+impl<R: Ledgered> Drop for Tail<R> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        match &self.sniff {
+            Sniff::Json { copy, coding } => {
+                let usage = Decoder::decode_all(*coding, copy).map(|b| usage_from_body(&b)).unwrap_or_default();
+                self.recorder.set_usage(usage);
+            }
+            Sniff::Sse { watch, .. } => {
+                self.recorder.set_usage(watch.usage());
+                if let Some(f) = watch.ending(false).failure.filter(|_| watch.saw_error_event()) {
+                    self.recorder.set_failure(f);
+                }
+            }
+        }
+    }
+}
+
+impl<R: Ledgered + Unpin> HttpBody for Tail<R> {
     type Data = Bytes;
     type Error = std::io::Error;
 

@@ -23,9 +23,34 @@ use switchyard_engine::AttemptReport;
 use switchyard_providers::content_coding::Coding;
 use switchyard_providers::stream_watch::StreamWatch;
 
-use crate::routed::{read_answer, Answer, Failed};
-use crate::stream::{Recorder, Sniff, Tail};
+use crate::stream::{Ledgered, Sniff, Tail};
+use crate::transport::{read_answer, Answer};
 use crate::upstream::{BoxError, UpstreamBody};
+
+/// What the tail reported, handed over when it is dropped (as the engine's recording writes).
+struct Capture {
+    report: AttemptReport,
+    sink: Arc<Mutex<Option<AttemptReport>>>,
+}
+
+impl Ledgered for Capture {
+    fn set_usage(&mut self, usage: switchyard_providers::usage::Usage) {
+        self.report.input_tokens = usage.input_tokens;
+        self.report.output_tokens = usage.output_tokens;
+    }
+
+    fn set_failure(&mut self, failure: switchyard_core::routing::Failure) {
+        self.report.failure.get_or_insert(failure);
+    }
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        if let Ok(mut slot) = self.sink.lock() {
+            *slot = Some(self.report.clone());
+        }
+    }
+}
 
 /// An upstream body that yields these reads, then ends or (when `breaks`) fails.
 struct Reads {
@@ -149,11 +174,7 @@ async fn relay_async(
     let coding = Coding::from_header(coding_name);
     let report: Arc<Mutex<Option<AttemptReport>>> = Arc::default();
     let sink = report.clone();
-    let recorder = Recorder::to(move |r| {
-        if let Ok(mut slot) = sink.lock() {
-            *slot = Some(r.clone());
-        }
-    });
+    let recorder = Capture { report: AttemptReport::default(), sink };
     let (tail, committed) = match mode {
         Mode::Legacy => {
             let watch = Box::new(StreamWatch::new(f.protocol, coding));
@@ -161,11 +182,8 @@ async fn relay_async(
                 Sniff::Sse { watch, protocol: f.protocol, responses_api: f.responses_api, inject: false, coding };
             (Tail::new(None, resp.into_body(), sniff, recorder), false)
         }
-        Mode::Routed => match read_answer(f.protocol, Instant::now(), resp).await {
-            Answer::Failed(failed, _) => {
-                let failure = match failed {
-                    Failed::Answer(_, f) | Failed::Broken(f) => f,
-                };
+        Mode::Routed => match read_answer(f.protocol, Instant::now(), resp, true).await {
+            Answer::Failed(failure, _, _) => {
                 drop(recorder);
                 return Seen {
                     client: None,
@@ -176,8 +194,9 @@ async fn relay_async(
                     committed: false,
                 };
             }
-            Answer::Success { held, tail, usage, .. } => {
-                let Some((upstream, watch)) = tail else { panic!("{}: a stream has a tail", f.name) };
+            Answer::Success(d, _) => {
+                let (held, usage) = (d.held, d.usage);
+                let Some((upstream, Some(watch))) = d.tail else { panic!("{}: a stream has a watched tail", f.name) };
                 let sniff =
                     Sniff::Sse { watch, protocol: f.protocol, responses_api: f.responses_api, inject: true, coding };
                 let mut recorder = recorder;
@@ -338,6 +357,61 @@ fn a_connection_reset_after_the_closing_event_is_still_a_complete_answer() {
             let broken = relay(&t, Mode::Legacy, None, t.bytes, &[], true);
             assert!(broken.client_broken, "{}: legacy passes a broken stream on as broken", t.name);
             assert_eq!(broken.failure, Some(FailureKind::Network), "{}: recorded as network", t.name);
+        }
+    }
+}
+
+/// Codex closes its connection right after `response.completed`: the tail is dropped before
+/// the upstream body ends, and the usage it already read must still reach the ledger.
+#[test]
+fn a_client_that_leaves_after_the_last_event_still_gets_its_usage_recorded() {
+    let rt = tokio::runtime::Builder::new_current_thread().build();
+    let Ok(rt) = rt else { panic!("a current-thread runtime") };
+    for f in fixtures().into_iter().filter(|f| f.name.ends_with("_text") || f.name.ends_with("_tool")) {
+        for (mode, inject) in [(Mode::Legacy, false), (Mode::Routed, true)] {
+            let report: Arc<Mutex<Option<AttemptReport>>> = Arc::default();
+            let recorder = Capture { report: AttemptReport::default(), sink: report.clone() };
+            // The stream in two reads; the second is never followed by the end of the body.
+            let half = f.bytes.len() / 2;
+            let chunks = vec![Bytes::copy_from_slice(&f.bytes[..half]), Bytes::copy_from_slice(&f.bytes[half..])];
+            let upstream: UpstreamBody = BoxBody::new(Hangs(chunks.into()));
+            let watch = Box::new(StreamWatch::new(f.protocol, Coding::Identity));
+            let sniff = Sniff::Sse {
+                watch,
+                protocol: f.protocol,
+                responses_api: f.responses_api,
+                inject,
+                coding: Coding::Identity,
+            };
+            let mut tail = Box::pin(Tail::new(None, upstream, sniff, recorder));
+            rt.block_on(async {
+                for _ in 0..2 {
+                    let _ = tail.frame().await;
+                }
+            });
+            drop(tail);
+            let r = report.lock().ok().and_then(|r| r.clone()).unwrap_or_default();
+            assert!(
+                r.input_tokens.is_some() && r.output_tokens.is_some(),
+                "{} {mode:?}: usage recorded: {r:?}",
+                f.name
+            );
+            assert_eq!(r.failure, None, "{} {mode:?}: the client leaving is not a provider failure", f.name);
+        }
+    }
+}
+
+/// Yields its reads, then never ends (the client leaves first).
+struct Hangs(VecDeque<Bytes>);
+
+impl http_body::Body for Hangs {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        match self.0.pop_front() {
+            Some(c) => Poll::Ready(Some(Ok(Frame::data(c)))),
+            None => Poll::Pending,
         }
     }
 }

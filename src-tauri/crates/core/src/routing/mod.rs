@@ -10,7 +10,7 @@
 //! 2. `select_for_turn` → `Selection`; `TurnBindings::bind`;
 //! 3. `CircuitBoard::admit` → `Closed`, `Probe(lease)` (reason `probe`) or `Blocked`;
 //! 4. after the attempt: `CircuitBoard::record_failure` or resolve the lease, then
-//!    `plan_next` → `Deliver` / `FailoverTo` (→ `TurnBindings::rebind`) / `RetrySame` / `GiveUp`;
+//!    `plan_next` (after a failure) → `FailoverTo` (→ `TurnBindings::rebind`) / `RetrySame` / `GiveUp`;
 //! 5. `TurnBindings::commit` once the first content byte reached the client.
 
 pub mod binding;
@@ -35,7 +35,7 @@ pub use cooldown::{unix_ms, CooldownEnd, CooldownPolicy};
 pub use eligibility::{evaluate, Criteria, Eligibility, EvidenceView, Exclusion, ModelSet, ProfileView};
 pub use failure::{Failure, FailureKind, Scope};
 pub use gate::{evaluate_gates, ExcludedProfile, GateReport, ModelGate};
-pub use planner::{attempt_limit, plan_next, GiveUp, Outcome, Plan, PlanInput, DEFAULT_MAX_ATTEMPTS};
+pub use planner::{attempt_limit, plan_next, GiveUp, Plan, PlanInput, DEFAULT_MAX_ATTEMPTS};
 pub use probe::{Admission, ProbeLease};
 pub use selection::{select_for_turn, Selection, SelectionReason, Strategy};
 pub use swrr::{select_priority, Candidate, Swrr, SwrrTable};

@@ -1,5 +1,6 @@
-//! The attempt planner: after each physical attempt of a request, decide whether to deliver,
-//! fail over to another profile, retry the same profile once, or give up (invariants 6, 9, 10).
+//! The attempt planner: after a failed physical attempt of a request, decide whether to fail
+//! over to another profile, retry the same profile once, or give up (invariants 6, 9, 10).
+//! A success needs no plan: it is delivered.
 
 use serde::Serialize;
 
@@ -9,17 +10,11 @@ use super::selection::SelectionReason;
 /// Default bound on physical attempts per request.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
 
-/// The result of the attempt just made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    Success,
-    Failure(Failure),
-}
-
 /// Everything the planner decides from.
 #[derive(Debug, Clone, Copy)]
 pub struct PlanInput<'a> {
-    pub outcome: Outcome,
+    /// How the attempt just made failed.
+    pub failure: Failure,
     /// Output of this turn already reached the client.
     pub committed: bool,
     /// Physical attempts made for this request so far, the one just finished included.
@@ -52,8 +47,7 @@ pub enum GiveUp {
 /// The next step of a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Plan {
-    Deliver,
-    /// Rebind the turn to this profile id and attempt again.
+    /// Rebind the turn to this profile id (the first alternative) and attempt again.
     FailoverTo(String, SelectionReason),
     /// Attempt again on the same profile (once, transient provider trouble only).
     RetrySame,
@@ -66,14 +60,11 @@ pub fn attempt_limit(max_attempts: u32, eligible_count: usize) -> u32 {
     max_attempts.min(by_eligible).max(1)
 }
 
-/// Decides the next step. Order: success delivers; any failure after commit gives up;
-/// the attempt bound gives up; credential scopes fail over to the first alternative;
-/// transient provider failures retry the same profile once; everything else gives up.
+/// Decides the next step after a failure. Order: any failure after commit gives up; the
+/// attempt bound gives up; credential scopes fail over to the first alternative; transient
+/// provider failures retry the same profile once; everything else gives up.
 pub fn plan_next(input: &PlanInput<'_>) -> Plan {
-    let failure = match input.outcome {
-        Outcome::Success => return Plan::Deliver,
-        Outcome::Failure(f) => f,
-    };
+    let failure = input.failure;
     let kind = failure.kind;
     if input.committed {
         return Plan::GiveUp(GiveUp::Committed { kind });
@@ -97,9 +88,9 @@ pub fn plan_next(input: &PlanInput<'_>) -> Plan {
 mod tests {
     use super::*;
 
-    fn input(outcome: Outcome, attempts: u32, alternatives: &'static [&'static str]) -> PlanInput<'static> {
+    fn input(failure: Failure, attempts: u32, alternatives: &'static [&'static str]) -> PlanInput<'static> {
         PlanInput {
-            outcome,
+            failure,
             committed: false,
             attempts,
             same_retries: 0,
@@ -109,8 +100,8 @@ mod tests {
         }
     }
 
-    fn fail(kind: FailureKind, scope: Scope) -> Outcome {
-        Outcome::Failure(Failure::new(kind, scope))
+    fn fail(kind: FailureKind, scope: Scope) -> Failure {
+        Failure::new(kind, scope)
     }
 
     #[test]

@@ -1,15 +1,14 @@
-//! One request's attempt loop as the relay drives it: pick the profile for the next
-//! physical attempt (legacy primary, sticky binding, SWRR or priority, failover, probe),
-//! settle the attempt's circuits, plan the next step, and record the attempt.
+//! The steps of one request's attempt loop (`route.rs` runs them in order): pick the profile
+//! for the next physical attempt (legacy primary, sticky binding, SWRR or priority, failover
+//! to the planner's choice, probe), settle the attempt's circuits, and plan the next step.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use switchyard_core::routing::{
-    plan_next, select_for_turn, Admission, Eligibility, Exclusion, Failure, FailureKind, Outcome, Plan, PlanInput,
-    ProbeLease, SelectionReason, DEFAULT_MAX_ATTEMPTS,
+    plan_next, select_for_turn, select_priority, Admission, Eligibility, Exclusion, Failure, FailureKind, Plan,
+    PlanInput, ProbeLease, SelectionReason, Strategy, Swrr, DEFAULT_MAX_ATTEMPTS,
 };
-use switchyard_store::attempts::AttemptRow;
 use switchyard_vault::Secret;
 
 use crate::error::EngineError;
@@ -19,7 +18,8 @@ use crate::router::{Router, Snapshot};
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Pending {
     First,
-    Failover(FailureKind),
+    /// To the planner's choice (the most preferred untried eligible profile).
+    Failover(FailureKind, String),
     RetrySame(String, SelectionReason),
 }
 
@@ -49,10 +49,6 @@ impl TurnRun {
     pub fn attempts(&self) -> u32 {
         self.attempts
     }
-
-    pub fn is_committed(&self) -> bool {
-        self.committed
-    }
 }
 
 /// One physical attempt: the chosen profile and its secret, read for this attempt.
@@ -63,7 +59,6 @@ pub struct Attempt {
     pub reason: SelectionReason,
     pub secret: Arc<Secret>,
     lease: Option<ProbeLease>,
-    pub started: Instant,
 }
 
 /// The next step of a request.
@@ -119,7 +114,7 @@ impl Router {
     }
 
     /// Chooses the profile of the next attempt and reads its secret.
-    pub async fn next_attempt(&self, run: &mut TurnRun) -> Result<NextAttempt, EngineError> {
+    pub(crate) async fn next_attempt(&self, run: &mut TurnRun) -> Result<NextAttempt, EngineError> {
         if run.is_legacy() {
             return self.legacy_attempt(run).await;
         }
@@ -149,7 +144,7 @@ impl Router {
                 let mut bindings = self.bindings_lock();
                 let now = Instant::now();
                 match run.pending {
-                    Pending::Failover(_) => {
+                    Pending::Failover(..) => {
                         let _ = bindings.rebind(&run.turn, &profile.id, now);
                     }
                     _ => bindings.bind(&run.turn, &profile.id, now),
@@ -160,20 +155,13 @@ impl Router {
                 run.tried.push(profile.id.clone());
             }
             let number = run.attempts;
-            return Ok(NextAttempt::Go(Attempt {
-                profile_id: profile.id.clone(),
-                number,
-                reason,
-                secret,
-                lease,
-                started: Instant::now(),
-            }));
+            return Ok(NextAttempt::Go(Attempt { profile_id: profile.id.clone(), number, reason, secret, lease }));
         }
     }
 
     /// The attempt was answered successfully (before any output was sent): close its
     /// circuits if it was a probe.
-    pub async fn attempt_succeeded(&self, attempt: &mut Attempt) {
+    pub(crate) async fn attempt_succeeded(&self, attempt: &mut Attempt) {
         if let Some(lease) = attempt.lease.take() {
             for snap in lease.succeed() {
                 let _ = self.engine.persist_circuit(&snap).await;
@@ -182,7 +170,7 @@ impl Router {
     }
 
     /// The attempt failed with a classified failure: update its circuits and plan the next step.
-    pub async fn attempt_failed(&self, run: &mut TurnRun, attempt: &mut Attempt, failure: Failure) -> Plan {
+    pub(crate) async fn attempt_failed(&self, run: &mut TurnRun, attempt: &mut Attempt, failure: Failure) -> Plan {
         let model = run.model.clone().unwrap_or_default();
         match attempt.lease.take() {
             Some(lease) => {
@@ -200,11 +188,10 @@ impl Router {
                 scope: failure.scope,
             });
         }
-        let alternatives: Vec<String> =
-            self.eligible(run).into_iter().map(|i| run.snapshot.profiles[i].id.clone()).collect();
+        let alternatives = self.alternatives(run);
         let alternatives: Vec<&str> = alternatives.iter().map(String::as_str).collect();
         let plan = plan_next(&PlanInput {
-            outcome: Outcome::Failure(failure),
+            failure,
             committed: run.committed,
             attempts: run.attempts,
             same_retries: run.same_retries,
@@ -213,43 +200,41 @@ impl Router {
             alternatives: &alternatives,
         });
         match &plan {
-            Plan::FailoverTo(_, SelectionReason::Failover(kind)) => run.pending = Pending::Failover(*kind),
-            Plan::FailoverTo(_, _) => run.pending = Pending::Failover(failure.kind),
+            Plan::FailoverTo(id, SelectionReason::Failover(kind)) => run.pending = Pending::Failover(*kind, id.clone()),
+            Plan::FailoverTo(id, _) => run.pending = Pending::Failover(failure.kind, id.clone()),
             Plan::RetrySame => {
                 run.same_retries += 1;
                 run.pending = Pending::RetrySame(attempt.profile_id.clone(), attempt.reason);
             }
-            Plan::Deliver | Plan::GiveUp(_) => {}
+            Plan::GiveUp(_) => {}
         }
         plan
     }
 
-    /// Output of this turn reached the client: no more credential failover in this turn.
-    pub fn commit(&self, run: &mut TurnRun) {
-        run.committed = true;
-        self.bindings_lock().commit(&run.turn, Instant::now());
+    /// Eligible profiles not yet tried, most preferred first: the one SWRR (on a copy of its
+    /// state) or priority order would pick next, then the others.
+    fn alternatives(&self, run: &TurnRun) -> Vec<String> {
+        let snap = &run.snapshot;
+        let mut eligible = self.eligible(run);
+        let model = run.model.as_deref().unwrap_or("");
+        let first = match snap.strategy {
+            Some(Strategy::Balanced) => {
+                let mut swrr: Swrr = self.swrr_lock().state(&snap.connection_id, model).cloned().unwrap_or_default();
+                swrr.select(&snap.profiles, &eligible)
+            }
+            Some(Strategy::Priority) => select_priority(&snap.profiles, &eligible),
+            None => None,
+        };
+        if let Some(pos) = first.and_then(|f| eligible.iter().position(|&i| i == f)) {
+            eligible[..=pos].rotate_right(1);
+        }
+        eligible.into_iter().map(|i| snap.profiles[i].id.clone()).collect()
     }
 
-    /// Appends the attempt to the ledger (off the request path).
-    pub fn record(&self, run: &TurnRun, attempt: &Attempt, report: &AttemptReport) {
-        let now = self.engine.now_ms();
-        self.ledger.record(AttemptRow {
-            at_ms: now - report.duration_ms,
-            connection_id: run.snapshot.connection_id.clone(),
-            turn: run.turn.clone(),
-            attempt: i64::from(attempt.number),
-            profile_id: attempt.profile_id.clone(),
-            reason: attempt.reason.to_string(),
-            model: run.model.clone(),
-            status: report.status.map(i64::from),
-            failure_kind: report.failure.map(|f| f.kind.as_str().to_string()),
-            scope: report.failure.map(|f| f.scope.as_str().to_string()),
-            ttfb_ms: report.ttfb_ms,
-            duration_ms: Some(report.duration_ms),
-            input_tokens: report.input_tokens,
-            output_tokens: report.output_tokens,
-            session: run.session.clone(),
-        });
+    /// Output of this turn reached the client: no more credential failover in this turn.
+    pub(crate) fn commit(&self, run: &mut TurnRun) {
+        run.committed = true;
+        self.bindings_lock().commit(&run.turn, Instant::now());
     }
 
     async fn legacy_attempt(&self, run: &mut TurnRun) -> Result<NextAttempt, EngineError> {
@@ -275,7 +260,6 @@ impl Router {
             reason: SelectionReason::LegacyPrimary,
             secret,
             lease: None,
-            started: Instant::now(),
         }))
     }
 
@@ -310,14 +294,18 @@ impl Router {
             Pending::First => self.bindings_lock().get(&run.turn, Instant::now()).map(|b| b.profile_id.clone()),
             _ => None,
         };
+        // A failover goes to the planner's choice; the selection still runs so SWRR counts
+        // it exactly as before (on the same state and eligible set it picks the same profile).
         let selection = self.swrr_lock().with_state(&snap.connection_id, model, |s| {
             select_for_turn(strategy, bound.as_deref(), &snap.profiles, &eligible, s)
         })?;
-        let reason = match run.pending {
-            Pending::Failover(kind) => SelectionReason::Failover(kind),
-            _ => selection.reason,
-        };
-        Some((selection.index, reason))
+        match &run.pending {
+            Pending::Failover(kind, id) => {
+                let index = eligible.iter().copied().find(|&i| &snap.profiles[i].id == id).unwrap_or(selection.index);
+                Some((index, SelectionReason::Failover(*kind)))
+            }
+            _ => Some((selection.index, selection.reason)),
+        }
     }
 
     /// 503, or 429 when every blocked profile is cooling down for rate or quota reasons,

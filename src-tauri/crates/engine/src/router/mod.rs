@@ -1,8 +1,10 @@
 //! The router the relay drives: per-connection snapshots, the secret cache, SWRR state,
-//! turn bindings, the circuit board and the attempt ledger. The relay does HTTP; every
+//! turn bindings, the circuit board, the attempt ledger and the one routing loop
+//! (`Router::route`, in `route.rs`). The relay does HTTP through a [`Transport`]; every
 //! routing decision is made here and in `switchyard_core::routing`.
 
 mod attempt;
+mod route;
 mod secrets;
 mod snapshot;
 
@@ -15,7 +17,8 @@ use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::ledger::Ledger;
 
-pub use attempt::{Attempt, AttemptReport, NextAttempt, TurnRun};
+pub use attempt::{AttemptReport, NextAttempt, TurnRun};
+pub use route::{Recording, Reply, Route, Routed, Target, Transport};
 pub use secrets::SecretCache;
 pub use snapshot::Snapshot;
 

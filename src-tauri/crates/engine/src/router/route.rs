@@ -1,0 +1,217 @@
+//! The one routing loop (docs/design.md, "The request path"): for each physical attempt,
+//! choose the profile (legacy primary, sticky binding, SWRR or priority, failover, probe)
+//! with its admission and lease, let the transport make the HTTP call, settle the circuits,
+//! plan the next step and record the attempt — exactly once, through a [`Recording`] guard
+//! that writes on completion, failure or drop. The relay only does HTTP: it implements
+//! [`Transport`] and turns [`Routed`] into a response. Legacy routing is the same loop with
+//! a one-attempt pass-through policy (`TurnRun::is_legacy`).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use switchyard_core::routing::{Failure, Plan};
+use switchyard_store::attempts::AttemptRow;
+use switchyard_vault::Secret;
+
+use crate::error::EngineError;
+use crate::router::{AttemptReport, NextAttempt, Router, TurnRun};
+
+/// What the transport needs for one physical attempt.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    pub profile_id: &'a str,
+    pub secret: &'a Secret,
+    /// 1 for the first attempt of the request.
+    pub number: u32,
+    /// Legacy pass-through: deliver whatever comes back, as it comes.
+    pub pass_through: bool,
+}
+
+/// The transport's classified answer to one attempt.
+#[derive(Debug)]
+pub enum Reply<D, K> {
+    /// A success to hand to the client (`body`: what the relay streams on). The attempt's
+    /// usage and any later failure are set on the [`Recording`] the engine returns with it.
+    Deliver { status: u16, ttfb_ms: Option<i64>, body: D },
+    /// The attempt failed before any output. `kept`: an answer to deliver as it is when no
+    /// other attempt succeeds (an upstream error answer); `None` when nothing came back.
+    Failed { failure: Failure, status: Option<u16>, ttfb_ms: Option<i64>, kept: Option<K> },
+}
+
+/// The HTTP side of the loop.
+pub trait Transport {
+    /// What a successful attempt hands on (the relay: held bytes and the stream's tail).
+    type Delivered;
+    /// An error answer kept for delivery.
+    type Kept;
+
+    fn attempt(&self, target: Target<'_>) -> impl Future<Output = Reply<Self::Delivered, Self::Kept>> + Send;
+}
+
+/// Which attempt produced what the client gets (outside legacy mode it is told in headers).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    pub profile_id: String,
+    pub attempts: u32,
+    pub reason: String,
+    pub legacy: bool,
+}
+
+/// How a request ended.
+// One value per request, moved once into the response: boxing the recording buys nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Routed<D, K> {
+    /// An attempt succeeded: deliver `body`; `recording` writes its ledger row when dropped.
+    Delivered { body: D, recording: Recording, route: Route },
+    /// Every attempt failed; deliver the last kept error answer as it is.
+    Kept { kept: K, route: Route },
+    /// The last attempt got no answer (network, timeout) and nothing was kept.
+    NoAnswer { failure: Failure, route: Route },
+    /// No profile may serve the request now (503, or 429 when all are cooling down).
+    Unavailable { status: u16, retry_after_secs: Option<u64>, message: String },
+}
+
+/// The ledger row of one physical attempt, written exactly once: by [`Recording::finish`]
+/// or when dropped (the client went away mid-attempt or mid-stream).
+#[derive(Debug)]
+pub struct Recording {
+    router: Arc<Router>,
+    row: Option<AttemptRow>,
+    started: std::time::Instant,
+    pub report: AttemptReport,
+}
+
+impl Recording {
+    fn start(router: &Arc<Router>, run: &TurnRun, profile_id: &str, number: u32, reason: String) -> Self {
+        let row = AttemptRow {
+            at_ms: 0,
+            connection_id: run.snapshot.connection_id.clone(),
+            turn: run.turn.clone(),
+            attempt: i64::from(number),
+            profile_id: profile_id.to_string(),
+            reason,
+            model: run.model.clone(),
+            status: None,
+            failure_kind: None,
+            scope: None,
+            ttfb_ms: None,
+            duration_ms: None,
+            input_tokens: None,
+            output_tokens: None,
+            session: run.session.clone(),
+        };
+        Recording {
+            router: router.clone(),
+            row: Some(row),
+            started: std::time::Instant::now(),
+            report: AttemptReport::default(),
+        }
+    }
+
+    /// Sets the tokens the answer reported.
+    pub fn set_usage(&mut self, input_tokens: Option<i64>, output_tokens: Option<i64>) {
+        self.report.input_tokens = input_tokens;
+        self.report.output_tokens = output_tokens;
+    }
+
+    /// Records a failure seen after delivery started (the first one counts).
+    pub fn set_failure(&mut self, failure: Failure) {
+        self.report.failure.get_or_insert(failure);
+    }
+
+    /// Writes the row now.
+    pub fn finish(mut self) {
+        self.write();
+    }
+
+    fn write(&mut self) {
+        let Some(mut row) = self.row.take() else { return };
+        let duration_ms = i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        let r = &self.report;
+        row.at_ms = self.router.engine.now_ms() - duration_ms;
+        row.status = r.status.map(i64::from);
+        row.failure_kind = r.failure.map(|f| f.kind.as_str().to_string());
+        row.scope = r.failure.map(|f| f.scope.as_str().to_string());
+        row.ttfb_ms = r.ttfb_ms;
+        row.duration_ms = Some(duration_ms);
+        row.input_tokens = r.input_tokens;
+        row.output_tokens = r.output_tokens;
+        self.router.ledger.record(row);
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        self.write();
+    }
+}
+
+impl Router {
+    /// Routes one request through `transport` until an attempt succeeds, the planner gives
+    /// up, or nothing is eligible.
+    pub async fn route<T: Transport>(
+        self: &Arc<Self>,
+        mut run: TurnRun,
+        transport: &T,
+    ) -> Result<Routed<T::Delivered, T::Kept>, EngineError> {
+        let mut kept: Option<(T::Kept, Route)> = None;
+        loop {
+            let mut attempt = match self.next_attempt(&mut run).await? {
+                NextAttempt::Go(a) => a,
+                NextAttempt::Unavailable { status, retry_after_secs, message } => {
+                    return Ok(match kept {
+                        Some((kept, route)) => {
+                            Routed::Kept { kept, route: Route { attempts: run.attempts(), ..route } }
+                        }
+                        None => Routed::Unavailable { status, retry_after_secs, message },
+                    });
+                }
+            };
+            let route = Route {
+                profile_id: attempt.profile_id.clone(),
+                attempts: run.attempts(),
+                reason: attempt.reason.to_string(),
+                legacy: run.is_legacy(),
+            };
+            let mut recording = Recording::start(self, &run, &attempt.profile_id, attempt.number, route.reason.clone());
+            let target = Target {
+                profile_id: &attempt.profile_id,
+                secret: &attempt.secret,
+                number: attempt.number,
+                pass_through: run.is_legacy(),
+            };
+            let (failure, kept_now) = match transport.attempt(target).await {
+                Reply::Deliver { status, ttfb_ms, body } => {
+                    self.attempt_succeeded(&mut attempt).await;
+                    if !run.is_legacy() {
+                        self.commit(&mut run);
+                    }
+                    recording.report.status = Some(status);
+                    recording.report.ttfb_ms = ttfb_ms;
+                    return Ok(Routed::Delivered { body, recording, route });
+                }
+                Reply::Failed { failure, status, ttfb_ms, kept } => {
+                    recording.report.status = status;
+                    recording.report.ttfb_ms = ttfb_ms;
+                    recording.report.failure = Some(failure);
+                    (failure, kept)
+                }
+            };
+            recording.finish();
+            let plan = self.attempt_failed(&mut run, &mut attempt, failure).await;
+            if let Some(k) = kept_now {
+                kept = Some((k, route.clone()));
+            }
+            if matches!(plan, Plan::FailoverTo(..) | Plan::RetrySame) {
+                continue;
+            }
+            return Ok(match kept {
+                Some((kept, kept_route)) => {
+                    Routed::Kept { kept, route: Route { attempts: run.attempts(), ..kept_route } }
+                }
+                None => Routed::NoAnswer { failure, route },
+            });
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! Turns what the engine's routing loop decided ([`Routed`]) into the client's response:
+//! a delivered answer (held bytes, then the tail as it arrives), a kept error answer as the
+//! provider sent it, or an answer the relay makes itself. Outside legacy mode the response
+//! says which profile served, after how many attempts, and why.
+
+use axum::body::Body;
+use axum::http::HeaderValue;
+use axum::response::Response;
+use switchyard_core::Protocol;
+use switchyard_engine::{Recording, Route, Routed};
+
+use crate::forward::client_headers;
+use crate::reply;
+use crate::stream::{Sniff, Tail};
+use crate::transport::{Delivered, Kept};
+
+pub(crate) fn respond(
+    protocol: Protocol,
+    responses_api: bool,
+    timed_out: bool,
+    routed: Routed<Delivered, Kept>,
+) -> Response {
+    match routed {
+        Routed::Delivered { body, recording, route } => {
+            let resp = deliver(protocol, responses_api, !route.legacy, body, recording);
+            with_route(resp, &route)
+        }
+        Routed::Kept { kept, route } => {
+            let mut resp = Response::new(Body::from(kept.body));
+            *resp.status_mut() = kept.status;
+            *resp.headers_mut() = client_headers(&kept.headers);
+            with_route(resp, &route)
+        }
+        Routed::NoAnswer { route, .. } => with_route(reply::no_answer(protocol, timed_out), &route),
+        Routed::Unavailable { status, retry_after_secs, message } => {
+            reply::with_reason(reply::error(protocol, status, &message, retry_after_secs), "no_eligible_profile")
+        }
+    }
+}
+
+fn deliver(protocol: Protocol, responses_api: bool, inject: bool, d: Delivered, mut recording: Recording) -> Response {
+    let Delivered { status, headers, held, tail, coding, usage } = d;
+    let body = match tail {
+        Some((upstream, watch)) => {
+            let sniff = match watch {
+                Some(watch) => Sniff::Sse { watch, protocol, responses_api, inject, coding },
+                None => Sniff::Json { copy: Vec::new(), coding },
+            };
+            let held = (!held.is_empty()).then_some(held);
+            Body::new(Tail::new(held, upstream, sniff, recording))
+        }
+        // A JSON answer was read whole: record it now, send it with its length.
+        None => {
+            recording.set_usage(usage.input_tokens, usage.output_tokens);
+            recording.finish();
+            Body::from(held)
+        }
+    };
+    let mut resp = Response::new(body);
+    *resp.status_mut() = status;
+    *resp.headers_mut() = client_headers(&headers);
+    resp
+}
+
+/// Adds `x-switchyard-profile`, `x-switchyard-attempts` and `x-switchyard-reason` (not in
+/// legacy mode, whose answers pass unchanged).
+fn with_route(mut resp: Response, route: &Route) -> Response {
+    if route.legacy {
+        return resp;
+    }
+    let h = resp.headers_mut();
+    for (name, value) in [
+        ("x-switchyard-profile", route.profile_id.clone()),
+        ("x-switchyard-attempts", route.attempts.to_string()),
+        ("x-switchyard-reason", route.reason.clone()),
+    ] {
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            h.insert(name, v);
+        }
+    }
+    resp
+}

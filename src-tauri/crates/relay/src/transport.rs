@@ -1,0 +1,163 @@
+//! The relay's side of the engine's routing loop: one physical HTTP attempt with the
+//! profile's credential, returned as a classified [`Reply`]. Error answers are classified
+//! (through their content coding) and kept for delivery; a legacy success passes straight
+//! through; a routed stream is read only until its first content event (or clean end),
+//! which is when it becomes a success — the watch that read the held bytes goes on reading
+//! the tail, so nothing it saw is lost.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use axum::http::{HeaderMap, Method, Response, StatusCode};
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use switchyard_core::routing::Failure;
+use switchyard_core::Protocol;
+use switchyard_engine::{Reply, Snapshot, Target, Transport};
+use switchyard_providers::content_coding::{Coding, Decoder};
+use switchyard_providers::stream_watch::{Phase, StreamWatch};
+use switchyard_providers::usage::{usage_from_body, Usage};
+
+use crate::forward::{is_event_stream, upstream_headers};
+use crate::state::RelayState;
+use crate::upstream::{self, NoAnswer, UpstreamBody};
+
+/// An upstream error answer kept to deliver as is if no other attempt succeeds.
+pub(crate) struct Kept {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+/// A successful answer, ready to stream to the client.
+pub(crate) struct Delivered {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    /// Bytes already read (routed: the preamble up to the first content, or a whole JSON body).
+    pub held: Bytes,
+    /// The rest of an event stream or a legacy body, with the watch that read `held`.
+    pub tail: Option<(UpstreamBody, Option<Box<StreamWatch>>)>,
+    pub coding: Coding,
+    /// Usage read so far (a whole JSON body's).
+    pub usage: Usage,
+}
+
+/// What one attempt turned out to be, before the engine's bookkeeping.
+pub(crate) enum Answer {
+    Failed(Failure, Option<Kept>, Option<i64>),
+    Success(Delivered, Option<i64>),
+}
+
+pub(crate) struct HttpTransport<'a> {
+    pub state: &'a RelayState,
+    pub snap: Arc<Snapshot>,
+    pub method: Method,
+    pub url: String,
+    pub client_headers: &'a HeaderMap,
+    pub body: Bytes,
+    /// The last attempt got no response head within the first-byte timeout.
+    pub timed_out: AtomicBool,
+}
+
+impl Transport for HttpTransport<'_> {
+    type Delivered = Delivered;
+    type Kept = Kept;
+
+    async fn attempt(&self, target: Target<'_>) -> Reply<Delivered, Kept> {
+        let headers = upstream_headers(self.client_headers, &self.snap, target.secret);
+        let started = Instant::now();
+        let sent = self
+            .state
+            .http
+            .send_within(self.snap.first_byte_timeout, self.method.clone(), &self.url, headers, self.body.clone())
+            .await;
+        self.timed_out.store(matches!(sent, Err(NoAnswer::TimedOut)), Ordering::Relaxed);
+        let answer = match sent {
+            Err(_) => Answer::Failed(Failure::network(), None, None),
+            Ok(resp) => read_answer(self.snap.protocol, started, resp, !target.pass_through).await,
+        };
+        match answer {
+            Answer::Success(d, ttfb_ms) => Reply::Deliver { status: d.status.as_u16(), ttfb_ms, body: d },
+            Answer::Failed(failure, kept, ttfb_ms) => {
+                Reply::Failed { failure, status: kept.as_ref().map(|k| k.status.as_u16()), ttfb_ms, kept }
+            }
+        }
+    }
+}
+
+/// Reads an upstream answer. `hold`: a stream is read until its first content (routed);
+/// otherwise a success is handed on at once (legacy pass-through).
+pub(crate) async fn read_answer(
+    protocol: Protocol,
+    started: Instant,
+    resp: Response<UpstreamBody>,
+    hold: bool,
+) -> Answer {
+    let status = resp.status();
+    let ttfb = Some(ms_since(started));
+    let (parts, mut upstream) = resp.into_parts();
+    let headers = parts.headers;
+    let coding = Coding::from_header(headers.get("content-encoding").and_then(|v| v.to_str().ok()));
+    if !status.is_success() {
+        let body = upstream::collect(upstream).await.unwrap_or_default();
+        let readable = Decoder::decode_all(coding, &body).unwrap_or_default();
+        let c = switchyard_providers::classify(protocol, status.as_u16(), &headers, &readable, SystemTime::now());
+        return Answer::Failed(c.failure, Some(Kept { status, headers, body }), ttfb);
+    }
+    let sse = is_event_stream(&headers);
+    if !hold {
+        let watch = sse.then(|| Box::new(StreamWatch::new(protocol, coding)));
+        let d = Delivered {
+            status,
+            headers,
+            held: Bytes::new(),
+            tail: Some((upstream, watch)),
+            coding,
+            usage: Usage::default(),
+        };
+        return Answer::Success(d, ttfb);
+    }
+    if !sse {
+        return match upstream::collect(upstream).await {
+            Ok(body) => {
+                let usage = Decoder::decode_all(coding, &body).map(|b| usage_from_body(&b)).unwrap_or_default();
+                Answer::Success(Delivered { status, headers, held: body, tail: None, coding, usage }, ttfb)
+            }
+            Err(_) => Answer::Failed(Failure::network(), None, ttfb),
+        };
+    }
+    let mut watch = Box::new(StreamWatch::new(protocol, coding));
+    let mut held: Vec<u8> = Vec::new();
+    loop {
+        match upstream.frame().await {
+            // Trailers are not passed on (the protocols do not use them).
+            Some(Ok(frame)) if !frame.is_data() => {}
+            Some(Ok(frame)) => {
+                let chunk = frame.into_data().unwrap_or_default();
+                held.extend_from_slice(&chunk);
+                watch.push(&chunk, SystemTime::now());
+                match watch.phase() {
+                    Phase::Held => {}
+                    // Kept like an error answer: delivered as the provider sent it if no other
+                    // attempt succeeds.
+                    Phase::FailedBeforeOutput(f) => {
+                        return Answer::Failed(f, Some(Kept { status, headers, body: Bytes::from(held) }), ttfb);
+                    }
+                    Phase::Output => {
+                        let usage = watch.usage();
+                        let held = Bytes::from(held);
+                        let d = Delivered { status, headers, held, tail: Some((upstream, Some(watch))), coding, usage };
+                        return Answer::Success(d, ttfb);
+                    }
+                }
+            }
+            // The stream broke or ended before any content: nothing reached the client yet.
+            Some(Err(_)) | None => return Answer::Failed(Failure::network(), None, ttfb),
+        }
+    }
+}
+
+fn ms_since(started: Instant) -> i64 {
+    i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX)
+}
