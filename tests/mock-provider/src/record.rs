@@ -46,17 +46,47 @@ struct Counts {
 }
 
 /// Hit counters and the request log. Recording can be switched off for benchmarks; hits
-/// are always counted.
+/// are always counted. With a dump file, every request is also appended to it as one JSON
+/// line (credentials redacted) for tests that drive the `mock-provider` binary.
 #[derive(Debug)]
 pub(crate) struct Ledger {
     counts: Mutex<Counts>,
     recording: AtomicBool,
+    dump: Mutex<Option<std::fs::File>>,
 }
 
 impl Default for Ledger {
     fn default() -> Self {
-        Ledger { counts: Mutex::default(), recording: AtomicBool::new(true) }
+        Ledger { counts: Mutex::default(), recording: AtomicBool::new(true), dump: Mutex::default() }
     }
+}
+
+/// Headers whose values never go into a dump.
+const REDACTED: &[&str] = &["authorization", "x-api-key", "api-key", "cookie"];
+
+/// One request as a JSON line: method, path, query, headers (credentials redacted), body text.
+fn dump_line(r: &RecordedRequest) -> String {
+    let headers: serde_json::Map<String, serde_json::Value> = r
+        .headers
+        .iter()
+        .map(|(n, v)| {
+            let value = if REDACTED.contains(&n.as_str()) {
+                "[redacted]".into()
+            } else {
+                String::from_utf8_lossy(v.as_bytes()).into_owned()
+            };
+            (n.as_str().to_owned(), serde_json::Value::String(value))
+        })
+        .collect();
+    let line = serde_json::json!({
+        "method": r.method.as_str(),
+        "path": r.path,
+        "query": r.query,
+        "headers": headers,
+        "model": r.model,
+        "body": String::from_utf8_lossy(&r.body),
+    });
+    format!("{line}\n")
 }
 
 impl Ledger {
@@ -74,9 +104,18 @@ impl Ledger {
                 *counts.hits_by_model.entry((key.clone(), model.clone())).or_default() += 1;
             }
         }
-        if recording {
-            counts.requests.push(request);
+        drop(counts);
+        if let Some(file) = self.dump.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
+            let _ = std::io::Write::write_all(file, dump_line(&request).as_bytes());
         }
+        if recording {
+            self.lock().requests.push(request);
+        }
+    }
+
+    /// Appends every request from now on to `file`.
+    pub fn dump_to(&self, file: std::fs::File) {
+        *self.dump.lock().unwrap_or_else(PoisonError::into_inner) = Some(file);
     }
 
     pub fn hits(&self, key: &str) -> u64 {

@@ -161,6 +161,13 @@ impl MockProvider {
         self.shared.ledger.reset();
     }
 
+    /// Appends every request from now on to `path` as JSON lines (credentials redacted).
+    pub fn dump_requests(&self, path: &std::path::Path) -> io::Result<()> {
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+        self.shared.ledger.dump_to(file);
+        Ok(())
+    }
+
     /// Turns the request log on or off (on by default; off for benchmarks). Hits are
     /// counted either way.
     pub fn set_recording(&self, on: bool) {

@@ -20,9 +20,12 @@ async fn prints_its_url_first_and_serves_the_script_file() -> anyhow::Result<()>
         &script,
         r#"{"keys": {"sk-file": {"models": ["gpt-4o"], "per_model": {"gpt-4o": {"rate_limited": {"retry_after_secs": 9}}}}}}"#,
     )?;
+    let dump = dir.join("requests.jsonl");
     let mut child = Command::new(env!("CARGO_BIN_EXE_mock-provider"))
         .arg("--script")
         .arg(&script)
+        .arg("--dump-requests")
+        .arg(&dump)
         .stdout(Stdio::piped())
         .kill_on_drop(true)
         .spawn()?;
@@ -45,6 +48,12 @@ async fn prints_its_url_first_and_serves_the_script_file() -> anyhow::Result<()>
         .await?;
     assert_eq!(resp.status().as_u16(), 429, "the script file's behaviour is served");
     assert_eq!(resp.headers().get("retry-after").and_then(|v| v.to_str().ok()), Some("9"), "with its parameters");
+    let dumped = std::fs::read_to_string(&dump)?;
+    let line: serde_json::Value = serde_json::from_str(dumped.lines().next().context("one request dumped")?)?;
+    assert_eq!(line["path"], "/v1/chat/completions", "the dump has the request's path");
+    assert_eq!(line["headers"]["authorization"], "[redacted]", "credentials are redacted in the dump");
+    assert!(!dumped.contains("sk-file"), "the key never reaches the dump");
+    assert!(line["body"].as_str().is_some_and(|b| b.contains("gpt-4o")), "the body text is kept");
     child.kill().await?;
     std::fs::remove_dir_all(&dir)?;
     Ok(())

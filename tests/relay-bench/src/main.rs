@@ -59,6 +59,7 @@ async fn bench(args: Vec<String>) -> Result<()> {
     let mut paced_only = false;
     let mut only_conc: Option<usize> = None;
     let mut rounds = 3usize;
+    let mut baseline: Option<PathBuf> = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--bin-dir" => bin_dir = PathBuf::from(args.next().context("--bin-dir DIR")?),
@@ -71,6 +72,9 @@ async fn bench(args: Vec<String>) -> Result<()> {
             "--conc" => only_conc = Some(args.next().context("--conc N")?.parse::<usize>()?),
             // Rounds of the paced table (each target once per round, medians reported).
             "--rounds" => rounds = args.next().context("--rounds N")?.parse::<usize>()?.max(1),
+            // A second `switchyard` binary (e.g. built from the commit before a change), served on
+            // the same data dir beside the current one: before/after rows in one run.
+            "--baseline" => baseline = Some(PathBuf::from(args.next().context("--baseline PATH")?)),
             other => bail!("unknown argument {other}"),
         }
     }
@@ -134,13 +138,21 @@ async fn bench(args: Vec<String>) -> Result<()> {
         .stderr(std::fs::File::create(&relay_log)?);
     let (mut relay, relay_url) = spawn_announcing(&mut relay_cmd).await?;
     let relay_pid = relay.id().context("relay pid")?;
+    let mut baseline_relay = None;
+    if let Some(bin) = &baseline {
+        let mut cmd = Command::new(bin);
+        cmd.env("SWITCHYARD_DATA_DIR", &data)
+            .args(["relay", "serve", "--listen", "127.0.0.1:0"])
+            .stderr(std::fs::File::create(work.join("baseline-relay.log"))?);
+        baseline_relay = Some(spawn_announcing(&mut cmd).await?);
+    }
     let mut bare_cmd = Command::new(std::env::current_exe()?);
     bare_cmd.args(["--bare-proxy", &mock_url, KEYS[0]]).stderr(Stdio::null());
     let (mut bare, bare_url) = spawn_announcing(&mut bare_cmd).await?;
     let bare_pid = bare.id().context("bare proxy pid")?;
     eprintln!("relay pid {relay_pid}, bare proxy pid {bare_pid}, mock pid {}", mock.id().unwrap_or(0));
 
-    let targets = [
+    let mut targets = vec![
         Target { name: "direct", url: format!("{mock_url}/v1/chat/completions"), auth: KEYS[0].to_string(), pid: None },
         Target {
             name: "bare hyper proxy (floor)",
@@ -161,6 +173,12 @@ async fn bench(args: Vec<String>) -> Result<()> {
             pid: Some(relay_pid),
         },
     ];
+    if let Some((child, url)) = &baseline_relay {
+        for (name, slug) in [("baseline relay legacy", "leg"), ("baseline relay balanced x4", "bal")] {
+            let url = format!("{url}/c/{slug}/v1/chat/completions");
+            targets.push(Target { name, url, auth: token.clone(), pid: child.id() });
+        }
+    }
     let client = reqwest::Client::builder().pool_max_idle_per_host(1024).tcp_nodelay(true).build()?;
     let mut rows = Vec::new();
     for stream in [false, true] {

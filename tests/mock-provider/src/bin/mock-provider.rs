@@ -1,4 +1,4 @@
-//! `mock-provider [--listen ADDR] [--script FILE.json] [--no-record]`: serves the scripted fake provider
+//! `mock-provider [--listen ADDR] [--script FILE.json] [--no-record] [--dump-requests FILE]`: serves the scripted fake provider
 //! until SIGINT/SIGTERM. Its first stdout line is `mock provider listening on http://ADDR`.
 
 use std::io::Write;
@@ -22,6 +22,9 @@ struct Args {
     /// Count hits but keep no request log (for benchmarks: memory stays flat).
     #[arg(long)]
     no_record: bool,
+    /// Append every request to this file as JSON lines (credential headers redacted).
+    #[arg(long)]
+    dump_requests: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -37,6 +40,9 @@ async fn main() -> anyhow::Result<()> {
     let provider = MockProvider::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
     provider.load_script(script);
     provider.set_recording(!args.no_record);
+    if let Some(path) = &args.dump_requests {
+        provider.dump_requests(path).with_context(|| format!("opening {}", path.display()))?;
+    }
     announce(&provider)?;
     wait_for_signal().await?;
     provider.shutdown().await?;
