@@ -1,0 +1,550 @@
+#!/usr/bin/env python3
+"""Drives the real Claude Code and Codex CLIs (pinned in tests/clients/package.json), headless,
+through a real `switchyard relay serve` against the scripted mock provider: a real data dir,
+the real keychain (run inside scripts/with-keychain), nothing off 127.0.0.1.
+
+Cases, for both clients: a tool-using task on a legacy (one-key) connection; tasks on a
+balanced connection of three keys (each task on one key, the tasks spread over keys); a 429
+on the bound key before output, with the client's own retries off (the relay fails over).
+Every secret starts with a canary that must not appear in any output, log or data file.
+
+usage: drive.py TARGET_DIR   (holds debug/switchyard and debug/mock-provider)
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BIN = os.path.join(HERE, "node_modules", ".bin")
+CLIENT_TIMEOUT = 120  # one client run
+BUDGET = 420  # all of them: a hanging relay fails the step instead of blocking it
+DEADLINE = time.monotonic() + BUDGET
+CANARY = "sk-canary-clients"
+TOOL_MARK = "sy-tool-ok"
+CC_MODEL = "claude-test"
+CX_MODEL = "gpt-test"
+
+CC_TOOL = {"name": "Bash", "input": {"command": f"echo {TOOL_MARK}", "description": "Print a marker"}}
+CX_TOOL = {"name": "exec_command", "input": {"cmd": f"echo {TOOL_MARK}"}}
+
+
+def key(slug, n):
+    return f"{CANARY}-{slug}-{n}"
+
+
+def reply(slug, n):
+    return f"Reply from {slug} key {n}."
+
+
+# slug -> (protocol, model, per-key mock scripts from key 1 on, weights (None: a legacy one-key
+# connection), the tool the mock calls). The wire shapes vary across cases: "whole" (the closing
+# event in the same write as the first content) on the balanced keys; in the failover case key 1
+# (weight 3, so SWRR picks it first) answers 429 once and key 2 (next pick: weight tie, lower
+# priority) carries the task.
+CONNECTIONS = {
+    "cc-legacy": ("anthropic", CC_MODEL, [{"wire": {"chunking": "events", "crlf": True, "brotli": True}}], None,
+                  CC_TOOL),
+    "cc-balanced": ("anthropic", CC_MODEL, [{"wire": {"chunking": "whole"}}] * 3, [1, 1, 1], CC_TOOL),
+    "cc-failover": (
+        "anthropic",
+        CC_MODEL,
+        [
+            {"behaviour": {"sequence": [{"rate_limited": {"retry_after_secs": 30}}, "ok"]}, "listing": "ok"},
+            {"wire": {"chunking": {"seeded": 7}, "pings": True, "gzip": True}},
+            {"wire": {"chunking": {"bytes": 5}, "crlf": True}},
+        ],
+        [3, 1, 1],
+        CC_TOOL,
+    ),
+    "cx-legacy": ("openai", CX_MODEL, [{"wire": {"chunking": {"bytes": 3}, "crlf": True, "pings": True}}], None,
+                  CX_TOOL),
+    "cx-balanced": ("openai", CX_MODEL, [{"wire": {"chunking": "whole"}}] * 3, [1, 1, 1], CX_TOOL),
+    "cx-failover": (
+        "openai",
+        CX_MODEL,
+        [
+            {"behaviour": {"sequence": [{"rate_limited": {"retry_after_secs": 30}}, "ok"]}, "listing": "ok"},
+            {"wire": {"chunking": {"seeded": 11}, "pings": True, "gzip": True}},
+            {"wire": {"chunking": {"bytes": 5}, "crlf": True}},
+        ],
+        [3, 1, 1],
+        CX_TOOL,
+    ),
+}
+
+
+def script_file():
+    keys = {}
+    for slug, (_, model, scripts, _, tool) in CONNECTIONS.items():
+        for n, extra in enumerate(scripts, 1):
+            keys[key(slug, n)] = {"models": [model], "reply": reply(slug, n), "tool": tool, **extra}
+    return {"keys": keys}
+
+
+def start(cmd, log, env=None):
+    """Starts a server whose first stdout line is `... listening on URL`; its stdout and stderr go
+    to files (a trace log would fill a pipe nobody reads and stall the server)."""
+    out, err = open(f"{log}.out", "w"), open(f"{log}.err", "w")
+    p = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
+    out.close()
+    err.close()
+    deadline = time.monotonic() + 30
+    while True:
+        with open(f"{log}.out") as f:
+            first = f.readline()
+        if first.endswith("\n") or p.poll() is not None or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    if "listening on " not in first:
+        p.kill()
+        with open(f"{log}.err") as f:
+            raise AssertionError(f"{cmd[0]} did not announce its address: {first!r}\n{f.read()[-4000:]}")
+    return p, first.strip().split("listening on ", 1)[1]
+
+
+class ProxyTrap:
+    """The clients' HTTP(S)_PROXY: records the first line of every connection (`CONNECT host:443`)
+    and closes it. Loopback is exempt (NO_PROXY), so anything recorded is traffic that would have
+    left the machine: telemetry, update checks, plugin syncs."""
+
+    def __init__(self):
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.seen = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2)
+                try:
+                    self.seen.append(conn.recv(4096).split(b"\r\n", 1)[0].decode(errors="replace"))
+                except OSError:
+                    self.seen.append("(nothing sent)")
+
+    def close(self):
+        self.sock.close()
+
+
+class Run:
+    """One client process: its command, exit code and output."""
+
+    def __init__(self, name, cmd, env, cwd):
+        self.name, self.cmd = name, cmd
+        started = time.monotonic()
+        self.timeout = max(1.0, min(CLIENT_TIMEOUT, DEADLINE - started))
+        p = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            self.stdout, self.stderr = p.communicate(timeout=self.timeout)
+            self.timed_out = False
+        except subprocess.TimeoutExpired as e:
+            os.killpg(p.pid, signal.SIGKILL)
+            try:
+                self.stdout, self.stderr = p.communicate(timeout=10)
+            except subprocess.TimeoutExpired:  # a grandchild in its own session holds the pipes
+                p.kill()
+                out = e.stdout or ""
+                self.stdout = out if isinstance(out, str) else out.decode(errors="replace")
+                self.stderr = "(stderr lost: the pipes stayed open)"
+            self.timed_out = True
+        self.rc = p.returncode
+        self.secs = time.monotonic() - started
+
+    def events(self):
+        """The JSON lines of stdout (both clients are run with a JSON-lines output)."""
+        out = []
+        for line in self.stdout.splitlines():
+            line = line.strip()
+            if line.startswith("{"):
+                try:
+                    out.append(json.loads(line))
+                except json.JSONDecodeError:
+                    pass
+        return out
+
+    def describe(self):
+        return (f"--- {self.name}: rc={self.rc} timed_out={self.timed_out} {self.secs:.1f}s\n"
+                f"--- stdout:\n{self.stdout[-6000:]}\n--- stderr:\n{self.stderr[-6000:]}")
+
+
+class Stack:
+    """The mock provider, the data dir and the CLI, the relay, and the clients' sandboxes."""
+
+    def __init__(self, target):
+        self.sy = os.path.join(target, "debug", "switchyard")
+        self.mock_bin = os.path.join(target, "debug", "mock-provider")
+        self.work = tempfile.mkdtemp(prefix="switchyard-clients-")
+        self.data = os.path.join(self.work, "data")
+        self.env = dict(os.environ, SWITCHYARD_DATA_DIR=self.data, SWITCHYARD_LOG="trace", NO_COLOR="1")
+        self.mock = self.relay = None
+        self.trap = ProxyTrap()
+        self.runs = []
+        self.n = 0
+
+    def cli(self, *args, secret=None):
+        out = subprocess.run([self.sy, *args], input=secret, capture_output=True, text=True, env=self.env,
+                             timeout=60)
+        assert out.returncode == 0, f"switchyard {' '.join(args)} failed: {out.stderr}"
+        assert CANARY not in out.stdout + out.stderr, f"a secret leaked into `switchyard {' '.join(args)}` output"
+        return out.stdout
+
+    def attempts(self, slug):
+        return json.loads(self.cli("--json", "attempts", slug, "--limit", "500"))
+
+    def key_numbers(self, slug):
+        """profile id -> key number (the label `keyN`)."""
+        return {p["id"]: int(p["label"][3:]) for p in json.loads(self.cli("--json", "profile", "list", slug))}
+
+    def new_attempts(self, slug, before):
+        """The attempts rows added since the ledger held `before` rows (newest first). The relay
+        writes the ledger in batches after a stream ends: wait until the count holds still."""
+        deadline = time.monotonic() + 5
+        last = None
+        while True:
+            time.sleep(0.3)
+            rows = self.attempts(slug)
+            if (last is not None and len(rows) == len(last)) or time.monotonic() > deadline:
+                return rows[: len(rows) - before]
+            last = rows
+
+    def up(self):
+        script = os.path.join(self.work, "script.json")
+        with open(script, "w") as f:
+            json.dump(script_file(), f, indent=1)
+        self.mock, mock_url = start([self.mock_bin, "--script", script], os.path.join(self.work, "mock"))
+        for slug, (protocol, model, scripts, weights, _) in CONNECTIONS.items():
+            base = f"{mock_url}/v1" if protocol == "openai" else mock_url
+            self.cli("connection", "add", slug, "--protocol", protocol, "--base-url", base, "--model", model,
+                     "--secret-stdin", secret=key(slug, 1))
+            if weights is None:
+                continue
+            self.cli("profile", "edit", slug, "primary", "--label", "key1", "--weight", str(weights[0]))
+            for n in range(2, len(scripts) + 1):
+                self.cli("profile", "add", slug, "--label", f"key{n}", "--weight", str(weights[n - 1]),
+                         "--secret-stdin", secret=key(slug, n))
+            self.cli("verify", slug)
+            self.cli("routing", "activate", slug, "balanced")
+        self.token = self.cli("relay", "token").strip()
+        self.relay, self.relay_url = start([self.sy, "relay", "serve", "--listen", "127.0.0.1:0"],
+                                           os.path.join(self.work, "relay"), env=self.env)
+
+    def sandbox(self, name):
+        """A fresh HOME (and work dir) for one client run: nothing from the machine leaks in."""
+        self.n += 1
+        home = os.path.join(self.work, "clients", f"{self.n:02d}-{name}")
+        cwd = os.path.join(home, "project")
+        os.makedirs(cwd)
+        trap = self.trap.url
+        env = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": home,
+            "LANG": "C.UTF-8",
+            "TMPDIR": os.path.join(home, "tmp"),
+            "HTTP_PROXY": trap, "HTTPS_PROXY": trap, "ALL_PROXY": trap,
+            "http_proxy": trap, "https_proxy": trap, "all_proxy": trap,
+            "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
+        }
+        os.makedirs(env["TMPDIR"])
+        return home, cwd, env
+
+    def claude(self, slug, prompt):
+        home, cwd, env = self.sandbox(slug)
+        env.update({
+            "CLAUDE_CONFIG_DIR": os.path.join(home, ".claude"),
+            "ANTHROPIC_BASE_URL": f"{self.relay_url}/c/{slug}",
+            "ANTHROPIC_AUTH_TOKEN": self.token,
+            "ANTHROPIC_MODEL": CC_MODEL,
+            "ANTHROPIC_DEFAULT_HAIKU_MODEL": CC_MODEL,
+            "ANTHROPIC_DEFAULT_SONNET_MODEL": CC_MODEL,
+            "ANTHROPIC_DEFAULT_OPUS_MODEL": CC_MODEL,
+            "CLAUDE_CODE_MAX_RETRIES": "0",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        })
+        cmd = [os.path.join(BIN, "claude"), "-p", prompt, "--output-format", "stream-json", "--verbose",
+               "--allowedTools", "Bash"]
+        return self.record(f"claude {slug}", cmd, env, cwd)
+
+    def codex(self, slug, prompt):
+        home, cwd, env = self.sandbox(slug)
+        codex_home = os.path.join(home, ".codex")
+        os.makedirs(codex_home)
+        with open(os.path.join(codex_home, "config.toml"), "w") as f:
+            f.write(f'''model = "{CX_MODEL}"
+model_provider = "switchyard"
+check_for_update_on_startup = false
+
+[model_providers.switchyard]
+name = "switchyard"
+base_url = "{self.relay_url}/c/{slug}/v1"
+env_key = "SWITCHYARD_RELAY_TOKEN"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[features]
+# Otherwise every start syncs the curated plugins from github.com / chatgpt.com.
+plugins = false
+
+[analytics]
+enabled = false
+''')
+        env.update({"CODEX_HOME": codex_home, "SWITCHYARD_RELAY_TOKEN": self.token})
+        cmd = [os.path.join(BIN, "codex"), "exec", "--json", "--strict-config", "--skip-git-repo-check",
+               "--sandbox", "danger-full-access", "--cd", cwd, prompt]
+        return self.record(f"codex {slug}", cmd, env, cwd)
+
+    def record(self, name, cmd, env, cwd):
+        """Runs a client; notes what it tried to reach off loopback meanwhile."""
+        seen = len(self.trap.seen)
+        run = Run(name, cmd, env, cwd)
+        for stream in ("stdout", "stderr"):
+            with open(os.path.join(env["HOME"], f"{stream}.txt"), "w") as f:
+                f.write(getattr(run, stream))
+        time.sleep(0.1)  # a connection opened just before the client exited
+        run.off_loopback = self.trap.seen[seen:]
+        self.runs.append(run)
+        return run
+
+    def down(self):
+        """Stops the relay and the mock; returns their combined output."""
+        for p in (self.relay, self.mock):
+            if p is not None and p.poll() is None:
+                p.terminate()
+        logs = ""
+        for name, p in (("relay", self.relay), ("mock", self.mock)):
+            if p is None:
+                continue
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            for stream in ("out", "err"):
+                with open(os.path.join(self.work, f"{name}.{stream}"), errors="replace") as f:
+                    logs += f"--- {name} std{stream} (rc={p.returncode}):\n{f.read()}\n"
+        return logs
+
+
+# ----------------------------------------------------------------------------- client results
+
+def claude_result(run):
+    """(final text, tool outputs) of a `claude -p --output-format stream-json` run."""
+    events = run.events()
+    results = [e for e in events if e.get("type") == "result"]
+    assert results, f"claude printed no result event\n{run.describe()}"
+    final = results[-1]
+    assert not final.get("is_error"), f"claude ended in an error: {final.get('result')!r}\n{run.describe()}"
+    tool_outputs = []
+    for e in events:
+        if e.get("type") != "user":
+            continue
+        for block in e.get("message", {}).get("content", []):
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                content = block.get("content")
+                if isinstance(content, list):
+                    content = "".join(c.get("text", "") for c in content if isinstance(c, dict))
+                tool_outputs.append(str(content))
+    return final.get("result") or "", tool_outputs
+
+
+def codex_result(run):
+    """(final text, tool outputs) of a `codex exec --json` run."""
+    events = run.events()
+    items = [e.get("item", {}) for e in events if e.get("type") == "item.completed"]
+    failed = [e for e in events if e.get("type") in ("turn.failed", "error")]
+    assert not failed, f"codex reported a failure: {failed}\n{run.describe()}"
+    assert any(e.get("type") == "turn.completed" for e in events), f"codex did not complete the turn\n{run.describe()}"
+    texts = [i.get("text", "") for i in items if i.get("type") == "agent_message"]
+    tools = [i.get("aggregated_output", "") for i in items
+             if i.get("type") == "command_execution" and i.get("exit_code") == 0]
+    return "\n".join(texts), tools
+
+
+CLIENTS = {
+    "claude": (Stack.claude, claude_result, "cc"),
+    "codex": (Stack.codex, codex_result, "cx"),
+}
+
+
+def task(stack, client, slug, prompt):
+    """Runs one client task; asserts it exited 0 and returns (run, final text, tool outputs, new attempts)."""
+    launch, result, _ = CLIENTS[client]
+    before = len(stack.attempts(slug))
+    run = launch(stack, slug, prompt)
+    assert not run.timed_out, f"{run.name} did not finish within {run.timeout:.0f}s\n{run.describe()}"
+    assert run.rc == 0, f"{run.name} exited {run.rc}\n{run.describe()}"
+    assert not run.off_loopback, f"{run.name} tried to leave 127.0.0.1 (through HTTPS_PROXY): {run.off_loopback}"
+    text, tools = result(run)
+    return run, text, tools, stack.new_attempts(slug, before)
+
+
+def rows(attempts):
+    """The ledger rows, one compact line each, oldest first (for assertion messages)."""
+    keys = ("turn", "attempt", "profile", "reason", "status", "failure_kind", "scope", "output_tokens")
+    return "\n" + "\n".join("  " + " ".join(f"{k}={a.get(k)}" for k in keys) for a in reversed(attempts))
+
+
+def assert_clean(client, what, attempts):
+    """Every attempt delivered a complete answer: 200, no failure recorded, output counted."""
+    bad = [a for a in attempts if a.get("status") != 200 or a.get("failure_kind") or not a.get("output_tokens")]
+    assert not bad, f"{client}: {what}: every attempt is a complete 200 without a failure kind:{rows(attempts)}"
+
+
+# ----------------------------------------------------------------------------------- the cases
+
+def assert_done(client, what, run, text, tools, replies):
+    """The task ran the shell tool (its output held the marker) and ended with one of `replies`."""
+    assert any(TOOL_MARK in t for t in tools), \
+        f"{client}: {what}: the shell tool ran and printed {TOOL_MARK}: {tools}\n{run.describe()}"
+    assert any(r in text for r in replies), \
+        f"{client}: {what}: the final output holds the mock's reply (one of {replies}): {text!r}\n{run.describe()}"
+
+
+def case_legacy_tool(stack, client):
+    """A legacy one-key connection: the mock asks for the shell tool, the client runs it and sends
+    the result back (the mock answers with text only once a tool result is in the request); the
+    client prints that text."""
+    slug = f"{CLIENTS[client][2]}-legacy"
+    run, text, tools, new = task(stack, client, slug, "Run the marker command, then say what the provider says.")
+    assert_done(client, "legacy task", run, text, tools, [reply(slug, 1)])
+    assert len(new) >= 2, f"{client}: the tool call and the follow-up are both in the ledger:{rows(new)}"
+    assert {a["reason"] for a in new} == {"legacy_primary"}, f"{client}: legacy routing used the primary:{rows(new)}"
+    assert_clean(client, "legacy task", new)
+
+
+def case_balanced(stack, client):
+    """Balanced over three keys (1:1:1): each task stays on one key; several tasks spread."""
+    slug = f"{CLIENTS[client][2]}-balanced"
+    numbers = stack.key_numbers(slug)
+    by_task, everything = [], []
+    for i in range(4):
+        run, text, tools, new = task(stack, client, slug, f"Task {i}: run the marker command, then report.")
+        assert_done(client, f"balanced task {i}", run, text, tools, [reply(slug, n) for n in (1, 2, 3)])
+        assert len(new) >= 2, f"{client}: task {i} made the tool call and the follow-up through the relay:{rows(new)}"
+        turns = {a.get("turn") for a in new}
+        profiles = {a.get("profile") for a in new}
+        assert len(turns) == 1, f"{client}: every call of task {i} is one turn:{rows(new)}"
+        assert len(profiles) == 1, f"{client}: every call of task {i} is on one profile:{rows(new)}"
+        everything += new
+        n = numbers.get(profiles.pop())
+        assert reply(slug, n) in text, f"{client}: task {i} was answered by its profile's key (key {n}): {text!r}"
+        by_task.append((i, n))
+    assert len({n for _, n in by_task}) >= 2, f"{client}: the tasks spread over at least two keys: {by_task}"
+    assert_clean(client, "balanced tasks", everything)
+
+
+def case_failover_429(stack, client):
+    """The bound key (key 1: weight 3 of 3:1:1, so SWRR picks it first) answers 429 before any output;
+    the client's own retries are off; the relay fails over and the task completes on another key."""
+    slug = f"{CLIENTS[client][2]}-failover"
+    numbers = stack.key_numbers(slug)
+    run, text, tools, new = task(stack, client, slug, "Run the marker command, then report.")
+    assert_done(client, "task after a 429", run, text, tools, [reply(slug, 2), reply(slug, 3)])
+    first, *rest = list(reversed(new))
+    assert (numbers.get(first["profile"]), first["status"], first["failure_kind"]) == (1, 429, "rate_limited"), \
+        f"{client}: the first attempt is key 1's 429:{rows(new)}"
+    assert rest and rest[0]["reason"] == "failover:rate_limited" and rest[0]["turn"] == first["turn"], \
+        f"{client}: the same request failed over, reason failover:rate_limited:{rows(new)}"
+    assert len({a["profile"] for a in rest}) == 1 and numbers.get(rest[0]["profile"]) in (2, 3), \
+        f"{client}: the rest of the task stayed on the key it failed over to:{rows(new)}"
+    assert {a["turn"] for a in rest} == {first["turn"]}, f"{client}: one turn throughout:{rows(new)}"
+    assert_clean(client, "the calls after the failover", rest)
+    assert reply(slug, numbers[rest[0]["profile"]]) in text, f"{client}: the reply is that key's: {text!r}"
+
+
+CASES = [case_legacy_tool, case_balanced, case_failover_429]
+
+
+def check_canary(stack, logs):
+    leaks = []
+    for run in stack.runs:
+        if CANARY in run.stdout + run.stderr:
+            leaks.append(f"output of {run.name}")
+    if CANARY in logs:
+        leaks.append("relay or mock provider output")
+    # The data dir (SQLite database, WAL, install id) and the clients' homes (sessions, logs).
+    for top in (stack.data, os.path.join(stack.work, "clients")):
+        for root, _, files in os.walk(top):
+            for name in files:
+                path = os.path.join(root, name)
+                if os.path.islink(path) or not os.path.isfile(path):
+                    continue
+                with open(path, "rb") as f:
+                    if CANARY.encode() in f.read():
+                        leaks.append(path)
+    scanned = sum(len(files) for _, _, files in os.walk(stack.data))
+    assert scanned > 0, f"the data dir {stack.data} holds files to scan"
+    assert not leaks, f"a key secret leaked into: {leaks}"
+
+
+def main() -> int:
+    target = sys.argv[1]
+    only = sys.argv[2:]  # optional: case names or client names to run
+    for client in CLIENTS:
+        exe = os.path.join(BIN, client)
+        assert os.access(exe, os.X_OK), f"{exe} is missing: run `npm ci` in tests/clients"
+    stack = Stack(target)
+    failures, logs, passed = [], "", []
+    try:
+        stack.up()
+        for case in CASES:
+            for client in CLIENTS:
+                name = f"{case.__name__[5:]}[{client}]"
+                if only and not any(o in name for o in only):
+                    continue
+                try:
+                    case(stack, client)
+                    passed.append(name)
+                    print(f"clients: {name}: ok", file=sys.stderr)
+                except AssertionError as e:
+                    failures.append((name, str(e)))
+                    print(f"clients: {name}: FAILED\n{e}", file=sys.stderr)
+                except Exception:  # a harness error in one case: report it, go on with the others
+                    failures.append((name, traceback.format_exc()))
+                    print(f"clients: {name}: ERROR\n{traceback.format_exc()}", file=sys.stderr)
+    except Exception:
+        failures.append(("set-up", traceback.format_exc()))
+        print(f"clients: set-up FAILED\n{traceback.format_exc()}", file=sys.stderr)
+    finally:
+        logs = stack.down()
+        stack.trap.close()
+    relay_rc = stack.relay.returncode if stack.relay else None
+    try:
+        check_canary(stack, logs)
+        assert relay_rc in (None, 0), f"the relay shut down cleanly: rc={relay_rc}"
+    except AssertionError as e:
+        failures.append(("canary/shutdown", str(e)))
+    if failures:
+        print("\n".join(f"clients: FAILED {n}" for n, _ in failures), file=sys.stderr)
+        noise = ("sqlx::query", "keyring:", "hyper_util::", "axum::serve", "h2::", "rustls::")
+        lines = [line[:500] for line in logs.splitlines() if not any(n in line for n in noise)]
+        print(f"=== relay and mock provider output, without sqlx/keyring/hyper lines (all of it: "
+              f"{stack.work}/relay.err, mock.err)\n" + "\n".join(lines[-120:]), file=sys.stderr)
+        print(f"=== work dir kept: {stack.work} (client homes under clients/)", file=sys.stderr)
+        return 1
+    if os.environ.get("CLIENTS_KEEP"):
+        print(f"clients: work dir kept: {stack.work}", file=sys.stderr)
+    else:
+        shutil.rmtree(stack.work, ignore_errors=True)
+    print(f"clients: Claude Code and Codex through the relay: {len(passed)} cases ok", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
