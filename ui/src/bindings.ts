@@ -70,10 +70,10 @@ export type AppInfo = {
 	data_dir: string,
 };
 
-/**  One physical attempt as `switchyard attempts` shows it (INTERFACE.md). */
+/**  One physical attempt as `switchyard attempts` shows it (docs/interface.md). */
 export type AttemptView = AttemptView_Serialize | AttemptView_Deserialize;
 
-/**  One physical attempt as `switchyard attempts` shows it (INTERFACE.md). */
+/**  One physical attempt as `switchyard attempts` shows it (docs/interface.md). */
 export type AttemptView_Deserialize = {
 	at: string,
 	turn: string,
@@ -93,7 +93,7 @@ export type AttemptView_Deserialize = {
 	session?: string | null,
 };
 
-/**  One physical attempt as `switchyard attempts` shows it (INTERFACE.md). */
+/**  One physical attempt as `switchyard attempts` shows it (docs/interface.md). */
 export type AttemptView_Serialize = {
 	at: string,
 	turn: string,

@@ -65,7 +65,7 @@ async fn verify_then_activate_with_gate_report_and_status_shape() -> TestResult 
     );
     let p = &status["profiles"][0];
     for key in ["id", "label", "weight", "enabled", "credential", "evidence", "health"] {
-        assert!(!p[key].is_null(), "routing status --json profiles carry `{key}` (INTERFACE.md)");
+        assert!(!p[key].is_null(), "routing status --json profiles carry `{key}` (docs/interface.md)");
     }
     assert_eq!(p["health"][0]["model"], Value::Null, "the first health line is the credential-wide circuit");
     assert_eq!(p["health"][0]["state"], "closed", "closed after a successful verification");

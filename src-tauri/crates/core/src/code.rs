@@ -22,7 +22,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    /// Process exit code of the `switchyard` CLI for this error (INTERFACE.md).
+    /// Process exit code of the `switchyard` CLI for this error (docs/interface.md).
     pub fn exit_code(self) -> i32 {
         match self {
             ErrorCode::Internal => 1,
@@ -75,7 +75,7 @@ mod tests {
             (ErrorCode::KeychainUnavailable, 6),
         ];
         for (code, want) in table {
-            assert_eq!(code.exit_code(), want, "INTERFACE.md fixes the exit code of {code:?}");
+            assert_eq!(code.exit_code(), want, "docs/interface.md fixes the exit code of {code:?}");
         }
         assert_eq!(ErrorCode::KeychainUnavailable.http_status(), 503, "a locked keychain is temporary, not a 500");
         assert_eq!(ErrorCode::NotFound.http_status(), 404, "an unknown connection is a 404");

@@ -1,4 +1,4 @@
-//! Turn and session keys (docs/design.md, "Turn keys"): an explicit `x-switchyard-turn`
+//! Turn and session keys (docs/design.md, "Turn and session keys"): an explicit `x-switchyard-turn`
 //! header wins; else the turn id a client sends (Codex `x-codex-turn-metadata.turn_id`);
 //! else the client's session id (Codex `session-id`, Claude Code `x-claude-code-session-id`
 //! or the `session_id` inside `metadata.user_id`, `x-session-id`) combined with the

@@ -3,7 +3,7 @@
 
 use std::sync::Mutex;
 
-/// Steps of multi-step operations: credentials (DESIGN.md invariant 13) and import.
+/// Steps of multi-step operations: credentials (docs/design.md, invariant 13) and import.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FaultPoint {
     /// After the new locator is journaled, before the new secret is written.

@@ -1,6 +1,29 @@
-//! Use cases of Switchyard, the only crate front ends call: connection and profile
-//! lifecycle, credential storage and rotation, start-up clean-up. The CLI subcommands and the
-//! Tauri commands are thin adapters over [`Engine`].
+//! Use cases of Switchyard, the only crate front ends call. The CLI subcommands and the Tauri
+//! commands are thin adapters over [`Engine`]; the relay drives [`Router`].
+//!
+//! The use cases by file:
+//! - `connections.rs`, `profiles.rs`, `reorder.rs` — connection and profile lifecycle (CAS
+//!   writes; `requests.rs` holds their inputs, `views.rs`/`rows.rs` their outputs).
+//! - `credentials.rs` — keychain writes and rotation, ordered through the journal;
+//!   `orphans.rs`, `staging.rs`, `dir_lock.rs` — start-up clean-up that never takes a live key.
+//! - `verify.rs`, `evidence.rs` — test/discovery and the evidence it records.
+//! - `routing.rs`, `readiness.rs`, `routing_views.rs`, `pending.rs` — activation behind the
+//!   gates, readiness per profile, suspension, imported modes waiting for their gates.
+//! - `health.rs` — circuits written through to SQLite; `portable.rs` — export/import.
+//! - `relay_settings.rs` (token, port, attempts listing), `upstream_timeout.rs`,
+//!   `ledger.rs` (the batching attempts writer).
+//! - `router/` — the hot path: `snapshot.rs`, `secrets.rs`, `attempt.rs` (the loop's steps)
+//!   and `route.rs` (the loop itself).
+//!
+//! A request's path through [`Router::route`] (docs/design.md, "The request path"):
+//!
+//! ```text
+//! start_turn ─► loop { next_attempt ─► Transport::attempt ─► Reply
+//!                        │ Unavailable → Routed::Unavailable / Kept
+//!                        │ Deliver → attempt_succeeded, commit → Routed::Delivered(Recording)
+//!                        └ Failed  → Recording written, attempt_failed → plan:
+//!                                    FailoverTo / RetrySame → loop; GiveUp → Kept / NoAnswer }
+//! ```
 
 mod clock;
 mod connections;

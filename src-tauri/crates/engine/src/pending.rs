@@ -1,6 +1,6 @@
 //! Pending routing modes: an imported configuration records the mode its exporter used;
 //! the connection stays legacy until its own profiles, verified here, pass the gates. Then
-//! the mode is restored automatically (DESIGN.md invariant 14) and the change is logged.
+//! the mode is restored automatically (docs/design.md, invariant 14) and the change is logged.
 
 use switchyard_core::RoutingMode;
 use switchyard_store::connections::{self, ConnectionRow, Routing};

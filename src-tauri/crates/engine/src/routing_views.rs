@@ -1,5 +1,5 @@
 //! Views of routing readiness: the gate report, per-profile readiness and health, and the
-//! progress and results of verification. Shaped like `routing status --json` (INTERFACE.md).
+//! progress and results of verification. Shaped like `routing status --json` (docs/interface.md).
 
 use serde::Serialize;
 use specta::Type;

@@ -40,7 +40,7 @@ impl std::fmt::Display for CallError {
     }
 }
 
-/// The HTTP client for test/discovery. It never follows a redirect (DESIGN invariant 19):
+/// The HTTP client for test/discovery. It never follows a redirect (docs/design.md, invariant 19):
 /// reqwest strips `Authorization` across origins but not `x-api-key`, so a followed
 /// redirect would hand an Anthropic key to wherever it points. A 3xx is an outcome instead.
 pub fn http_client() -> reqwest::Result<reqwest::Client> {

@@ -1,4 +1,4 @@
-//! No credential-bearing request follows a redirect (DESIGN invariant 19): a 302/307 from the
+//! No credential-bearing request follows a redirect (docs/design.md, invariant 19): a 302/307 from the
 //! endpoint to another host and port is an outcome, and the sink it points at receives nothing.
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-/// Bindings expire after this long without use (DESIGN.md §5).
+/// Bindings expire after this long without use (docs/design.md ("Turn and session keys")).
 pub const BINDING_IDLE_TTL: Duration = Duration::from_secs(30 * 60);
 /// Default bound on remembered turns; the least recently used goes first.
 pub const DEFAULT_BINDING_CAPACITY: usize = 10_000;

@@ -38,7 +38,7 @@ pub struct CooldownPolicy {
 }
 
 impl Default for CooldownPolicy {
-    /// DESIGN.md §3: rate limits 30 s doubling to 10 min; quota 60 min (doubling to 24 h on
+    /// docs/design.md ("Failure taxonomy"): rate limits 30 s doubling to 10 min; quota 60 min (doubling to 24 h on
     /// failed probes); model permission 24 h until a probe; auth until re-verified.
     fn default() -> Self {
         CooldownPolicy {

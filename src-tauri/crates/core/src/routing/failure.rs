@@ -1,4 +1,4 @@
-//! The failure taxonomy of DESIGN.md §3 as types: `FailureKind`, `Scope` and a classified
+//! The failure taxonomy of docs/design.md ("Failure taxonomy") as types: `FailureKind`, `Scope` and a classified
 //! `Failure`. The tables that map provider answers onto them live in `switchyard-providers`.
 
 use serde::{Deserialize, Serialize};
