@@ -109,7 +109,7 @@ pub async fn handle(
         Err(e) => return reply::engine_error(snap.protocol, &e),
     };
     let timed_out = transport.timed_out.load(Ordering::Relaxed);
-    respond(snap.protocol, incoming.is_responses_api(), timed_out, routed)
+    respond(snap.protocol, incoming.is_responses_api(), timed_out, legacy, routed)
 }
 
 /// The request body sent upstream: the client's bytes, with the model renamed only where

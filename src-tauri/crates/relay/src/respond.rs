@@ -18,6 +18,7 @@ pub(crate) fn respond(
     protocol: Protocol,
     responses_api: bool,
     timed_out: bool,
+    legacy: bool,
     routed: Routed<Delivered, Kept>,
 ) -> Response {
     match routed {
@@ -31,9 +32,19 @@ pub(crate) fn respond(
             *resp.headers_mut() = client_headers(&kept.headers);
             with_route(resp, &route)
         }
-        Routed::NoAnswer { route, .. } => with_route(reply::no_answer(protocol, timed_out), &route),
+        // An answer the relay makes itself keeps its own reason after the route headers.
+        Routed::NoAnswer { route, .. } => {
+            let resp = reply::no_answer(protocol, timed_out);
+            let reason = resp.headers().get("x-switchyard-reason").cloned();
+            let mut resp = with_route(resp, &route);
+            if let Some(r) = reason {
+                resp.headers_mut().insert("x-switchyard-reason", r);
+            }
+            resp
+        }
         Routed::Unavailable { status, retry_after_secs, message } => {
-            reply::with_reason(reply::error(protocol, status, &message, retry_after_secs), "no_eligible_profile")
+            let reason = if legacy { "primary_unavailable" } else { "no_eligible_profile" };
+            reply::with_reason(reply::error(protocol, status, &message, retry_after_secs), reason)
         }
     }
 }
