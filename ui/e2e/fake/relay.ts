@@ -75,7 +75,7 @@ export class FakeRelay {
     return { c, ps: this.engine.profiles.filter((p) => p.connectionId === c.id) };
   }
 
-  private record(row: Omit<AttemptView, 'at' | 'scope' | 'input_tokens' | 'output_tokens' | 'ttfb_ms' | 'duration_ms'> & Partial<AttemptView>) {
+  private record(row: Omit<AttemptView, 'at' | 'scope' | 'input_tokens' | 'output_tokens' | 'ttfb_ms' | 'duration_ms' | 'session'> & Partial<AttemptView>) {
     const ok = row.failure_kind === null;
     this.rows.unshift({
       at: new Date().toISOString(),
@@ -84,6 +84,7 @@ export class FakeRelay {
       duration_ms: 120 + (this.rows.length % 90),
       input_tokens: ok ? 12 : null,
       output_tokens: ok ? 30 : null,
+      session: null,
       ...row,
     });
   }
