@@ -77,7 +77,9 @@ async fn write_loop(store: Store, mut rx: mpsc::Receiver<Msg>) {
             if since_prune >= 1000 {
                 since_prune = 0;
                 if let Ok(mut conn) = store.acquire().await {
-                    let _ = attempts::prune(&mut conn, RETENTION_ROWS).await;
+                    if let Err(e) = attempts::prune(&mut conn, RETENTION_ROWS).await {
+                        tracing::warn!(error = %e, "attempt ledger not pruned");
+                    }
                 }
             }
         }

@@ -50,11 +50,6 @@ pub fn classify<H: HeaderSource + ?Sized>(
     Classified { failure: Failure::new(kind, scope).with_retry_at(retry_at_ms(headers, now)), rule: name }
 }
 
-/// A failure before any response: connect, reset, TLS or timeout.
-pub fn classify_transport_error() -> Classified {
-    Classified { failure: Failure::network(), rule: "network" }
-}
-
 /// The object holding `type`/`code`: `body.error` when it is an object, else the body itself
 /// (stream error events of the OpenAI Responses API put `code` at the top level).
 fn error_object(body: &Value) -> &Value {

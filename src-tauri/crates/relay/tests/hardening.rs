@@ -214,3 +214,65 @@ async fn a_silent_upstream_is_answered_with_504_within_the_first_byte_timeout() 
     }
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_redirect_is_passed_back_unfollowed() -> TestResult {
+    // The sink a redirect points at must never see a request (it would carry the key).
+    let sink = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let sink_url = format!("http://{}", sink.local_addr()?);
+    let hits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = hits.clone();
+    tokio::spawn(async move {
+        while let Ok((_s, _)) = sink.accept().await {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    let redirector = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let from = format!("http://{}", redirector.local_addr()?);
+    let to = sink_url.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = redirector.accept().await {
+            let to = to.clone();
+            tokio::spawn(async move {
+                let mut buf = [0u8; 8192];
+                let _ = s.read(&mut buf).await;
+                let head = format!("HTTP/1.1 307 Temporary Redirect\r\nlocation: {to}/v1/chat/completions\r\ncontent-length: 0\r\n\r\n");
+                let _ = s.write_all(head.as_bytes()).await;
+            });
+        }
+    });
+    let dir = tempfile::tempdir()?;
+    let engine = Arc::new(switchyard_engine::Engine::open(dir.path()).await?);
+    let conn = switchyard_engine::NewConnection {
+        slug: "c".into(),
+        protocol: "openai".into(),
+        base_url: format!("{from}/v1"),
+        models: vec!["m1".into()],
+        ..Default::default()
+    };
+    engine.connection_add(conn, Some(switchyard_engine::Secret::new("sk-canary-redirect"))).await?;
+    let token = engine.relay_token(false).await?;
+    let bearer = token.expose().to_string();
+    let router = Arc::new(switchyard_engine::Router::new(engine.clone()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}", listener.local_addr()?);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(switchyard_relay::serve(listener, router, token, async move {
+        let _ = stopped.await;
+    }));
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build()?;
+    let resp = client
+        .post(format!("{url}/c/c/v1/chat/completions"))
+        .bearer_auth(&bearer)
+        .json(&json!({"model": "m1", "messages": [user("hi")]}))
+        .send()
+        .await?;
+    assert_eq!(resp.status(), 307, "the provider's redirect comes back to the client as it was");
+    let location = resp.headers().get("location").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+    assert!(location.starts_with(&sink_url), "with its Location: {location}");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 0, "the relay never followed it with the key");
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}

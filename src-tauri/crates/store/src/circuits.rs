@@ -36,16 +36,6 @@ pub async fn upsert(conn: &mut SqliteConnection, c: &CircuitRow) -> Result<i64, 
     .await?)
 }
 
-pub async fn for_profile(conn: &mut SqliteConnection, profile_id: &str) -> Result<Vec<CircuitRow>, StoreError> {
-    Ok(sqlx::query_as::<_, CircuitRow>(
-        "SELECT profile_id, model, state, kind, until_ms, backoff_level, revision, updated_at FROM circuits \
-         WHERE profile_id = ? ORDER BY model",
-    )
-    .bind(profile_id)
-    .fetch_all(conn)
-    .await?)
-}
-
 /// Resets every circuit of a profile (credential replacement, disable, re-verification).
 pub async fn clear_profile(conn: &mut SqliteConnection, profile_id: &str) -> Result<u64, StoreError> {
     Ok(sqlx::query("DELETE FROM circuits WHERE profile_id = ?").bind(profile_id).execute(conn).await?.rows_affected())

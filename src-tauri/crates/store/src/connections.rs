@@ -71,11 +71,6 @@ pub async fn by_slug(conn: &mut SqliteConnection, slug: &str) -> Result<Option<C
     Ok(sqlx::query_as::<_, ConnectionRow>(&sql).bind(slug).fetch_optional(conn).await?)
 }
 
-pub async fn by_id(conn: &mut SqliteConnection, id: &str) -> Result<Option<ConnectionRow>, StoreError> {
-    let sql = format!("SELECT {COLUMNS} FROM connections WHERE id = ?");
-    Ok(sqlx::query_as::<_, ConnectionRow>(&sql).bind(id).fetch_optional(conn).await?)
-}
-
 pub async fn list(conn: &mut SqliteConnection) -> Result<Vec<ConnectionRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM connections ORDER BY slug");
     Ok(sqlx::query_as::<_, ConnectionRow>(&sql).fetch_all(conn).await?)

@@ -33,10 +33,6 @@ impl Store {
         Ok(Self { pool })
     }
 
-    pub fn pool(&self) -> &SqlitePool {
-        &self.pool
-    }
-
     /// Starts a write transaction that takes the write lock up front.
     pub async fn begin(&self) -> Result<Tx, StoreError> {
         Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)

@@ -88,13 +88,6 @@ pub async fn all_locators(conn: &mut SqliteConnection) -> Result<Vec<(String, St
     .await?)
 }
 
-pub async fn max_priority(conn: &mut SqliteConnection, connection_id: &str) -> Result<Option<i64>, StoreError> {
-    Ok(sqlx::query_scalar::<_, Option<i64>>("SELECT MAX(priority) FROM profiles WHERE connection_id = ?")
-        .bind(connection_id)
-        .fetch_one(conn)
-        .await?)
-}
-
 /// CAS update of label, weight, priority and enabled flag; returns the new revision.
 pub async fn update_settings(
     conn: &mut SqliteConnection,

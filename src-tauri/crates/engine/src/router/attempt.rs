@@ -164,7 +164,9 @@ impl Router {
     pub(crate) async fn attempt_succeeded(&self, attempt: &mut Attempt) {
         if let Some(lease) = attempt.lease.take() {
             for snap in lease.succeed() {
-                let _ = self.engine.persist_circuit(&snap).await;
+                if let Err(e) = self.engine.persist_circuit(&snap).await {
+                    tracing::warn!(code = e.code().as_str(), "closed circuit not persisted");
+                }
             }
         }
     }
@@ -175,11 +177,15 @@ impl Router {
         match attempt.lease.take() {
             Some(lease) => {
                 for snap in lease.fail(&failure, self.engine.now_ms()) {
-                    let _ = self.engine.persist_circuit(&snap).await;
+                    if let Err(e) = self.engine.persist_circuit(&snap).await {
+                        tracing::warn!(code = e.code().as_str(), "probe circuit not persisted");
+                    }
                 }
             }
             None => {
-                let _ = self.engine.record_failure(&attempt.profile_id, &model, &failure).await;
+                if let Err(e) = self.engine.record_failure(&attempt.profile_id, &model, &failure).await {
+                    tracing::warn!(code = e.code().as_str(), "failure not written to the circuit board's store");
+                }
             }
         }
         if run.is_legacy() {
