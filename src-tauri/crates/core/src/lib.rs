@@ -4,6 +4,7 @@
 pub mod basis;
 pub mod code;
 pub mod connection;
+pub mod conversation;
 pub mod header;
 pub mod portable;
 pub mod profile;

@@ -7,7 +7,8 @@
 //! carries human content, so a tool loop (assistant tool calls + tool results appended)
 //! keeps its turn and a new human message starts a new one. Prompt-caching marks
 //! (`cache_control`) are not part of the conversation: clients such as Claude Code move them
-//! to the newest message on every call, which must not start a new turn.
+//! to the newest message on every call, which must not start a new turn. Conversation keys
+//! (`conversation.rs`) are computed from the same `ClientIds` and the same hashing.
 
 use std::io::Write;
 
@@ -34,6 +35,26 @@ pub struct ClientIds {
     pub client_turn: Option<String>,
     /// The client's session (one conversation of the agent), raw — only ever stored hashed.
     pub session: Option<String>,
+    /// Which header or field `session` was read from.
+    pub session_origin: Option<SessionOrigin>,
+    /// `x-switchyard-conversation`: the caller names the conversation (`conversation.rs`).
+    pub explicit_conversation: Option<String>,
+    /// The body's `prompt_cache_key` (OpenAI; Codex sends its session id there).
+    pub prompt_cache_key: Option<String>,
+}
+
+/// Where `ClientIds::session` came from: an agent's own session id, or the generic
+/// `x-session-id` header (the conversation key ranks `prompt_cache_key` between the two).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionOrigin {
+    /// Codex `session-id`.
+    CodexHeader,
+    /// Claude Code `x-claude-code-session-id`.
+    ClaudeCodeHeader,
+    /// The `session_id` in Claude Code's `metadata.user_id` (or the whole `user_id`).
+    ClaudeCodeMetadata,
+    /// `x-session-id`.
+    SessionHeader,
 }
 
 impl ClientIds {
@@ -46,11 +67,20 @@ impl ClientIds {
         let client_turn = header("x-codex-turn-metadata")
             .and_then(|m| serde_json::from_str::<Value>(m).ok())
             .and_then(|m| nonempty(m.get("turn_id").and_then(Value::as_str)));
-        let session = nonempty(header("session-id"))
-            .or_else(|| nonempty(header("x-claude-code-session-id")))
-            .or_else(|| user_id_session(body))
-            .or_else(|| nonempty(header("x-session-id")));
-        ClientIds { explicit_turn: nonempty(header("x-switchyard-turn")), client_turn, session }
+        let tagged = |origin: SessionOrigin, v: Option<String>| v.map(|v| (origin, v));
+        let session = tagged(SessionOrigin::CodexHeader, nonempty(header("session-id")))
+            .or_else(|| tagged(SessionOrigin::ClaudeCodeHeader, nonempty(header("x-claude-code-session-id"))))
+            .or_else(|| tagged(SessionOrigin::ClaudeCodeMetadata, user_id_session(body)))
+            .or_else(|| tagged(SessionOrigin::SessionHeader, nonempty(header("x-session-id"))));
+        let (session_origin, session) = session.map_or((None, None), |(o, s)| (Some(o), Some(s)));
+        ClientIds {
+            explicit_turn: nonempty(header("x-switchyard-turn")),
+            client_turn,
+            session,
+            session_origin,
+            explicit_conversation: nonempty(header("x-switchyard-conversation")),
+            prompt_cache_key: nonempty(body.get("prompt_cache_key").and_then(Value::as_str)),
+        }
     }
 
     /// The session as the ledger keeps it: hashed with the connection, never the raw id.
@@ -89,6 +119,21 @@ pub fn turn_key(protocol: Protocol, slug: &str, ids: &ClientIds, body: &Value) -
 /// Hash of the connection, the system prompt and the conversation up to the last human
 /// user message.
 pub fn conversation_anchor(protocol: Protocol, slug: &str, body: &Value) -> String {
+    anchor_through(protocol, slug, body, Cut::LastHuman)
+}
+
+/// Where an anchor stops reading the conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cut {
+    /// Through the first human message: the conversation's opening (`conversation.rs`).
+    FirstHuman,
+    /// Through the last human message: the turn.
+    LastHuman,
+}
+
+/// Hash of the connection, the system prompt and the messages through the `cut` human
+/// message (all of them when none is human).
+pub(crate) fn anchor_through(protocol: Protocol, slug: &str, body: &Value, cut: Cut) -> String {
     let (system, items): (Option<&Value>, Vec<&Value>) = match protocol {
         Protocol::Anthropic => (body.get("system"), array(body.get("messages"))),
         Protocol::Openai => match body.get("messages") {
@@ -97,8 +142,11 @@ pub fn conversation_anchor(protocol: Protocol, slug: &str, body: &Value) -> Stri
             None => (body.get("instructions"), array_or_single(body.get("input"))),
         },
     };
-    let last_human = items.iter().rposition(|m| is_human(protocol, m));
-    let prefix = match last_human {
+    let human = match cut {
+        Cut::FirstHuman => items.iter().position(|m| is_human(protocol, m)),
+        Cut::LastHuman => items.iter().rposition(|m| is_human(protocol, m)),
+    };
+    let prefix = match human {
         Some(i) => &items[..=i],
         None => &items[..],
     };
@@ -199,7 +247,7 @@ fn is_human(protocol: Protocol, m: &Value) -> bool {
     }
 }
 
-fn short_hash(parts: &[&[u8]]) -> String {
+pub(crate) fn short_hash(parts: &[&[u8]]) -> String {
     let mut h = Sha256::new();
     for p in parts {
         h.update((p.len() as u64).to_be_bytes());

@@ -12,10 +12,17 @@
 //! 4. after the attempt: `CircuitBoard::record_failure` or resolve the lease, then
 //!    `plan_next` (after a failure) → `FailoverTo` (→ `TurnBindings::rebind`) / `RetrySame` / `GiveUp`;
 //! 5. `TurnBindings::commit` once the first content byte reached the client.
+//!
+//! Under conversation affinity (`affinity.rs`; core only, not yet wired into the engine) step 2
+//! is `select_for_call` with the turn binding and `ConversationBindings::get` for
+//! (`conversation_key`, model); then `bind` the conversation when `CallSelection::bind_to`
+//! says so, else `touch` it (`ConversationStep::Kept`), and record a `Moved` step's cause.
 
+pub mod affinity;
 pub mod binding;
 pub mod board;
 pub mod circuit;
+pub mod conversation_binding;
 pub mod cooldown;
 pub mod eligibility;
 pub mod failure;
@@ -26,11 +33,15 @@ pub mod probe;
 pub mod selection;
 pub mod swrr;
 
+pub use affinity::{
+    select_for_call, Affinity, CallInput, CallSelection, ConversationStep, Move, MoveCause, DEFAULT_AFFINITY_WINDOW,
+};
 pub use binding::{Binding, RebindError, TurnBindings, BINDING_IDLE_TTL};
 pub use board::{BoardView, CircuitBoard, ResetCause};
 pub use circuit::{
     CircuitHealth, CircuitLookup, CircuitSnapshot, HealthEntry, HealthState, NoCircuits, PersistedState, ProfileHealth,
 };
+pub use conversation_binding::{ConversationBinding, ConversationBindings, DEFAULT_CONVERSATION_CAPACITY};
 pub use cooldown::{unix_ms, CooldownEnd, CooldownPolicy};
 pub use eligibility::{evaluate, Criteria, Eligibility, EvidenceView, Exclusion, ModelSet, ProfileView};
 pub use failure::{Failure, FailureKind, Scope};

@@ -29,11 +29,14 @@ impl Strategy {
 }
 
 /// Why an attempt went to its profile; recorded with every attempt as a string
-/// (`legacy_primary`, `sticky`, `swrr`, `priority`, `failover:<kind>`, `probe`).
+/// (`legacy_primary`, `sticky`, `conversation`, `swrr`, `priority`, `failover:<kind>`, `probe`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SelectionReason {
     LegacyPrimary,
+    /// The turn's binding (every call of a turn after its first).
     Sticky,
+    /// A warm conversation's key (conversation affinity, `affinity.rs`).
+    Conversation,
     Swrr,
     Priority,
     Failover(FailureKind),
@@ -46,6 +49,7 @@ impl fmt::Display for SelectionReason {
         match self {
             SelectionReason::LegacyPrimary => f.write_str("legacy_primary"),
             SelectionReason::Sticky => f.write_str("sticky"),
+            SelectionReason::Conversation => f.write_str("conversation"),
             SelectionReason::Swrr => f.write_str("swrr"),
             SelectionReason::Priority => f.write_str("priority"),
             SelectionReason::Failover(kind) => write!(f, "failover:{kind}"),
@@ -60,6 +64,7 @@ impl FromStr for SelectionReason {
         match s {
             "legacy_primary" => Ok(SelectionReason::LegacyPrimary),
             "sticky" => Ok(SelectionReason::Sticky),
+            "conversation" => Ok(SelectionReason::Conversation),
             "swrr" => Ok(SelectionReason::Swrr),
             "priority" => Ok(SelectionReason::Priority),
             "probe" => Ok(SelectionReason::Probe),
@@ -124,6 +129,7 @@ mod tests {
         let all = [
             SelectionReason::LegacyPrimary,
             SelectionReason::Sticky,
+            SelectionReason::Conversation,
             SelectionReason::Swrr,
             SelectionReason::Priority,
             SelectionReason::Failover(FailureKind::RateLimited),
@@ -132,7 +138,7 @@ mod tests {
         let names: Vec<String> = all.iter().map(ToString::to_string).collect();
         assert_eq!(
             names,
-            ["legacy_primary", "sticky", "swrr", "priority", "failover:rate_limited", "probe"],
+            ["legacy_primary", "sticky", "conversation", "swrr", "priority", "failover:rate_limited", "probe"],
             "attempt records carry these exact reason strings"
         );
         for r in all {
