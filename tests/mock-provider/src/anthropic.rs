@@ -102,7 +102,7 @@ pub(crate) fn error_response(fault: &Fault) -> Response {
 }
 
 /// RFC 3339 time `secs` from now (Anthropic's `*-reset` headers).
-fn reset_time(secs: u64) -> String {
+pub(crate) fn reset_time(secs: u64) -> String {
     let now = chrono::Utc::now();
     i64::try_from(secs)
         .ok()
@@ -221,7 +221,7 @@ async fn answer_messages(
     let ModelRequest { model, stream, .. } = hit.model_request()?;
     let plan = shared.playbook.play(hit.key.as_deref(), Call::Model(&model))?;
     plan.wait().await;
-    let out = Outlet::new(plan.wire, Dialect::Anthropic, hit.accept_encoding.as_deref());
+    let out = Outlet::new(plan.wire, Dialect::Anthropic, hit.accept_encoding.as_deref()).quota(plan.quota);
     let reply = Reply::answer(&model, &plan, hit.json.as_ref(), Dialect::Anthropic, hit.body.len());
     let dies = plan.dies_after.is_some();
     if !stream {

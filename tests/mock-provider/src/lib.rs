@@ -1,8 +1,8 @@
 //! A scripted fake LLM provider speaking the OpenAI and Anthropic HTTP shapes, for tests and
 //! benchmarks: each test key follows a [`KeyScript`] (ok, 429, quota, 401, forbidden model,
 //! 5xx, overloaded, slow, a stream that dies or errs, no listing, sequences; how streams are
-//! cut, pinged and compressed; a tool call before the reply), every request is counted and
-//! recorded. No routing logic lives here: it fakes the provider only.
+//! cut, pinged and compressed; a tool call before the reply; limit headers on successes), every
+//! request is counted and recorded. No routing logic lives here: it fakes the provider only.
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -19,6 +19,7 @@ mod anthropic;
 mod fault;
 mod openai;
 mod playbook;
+mod quota;
 mod record;
 mod reply;
 mod responses;
@@ -30,6 +31,7 @@ mod wire;
 
 pub use axum::http::{HeaderMap, Method};
 pub use bytes::Bytes;
+pub use quota::Quota;
 pub use record::RecordedRequest;
 pub use script::{Behaviour, Chunking, KeyScript, ScriptFile, ToolCall, Wire, DEFAULT_REPLY};
 pub use server::MockProvider;

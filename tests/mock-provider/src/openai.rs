@@ -160,7 +160,7 @@ async fn answer_chat(shared: &Shared, hit: Intake) -> Result<Response, Fault> {
     let request = hit.model_request()?;
     let plan = shared.playbook.play(hit.key.as_deref(), Call::Model(&request.model))?;
     plan.wait().await;
-    let out = Outlet::new(plan.wire, Dialect::Chat, hit.accept_encoding.as_deref());
+    let out = Outlet::new(plan.wire, Dialect::Chat, hit.accept_encoding.as_deref()).quota(plan.quota);
     let reply = Reply::answer(&request.model, &plan, hit.json.as_ref(), Dialect::Chat, hit.body.len());
     let dies = plan.dies_after.is_some();
     if !request.stream {

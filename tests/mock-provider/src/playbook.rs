@@ -6,6 +6,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use crate::fault::Fault;
+use crate::quota::QuotaStep;
 use crate::script::{Behaviour, KeyScript, ScriptFile, ToolCall, Wire, DEFAULT_REPLY};
 
 /// What a hit asks for.
@@ -33,6 +34,8 @@ pub(crate) struct Plan {
     pub tool: Option<ToolCall>,
     /// The key's models, for listing.
     pub models: Vec<String>,
+    /// Limit headers for a successful model call (scripted `quota`).
+    pub quota: Option<QuotaStep>,
 }
 
 impl Plan {
@@ -56,6 +59,8 @@ enum Slot {
 struct Inner {
     keys: HashMap<String, KeyScript>,
     cursors: HashMap<(String, Slot), usize>,
+    /// Successful model calls per key with a scripted quota.
+    quota_calls: HashMap<String, u64>,
 }
 
 /// The key scripts and their sequence positions.
@@ -73,6 +78,7 @@ impl Playbook {
     pub fn set_key(&self, key: &str, script: KeyScript) {
         let mut inner = self.lock();
         inner.cursors.retain(|(k, _), _| k != key);
+        inner.quota_calls.remove(key);
         inner.keys.insert(key.to_owned(), script);
     }
 
@@ -80,6 +86,7 @@ impl Playbook {
     pub fn remove_key(&self, key: &str) {
         let mut inner = self.lock();
         inner.cursors.retain(|(k, _), _| k != key);
+        inner.quota_calls.remove(key);
         inner.keys.remove(key);
     }
 
@@ -103,12 +110,13 @@ impl Playbook {
 
     /// Plays one hit: picks the behaviour for the key and call (advancing a sequence by one
     /// step) and turns it into a plan or a fault. A model outside the key's list fails with
-    /// model-not-found without consuming a step.
+    /// model-not-found without consuming a step. A successful model call of a key with a
+    /// scripted quota takes the next quota step.
     pub fn play(&self, key: Option<&str>, call: Call<'_>) -> Result<Plan, Fault> {
         self.authenticate(key)?;
         let key = key.unwrap_or_default();
         let mut inner = self.lock();
-        let Inner { keys, cursors } = &mut *inner;
+        let Inner { keys, cursors, quota_calls } = &mut *inner;
         let script = keys.get(key).ok_or_else(|| Fault::InvalidKey { key: key.to_owned() })?;
         let (slot, behaviour) = match call {
             Call::Listing => match &script.listing {
@@ -143,9 +151,16 @@ impl Playbook {
             wire: script.wire.unwrap_or_default(),
             tool: script.tool.clone(),
             models: script.models.clone(),
+            quota: None,
         };
-        drop(inner);
-        apply_step(step, key, call, plan)
+        let quota = script.quota;
+        let mut played = apply_step(step, key, call, plan);
+        if let (Ok(plan), Call::Model(_), Some(quota)) = (&mut played, call, quota) {
+            let calls = quota_calls.entry(key.to_owned()).or_insert(0);
+            plan.quota = Some(quota.step(*calls));
+            *calls = calls.saturating_add(1);
+        }
+        played
     }
 }
 

@@ -37,7 +37,7 @@ async fn answer(shared: &Shared, hit: Intake) -> Result<Response, Fault> {
     let request = hit.model_request()?;
     let plan = shared.playbook.play(hit.key.as_deref(), Call::Model(&request.model))?;
     plan.wait().await;
-    let out = Outlet::new(plan.wire, Dialect::Responses, hit.accept_encoding.as_deref());
+    let out = Outlet::new(plan.wire, Dialect::Responses, hit.accept_encoding.as_deref()).quota(plan.quota);
     let reply = Reply::answer(&request.model, &plan, hit.json.as_ref(), Dialect::Responses, hit.body.len());
     if !request.stream {
         if plan.stream_error.is_some() {

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::quota::Quota;
+
 /// The default reply text; streamed one word per content chunk.
 pub const DEFAULT_REPLY: &str = "Hello from the mock provider.";
 
@@ -191,7 +193,8 @@ fn empty_input() -> Value {
 /// The script of one API key. JSON:
 /// `{"models": ["m1", "m2"], "behaviour": "ok", "per_model": {"m2": "model_forbidden"},
 ///   "listing": "listing_unsupported", "reply": "Hi.", "wire": {"chunking": "whole"},
-///   "tool": {"name": "Bash", "input": {"command": "echo hi"}}}` (all but `models` optional).
+///   "tool": {"name": "Bash", "input": {"command": "echo hi"}},
+///   "quota": {"requests_limit": 50, "requests_remaining_start": 49}}` (all but `models` optional).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KeyScript {
@@ -216,6 +219,10 @@ pub struct KeyScript {
     /// The tool to call before replying; `None` always replies with text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<ToolCall>,
+    /// Limit headers on successful model calls, remaining falling by one per call; `None`
+    /// sends none (error answers keep their own headers either way).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quota: Option<Quota>,
 }
 
 impl KeyScript {
@@ -260,6 +267,13 @@ impl KeyScript {
         self.tool = Some(ToolCall { name: name.into(), input });
         self
     }
+
+    /// Reports a request limit of `limit` on successful model calls, with `remaining_start`
+    /// left on the first and one less on each later one.
+    pub fn quota(mut self, limit: u64, remaining_start: u64) -> Self {
+        self.quota = Some(Quota { requests_limit: limit, requests_remaining_start: remaining_start });
+        self
+    }
 }
 
 /// The script file of the `mock-provider` binary: `{"keys": {"KEY": KeyScript, ...}}`.
@@ -294,7 +308,8 @@ mod tests {
             "tool": {"name": "Bash", "input": {"command": "echo hi"}}
         }, "sk-c": {"models": ["m"], "wire": {"chunking": "whole"}},
            "sk-d": {"models": ["m"], "wire": {"chunking": {"bytes": 3}}},
-           "sk-e": {"models": ["m"], "wire": {}}
+           "sk-e": {"models": ["m"], "wire": {}},
+           "sk-f": {"models": ["m"], "quota": {"requests_limit": 50, "requests_remaining_start": 49}}
         }}"#;
         let file = ScriptFile::from_json(text)?;
         let want = KeyScript::new(["m1", "m2"])
@@ -311,10 +326,11 @@ mod tests {
         assert_eq!(file.keys["sk-c"].wire, Some(Wire::chunked(Chunking::Whole)), "\"whole\" is a bare string");
         assert_eq!(file.keys["sk-d"].wire, Some(Wire::chunked(Chunking::Bytes(3))), "bytes carries its size");
         assert_eq!(file.keys["sk-e"].wire, Some(Wire::default()), "every wire field is optional");
+        assert_eq!(file.keys["sk-f"], KeyScript::new(["m"]).quota(50, 49), "quota parses");
         assert_eq!(
             serde_json::to_value(KeyScript::new(["m"]))?,
             serde_json::json!({"models": ["m"], "behaviour": "ok", "per_model": {}}),
-            "a script without wire or tool serializes without them"
+            "a script without wire, tool or quota serializes without them"
         );
         let again = serde_json::to_string(&file)?;
         assert_eq!(ScriptFile::from_json(&again)?, file, "and round-trips");
@@ -341,5 +357,9 @@ mod tests {
         assert!(ScriptFile::from_json(text).is_err(), "nor in wire");
         let text = r#"{"keys": {"k": {"models": [], "tool": {"name": "Bash", "args": {}}}}}"#;
         assert!(ScriptFile::from_json(text).is_err(), "nor in tool");
+        let text = r#"{"keys": {"k": {"models": [], "quota": {"request_limit": 5, "requests_remaining_start": 4}}}}"#;
+        assert!(ScriptFile::from_json(text).is_err(), "nor in quota");
+        let text = r#"{"keys": {"k": {"models": [], "quota": {"requests_limit": 5}}}}"#;
+        assert!(ScriptFile::from_json(text).is_err(), "quota names both of its numbers");
     }
 }

@@ -11,6 +11,7 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use serde_json::Value;
 
+use crate::quota::QuotaStep;
 use crate::script::{Chunking, Wire};
 use crate::sse::{broken_body, event_stream, Ending, Frame};
 
@@ -47,6 +48,8 @@ pub(crate) struct Outlet {
     wire: Wire,
     dialect: Dialect,
     encoding: Option<Encoding>,
+    /// Limit headers to add (`quota.rs`).
+    quota: Option<QuotaStep>,
 }
 
 impl Outlet {
@@ -59,7 +62,12 @@ impl Outlet {
         } else {
             None
         };
-        Outlet { wire, dialect, encoding }
+        Outlet { wire, dialect, encoding, quota: None }
+    }
+
+    /// Adds the step's limit headers to the answer, if any.
+    pub fn quota(self, quota: Option<QuotaStep>) -> Self {
+        Outlet { quota, ..self }
     }
 
     /// A 200 event stream of `frames`: pinged, line ends set, compressed, then cut into
@@ -97,10 +105,13 @@ impl Outlet {
         response
     }
 
-    /// Adds `content-encoding` when the body is compressed.
+    /// Adds `content-encoding` when the body is compressed, and the limit headers if any.
     fn mark(&self, response: &mut Response) {
         if let Some(encoding) = self.encoding {
             response.headers_mut().insert(header::CONTENT_ENCODING, HeaderValue::from_static(encoding.token()));
+        }
+        if let Some(step) = self.quota {
+            crate::quota::mark(response, self.dialect, step);
         }
     }
 }

@@ -58,6 +58,8 @@ pub enum Command {
         #[arg(long, default_value_t = 50)]
         limit: i64,
     },
+    /// The latest limit readings of a connection's profiles, per window, with their age.
+    Quota { slug: String },
     /// The local relay.
     #[command(subcommand)]
     Relay(RelayCmd),

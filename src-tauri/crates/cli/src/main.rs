@@ -70,6 +70,7 @@ async fn run(cli: Cli) -> Result<output::Output, EngineError> {
         Command::Routing(cmd) => commands::routing(&engine, cmd).await,
         Command::Health(cmd) => commands::health(&engine, cmd).await,
         Command::Attempts { slug, limit } => engine.attempts(&slug, limit).await.map(output::Output::Attempts),
+        Command::Quota { slug } => engine.quota(&slug).await.map(output::Output::Quota),
         Command::Relay(cmd) => relay_cmd::run(&engine, cmd, json).await,
         Command::Settings { key, value } => commands::settings(&engine, key.as_deref(), value).await,
         Command::Export(a) => portable_cmd::export(&engine, a).await,

@@ -11,9 +11,9 @@
 //!   gates, readiness per profile, suspension, imported modes waiting for their gates.
 //! - `health.rs` — circuits written through to SQLite; `portable.rs` — export/import.
 //! - `relay_settings.rs` (token, port, attempts listing), `upstream_timeout.rs`,
-//!   `ledger.rs` (the batching attempts writer).
-//! - `router/` — the hot path: `snapshot.rs`, `secrets.rs`, `attempt.rs` (the loop's steps)
-//!   and `route.rs` (the loop itself).
+//!   `ledger.rs` (the batching attempts writer), `quota.rs` (the latest limit readings).
+//! - `router/` — the hot path: `snapshot.rs`, `secrets.rs`, `attempt.rs` (the loop's steps),
+//!   `quota.rs` (readings from every answer's limit headers) and `route.rs` (the loop itself).
 //!
 //! A request's path through [`Router::route`] (docs/design.md, "The request path"):
 //!
@@ -39,6 +39,7 @@ mod orphans;
 mod pending;
 mod portable;
 mod profiles;
+mod quota;
 mod readiness;
 mod relay_settings;
 mod reorder;
@@ -60,11 +61,15 @@ pub use evidence::{ModelProof, DEFAULT_MAX_EVIDENCE_AGE_MS};
 pub use fault::FaultPoint;
 pub use ledger::RETENTION_ROWS;
 pub use portable::{Conflict, ImportReport, ImportedConnection, ImportedProfile};
+pub use quota::{ProfileQuota, QuotaView, QuotaWindowView};
 pub use readiness::MAX_EVIDENCE_AGE_KEY;
 pub use relay_settings::{AttemptView, DEFAULT_RELAY_PORT, RELAY_PORT_KEY};
 pub use reorder::OrderEntry;
 pub use requests::{ConnectionEdit, NewConnection, NewProfile, ProfileEdit};
-pub use router::{AttemptReport, Recording, Reply, Route, Routed, Router, Snapshot, Target, Transport, TurnRun};
+pub use router::{
+    AttemptReport, QuotaBoard, Recording, Reply, Route, Routed, Router, Snapshot, Target, Transport, TurnRun,
+    MAX_QUOTA_READINGS, QUOTA_FLUSH_EVERY,
+};
 pub use routing_views::{
     EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness, RoutingStatus, VerifyEvent,
     VerifyReport, VerifyResult,

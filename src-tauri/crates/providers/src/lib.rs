@@ -1,7 +1,8 @@
 //! Protocol dialects of Switchyard: classification of a provider's error answer (status,
 //! headers, JSON error body) into the failure taxonomy of `switchyard_core::routing`, as
-//! data tables per dialect, and cooldown hints from `Retry-After` and rate-limit reset
-//! headers. Message wording is never read. The classification is pure (the clock is passed in);
+//! data tables per dialect, cooldown hints from `Retry-After` and rate-limit reset headers,
+//! and quota readings from limit headers (`quota/`, tables per dialect too). Message wording
+//! is never read. Classification and quota reading are pure (the clock is passed in);
 //! `discovery` and `endpoint` make the HTTP calls of test/discovery with reqwest.
 
 pub mod anthropic;
@@ -12,12 +13,14 @@ pub mod endpoint;
 pub mod headers;
 pub mod hint;
 pub mod openai;
+pub mod quota;
 pub mod rule;
 pub mod sse;
 pub mod stream_watch;
 pub mod usage;
 
-pub use classify::{classify, classify_transport_error, table, Classified};
-pub use headers::HeaderSource;
+pub use classify::{classify, table, Classified};
+pub use headers::{Agreed, HeaderSource};
 pub use hint::{parse_duration, retry_at_ms};
+pub use quota::{read_quota, QuotaWindow};
 pub use rule::{Rule, StatusMatch};

@@ -75,7 +75,11 @@ impl Transport for HttpTransport<'_> {
         self.timed_out.store(matches!(sent, Err(NoAnswer::TimedOut)), Ordering::Relaxed);
         let answer = match sent {
             Err(_) => Answer::Failed(Failure::network(), None, None),
-            Ok(resp) => read_answer(self.snap.protocol, started, resp, !target.pass_through).await,
+            Ok(resp) => {
+                // Every answer's limit headers, before anything is read: the bytes stay as they are.
+                self.state.router.observe_quota(self.snap.protocol, target.profile_id, target.model, resp.headers());
+                read_answer(self.snap.protocol, started, resp, !target.pass_through).await
+            }
         };
         match answer {
             Answer::Success(d, ttfb_ms) => Reply::Deliver { status: d.status.as_u16(), ttfb_ms, body: d },

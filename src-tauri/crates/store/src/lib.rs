@@ -10,6 +10,7 @@ pub mod error;
 pub mod evidence;
 pub mod journal;
 pub mod profiles;
+pub mod quota;
 pub mod settings;
 
 pub use db::{Store, Tx};

@@ -1,9 +1,11 @@
 //! The router the relay drives: per-connection snapshots, the secret cache, SWRR state,
-//! turn bindings, the circuit board, the attempt ledger and the one routing loop
-//! (`Router::route`, in `route.rs`). The relay does HTTP through a [`Transport`]; every
-//! routing decision is made here and in `switchyard_core::routing`.
+//! turn bindings, the circuit board, the attempt ledger, the latest quota readings
+//! (`quota.rs`) and the one routing loop (`Router::route`, in `route.rs`). The relay does
+//! HTTP through a [`Transport`]; every routing decision is made here and in
+//! `switchyard_core::routing`.
 
 mod attempt;
+mod quota;
 mod route;
 mod secrets;
 mod snapshot;
@@ -18,6 +20,7 @@ use crate::error::EngineError;
 use crate::ledger::Ledger;
 
 pub use attempt::{AttemptReport, NextAttempt, TurnRun};
+pub use quota::{QuotaBoard, FLUSH_EVERY as QUOTA_FLUSH_EVERY, MAX_READINGS as MAX_QUOTA_READINGS};
 pub use route::{Recording, Reply, Route, Routed, Target, Transport};
 pub use secrets::SecretCache;
 pub use snapshot::Snapshot;
@@ -32,12 +35,15 @@ pub struct Router {
     pub(crate) swrr: Mutex<SwrrTable>,
     pub(crate) bindings: Mutex<TurnBindings>,
     pub(crate) ledger: Ledger,
+    pub(crate) quota: Arc<QuotaBoard>,
 }
 
 impl Router {
-    /// Starts a router (and its ledger writer task) on the current tokio runtime.
+    /// Starts a router (and its ledger and quota writer tasks) on the current tokio runtime.
     pub fn new(engine: Arc<Engine>) -> Self {
         let ledger = Ledger::start(engine.store.clone());
+        let board = Arc::new(QuotaBoard::default());
+        quota::spawn_writer(&board, engine.store.clone());
         Router {
             engine,
             snapshots: Mutex::default(),
@@ -46,6 +52,7 @@ impl Router {
             swrr: Mutex::default(),
             bindings: Mutex::default(),
             ledger,
+            quota: board,
         }
     }
 
@@ -82,9 +89,10 @@ impl Router {
         Ok(fresh)
     }
 
-    /// Flushes the attempt ledger (call before the process exits).
+    /// Flushes the attempt ledger and the quota readings (call before the process exits).
     pub async fn shutdown(&self) {
         self.ledger.flush().await;
+        self.flush_quota().await;
     }
 
     fn lock_snapshots(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Snapshot>>> {

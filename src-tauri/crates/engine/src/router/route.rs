@@ -25,6 +25,8 @@ pub struct Target<'a> {
     pub number: u32,
     /// Legacy pass-through: deliver whatever comes back, as it comes.
     pub pass_through: bool,
+    /// The model the client asked for (client-facing name), if the request names one.
+    pub model: Option<&'a str>,
 }
 
 /// The transport's classified answer to one attempt.
@@ -180,6 +182,7 @@ impl Router {
                 secret: &attempt.secret,
                 number: attempt.number,
                 pass_through: run.is_legacy(),
+                model: run.model.as_deref(),
             };
             let (failure, kept_now) = match transport.attempt(target).await {
                 Reply::Deliver { status, ttfb_ms, body } => {

@@ -1,0 +1,109 @@
+//! `switchyard quota` across processes (issue 15): `relay serve` reads the mock provider's
+//! limit headers, writes them as it stops, and a later `quota` shows them — `--json` in the
+//! exact contract shape, human text with remaining/limit, the reset countdown and the age —
+//! without the key anywhere.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::{run, TestResult};
+use serde_json::Value;
+use switchyard_mock_provider::{KeyScript, MockProvider};
+
+const CANARY: &str = "sk-canary-cli-quota-5e1b";
+
+fn post(addr: &str, token: &str) -> Result<String, Box<dyn std::error::Error>> {
+    let mut s = TcpStream::connect(addr)?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let body = r#"{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}"#;
+    let req = format!(
+        "POST /c/c/v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: {token}\r\nanthropic-version: 2023-06-01\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes())?;
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    Ok(answer)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quota_shows_what_the_relay_read_with_its_age_in_the_contract_shape() -> TestResult {
+    let mock = MockProvider::start().await?;
+    mock.set_key(CANARY, KeyScript::new(["m1"]).quota(30, 29));
+    let dir = tempfile::tempdir()?;
+    let d = dir.path();
+    let base = mock.base_url();
+    let add =
+        ["connection", "add", "c", "--protocol", "anthropic", "--base-url", &base, "--model", "m1", "--secret-stdin"];
+    assert_eq!(run(d, &add, Some(CANARY))?.code, 0, "connection added (legacy)");
+    let before = run(d, &["--json", "quota", "c"], None)?;
+    let empty: Value = serde_json::from_str(&before.stdout)?;
+    assert_eq!(empty["profiles"][0]["windows"], serde_json::json!([]), "no readings before any answer");
+
+    let token = run(d, &["relay", "token"], None)?.stdout.trim().to_string();
+    let bin = assert_cmd::cargo::cargo_bin("switchyard");
+    let mut relay = Command::new(&bin)
+        .arg("--data-dir")
+        .arg(d)
+        .args(["relay", "serve", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let mut first = String::new();
+    BufReader::new(relay.stdout.take().ok_or("relay stdout")?).read_line(&mut first)?;
+    let addr = first.trim().rsplit("http://").next().ok_or("relay address")?.to_string();
+    let answers: Vec<String> = (0..3).map(|_| post(&addr, &token)).collect::<Result<_, _>>()?;
+    let _ = Command::new("kill").arg(relay.id().to_string()).status();
+    let stopped = relay.wait()?;
+    assert!(stopped.success(), "SIGTERM stops the relay cleanly, writing what it read");
+    for a in &answers {
+        assert!(a.starts_with("HTTP/1.1 200"), "each call is served: {a:.80}");
+    }
+
+    let shown = run(d, &["--json", "quota", "c"], None)?;
+    assert_eq!(shown.code, 0, "quota succeeds: {}", shown.stderr);
+    let body: Value = serde_json::from_str(&shown.stdout)?;
+    let keys: Vec<&str> = body.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
+    assert_eq!(keys, ["profiles"], "top level: profiles only");
+    let p = &body["profiles"][0];
+    let mut pkeys: Vec<&str> = p.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
+    pkeys.sort_unstable();
+    assert_eq!(pkeys, ["id", "windows"], "a profile: id and windows");
+    let w = &p["windows"][0];
+    let mut wkeys: Vec<&str> = w.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
+    wkeys.sort_unstable();
+    assert_eq!(
+        wkeys,
+        ["limit", "model", "name", "remaining", "resets_at", "seen_at", "utilization"],
+        "a window has exactly the contract's fields"
+    );
+    assert_eq!((w["name"].as_str(), w["model"].as_str()), (Some("requests"), Some("m1")), "per model");
+    assert_eq!((w["limit"].as_i64(), w["remaining"].as_i64()), (Some(30), Some(27)), "the third answer's report");
+    assert_eq!(w["utilization"], Value::Null, "the provider said nothing about utilization: null");
+    let seen = w["seen_at"].as_str().unwrap_or_default();
+    assert!(seen.ends_with('Z') && chrono_like(seen), "seen_at is RFC 3339 UTC: {seen}");
+    assert!(w["resets_at"].as_str().is_some_and(|t| t.ends_with('Z')), "resets_at is RFC 3339 UTC");
+
+    let human = run(d, &["quota", "c"], None)?;
+    assert!(human.stdout.contains("27/30 left"), "remaining/limit: {}", human.stdout);
+    assert!(
+        human.stdout.contains("resets in") && human.stdout.contains("as of"),
+        "countdown and age: {}",
+        human.stdout
+    );
+    let missing = run(d, &["quota", "nope"], None)?;
+    assert_eq!(missing.code, 4, "an unknown connection is not found");
+    let all = format!("{}{}{}{}", shown.stdout, shown.stderr, human.stdout, human.stderr);
+    assert!(!all.contains("canary"), "no secret in quota output");
+    mock.shutdown().await?;
+    Ok(())
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+fn chrono_like(t: &str) -> bool {
+    t.len() == 24 && t.as_bytes()[10] == b'T' && t.as_bytes()[4] == b'-'
+}

@@ -1,0 +1,245 @@
+//! Quota readings the relay sees go by: the latest reading per (profile, window, model), with
+//! the time it was seen, in a bounded map the request path only inserts into. A background
+//! task writes the readings that changed to the `quota` table every [`FLUSH_EVERY`] (and
+//! `Router::shutdown` writes the rest), so a restart shows the last known state with its age.
+//! No decision reads these yet; `Engine::quota` shows them (`crate::quota`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, UNIX_EPOCH};
+
+use switchyard_core::Protocol;
+use switchyard_providers::{read_quota, HeaderSource, QuotaWindow};
+use switchyard_store::quota::{self, QuotaRow};
+use switchyard_store::Store;
+
+use crate::router::Router;
+
+/// Readings kept in memory; past it the oldest one is forgotten (its last write stays stored).
+pub const MAX_READINGS: usize = 4096;
+
+/// How often changed readings are written.
+pub const FLUSH_EVERY: Duration = Duration::from_secs(2);
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Key {
+    profile_id: String,
+    name: &'static str,
+    /// `''` for a window of the whole account.
+    model: String,
+}
+
+#[derive(Debug, Clone)]
+struct Reading {
+    window: QuotaWindow,
+    seen_at_ms: i64,
+    /// Not written since it changed.
+    dirty: bool,
+}
+
+/// The latest readings, shared by the request path and the writer.
+#[derive(Debug, Default)]
+pub struct QuotaBoard {
+    readings: Mutex<HashMap<Key, Reading>>,
+}
+
+impl QuotaBoard {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Reading>> {
+        self.readings.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Keeps `windows` as the latest readings of `profile_id`; per-model windows under `model`.
+    pub fn record(&self, profile_id: &str, model: Option<&str>, windows: Vec<QuotaWindow>, seen_at_ms: i64) {
+        let mut map = self.lock();
+        for window in windows {
+            let model = if window.per_model { model.unwrap_or_default() } else { "" };
+            let key = Key { profile_id: profile_id.to_string(), name: window.name, model: model.to_string() };
+            if map.len() >= MAX_READINGS && !map.contains_key(&key) {
+                let oldest = map.iter().min_by_key(|(_, r)| r.seen_at_ms).map(|(k, _)| k.clone());
+                if let Some(oldest) = oldest {
+                    map.remove(&oldest);
+                }
+            }
+            map.insert(key, Reading { window, seen_at_ms, dirty: true });
+        }
+    }
+
+    /// The readings changed since the last call, as rows, now marked written.
+    fn take_changed(&self) -> Vec<(Key, QuotaRow)> {
+        let mut map = self.lock();
+        map.iter_mut()
+            .filter(|(_, r)| r.dirty)
+            .map(|(k, r)| {
+                r.dirty = false;
+                (k.clone(), row(k, r))
+            })
+            .collect()
+    }
+
+    /// Marks rows that could not be written as changed again, unless a newer reading came.
+    fn retry_later(&self, rows: Vec<(Key, QuotaRow)>) {
+        let mut map = self.lock();
+        for (key, r) in rows {
+            if let Some(reading) = map.get_mut(&key).filter(|reading| reading.seen_at_ms == r.seen_at_ms) {
+                reading.dirty = true;
+            }
+        }
+    }
+
+    /// How many readings are kept.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+fn row(k: &Key, r: &Reading) -> QuotaRow {
+    let w = &r.window;
+    QuotaRow {
+        profile_id: k.profile_id.clone(),
+        name: k.name.to_string(),
+        model: k.model.clone(),
+        limit_value: w.limit.and_then(|v| i64::try_from(v).ok()),
+        remaining: w.remaining.and_then(|v| i64::try_from(v).ok()),
+        utilization: w.utilization,
+        resets_at_ms: w.resets_at_ms,
+        status: w.status.clone(),
+        window_minutes: w.window_minutes.map(i64::from),
+        seen_at_ms: r.seen_at_ms,
+    }
+}
+
+/// Writes the changed readings of `board`.
+pub(crate) async fn write_changed(board: &QuotaBoard, store: &Store) {
+    let changed = board.take_changed();
+    if changed.is_empty() {
+        return;
+    }
+    let rows: Vec<QuotaRow> = changed.iter().map(|(_, r)| r.clone()).collect();
+    let written = match store.acquire().await {
+        Ok(mut conn) => quota::upsert_batch(&mut conn, &rows).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = written {
+        tracing::warn!(error = %e, rows = rows.len(), "quota readings not written; retrying later");
+        board.retry_later(changed);
+    }
+}
+
+/// Spawns the writer on the current tokio runtime; it ends when the board is dropped.
+pub(crate) fn spawn_writer(board: &Arc<QuotaBoard>, store: Store) {
+    let board = Arc::downgrade(board);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(FLUSH_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            let Some(board) = board.upgrade() else { break };
+            write_changed(&board, &store).await;
+        }
+    });
+}
+
+impl Router {
+    /// Reads the limit headers of one upstream answer (any status, streaming or not, legacy
+    /// included) and keeps them as `profile_id`'s latest readings; `model` is the model the
+    /// client asked for (client-facing name), for windows the provider scopes per model.
+    /// Reads the headers only; cheap when the answer carries none of the dialect's.
+    pub fn observe_quota<H: HeaderSource + ?Sized>(
+        &self,
+        protocol: Protocol,
+        profile_id: &str,
+        model: Option<&str>,
+        headers: &H,
+    ) {
+        let now_ms = self.engine.now_ms();
+        let now = UNIX_EPOCH + Duration::from_millis(u64::try_from(now_ms).unwrap_or_default());
+        let windows = read_quota(protocol, headers, now);
+        if !windows.is_empty() {
+            self.quota.record(profile_id, model, windows, now_ms);
+        }
+    }
+
+    /// Writes every changed quota reading now (the writer does it every [`FLUSH_EVERY`]).
+    pub async fn flush_quota(&self) {
+        write_changed(&self.quota, &self.engine.store).await;
+    }
+
+    /// The in-memory readings (for tests and diagnostics).
+    pub fn quota_board(&self) -> &QuotaBoard {
+        &self.quota
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(name: &'static str, per_model: bool, remaining: u64) -> QuotaWindow {
+        QuotaWindow {
+            name,
+            per_model,
+            limit: Some(100),
+            remaining: Some(remaining),
+            utilization: None,
+            resets_at_ms: None,
+            status: None,
+            window_minutes: None,
+        }
+    }
+
+    #[test]
+    fn the_latest_reading_per_window_and_model_is_kept_and_written_once() {
+        let board = QuotaBoard::default();
+        board.record("p1", Some("m1"), vec![window("requests", true, 9), window("unified_5h", false, 1)], 1);
+        board.record("p1", Some("m2"), vec![window("requests", true, 5), window("unified_5h", false, 0)], 2);
+        board.record("p1", Some("m1"), vec![window("requests", true, 8)], 3);
+        assert_eq!(board.len(), 3, "requests per model; the account window once, whatever the model");
+        let mut rows: Vec<QuotaRow> = board.take_changed().into_iter().map(|(_, r)| r).collect();
+        rows.sort_by(|x, y| (&x.name, &x.model).cmp(&(&y.name, &y.model)));
+        let got: Vec<(&str, &str, Option<i64>, i64)> =
+            rows.iter().map(|r| (r.name.as_str(), r.model.as_str(), r.remaining, r.seen_at_ms)).collect();
+        assert_eq!(
+            got,
+            [("requests", "m1", Some(8), 3), ("requests", "m2", Some(5), 2), ("unified_5h", "", Some(0), 2)],
+            "the latest reading of each key, with when it was seen"
+        );
+        assert!(board.take_changed().is_empty(), "written readings are not written again until they change");
+        board.record("p1", None, vec![window("unified_5h", false, 3)], 4);
+        assert_eq!(board.take_changed().len(), 1, "only the changed one");
+    }
+
+    #[test]
+    fn the_map_is_bounded_and_forgets_the_oldest() {
+        let board = QuotaBoard::default();
+        for i in 0..MAX_READINGS + 10 {
+            let seen = i64::try_from(i).unwrap_or(i64::MAX);
+            board.record(&format!("p{i}"), None, vec![window("requests", false, 1)], seen);
+        }
+        assert_eq!(board.len(), MAX_READINGS, "never more than MAX_READINGS readings");
+        let keys: Vec<String> = board.lock().keys().map(|k| k.profile_id.clone()).collect();
+        assert!(!keys.iter().any(|k| k == "p0" || k == "p9"), "the oldest readings went first");
+        assert!(keys.iter().any(|k| k == &format!("p{}", MAX_READINGS + 9)), "the newest stays");
+    }
+
+    #[test]
+    fn a_failed_write_is_retried_unless_a_newer_reading_came() {
+        let board = QuotaBoard::default();
+        board.record("p1", None, vec![window("requests", false, 9), window("tokens", false, 9)], 1);
+        let changed = board.take_changed();
+        board.record("p1", None, vec![window("tokens", false, 4)], 2);
+        board.retry_later(changed);
+        let mut again: Vec<(String, Option<i64>)> =
+            board.take_changed().into_iter().map(|(_, r)| (r.name, r.remaining)).collect();
+        again.sort();
+        assert_eq!(
+            again,
+            [("requests".to_string(), Some(9)), ("tokens".to_string(), Some(4))],
+            "the unwritten reading is retried; the newer one replaces the older"
+        );
+    }
+}
