@@ -1,8 +1,22 @@
-//! The wall clock, injected so tests can pin time.
+//! The one clock of the routing path, injected so tests can step time: wall time (cooldowns,
+//! evidence age, `Retry-After`/reset headers, ledger times) and monotonic time (snapshot
+//! reloads). A manual clock moves both.
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub trait Clock: Send + Sync + std::fmt::Debug {
     /// Unix time in milliseconds.
     fn now_ms(&self) -> i64;
+
+    /// Monotonic time; a manual clock returns a fixed start plus the time it was stepped.
+    fn monotonic(&self) -> Instant {
+        Instant::now()
+    }
+}
+
+/// The clock's wall time as a `SystemTime` (what header classification takes).
+pub fn system_time(clock: &dyn Clock) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(u64::try_from(clock.now_ms()).unwrap_or(0))
 }
 
 #[derive(Debug, Default, Clone, Copy)]

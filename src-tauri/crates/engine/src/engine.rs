@@ -92,6 +92,16 @@ impl Engine {
         self.clock.now_ms()
     }
 
+    /// The engine clock's wall time, for classifying provider headers on the routing path.
+    pub fn now_system(&self) -> std::time::SystemTime {
+        crate::clock::system_time(self.clock.as_ref())
+    }
+
+    /// The engine clock's monotonic time.
+    pub fn monotonic(&self) -> std::time::Instant {
+        self.clock.monotonic()
+    }
+
     pub(crate) async fn connection_by_slug(&self, slug: &str) -> Result<ConnectionRow, EngineError> {
         let mut conn = self.store.acquire().await?;
         connections::by_slug(&mut conn, slug).await?.ok_or_else(|| EngineError::not_found("connection", slug))

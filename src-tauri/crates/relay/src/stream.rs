@@ -38,6 +38,8 @@ pub enum Sniff {
 pub trait Ledgered: Send + 'static {
     fn set_usage(&mut self, usage: Usage);
     fn set_failure(&mut self, failure: Failure);
+    /// Wall time of the clock the circuits use (dates cooldown hints in error events).
+    fn now(&self) -> std::time::SystemTime;
 }
 
 impl Ledgered for Recording {
@@ -47,6 +49,10 @@ impl Ledgered for Recording {
 
     fn set_failure(&mut self, failure: Failure) {
         Recording::set_failure(self, failure);
+    }
+
+    fn now(&self) -> std::time::SystemTime {
+        Recording::now(self)
     }
 }
 
@@ -74,7 +80,10 @@ impl<R: Ledgered> Tail<R> {
 
     fn observe(&mut self, chunk: &[u8]) {
         match &mut self.sniff {
-            Sniff::Sse { watch, .. } => watch.push(chunk, std::time::SystemTime::now()),
+            Sniff::Sse { watch, .. } => {
+                let now = self.recorder.now();
+                watch.push(chunk, now);
+            }
             Sniff::Json { copy, .. } => {
                 if copy.len() + chunk.len() <= USAGE_COPY_CAP {
                     copy.extend_from_slice(chunk);

@@ -42,6 +42,10 @@ impl Ledgered for Capture {
     fn set_failure(&mut self, failure: switchyard_core::routing::Failure) {
         self.report.failure.get_or_insert(failure);
     }
+
+    fn now(&self) -> std::time::SystemTime {
+        std::time::SystemTime::now()
+    }
 }
 
 impl Drop for Capture {
@@ -182,7 +186,7 @@ async fn relay_async(
                 Sniff::Sse { watch, protocol: f.protocol, responses_api: f.responses_api, inject: false, coding };
             (Tail::new(None, resp.into_body(), sniff, recorder), false)
         }
-        Mode::Routed => match read_answer(f.protocol, Instant::now(), resp, true).await {
+        Mode::Routed => match read_answer(f.protocol, Instant::now(), std::time::SystemTime::now(), resp, true).await {
             Answer::Failed(failure, _, _) => {
                 drop(recorder);
                 return Seen {

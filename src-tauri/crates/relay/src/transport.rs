@@ -78,7 +78,8 @@ impl Transport for HttpTransport<'_> {
             Ok(resp) => {
                 // Every answer's limit headers, before anything is read: the bytes stay as they are.
                 self.state.router.observe_quota(self.snap.protocol, target.profile_id, target.model, resp.headers());
-                read_answer(self.snap.protocol, started, resp, !target.pass_through).await
+                let now = self.state.router.engine().now_system();
+                read_answer(self.snap.protocol, started, now, resp, !target.pass_through).await
             }
         };
         match answer {
@@ -91,10 +92,12 @@ impl Transport for HttpTransport<'_> {
 }
 
 /// Reads an upstream answer. `hold`: a stream is read until its first content (routed);
-/// otherwise a success is handed on at once (legacy pass-through).
+/// otherwise a success is handed on at once (legacy pass-through). `now`: the engine clock's
+/// wall time when the answer arrived (cooldown hints are dated with the clock circuits use).
 pub(crate) async fn read_answer(
     protocol: Protocol,
     started: Instant,
+    now: SystemTime,
     resp: Response<UpstreamBody>,
     hold: bool,
 ) -> Answer {
@@ -106,7 +109,7 @@ pub(crate) async fn read_answer(
     if !status.is_success() {
         let body = upstream::collect(upstream).await.unwrap_or_default();
         let readable = Decoder::decode_all(coding, &body).unwrap_or_default();
-        let c = switchyard_providers::classify(protocol, status.as_u16(), &headers, &readable, SystemTime::now());
+        let c = switchyard_providers::classify(protocol, status.as_u16(), &headers, &readable, now);
         return Answer::Failed(c.failure, Some(Kept { status, headers, body }), ttfb);
     }
     let sse = is_event_stream(&headers);
@@ -140,7 +143,7 @@ pub(crate) async fn read_answer(
             Some(Ok(frame)) => {
                 let chunk = frame.into_data().unwrap_or_default();
                 held.extend_from_slice(&chunk);
-                watch.push(&chunk, SystemTime::now());
+                watch.push(&chunk, now);
                 match watch.phase() {
                     Phase::Held => {}
                     // Kept like an error answer: delivered as the provider sent it if no other

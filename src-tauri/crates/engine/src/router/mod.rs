@@ -65,7 +65,7 @@ impl Router {
     pub async fn snapshot(&self, slug: &str) -> Result<Arc<Snapshot>, EngineError> {
         let cached = self.lock_snapshots().get(slug).cloned();
         if let Some(s) = &cached {
-            if s.is_fresh() {
+            if s.is_fresh(self.engine.monotonic()) {
                 return Ok(s.clone());
             }
         }

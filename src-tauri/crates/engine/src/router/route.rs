@@ -122,6 +122,11 @@ impl Recording {
         self.report.failure.get_or_insert(failure);
     }
 
+    /// The engine clock's wall time.
+    pub fn now(&self) -> std::time::SystemTime {
+        self.router.engine.now_system()
+    }
+
     /// Writes the row now.
     pub fn finish(mut self) {
         self.write();

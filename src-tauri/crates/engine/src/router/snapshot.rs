@@ -68,8 +68,8 @@ impl Snapshot {
         out
     }
 
-    pub fn is_fresh(&self) -> bool {
-        self.loaded.elapsed() < SNAPSHOT_TTL
+    pub fn is_fresh(&self, now: Instant) -> bool {
+        now.saturating_duration_since(self.loaded) < SNAPSHOT_TTL
     }
 }
 
@@ -101,7 +101,7 @@ impl Engine {
             rows: ready.profiles,
             basis: ready.basis,
             max_age_ms: ready.max_age_ms,
-            loaded: Instant::now(),
+            loaded: self.monotonic(),
         })
     }
 }
