@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { activityEvents, fetchLimit, latencyText, reasonText, rowKey, tokensText, turnShares } from './activity';
+import { activityEvents, fetchLimit, latencyText, reasonText, rowKey, sessionTag, sessionTurns, tokensText, turnShares } from './activity';
 import type { AttemptView } from './types';
 
 let seq = 0;
@@ -80,5 +80,23 @@ describe('cells', () => {
     expect(tokensText({ input_tokens: null, output_tokens: null })).toBe('—');
     expect(fetchLimit(20)).toBe(200);
     expect(fetchLimit(200)).toBe(800);
+  });
+});
+
+describe('sessions', () => {
+  it('tags a session by its hash and counts its turns', () => {
+    const rows = [
+      row({ session: 'abcdef0123', turn: 't1' }),
+      row({ session: 'abcdef0123', turn: 't1', attempt: 2 }),
+      row({ session: 'abcdef0123', turn: 't2' }),
+      row({ session: '9999990000', turn: 't3' }),
+      row({ session: null, turn: 't4' }),
+    ];
+    expect(sessionTag('abcdef0123')).toBe('abcdef');
+    expect(sessionTag(null)).toBe('—');
+    const turns = sessionTurns(rows);
+    expect(turns.get('abcdef0123')).toBe(2); // two turns, one of them with a failover attempt
+    expect(turns.get('9999990000')).toBe(1);
+    expect(turns.size).toBe(2); // rows without a session are not a session
   });
 });

@@ -146,3 +146,20 @@ export function timeText(iso: string): string {
 export function fetchLimit(turns: number): number {
   return Math.min(2000, Math.max(200, turns * 4));
 }
+
+/** A short, stable tag for a client session (the ledger keeps a hash, never the raw id). */
+export function sessionTag(session: string | null | undefined): string {
+  return session ? session.slice(0, 6) : '—';
+}
+
+/** The turns of each client session among `rows`, so a session's turns can be told together. */
+export function sessionTurns(rows: Pick<AttemptView, 'session' | 'turn'>[]): Map<string, number> {
+  const turns = new Map<string, Set<string>>();
+  for (const r of rows) {
+    if (!r.session) continue;
+    const set = turns.get(r.session) ?? new Set<string>();
+    set.add(r.turn);
+    turns.set(r.session, set);
+  }
+  return new Map([...turns].map(([s, t]) => [s, t.size]));
+}
