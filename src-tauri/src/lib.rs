@@ -71,13 +71,7 @@ pub fn export_bindings(path: &std::path::Path) -> Result<(), String> {
 }
 
 pub fn run() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("SWITCHYARD_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .try_init();
+    switchyard_relay::init_logging();
     let builder = specta_builder();
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())

@@ -97,7 +97,5 @@ fn runtime_for(command: &Command) -> tokio::runtime::Builder {
 }
 
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SWITCHYARD_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    switchyard_relay::init_logging();
 }

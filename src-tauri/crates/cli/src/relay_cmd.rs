@@ -1,10 +1,11 @@
-//! `switchyard relay serve|token`: binds loopback, prints the listening line first, serves
-//! until SIGINT/SIGTERM and drains in-flight responses.
+//! `switchyard relay serve|token`: hosts the relay through `switchyard_relay::Service` (the
+//! same one the desktop app uses), prints the listening line first, serves until
+//! SIGINT/SIGTERM and drains every in-flight response.
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
-use switchyard_engine::{Engine, EngineError, InvalidInput, Router};
+use switchyard_engine::{Engine, EngineError};
+use switchyard_relay::{check_loopback, Listen, Service};
 
 use crate::args::RelayCmd;
 use crate::output::{print_listening, Output};
@@ -16,26 +17,24 @@ pub async fn run(engine: &Arc<Engine>, cmd: RelayCmd, _json: bool) -> Result<Out
             Ok(Output::Token(token.expose().to_string()))
         }
         RelayCmd::Serve { listen } => {
-            let addr = match listen {
-                Some(a) => a,
-                None => SocketAddr::from((Ipv4Addr::LOCALHOST, engine.relay_port().await?)),
+            let listen = match listen {
+                Some(addr) => {
+                    check_loopback(addr)?;
+                    Listen::Addr(addr)
+                }
+                None => Listen::Setting,
             };
-            if !addr.ip().is_loopback() {
-                return Err(EngineError::Invalid(InvalidInput::new(
-                    "listen",
-                    format!("{addr} is not a loopback address; the relay only listens on 127.0.0.1 or ::1"),
-                )));
-            }
-            let token = engine.relay_token(false).await?;
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .map_err(|e| EngineError::Precondition(format!("cannot listen on {addr}: {e}")))?;
-            let bound = listener.local_addr().map_err(|e| EngineError::Internal(e.to_string()))?;
+            // The CLI waits for every in-flight response on shutdown (no drain bound).
+            let service = Arc::new(Service::with(engine.clone(), listen, None));
+            let status = service.start().await;
+            let bound = status.url.as_deref().and_then(|u| u.strip_prefix("http://")).and_then(|a| a.parse().ok());
+            let Some(bound) = bound.filter(|_| status.state == "listening") else {
+                let why = status.error.unwrap_or_else(|| "the relay did not start".to_string());
+                return Err(EngineError::Precondition(why));
+            };
             print_listening(bound);
-            let router = Arc::new(Router::new(engine.clone()));
-            switchyard_relay::serve(listener, router, token, shutdown_signal())
-                .await
-                .map_err(|e| EngineError::Internal(format!("relay stopped: {e}")))?;
+            shutdown_signal().await;
+            service.stop().await;
             Ok(Output::Done)
         }
     }

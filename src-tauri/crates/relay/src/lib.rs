@@ -8,10 +8,12 @@ mod auth;
 mod forward;
 mod guard;
 mod health;
+mod logging;
 mod reply;
 mod request;
 mod respond;
 mod server;
+mod service;
 mod state;
 mod stream;
 #[cfg(test)]
@@ -27,7 +29,9 @@ use switchyard_engine::Router as EngineRouter;
 use switchyard_vault::Secret;
 use tokio::net::TcpListener;
 
+pub use logging::init_logging;
 pub use server::Limits;
+pub use service::{check_loopback, Listen, RelayStatus, Service, DESKTOP_DRAIN, PORT_ENV};
 pub use state::RelayState;
 
 /// Largest request body accepted (long agent conversations are big).
