@@ -64,6 +64,14 @@ export const events = {
 };
 
 /* Types */
+/**  A connection's affinity as `routing status` shows it. */
+export type AffinityView = {
+	/**  `turn` or `conversation` (only balanced routing uses it). */
+	mode: string,
+	/**  The conversation window in minutes (kept while the mode is `turn`). */
+	window_min: number,
+};
+
 /**  What the window shows in its header. */
 export type AppInfo = {
 	version: string,
@@ -91,6 +99,17 @@ export type AttemptView_Deserialize = {
 	output_tokens?: number | null,
 	/**  The client session the attempt belongs to (a hash, never the client's raw id). */
 	session?: string | null,
+	/**  The conversation the attempt belongs to (a hash, never the client's raw id). */
+	conversation?: string | null,
+	/**
+	 *  Why this turn moved its conversation off its key (`excluded:<exclusion>`,
+	 *  `unavailable` or `removed`); `None` when it did not move.
+	 */
+	moved?: string | null,
+	/**  Input tokens read from the provider's prompt cache, as reported. */
+	cache_read_tokens?: number | null,
+	/**  Input tokens written to the provider's prompt cache, as reported (Anthropic only). */
+	cache_write_tokens?: number | null,
 };
 
 /**  One physical attempt as `switchyard attempts` shows it (docs/interface.md). */
@@ -111,6 +130,17 @@ export type AttemptView_Serialize = {
 	output_tokens: number | null,
 	/**  The client session the attempt belongs to (a hash, never the client's raw id). */
 	session: string | null,
+	/**  The conversation the attempt belongs to (a hash, never the client's raw id). */
+	conversation: string | null,
+	/**
+	 *  Why this turn moved its conversation off its key (`excluded:<exclusion>`,
+	 *  `unavailable` or `removed`); `None` when it did not move.
+	 */
+	moved: string | null,
+	/**  Input tokens read from the provider's prompt cache, as reported. */
+	cache_read_tokens: number | null,
+	/**  Input tokens written to the provider's prompt cache, as reported (Anthropic only). */
+	cache_write_tokens: number | null,
 };
 
 export type ConnectionDetail = {
@@ -540,6 +570,8 @@ export type RoutingStatus_Deserialize = {
 	 *  once the profiles have credentials, are enabled and verified, and the gates hold.
 	 */
 	pending_mode?: string | null,
+	/**  What balanced routing keeps on one key (`routing affinity`). */
+	affinity: AffinityView,
 	gates: GateView,
 	profiles: ProfileReadiness_Deserialize[],
 };
@@ -559,6 +591,8 @@ export type RoutingStatus_Serialize = {
 	 *  once the profiles have credentials, are enabled and verified, and the gates hold.
 	 */
 	pending_mode: string | null,
+	/**  What balanced routing keeps on one key (`routing affinity`). */
+	affinity: AffinityView,
 	gates: GateView,
 	profiles: ProfileReadiness_Serialize[],
 };

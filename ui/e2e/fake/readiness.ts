@@ -151,6 +151,7 @@ export function routingStatus(c: FakeConnection, profiles: FakeProfile[]): Routi
     activated_at: c.activatedAt,
     activated_by: c.activatedBy,
     pending_mode: null,
+    affinity: { mode: 'conversation', window_min: 10 },
     gates: gates(c, profiles),
     profiles: profiles.map((p) => readiness(p, c, now)),
   };

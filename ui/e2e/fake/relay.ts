@@ -75,7 +75,23 @@ export class FakeRelay {
     return { c, ps: this.engine.profiles.filter((p) => p.connectionId === c.id) };
   }
 
-  private record(row: Omit<AttemptView, 'at' | 'scope' | 'input_tokens' | 'output_tokens' | 'ttfb_ms' | 'duration_ms' | 'session'> & Partial<AttemptView>) {
+  private record(
+    row: Omit<
+      AttemptView,
+      | 'at'
+      | 'scope'
+      | 'input_tokens'
+      | 'output_tokens'
+      | 'ttfb_ms'
+      | 'duration_ms'
+      | 'session'
+      | 'conversation'
+      | 'moved'
+      | 'cache_read_tokens'
+      | 'cache_write_tokens'
+    > &
+      Partial<AttemptView>,
+  ) {
     const ok = row.failure_kind === null;
     this.rows.unshift({
       at: new Date().toISOString(),
@@ -85,6 +101,10 @@ export class FakeRelay {
       input_tokens: ok ? 12 : null,
       output_tokens: ok ? 30 : null,
       session: null,
+      conversation: null,
+      moved: null,
+      cache_read_tokens: null,
+      cache_write_tokens: null,
       ...row,
     });
   }

@@ -7,7 +7,8 @@ function row(over: Partial<AttemptView>): AttemptView {
   seq += 1;
   return {
     at: new Date(Date.UTC(2026, 0, 1, 0, 0, seq)).toISOString(), turn: `t${seq}`, attempt: 1, profile: 'p_a', reason: 'swrr',
-    model: 'm1', status: 200, failure_kind: null, scope: null, ttfb_ms: 50, duration_ms: 90, input_tokens: 3, output_tokens: 7, session: null, ...over,
+    model: 'm1', status: 200, failure_kind: null, scope: null, ttfb_ms: 50, duration_ms: 90, input_tokens: 3, output_tokens: 7, session: null,
+    conversation: null, moved: null, cache_read_tokens: null, cache_write_tokens: null, ...over,
   };
 }
 const profiles = [

@@ -99,6 +99,16 @@ pub enum RoutingCmd {
     },
     /// Back to legacy routing (primary only).
     Deactivate { slug: String },
+    /// What balanced routing keeps on one key: a turn's calls, or a conversation's turns
+    /// while its last call is younger than the window (default: conversation, 10 min).
+    Affinity {
+        slug: String,
+        #[arg(value_parser = ["turn", "conversation"])]
+        mode: String,
+        /// The conversation window in minutes (1–1440; unchanged when omitted).
+        #[arg(long, value_name = "N")]
+        window_min: Option<i64>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

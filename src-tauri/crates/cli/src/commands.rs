@@ -89,6 +89,7 @@ pub async fn routing(engine: &Engine, cmd: RoutingCmd) -> Result<Output, EngineE
         RoutingCmd::Status { slug } => engine.routing_status(&slug).await?,
         RoutingCmd::Activate { slug, mode } => engine.routing_activate(&slug, &mode, &actor()).await?,
         RoutingCmd::Deactivate { slug } => engine.routing_deactivate(&slug).await?,
+        RoutingCmd::Affinity { slug, mode, window_min } => engine.set_affinity(&slug, &mode, window_min).await?,
     }))
 }
 

@@ -164,6 +164,12 @@ fn print_routing(r: &RoutingStatus) {
     if let Some(note) = &r.note {
         println!("  {note}");
     }
+    match r.affinity.mode.as_str() {
+        "conversation" => {
+            println!("  affinity: conversation ({} min window; balanced routing only)", r.affinity.window_min)
+        }
+        mode => println!("  affinity: {mode} (balanced routing only)"),
+    }
     print_gates(&r.gates);
     println!("{:<20} {:>6} {:<8} {:<10} {:<9} HEALTH", "PROFILE", "WEIGHT", "ENABLED", "CREDENTIAL", "EVIDENCE");
     for p in &r.profiles {
@@ -211,12 +217,16 @@ fn print_attempts(list: &[AttemptView]) {
             (None, None) => String::new(),
             (i, o) => format!("{}/{}", i.unwrap_or(0), o.unwrap_or(0)),
         };
+        let reason = match &a.moved {
+            Some(why) => format!("{} (moved: {why})", a.reason),
+            None => a.reason.clone(),
+        };
         println!(
             "{:<24} {:<35} {:<3} {:<20} {:<14} {:>6} {:<16} {:>7} {:>9}",
             a.at,
             a.profile,
             a.attempt,
-            a.reason,
+            reason,
             a.model.as_deref().unwrap_or("-"),
             a.status.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
             a.failure_kind.as_deref().unwrap_or(""),

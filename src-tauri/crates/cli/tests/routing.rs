@@ -69,6 +69,32 @@ async fn verify_then_activate_with_gate_report_and_status_shape() -> TestResult 
     }
     assert_eq!(p["health"][0]["model"], Value::Null, "the first health line is the credential-wide circuit");
     assert_eq!(p["health"][0]["state"], "closed", "closed after a successful verification");
+    assert_eq!(
+        status["affinity"],
+        serde_json::json!({"mode": "conversation", "window_min": 10}),
+        "balanced routing defaults to conversation affinity with a 10-minute window"
+    );
+
+    let set = run(d, &["--json", "routing", "affinity", "c", "turn", "--window-min", "5"], None)?;
+    assert_eq!(set.code, 0, "routing affinity works: {}", set.stderr);
+    let shown: Value = serde_json::from_str(&set.stdout)?;
+    assert_eq!(shown["affinity"], serde_json::json!({"mode": "turn", "window_min": 5}), "it answers with the status");
+    let again = run(d, &["--json", "routing", "affinity", "c", "conversation"], None)?;
+    let again: Value = serde_json::from_str(&again.stdout)?;
+    assert_eq!(
+        again["affinity"],
+        serde_json::json!({"mode": "conversation", "window_min": 5}),
+        "without --window-min the window stays"
+    );
+    let human = run(d, &["routing", "status", "c"], None)?;
+    assert!(human.stdout.contains("affinity: conversation (5 min window"), "people see it too: {}", human.stdout);
+    let bad_mode = run(d, &["routing", "affinity", "c", "sideways"], None)?;
+    assert_eq!(bad_mode.code, 2, "an unknown affinity is a usage error");
+    let bad_window = run(d, &["--json", "routing", "affinity", "c", "turn", "--window-min", "0"], None)?;
+    assert_eq!(bad_window.code, 2, "a window outside 1..=1440 minutes is refused: {}", bad_window.stderr);
+    assert!(bad_window.stdout.contains("window_min"), "the error names the field: {}", bad_window.stdout);
+    let kept: Value = serde_json::from_str(&run(d, &["--json", "routing", "status", "c"], None)?.stdout)?;
+    assert_eq!(kept["affinity"]["window_min"], 5, "a refused change changes nothing");
 
     let reset = run(d, &["health", "reset", "c", "b"], None)?;
     assert_eq!(reset.code, 0, "health reset works: {}", reset.stderr);

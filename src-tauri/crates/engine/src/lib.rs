@@ -8,7 +8,8 @@
 //!   `orphans.rs`, `staging.rs`, `dir_lock.rs` — start-up clean-up that never takes a live key.
 //! - `verify.rs`, `evidence.rs` — test/discovery and the evidence it records.
 //! - `routing.rs`, `readiness.rs`, `routing_views.rs`, `pending.rs` — activation behind the
-//!   gates, readiness per profile, suspension, imported modes waiting for their gates.
+//!   gates, readiness per profile, suspension, imported modes waiting for their gates;
+//!   `affinity.rs` — what balanced routing keeps on one key (turn or conversation).
 //! - `health.rs` — circuits written through to SQLite; `portable.rs` — export/import.
 //! - `relay_settings.rs` (token, port, attempts listing), `upstream_timeout.rs`,
 //!   `ledger.rs` (the batching attempts writer), `quota.rs` (the latest limit readings).
@@ -25,6 +26,7 @@
 //!                                    FailoverTo / RetrySame → loop; GiveUp → Kept / NoAnswer }
 //! ```
 
+mod affinity;
 mod clock;
 mod connections;
 mod credentials;
@@ -71,8 +73,8 @@ pub use router::{
     MAX_QUOTA_READINGS, QUOTA_FLUSH_EVERY,
 };
 pub use routing_views::{
-    EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness, RoutingStatus, VerifyEvent,
-    VerifyReport, VerifyResult,
+    AffinityView, EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness, RoutingStatus,
+    VerifyEvent, VerifyReport, VerifyResult,
 };
 pub use staging::LEASE_MS;
 pub use switchyard_core::portable::MAX_BYTES as MAX_IMPORT_BYTES;

@@ -35,6 +35,15 @@ pub struct AttemptView {
     pub output_tokens: Option<i32>,
     /// The client session the attempt belongs to (a hash, never the client's raw id).
     pub session: Option<String>,
+    /// The conversation the attempt belongs to (a hash, never the client's raw id).
+    pub conversation: Option<String>,
+    /// Why this turn moved its conversation off its key (`excluded:<exclusion>`,
+    /// `unavailable` or `removed`); `None` when it did not move.
+    pub moved: Option<String>,
+    /// Input tokens read from the provider's prompt cache, as reported.
+    pub cache_read_tokens: Option<i32>,
+    /// Input tokens written to the provider's prompt cache, as reported (Anthropic only).
+    pub cache_write_tokens: Option<i32>,
 }
 
 impl Engine {
@@ -107,6 +116,10 @@ impl Engine {
                 input_tokens: opt(r.input_tokens),
                 output_tokens: opt(r.output_tokens),
                 session: r.session,
+                conversation: r.conversation,
+                moved: r.moved,
+                cache_read_tokens: opt(r.cache_read_tokens),
+                cache_write_tokens: opt(r.cache_write_tokens),
             })
             .collect())
     }

@@ -9,7 +9,7 @@ use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::evidence::{decode_models, evidence_view, stale_reason};
 use crate::readiness::Readiness;
-use crate::routing_views::{EvidenceSummary, HealthView, ProfileReadiness, RoutingStatus};
+use crate::routing_views::{AffinityView, EvidenceSummary, HealthView, ProfileReadiness, RoutingStatus};
 use crate::views::small;
 
 const ACTIVE: &str = "active";
@@ -81,7 +81,8 @@ impl Engine {
     pub async fn routing_status(&self, slug: &str) -> Result<RoutingStatus, EngineError> {
         self.reconcile_routing(slug).await?;
         let ready = self.readiness(self.connection_by_slug(slug).await?).await?;
-        Ok(self.status_of(&ready))
+        let affinity = self.affinity_setting(&ready.connection.id).await?.view();
+        Ok(self.status_of(&ready, affinity))
     }
 
     /// Suspends an active balanced/priority connection whose gates no longer hold, and
@@ -129,7 +130,7 @@ impl Engine {
         }
     }
 
-    fn status_of(&self, ready: &Readiness) -> RoutingStatus {
+    fn status_of(&self, ready: &Readiness, affinity: AffinityView) -> RoutingStatus {
         let c = &ready.connection;
         let profiles = ready
             .profiles
@@ -171,6 +172,7 @@ impl Engine {
             activated_at: c.activated_at.map(rfc3339),
             activated_by: c.activated_by.clone(),
             pending_mode: c.wanted_mode.clone().filter(|_| c.routing_mode == "legacy"),
+            affinity,
             gates: ready.gate_view(),
             profiles,
         }

@@ -127,6 +127,15 @@ pub struct ProfileReadiness {
     pub health: Vec<HealthView>,
 }
 
+/// A connection's affinity as `routing status` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct AffinityView {
+    /// `turn` or `conversation` (only balanced routing uses it).
+    pub mode: String,
+    /// The conversation window in minutes (kept while the mode is `turn`).
+    pub window_min: i32,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct RoutingStatus {
     pub slug: String,
@@ -141,6 +150,8 @@ pub struct RoutingStatus {
     /// A mode wanted by an imported configuration, not yet in force: it starts by itself
     /// once the profiles have credentials, are enabled and verified, and the gates hold.
     pub pending_mode: Option<String>,
+    /// What balanced routing keeps on one key (`routing affinity`).
+    pub affinity: AffinityView,
     pub gates: GateView,
     pub profiles: Vec<ProfileReadiness>,
 }

@@ -123,7 +123,7 @@ impl World {
         turn: &str,
         script: &Script,
     ) -> Result<Routed<&'static str, u16>, Box<dyn std::error::Error>> {
-        let run = self.router.start_turn("c", Some("m1"), turn.to_string(), None).await?;
+        let run = self.router.start_turn("c", Some("m1"), turn.to_string(), None, None).await?;
         Ok(self.router.route(run, script).await?)
     }
 
@@ -150,7 +150,12 @@ async fn a_success_is_delivered_and_recorded_once_when_its_recording_is_dropped(
     let routed = w.route("t1", &Script::new([Step::Ok])).await?;
     let Routed::Delivered { body, mut recording, route } = routed else { panic!("delivered: {routed:?}") };
     assert_eq!((body, route.attempts, route.reason.as_str()), ("answer", 1, "swrr"), "a fresh turn is an SWRR pick");
-    recording.set_usage(Some(10), Some(3));
+    recording.set_usage(switchyard_providers::usage::Usage {
+        input_tokens: Some(10),
+        output_tokens: Some(3),
+        cache_read_tokens: Some(7),
+        cache_write_tokens: None,
+    });
     assert!(w.ledger().await?.is_empty(), "nothing is written while the answer is still being delivered");
     drop(recording);
     let rows = w.ledger().await?;
@@ -159,6 +164,11 @@ async fn a_success_is_delivered_and_recorded_once_when_its_recording_is_dropped(
         (rows[0].status, rows[0].input_tokens, rows[0].output_tokens),
         (Some(200), Some(10), Some(3)),
         "with usage"
+    );
+    assert_eq!(
+        (rows[0].cache_read_tokens, rows[0].cache_write_tokens),
+        (Some(7), None),
+        "the prompt-cache counts reach the ledger as reported (unknown stays unknown)"
     );
     Ok(())
 }

@@ -1,6 +1,10 @@
 //! Token usage from provider answers: a JSON body (chat completions, responses, messages)
 //! or the usage-bearing stream events (`usage` chunks, `message_start`/`message_delta`,
-//! `response.completed`). Pure.
+//! `response.completed`), including the prompt-cache counts each dialect reports: Anthropic
+//! `cache_read_input_tokens` / `cache_creation_input_tokens`, chat completions
+//! `prompt_tokens_details.cached_tokens`, Responses `input_tokens_details.cached_tokens`
+//! (OpenAI reports no cache writes). Counts are recorded as the provider states them: Anthropic's
+//! `input_tokens` excludes cached tokens, OpenAI's `prompt_tokens` includes them. Pure.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -10,6 +14,10 @@ use serde_json::Value;
 pub struct Usage {
     pub input_tokens: Option<i64>,
     pub output_tokens: Option<i64>,
+    /// Input tokens read from the provider's prompt cache.
+    pub cache_read_tokens: Option<i64>,
+    /// Input tokens written to the provider's prompt cache (Anthropic only).
+    pub cache_write_tokens: Option<i64>,
 }
 
 impl Usage {
@@ -20,6 +28,12 @@ impl Usage {
         }
         if other.output_tokens.is_some() {
             self.output_tokens = other.output_tokens;
+        }
+        if other.cache_read_tokens.is_some() {
+            self.cache_read_tokens = other.cache_read_tokens;
+        }
+        if other.cache_write_tokens.is_some() {
+            self.cache_write_tokens = other.cache_write_tokens;
         }
     }
 }
@@ -70,9 +84,14 @@ fn usage_of(usage: Option<&Value>) -> Usage {
         return Usage::default();
     };
     let num = |k: &str| u.get(k).and_then(Value::as_i64);
+    let cached = |details: &str| u.get(details).and_then(|d| d.get("cached_tokens")).and_then(Value::as_i64);
     Usage {
         input_tokens: num("input_tokens").or_else(|| num("prompt_tokens")),
         output_tokens: num("output_tokens").or_else(|| num("completion_tokens")),
+        cache_read_tokens: num("cache_read_input_tokens")
+            .or_else(|| cached("prompt_tokens_details"))
+            .or_else(|| cached("input_tokens_details")),
+        cache_write_tokens: num("cache_creation_input_tokens"),
     }
 }
 
@@ -80,28 +99,62 @@ fn usage_of(usage: Option<&Value>) -> Usage {
 mod tests {
     use super::*;
 
+    fn io(input: i64, output: i64) -> Usage {
+        Usage { input_tokens: Some(input), output_tokens: Some(output), ..Usage::default() }
+    }
+
     #[test]
     fn reads_each_dialects_usage() {
         let chat = usage_from_body(br#"{"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17}}"#);
-        assert_eq!(chat, Usage { input_tokens: Some(12), output_tokens: Some(5) }, "chat completions usage");
+        assert_eq!(chat, io(12, 5), "chat completions usage");
         let msg = usage_from_body(br#"{"usage":{"input_tokens":7,"output_tokens":3}}"#);
-        assert_eq!(msg, Usage { input_tokens: Some(7), output_tokens: Some(3) }, "messages usage");
+        assert_eq!(msg, io(7, 3), "messages usage");
         let mut streamed =
             usage_from_event(r#"{"type":"message_start","message":{"usage":{"input_tokens":9,"output_tokens":1}}}"#);
         streamed.merge(usage_from_event(r#"{"type":"message_delta","usage":{"output_tokens":4}}"#));
-        assert_eq!(
-            streamed,
-            Usage { input_tokens: Some(9), output_tokens: Some(4) },
-            "message_delta carries the final output count"
-        );
+        assert_eq!(streamed, io(9, 4), "message_delta carries the final output count");
         assert_eq!(usage_from_body(b"not json"), Usage::default(), "unreadable bodies have no usage");
         let odd = usage_from_event(r#"{"usage":null,"message":"text","response":{"usage":{"input_tokens":2}}}"#);
         assert_eq!(odd, Usage::default(), "a carrier of the wrong shape makes the event unreadable, not a panic");
         let nested = usage_from_event(r#"{"usage":7,"response":{"usage":{"input_tokens":2,"output_tokens":1}}}"#);
-        assert_eq!(nested, Usage { input_tokens: Some(2), output_tokens: Some(1) }, "a non-object usage is ignored");
+        assert_eq!(nested, io(2, 1), "a non-object usage is ignored");
         let skipped = usage_from_body(
             br#"{"choices":[{"message":{"content":"usage \"x\"","tool_calls":[{"f":{"a":[1,{"b":null}]}}]}}],"usage":{"prompt_tokens":1,"completion_tokens":2}}"#,
         );
-        assert_eq!(skipped, Usage { input_tokens: Some(1), output_tokens: Some(2) }, "nested content is skipped");
+        assert_eq!(skipped, io(1, 2), "nested content is skipped");
+    }
+
+    #[test]
+    fn reads_each_dialects_prompt_cache_counts() {
+        let cache = |read: Option<i64>, write: Option<i64>| (read, write);
+        let of = |u: Usage| (u.cache_read_tokens, u.cache_write_tokens);
+        let anthropic = usage_from_body(
+            br#"{"usage":{"input_tokens":3,"cache_creation_input_tokens":120,"cache_read_input_tokens":4000,"output_tokens":9}}"#,
+        );
+        assert_eq!(of(anthropic), cache(Some(4000), Some(120)), "Anthropic reports cache reads and writes");
+        assert_eq!(anthropic.input_tokens, Some(3), "Anthropic's input count is kept as stated (uncached only)");
+        let mut streamed = usage_from_event(
+            r#"{"type":"message_start","message":{"usage":{"input_tokens":2,"cache_creation_input_tokens":0,"cache_read_input_tokens":900,"output_tokens":1}}}"#,
+        );
+        streamed.merge(usage_from_event(r#"{"type":"message_delta","usage":{"output_tokens":7}}"#));
+        assert_eq!(of(streamed), cache(Some(900), Some(0)), "message_start's cache counts survive message_delta");
+        let chat = usage_from_body(
+            br#"{"usage":{"prompt_tokens":1200,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":1024}}}"#,
+        );
+        assert_eq!(of(chat), cache(Some(1024), None), "chat completions report cached prompt tokens, no writes");
+        let chunk = usage_from_event(
+            r#"{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":0}}}"#,
+        );
+        assert_eq!(of(chunk), cache(Some(0), None), "a streamed usage chunk carries the cached count too");
+        let responses = usage_from_event(
+            r#"{"type":"response.completed","response":{"usage":{"input_tokens":2048,"input_tokens_details":{"cached_tokens":1920},"output_tokens":3}}}"#,
+        );
+        assert_eq!(of(responses), cache(Some(1920), None), "Responses report input_tokens_details.cached_tokens");
+        let odd = usage_from_body(
+            br#"{"usage":{"prompt_tokens":1,"prompt_tokens_details":7,"cache_read_input_tokens":"x"}}"#,
+        );
+        assert_eq!(of(odd), cache(None, None), "malformed cache fields are unknown, not a panic");
+        let none = usage_from_body(br#"{"usage":{"prompt_tokens":1,"completion_tokens":1}}"#);
+        assert_eq!(of(none), cache(None, None), "no cache fields: unknown");
     }
 }

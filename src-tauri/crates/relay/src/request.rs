@@ -1,6 +1,7 @@
 //! The entry of every `/c/{slug}/…` request: host and method checks and the token check on
 //! the headers alone, then the path and the body (only for a client that presented the
-//! token), the connection snapshot, and the legacy or the routed path.
+//! token), the connection snapshot, the turn and conversation keys, and the legacy or the
+//! routed path.
 
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use axum::response::Response;
 use axum::Extension;
 use bytes::Bytes;
 use serde_json::Value;
+use switchyard_core::conversation::conversation_key;
 use switchyard_core::turn::{turn_key, ClientIds};
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -84,8 +86,10 @@ pub async fn handle(
     let incoming = Incoming { method, rest, query: uri.query().map(str::to_string), headers, body, json };
     let ids = ClientIds::read(|name| incoming.headers.get(name).and_then(|v| v.to_str().ok()), &incoming.json);
     let (turn, _) = turn_key(snap.protocol, &slug, &ids, &incoming.json);
+    let (conversation, _) = conversation_key(snap.protocol, &slug, &ids, &incoming.json);
     let model = incoming.model().map(str::to_string);
-    let run = match state.router.start_turn(&slug, model.as_deref(), turn, ids.session_key(&slug)).await {
+    let session = ids.session_key(&slug);
+    let run = match state.router.start_turn(&slug, model.as_deref(), turn, Some(conversation), session).await {
         Ok(run) => run,
         Err(e) => return reply::engine_error(snap.protocol, &e),
     };

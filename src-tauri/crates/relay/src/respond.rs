@@ -62,7 +62,7 @@ fn deliver(protocol: Protocol, responses_api: bool, inject: bool, d: Delivered, 
         }
         // A JSON answer was read whole: record it now, send it with its length.
         None => {
-            recording.set_usage(usage.input_tokens, usage.output_tokens);
+            recording.set_usage(usage);
             recording.finish();
             Body::from(held)
         }

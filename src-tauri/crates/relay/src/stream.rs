@@ -44,7 +44,7 @@ pub trait Ledgered: Send + 'static {
 
 impl Ledgered for Recording {
     fn set_usage(&mut self, usage: Usage) {
-        Recording::set_usage(self, usage.input_tokens, usage.output_tokens);
+        Recording::set_usage(self, usage);
     }
 
     fn set_failure(&mut self, failure: Failure) {

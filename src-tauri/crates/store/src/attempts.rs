@@ -23,6 +23,13 @@ pub struct AttemptRow {
     pub output_tokens: Option<i64>,
     /// The client's session, hashed (never the raw id).
     pub session: Option<String>,
+    /// The request's conversation key (a hash with its kind prefix, never the raw id).
+    pub conversation: Option<String>,
+    /// Why this turn moved its warm conversation to another key (`excluded:<exclusion>`,
+    /// `unavailable`, `removed`); `None` when it did not move.
+    pub moved: Option<String>,
+    pub cache_read_tokens: Option<i64>,
+    pub cache_write_tokens: Option<i64>,
 }
 
 /// Newest first.
@@ -33,7 +40,8 @@ pub async fn for_connection(
 ) -> Result<Vec<AttemptRow>, StoreError> {
     Ok(sqlx::query_as::<_, AttemptRow>(
         "SELECT at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, scope, ttfb_ms, \
-         duration_ms, input_tokens, output_tokens, session FROM attempts WHERE connection_id = ? ORDER BY id DESC LIMIT ?",
+         duration_ms, input_tokens, output_tokens, session, conversation, moved, cache_read_tokens, cache_write_tokens \
+         FROM attempts WHERE connection_id = ? ORDER BY id DESC LIMIT ?",
     )
     .bind(connection_id)
     .bind(limit)
@@ -57,7 +65,7 @@ pub async fn prune(conn: &mut SqliteConnection, keep: i64) -> Result<u64, StoreE
 const SHAPE_ROWS: usize = 64;
 
 /// Columns bound per row.
-const COLUMNS: usize = 15;
+const COLUMNS: usize = 19;
 
 /// `INSERT … SELECT * FROM (VALUES (…) × 64) WHERE column1 IS NOT NULL` (`at_ms` is never
 /// NULL in a real row).
@@ -67,7 +75,8 @@ fn values_sql() -> &'static str {
         let row = format!("({})", vec!["?"; COLUMNS].join(","));
         format!(
             "INSERT INTO attempts (at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, \
-             scope, ttfb_ms, duration_ms, input_tokens, output_tokens, session) SELECT * FROM (VALUES {}) WHERE column1 IS NOT NULL",
+             scope, ttfb_ms, duration_ms, input_tokens, output_tokens, session, conversation, moved, cache_read_tokens, \
+             cache_write_tokens) SELECT * FROM (VALUES {}) WHERE column1 IS NOT NULL",
             vec![row; SHAPE_ROWS].join(",")
         )
     })
@@ -109,7 +118,11 @@ async fn insert_chunk(conn: &mut SqliteConnection, chunk: &[AttemptRow]) -> Resu
             .bind(r.duration_ms)
             .bind(r.input_tokens)
             .bind(r.output_tokens)
-            .bind(r.session.as_deref());
+            .bind(r.session.as_deref())
+            .bind(r.conversation.as_deref())
+            .bind(r.moved.as_deref())
+            .bind(r.cache_read_tokens)
+            .bind(r.cache_write_tokens);
     }
     for _ in chunk.len()..SHAPE_ROWS {
         for _ in 0..COLUMNS {

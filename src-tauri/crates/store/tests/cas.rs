@@ -126,6 +126,10 @@ async fn attempt_batches_keep_every_row_in_order_and_prune_keeps_the_newest() ->
         input_tokens: Some(3),
         output_tokens: Some(4),
         session: Some(format!("s{}", i % 3)),
+        conversation: Some(format!("a:{}", i % 5)),
+        moved: (i % 7 == 0).then(|| "excluded:circuit_open".to_string()),
+        cache_read_tokens: Some(i * 10),
+        cache_write_tokens: Some(i),
     };
     // Odd text, and the NULL columns of a failed attempt.
     let odd = AttemptRow {
@@ -140,6 +144,10 @@ async fn attempt_batches_keep_every_row_in_order_and_prune_keeps_the_newest() ->
         input_tokens: None,
         output_tokens: None,
         session: None,
+        conversation: None,
+        moved: None,
+        cache_read_tokens: None,
+        cache_write_tokens: None,
         ..row(150)
     };
     let rows: Vec<AttemptRow> = (0..150).map(row).chain([odd.clone()]).collect();

@@ -1,13 +1,18 @@
 //! The steps of one request's attempt loop (`route.rs` runs them in order): pick the profile
-//! for the next physical attempt (legacy primary, sticky binding, SWRR or priority, failover
-//! to the planner's choice, probe), settle the attempt's circuits, and plan the next step.
+//! for the next physical attempt (legacy primary, sticky binding, warm conversation, SWRR or
+//! priority, failover to the planner's choice, probe), settle the attempt's circuits, and plan
+//! the next step. Only a request's first attempt runs `select_for_call` under the connection's
+//! affinity and may bind, refresh or move its conversation; failover and retries never touch
+//! the conversation binding (they are not turn boundaries).
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use switchyard_core::conversation::ConversationKey;
 use switchyard_core::routing::{
-    plan_next, select_for_turn, select_priority, Admission, Eligibility, Exclusion, Failure, FailureKind, Plan,
-    PlanInput, ProbeLease, SelectionReason, Strategy, Swrr, DEFAULT_MAX_ATTEMPTS,
+    plan_next, select_for_call, select_priority, Admission, Affinity, CallInput, ConversationStep, Eligibility,
+    Exclusion, Failure, FailureKind, Move, MoveCause, Plan, PlanInput, ProbeLease, SelectionReason, Strategy, Swrr,
+    DEFAULT_MAX_ATTEMPTS,
 };
 use switchyard_vault::Secret;
 
@@ -30,6 +35,9 @@ pub struct TurnRun {
     /// The model the client asked for (client-facing name), if the request names one.
     pub model: Option<String>,
     pub turn: String,
+    /// The request's conversation (a hash); conversation affinity keys its binding by this
+    /// and the model. `None`: not tracked (the request still routes by turn).
+    pub conversation: Option<ConversationKey>,
     /// The client's session, hashed (ledger only; routing never reads it).
     pub session: Option<String>,
     attempts: u32,
@@ -57,8 +65,19 @@ pub struct Attempt {
     pub profile_id: String,
     pub number: u32,
     pub reason: SelectionReason,
+    /// Set when this attempt moved its warm conversation off an ineligible key (a turn
+    /// boundary only): why the old key could not keep it.
+    pub moved: Option<MoveCause>,
     pub secret: Arc<Secret>,
     lease: Option<ProbeLease>,
+}
+
+/// The profile `choose` picked, why, and what that does to the request's conversation.
+#[derive(Debug, Clone, Copy)]
+struct Choice {
+    index: usize,
+    reason: SelectionReason,
+    step: ConversationStep,
 }
 
 /// The next step of a request.
@@ -83,16 +102,19 @@ pub struct AttemptReport {
     pub duration_ms: i64,
     pub input_tokens: Option<i64>,
     pub output_tokens: Option<i64>,
+    pub cache_read_tokens: Option<i64>,
+    pub cache_write_tokens: Option<i64>,
 }
 
 impl Router {
-    /// Starts the routing of one request to `slug` for `model` in turn `turn` of the client
-    /// session `session` (hashed).
+    /// Starts the routing of one request to `slug` for `model` in turn `turn` of
+    /// `conversation`, from the client session `session` (hashed).
     pub async fn start_turn(
         &self,
         slug: &str,
         model: Option<&str>,
         turn: String,
+        conversation: Option<ConversationKey>,
         session: Option<String>,
     ) -> Result<TurnRun, EngineError> {
         let snapshot = self.snapshot(slug).await?;
@@ -101,6 +123,7 @@ impl Router {
             snapshot,
             model: model.map(str::to_string),
             turn,
+            conversation,
             session,
             attempts: 0,
             same_retries: 0,
@@ -119,7 +142,7 @@ impl Router {
             return self.legacy_attempt(run).await;
         }
         loop {
-            let Some((index, mut reason)) = self.choose(run) else {
+            let Some(Choice { index, mut reason, step }) = self.choose(run) else {
                 return Ok(self.unavailable(run));
             };
             let snap = run.snapshot.clone();
@@ -150,12 +173,20 @@ impl Router {
                     _ => bindings.bind(&run.turn, &profile.id, now),
                 }
             }
+            let moved = self.follow_conversation(run, step, &profile.id);
             run.attempts += 1;
             if !run.tried.contains(&profile.id) {
                 run.tried.push(profile.id.clone());
             }
             let number = run.attempts;
-            return Ok(NextAttempt::Go(Attempt { profile_id: profile.id.clone(), number, reason, secret, lease }));
+            return Ok(NextAttempt::Go(Attempt {
+                profile_id: profile.id.clone(),
+                number,
+                reason,
+                moved,
+                secret,
+                lease,
+            }));
         }
     }
 
@@ -264,6 +295,7 @@ impl Router {
             profile_id: snap.profiles[index].id.clone(),
             number: 1,
             reason: SelectionReason::LegacyPrimary,
+            moved: None,
             secret,
             lease: None,
         }))
@@ -281,36 +313,82 @@ impl Router {
 
     /// Eligible profiles for the run's model, minus those already tried in this request.
     fn eligible(&self, run: &TurnRun) -> Vec<usize> {
-        let e = self.evaluate(run);
-        e.eligible().iter().copied().filter(|&i| !run.tried.contains(&run.snapshot.profiles[i].id)).collect()
+        untried(run, &self.evaluate(run))
     }
 
-    fn choose(&self, run: &TurnRun) -> Option<(usize, SelectionReason)> {
+    /// The profile of the next attempt. The first attempt of a request selects under the
+    /// connection's affinity (`select_for_call`: the turn's binding, the warm conversation's
+    /// key, or SWRR / priority); a failover goes to the planner's choice and a retry to the
+    /// same profile, both as under turn affinity.
+    fn choose(&self, run: &TurnRun) -> Option<Choice> {
         let snap = &run.snapshot;
         let strategy = snap.strategy?;
         if let Pending::RetrySame(id, reason) = &run.pending {
-            return snap.profiles.iter().position(|p| &p.id == id).map(|i| (i, *reason));
+            let index = snap.profiles.iter().position(|p| &p.id == id)?;
+            return Some(Choice { index, reason: *reason, step: ConversationStep::Untracked });
         }
-        let eligible = self.eligible(run);
+        let evaluated = self.evaluate(run);
+        let eligible = untried(run, &evaluated);
         if eligible.is_empty() {
             return None;
         }
         let model = run.model.as_deref().unwrap_or("");
-        let bound = match run.pending {
-            Pending::First => self.bindings_lock().get(&run.turn, Instant::now()).map(|b| b.profile_id.clone()),
+        let now = Instant::now();
+        let first = matches!(run.pending, Pending::First);
+        let bound = if first { self.bindings_lock().get(&run.turn, now).map(|b| b.profile_id.clone()) } else { None };
+        let tracked = match (&run.conversation, first, strategy, snap.affinity) {
+            (Some(key), true, Strategy::Balanced, Affinity::Conversation { .. }) => Some(key),
             _ => None,
+        };
+        let affinity = if tracked.is_some() { snap.affinity } else { Affinity::Turn };
+        let conversation = tracked.and_then(|key| self.conversations_lock().get(key, model, now).cloned());
+        let input = CallInput {
+            strategy,
+            affinity,
+            turn_bound: bound.as_deref(),
+            conversation: conversation.as_ref(),
+            candidates: &snap.profiles,
+            eligible: &eligible,
+            excluded: evaluated.excluded(),
+            now,
         };
         // A failover goes to the planner's choice; the selection still runs so SWRR counts
         // it exactly as before (on the same state and eligible set it picks the same profile).
-        let selection = self.swrr_lock().with_state(&snap.connection_id, model, |s| {
-            select_for_turn(strategy, bound.as_deref(), &snap.profiles, &eligible, s)
-        })?;
+        let call = self.swrr_lock().with_state(&snap.connection_id, model, |s| select_for_call(&input, s))?;
         match &run.pending {
             Pending::Failover(kind, id) => {
-                let index = eligible.iter().copied().find(|&i| &snap.profiles[i].id == id).unwrap_or(selection.index);
-                Some((index, SelectionReason::Failover(*kind)))
+                let index =
+                    eligible.iter().copied().find(|&i| &snap.profiles[i].id == id).unwrap_or(call.selection.index);
+                Some(Choice { index, reason: SelectionReason::Failover(*kind), step: ConversationStep::Untracked })
             }
-            _ => Some((selection.index, selection.reason)),
+            _ => Some(Choice { index: call.selection.index, reason: call.selection.reason, step: call.conversation }),
+        }
+    }
+
+    /// Applies a going attempt's conversation step: bind a new, cold or moved conversation to
+    /// `profile_id`, refresh a kept one. Returns the move's cause, for the ledger.
+    fn follow_conversation(&self, run: &TurnRun, step: ConversationStep, profile_id: &str) -> Option<MoveCause> {
+        let (Some(key), Some(window)) = (&run.conversation, run.snapshot.affinity.window()) else {
+            return None;
+        };
+        let model = run.model.as_deref().unwrap_or("");
+        let now = Instant::now();
+        let mut conversations = self.conversations_lock();
+        match step {
+            ConversationStep::Untracked => None,
+            ConversationStep::Kept => {
+                conversations.touch(key, model, now);
+                None
+            }
+            ConversationStep::Assigned { .. } => {
+                conversations.bind(key, model, profile_id, window, now);
+                None
+            }
+            ConversationStep::Moved(Move { why, .. }) => {
+                conversations.bind(key, model, profile_id, window, now);
+                tracing::info!(connection = %run.snapshot.slug, %why, "conversation moved to another key at a turn boundary");
+                Some(why)
+            }
         }
     }
 
@@ -349,4 +427,9 @@ impl Router {
         );
         NextAttempt::Unavailable { status, retry_after_secs, message }
     }
+}
+
+/// The eligible profiles of `e` not yet tried in this request.
+fn untried(run: &TurnRun, e: &Eligibility) -> Vec<usize> {
+    e.eligible().iter().copied().filter(|&i| !run.tried.contains(&run.snapshot.profiles[i].id)).collect()
 }

@@ -1,5 +1,5 @@
 //! The router the relay drives: per-connection snapshots, the secret cache, SWRR state,
-//! turn bindings, the circuit board, the attempt ledger, the latest quota readings
+//! turn bindings, conversation bindings (conversation affinity), the circuit board, the attempt ledger, the latest quota readings
 //! (`quota.rs`) and the one routing loop (`Router::route`, in `route.rs`). The relay does
 //! HTTP through a [`Transport`]; every routing decision is made here and in
 //! `switchyard_core::routing`.
@@ -13,7 +13,7 @@ mod snapshot;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use switchyard_core::routing::{SwrrTable, TurnBindings};
+use switchyard_core::routing::{ConversationBindings, SwrrTable, TurnBindings};
 
 use crate::engine::Engine;
 use crate::error::EngineError;
@@ -34,6 +34,9 @@ pub struct Router {
     pub(crate) secrets: SecretCache,
     pub(crate) swrr: Mutex<SwrrTable>,
     pub(crate) bindings: Mutex<TurnBindings>,
+    /// (conversation key, model) → the profile a conversation is kept on (balanced routing
+    /// under conversation affinity; memory only).
+    pub(crate) conversations: Mutex<ConversationBindings>,
     pub(crate) ledger: Ledger,
     pub(crate) quota: Arc<QuotaBoard>,
 }
@@ -51,6 +54,7 @@ impl Router {
             secrets: SecretCache::default(),
             swrr: Mutex::default(),
             bindings: Mutex::default(),
+            conversations: Mutex::default(),
             ledger,
             quota: board,
         }
@@ -105,5 +109,9 @@ impl Router {
 
     pub(crate) fn bindings_lock(&self) -> std::sync::MutexGuard<'_, TurnBindings> {
         self.bindings.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn conversations_lock(&self) -> std::sync::MutexGuard<'_, ConversationBindings> {
+        self.conversations.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

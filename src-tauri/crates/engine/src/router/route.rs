@@ -10,10 +10,12 @@ use std::future::Future;
 use std::sync::Arc;
 
 use switchyard_core::routing::{Failure, Plan};
+use switchyard_providers::usage::Usage;
 use switchyard_store::attempts::AttemptRow;
 use switchyard_vault::Secret;
 
 use crate::error::EngineError;
+use crate::router::attempt::Attempt;
 use crate::router::{AttemptReport, NextAttempt, Router, TurnRun};
 
 /// What the transport needs for one physical attempt.
@@ -85,13 +87,13 @@ pub struct Recording {
 }
 
 impl Recording {
-    fn start(router: &Arc<Router>, run: &TurnRun, profile_id: &str, number: u32, reason: String) -> Self {
+    fn start(router: &Arc<Router>, run: &TurnRun, attempt: &Attempt, reason: String) -> Self {
         let row = AttemptRow {
             at_ms: 0,
             connection_id: run.snapshot.connection_id.clone(),
             turn: run.turn.clone(),
-            attempt: i64::from(number),
-            profile_id: profile_id.to_string(),
+            attempt: i64::from(attempt.number),
+            profile_id: attempt.profile_id.clone(),
             reason,
             model: run.model.clone(),
             status: None,
@@ -102,6 +104,10 @@ impl Recording {
             input_tokens: None,
             output_tokens: None,
             session: run.session.clone(),
+            conversation: run.conversation.as_ref().map(|c| c.as_str().to_string()),
+            moved: attempt.moved.map(|m| m.to_string()),
+            cache_read_tokens: None,
+            cache_write_tokens: None,
         };
         Recording {
             router: router.clone(),
@@ -111,10 +117,12 @@ impl Recording {
         }
     }
 
-    /// Sets the tokens the answer reported.
-    pub fn set_usage(&mut self, input_tokens: Option<i64>, output_tokens: Option<i64>) {
-        self.report.input_tokens = input_tokens;
-        self.report.output_tokens = output_tokens;
+    /// Sets the tokens the answer reported (input, output and prompt-cache counts).
+    pub fn set_usage(&mut self, usage: Usage) {
+        self.report.input_tokens = usage.input_tokens;
+        self.report.output_tokens = usage.output_tokens;
+        self.report.cache_read_tokens = usage.cache_read_tokens;
+        self.report.cache_write_tokens = usage.cache_write_tokens;
     }
 
     /// Records a failure seen after delivery started (the first one counts).
@@ -144,6 +152,8 @@ impl Recording {
         row.duration_ms = Some(duration_ms);
         row.input_tokens = r.input_tokens;
         row.output_tokens = r.output_tokens;
+        row.cache_read_tokens = r.cache_read_tokens;
+        row.cache_write_tokens = r.cache_write_tokens;
         self.router.ledger.record(row);
     }
 }
@@ -181,7 +191,7 @@ impl Router {
                 reason: attempt.reason.to_string(),
                 legacy: run.is_legacy(),
             };
-            let mut recording = Recording::start(self, &run, &attempt.profile_id, attempt.number, route.reason.clone());
+            let mut recording = Recording::start(self, &run, &attempt, route.reason.clone());
             let target = Target {
                 profile_id: &attempt.profile_id,
                 secret: &attempt.secret,

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use switchyard_core::routing::{Criteria, ProfileView as RouteProfile, Strategy};
+use switchyard_core::routing::{Affinity, Criteria, ProfileView as RouteProfile, Strategy};
 use switchyard_core::{BasisFingerprint, Header, Protocol, RoutingMode, RoutingState};
 use switchyard_store::profiles::ProfileRow;
 
@@ -28,6 +28,8 @@ pub struct Snapshot {
     pub models: Vec<String>,
     /// `None`: legacy routing (legacy mode, or an activated mode that is suspended).
     pub strategy: Option<Strategy>,
+    /// What balanced routing keeps on one key (the connection's `routing affinity`).
+    pub affinity: Affinity,
     /// Index of the primary profile.
     pub primary: Option<usize>,
     pub profiles: Vec<RouteProfile>,
@@ -86,8 +88,10 @@ impl Engine {
             _ => None,
         };
         let first_byte_timeout = self.first_byte_timeout(&ready.connection.id).await?;
+        let affinity = self.affinity_setting(&ready.connection.id).await?.affinity();
         Ok(Snapshot {
             first_byte_timeout,
+            affinity,
             connection_id: ready.connection.id.clone(),
             slug: ready.connection.slug.clone(),
             protocol: ready.def.protocol,
