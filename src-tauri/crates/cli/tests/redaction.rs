@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{run, TestResult};
+use common::{add_legacy, run, TestResult};
 
 const CANARY: &str = "sk-canary-echo-123";
 
@@ -24,20 +24,7 @@ fn data_dir_text(dir: &Path) -> String {
 #[test]
 fn argument_and_input_errors_name_the_field_not_the_value() -> TestResult {
     let dir = tempfile::tempdir()?;
-    let seed = run(
-        dir.path(),
-        &[
-            "connection",
-            "add",
-            "main",
-            "--protocol",
-            "openai",
-            "--base-url",
-            "https://api.example.com/v1",
-            "--secret-stdin",
-        ],
-        Some("sk-own-key-1\n"),
-    )?;
+    let seed = add_legacy(dir.path(), "main", "sk-own-key-1\n")?;
     assert_eq!(seed.code, 0, "seed connection: {}", seed.stderr);
     let url_with_key = format!("https://user:{CANARY}@api.example.com/v1");
     let model_with_space = format!("{CANARY} x");

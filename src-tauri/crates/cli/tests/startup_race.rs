@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{run, TestResult};
+use common::{add_legacy, run, TestResult};
 
 const ROUNDS: usize = 50;
 
@@ -38,20 +38,7 @@ fn finish(child: Child, what: &str) -> TestResult {
 #[test]
 fn start_up_clean_up_racing_a_rotation_keeps_the_new_secret() -> TestResult {
     let dir = tempfile::tempdir()?;
-    let add = run(
-        dir.path(),
-        &[
-            "connection",
-            "add",
-            "main",
-            "--protocol",
-            "openai",
-            "--base-url",
-            "https://api.example.com/v1",
-            "--secret-stdin",
-        ],
-        Some("sk-race-round-0\n"),
-    )?;
+    let add = add_legacy(dir.path(), "main", "sk-race-round-0\n")?;
     assert_eq!(add.code, 0, "seed connection: {}", add.stderr);
     let mut lost = Vec::new();
     for round in 1..=ROUNDS {

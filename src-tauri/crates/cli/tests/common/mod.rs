@@ -27,3 +27,19 @@ pub fn run(dir: &Path, args: &[&str], stdin: Option<&str>) -> Result<Run, Box<dy
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     })
 }
+
+/// `connection add SLUG` (openai, https://api.example.com/v1) with `secret` on stdin: a legacy
+/// connection whose primary holds `secret`.
+pub fn add_legacy(dir: &Path, slug: &str, secret: &str) -> Result<Run, Box<dyn std::error::Error>> {
+    let args = [
+        "connection",
+        "add",
+        slug,
+        "--protocol",
+        "openai",
+        "--base-url",
+        "https://api.example.com/v1",
+        "--secret-stdin",
+    ];
+    run(dir, &args, Some(secret))
+}
