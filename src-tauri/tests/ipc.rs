@@ -232,6 +232,12 @@ fn a_desktop_journey_never_returns_or_emits_a_secret() -> TestResult {
     shell.ok("profile_rotate", json!({ "slug": "main", "profile": backup, "secret": format!("{CANARY}-3") }))?;
     let status = shell.ok("routing_status", json!({ "slug": "main" }))?;
     assert_eq!(status["state"], "suspended", "a rotation makes evidence stale and suspends: {status}");
+    let bad = shell.err("routing_affinity", json!({ "slug": "main", "mode": "turn", "windowMin": 0 }))?;
+    assert_eq!(bad["code"], "invalid", "a window under a minute is refused as invalid input: {bad}");
+    let set = shell.ok("routing_affinity", json!({ "slug": "main", "mode": "turn", "windowMin": 30 }))?;
+    assert_eq!(set["affinity"], json!({ "mode": "turn", "window_min": 30 }), "the status carries the new affinity");
+    let quota = shell.ok("quota", json!({ "slug": "main" }))?;
+    assert_eq!(quota["profiles"].as_array().map(Vec::len), Some(2), "quota lists every profile: {quota}");
     shell.ok("verify", json!({ "slug": "main", "profile": backup, "deep": true }))?;
     shell.ok("health_reset", json!({ "slug": "main", "profile": primary, "model": null }))?;
     shell.ok("connection_edit", json!({ "slug": "main", "edit": { "headers": [] } }))?;

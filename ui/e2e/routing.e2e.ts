@@ -95,4 +95,30 @@ describe('routing', () => {
     await expect.poll(() => health.textContent()).toContain('gpt-a: cooling down');
     await expect.poll(() => health.textContent(), { timeout: 6000 }).toContain('healthy');
   });
+
+  it("sets the affinity and shows the engine's error for a bad window", async () => {
+    const { page, ipc } = await openApp('balanced');
+    await page.getByRole('button', { name: 'Open main' }).click();
+    await page.getByRole('tab', { name: 'Routing' }).click();
+    expect(await page.getByTestId('affinity').textContent()).toContain('keeps a conversation on one key while its prompt cache is warm');
+    const minutes = page.getByLabel('Affinity window in minutes');
+    expect(await minutes.inputValue()).toBe('10');
+    await minutes.fill('0');
+    await page.getByRole('button', { name: 'Save affinity' }).click();
+    expect(await page.getByTestId('affinity-error').textContent()).toBe('window_min: must be between 1 and 1440 minutes (got 0)');
+    await minutes.fill('45');
+    await page.getByRole('button', { name: 'Save affinity' }).click();
+    await page.getByTestId('affinity-saved').waitFor();
+    await page.getByLabel(/Per turn/).check();
+    await page.getByRole('button', { name: 'Save affinity' }).click();
+    await page.getByTestId('affinity-saved').waitFor();
+    const sent = (await ipc()).filter((r) => r.name === 'routing_affinity').map((r) => r.args);
+    expect(sent).toEqual([
+      { slug: 'main', mode: 'conversation', windowMin: 0 },
+      { slug: 'main', mode: 'conversation', windowMin: 45 },
+      { slug: 'main', mode: 'turn', windowMin: null },
+    ]);
+    const status = await page.evaluate(() => window.__fake.handle('routing_status', { slug: 'main' }));
+    expect((status as { affinity: unknown }).affinity, 'per turn keeps the window').toEqual({ mode: 'turn', window_min: 45 });
+  });
 });

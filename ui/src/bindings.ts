@@ -35,10 +35,17 @@ export const commands = {
 	/**  Activates `balanced` or `priority`; when the gates fail the error carries the report. */
 	routingActivate: (slug: string, mode: string) => typedError<RoutingStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("routing_activate", { slug, mode })),
 	routingDeactivate: (slug: string) => typedError<RoutingStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("routing_deactivate", { slug })),
+	/**
+	 *  Sets what balanced routing keeps on one key: `conversation` or `turn`, and (when given) the
+	 *  conversation window in minutes, 1 to 1440.
+	 */
+	routingAffinity: (slug: string, mode: string, windowMin: number | null) => typedError<RoutingStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("routing_affinity", { slug, mode, windowMin })),
 	/**  Closes a profile's circuits (all, or only the one of `model`). */
 	healthReset: (slug: string, profile: string, model: string | null) => typedError<null, IpcError_Serialize>(__TAURI_INVOKE("health_reset", { slug, profile, model })),
 	/**  The newest `limit` attempts of `slug` (1–10 000), newest first. */
 	attempts: (slug: string, limit: number) => typedError<AttemptView_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("attempts", { slug, limit })),
+	/**  Every profile of `slug` with its last-seen windows; `null` where the provider said nothing. */
+	quota: (slug: string) => typedError<QuotaView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("quota", { slug })),
 	relayStatus: () => __TAURI_INVOKE<RelayStatus_Serialize>("relay_status"),
 	/**
 	 *  The relay token, for the Relay screen's reveal and copy; `rotate` replaces it first (the
@@ -448,6 +455,23 @@ export type ProfileInput_Serialize = {
 	priority: number | null,
 };
 
+/**  One profile's readings; `windows` is empty when no answer reported any. */
+export type ProfileQuota = ProfileQuota_Serialize | ProfileQuota_Deserialize;
+
+/**  One profile's readings; `windows` is empty when no answer reported any. */
+export type ProfileQuota_Deserialize = {
+	id: string,
+	label: string,
+	windows: QuotaWindowView_Deserialize[],
+};
+
+/**  One profile's readings; `windows` is empty when no answer reported any. */
+export type ProfileQuota_Serialize = {
+	id: string,
+	label: string,
+	windows: QuotaWindowView_Serialize[],
+};
+
 export type ProfileReadiness = ProfileReadiness_Serialize | ProfileReadiness_Deserialize;
 
 export type ProfileReadiness_Deserialize = {
@@ -494,6 +518,76 @@ export type ProfileView = {
 	revision: number,
 	created_at: string,
 	updated_at: string,
+};
+
+/**  The readings of one connection, profile by profile (priority order). */
+export type QuotaView = QuotaView_Serialize | QuotaView_Deserialize;
+
+/**  The readings of one connection, profile by profile (priority order). */
+export type QuotaView_Deserialize = {
+	slug: string,
+	profiles: ProfileQuota_Deserialize[],
+};
+
+/**  The readings of one connection, profile by profile (priority order). */
+export type QuotaView_Serialize = {
+	slug: string,
+	profiles: ProfileQuota_Serialize[],
+};
+
+/**  One limit window as last seen. `None` wherever the provider said nothing readable. */
+export type QuotaWindowView = QuotaWindowView_Serialize | QuotaWindowView_Deserialize;
+
+/**  One limit window as last seen. `None` wherever the provider said nothing readable. */
+export type QuotaWindowView_Deserialize = {
+	/**
+	 *  `requests`, `tokens`, `input_tokens`, `output_tokens`, `unified`, `unified_5h`,
+	 *  `unified_7d`, `codex_primary`, `codex_secondary`.
+	 */
+	name: string,
+	/**  The model the reading belongs to; `None` for windows of the whole account. */
+	model?: string | null,
+	limit?: number | null,
+	remaining?: number | null,
+	/**  Share used, 0.0 ..= 1.0. */
+	utilization?: number | null,
+	resets_at?: string | null,
+	seen_at: string,
+	/**  The provider's status word (e.g. `allowed`, `allowed_warning`, `rejected`). */
+	status?: string | null,
+	window_minutes?: number | null,
+	/**  Seconds since the reading was seen. */
+	age_secs: number,
+	/**  Seconds until the window resets (negative: it reset that long ago). */
+	resets_in_secs?: number | null,
+	/**  The window has reset since the reading was seen: its numbers no longer hold. */
+	stale: boolean,
+};
+
+/**  One limit window as last seen. `None` wherever the provider said nothing readable. */
+export type QuotaWindowView_Serialize = {
+	/**
+	 *  `requests`, `tokens`, `input_tokens`, `output_tokens`, `unified`, `unified_5h`,
+	 *  `unified_7d`, `codex_primary`, `codex_secondary`.
+	 */
+	name: string,
+	/**  The model the reading belongs to; `None` for windows of the whole account. */
+	model: string | null,
+	limit: number | null,
+	remaining: number | null,
+	/**  Share used, 0.0 ..= 1.0. */
+	utilization: number | null,
+	resets_at: string | null,
+	seen_at: string,
+	/**  The provider's status word (e.g. `allowed`, `allowed_warning`, `rejected`). */
+	status: string | null,
+	window_minutes: number | null,
+	/**  Seconds since the reading was seen. */
+	age_secs: number,
+	/**  Seconds until the window resets (negative: it reset that long ago). */
+	resets_in_secs: number | null,
+	/**  The window has reset since the reading was seen: its numbers no longer hold. */
+	stale: boolean,
 };
 
 /**  Whether the relay serves, and where. Crosses IPC; never carries the token. */

@@ -5,6 +5,7 @@ pub mod activity;
 pub mod connections;
 pub mod portable;
 pub mod profiles;
+pub mod quota;
 pub mod relay;
 pub mod routing;
 

@@ -1,5 +1,5 @@
 //! Verification (progress forwarded as the typed `VerifyProgress` event), routing status,
-//! gated activation, deactivation and health reset.
+//! gated activation, deactivation, affinity and health reset.
 
 use std::sync::Arc;
 
@@ -48,6 +48,19 @@ pub async fn routing_activate(
 #[specta::specta]
 pub async fn routing_deactivate(engine: State<'_, Arc<Engine>>, slug: String) -> Result<RoutingStatus, IpcError> {
     Ok(engine.routing_deactivate(&slug).await?)
+}
+
+/// Sets what balanced routing keeps on one key: `conversation` or `turn`, and (when given) the
+/// conversation window in minutes, 1 to 1440.
+#[tauri::command]
+#[specta::specta]
+pub async fn routing_affinity(
+    engine: State<'_, Arc<Engine>>,
+    slug: String,
+    mode: String,
+    window_min: Option<i32>,
+) -> Result<RoutingStatus, IpcError> {
+    Ok(engine.set_affinity(&slug, &mode, window_min.map(i64::from)).await?)
 }
 
 /// Closes a profile's circuits (all, or only the one of `model`).

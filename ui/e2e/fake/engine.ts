@@ -15,6 +15,7 @@ import type {
   VerifyResult,
 } from '../../src/lib/types';
 import {
+  DEFAULT_AFFINITY,
   gates,
   profileView,
   reconcile,
@@ -23,6 +24,7 @@ import {
   type FakeProfile,
 } from './readiness';
 import { FakePortable } from './portable';
+import { FakeQuota } from './quota';
 import { FakeRelay } from './relay';
 
 export type VerifyScript = { outcome: 'verified' | 'auth_invalid' | 'unverified'; kind?: string; supported?: string[] };
@@ -51,10 +53,13 @@ export class FakeEngine {
   readonly relay: FakeRelay;
   /** Export, import and the save/open dialogs. */
   readonly portable: FakePortable;
+  /** The limit readings `quota` answers with. */
+  readonly quota: FakeQuota;
 
   constructor(private readonly emit: Emit) {
     this.relay = new FakeRelay(this, emit);
     this.portable = new FakePortable(this);
+    this.quota = new FakeQuota(this);
   }
 
   private id(prefix: string): string {
@@ -157,6 +162,7 @@ export class FakeEngine {
     const a = args as Record<string, never>;
     if (this.relay.handles(cmd)) return this.relay.handle(cmd, a);
     if (this.portable.handles(cmd)) return this.portable.handle(cmd, a);
+    if (this.quota.handles(cmd)) return this.quota.handle(cmd, a);
     switch (cmd) {
       case 'app_info':
         return { version: '0.1.0-e2e', data_dir: '/tmp/switchyard-e2e' };
@@ -198,6 +204,8 @@ export class FakeEngine {
         c.revision += 1;
         return routingStatus(c, this.profilesOf(c));
       }
+      case 'routing_affinity':
+        return this.setAffinity(a.slug, a.mode, a.windowMin);
       case 'health_reset': {
         const p = this.profile(this.conn(a.slug), a.profile);
         p.health = a.model === null ? [] : p.health.filter((h) => h.model !== a.model);
@@ -206,6 +214,18 @@ export class FakeEngine {
       default:
         return fail('internal', `the fake engine does not know '${cmd}'`);
     }
+  }
+
+  /** Like `Engine::set_affinity`: checks the mode and the window (1–1440), keeps the window when none is given. */
+  private setAffinity(slug: string, mode: string, windowMin: number | null) {
+    if (mode !== 'conversation' && mode !== 'turn') fail('invalid', `affinity: '${mode}' is not an affinity; use turn or conversation`);
+    if (windowMin !== null && windowMin !== undefined && (windowMin < 1 || windowMin > 1440)) {
+      fail('invalid', `window_min: must be between 1 and 1440 minutes (got ${windowMin})`);
+    }
+    const c = this.conn(slug);
+    const before = c.affinity ?? DEFAULT_AFFINITY;
+    c.affinity = { mode, window_min: windowMin ?? before.window_min };
+    return routingStatus(c, this.profilesOf(c));
   }
 
   private connectionAdd(input: ConnectionInput, secret: string | null): ConnectionDetail {

@@ -3,6 +3,7 @@
 // model when enabled, keyed, current and the model is supported; the gates need every model
 // served and one model served twice.
 import type {
+  AffinityView,
   ExcludedView,
   GateView,
   HealthView,
@@ -55,7 +56,11 @@ export interface FakeConnection {
   activatedBy: string | null;
   createdAt: string;
   updatedAt: string;
+  /** Balanced routing's affinity (the engine's default when unset). */
+  affinity?: AffinityView;
 }
+
+export const DEFAULT_AFFINITY: AffinityView = { mode: 'conversation', window_min: 10 };
 
 export function staleReason(p: FakeProfile, c: FakeConnection): string | null {
   const e = p.evidence;
@@ -151,7 +156,7 @@ export function routingStatus(c: FakeConnection, profiles: FakeProfile[]): Routi
     activated_at: c.activatedAt,
     activated_by: c.activatedBy,
     pending_mode: null,
-    affinity: { mode: 'conversation', window_min: 10 },
+    affinity: { ...(c.affinity ?? DEFAULT_AFFINITY) },
     gates: gates(c, profiles),
     profiles: profiles.map((p) => readiness(p, c, now)),
   };

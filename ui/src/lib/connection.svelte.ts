@@ -198,6 +198,11 @@ export class ConnectionStore {
     return this.act(() => unwrap(this.backend.routingDeactivate(this.slug)));
   }
 
+  /** Sets balanced routing's affinity (and, when given, the conversation window in minutes). */
+  setAffinity(mode: 'conversation' | 'turn', windowMin: number | null): Promise<Outcome<RoutingStatus>> {
+    return this.act(() => unwrap(this.backend.routingAffinity(this.slug, mode, windowMin)), { quiet: true });
+  }
+
   resetHealth(id: string, model: string | null) {
     return this.act(() => unwrap(this.backend.healthReset(this.slug, id, model)));
   }

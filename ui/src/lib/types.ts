@@ -9,7 +9,10 @@ import type {
   ImportedConnection_Serialize,
   IpcError_Serialize,
   ModelProof_Serialize,
+  ProfileQuota_Serialize,
   ProfileReadiness_Serialize,
+  QuotaView_Serialize,
+  QuotaWindowView_Serialize,
   RelayStatus_Serialize,
   RoutingStatus_Serialize,
   VerifyEvent_Serialize,
@@ -19,6 +22,7 @@ import type {
 } from '../bindings';
 
 export type {
+  AffinityView,
   AppInfo,
   ConnectionDetail,
   ConnectionView,
@@ -45,7 +49,10 @@ export type ImportReport = ImportReport_Serialize;
 export type ImportedConnection = ImportedConnection_Serialize;
 export type IpcError = IpcError_Serialize;
 export type ModelProof = ModelProof_Serialize;
+export type ProfileQuota = ProfileQuota_Serialize;
 export type ProfileReadiness = ProfileReadiness_Serialize;
+export type QuotaView = QuotaView_Serialize;
+export type QuotaWindowView = QuotaWindowView_Serialize;
 export type RelayStatus = RelayStatus_Serialize;
 export type RoutingStatus = RoutingStatus_Serialize;
 export type VerifyEvent = VerifyEvent_Serialize;
