@@ -77,7 +77,9 @@ pub(crate) fn error_response(fault: &Fault) -> Response {
         Fault::ServerError => (500, "api_error", "Internal server error".to_owned()),
         Fault::Overloaded => (529, "overloaded_error", "Overloaded".to_owned()),
         Fault::ListingUnsupported => (404, "not_found_error", "Not found".to_owned()),
-        Fault::BadRequest { message } => (400, "invalid_request_error", message.clone()),
+        Fault::BadRequest { message } | Fault::ForeignState { message, .. } => {
+            (400, "invalid_request_error", message.clone())
+        }
     };
     let request_id = format!("req_mock_{}", next_serial());
     let body = json!({
@@ -221,6 +223,9 @@ async fn answer_messages(
     let ModelRequest { model, stream, .. } = hit.model_request()?;
     let plan = shared.playbook.play(hit.key.as_deref(), Call::Model(&model))?;
     plan.wait().await;
+    if let Some(account) = &plan.account {
+        shared.accounts.check_messages(hit.json.as_ref(), account)?;
+    }
     let out = Outlet::new(plan.wire, Dialect::Anthropic, hit.accept_encoding.as_deref()).quota(plan.quota);
     let reply = Reply::answer(&model, &plan, hit.json.as_ref(), Dialect::Anthropic, hit.body.len());
     let dies = plan.dies_after.is_some();
@@ -228,7 +233,15 @@ async fn answer_messages(
         if plan.stream_error.is_some() {
             return Err(Fault::Overloaded);
         }
-        return Ok(out.json(&message(&reply, true), dies));
+        let mut answer = message(&reply, true);
+        if let (Some(account), true, Some(content)) =
+            (&plan.account, plan.reasoning, answer.get_mut("content").and_then(Value::as_array_mut))
+        {
+            let signature = format!("sig_mock_{}", reply.serial);
+            shared.accounts.issue(signature.clone(), account);
+            content.insert(0, json!({"type": "thinking", "thinking": "Mock thought.", "signature": signature}));
+        }
+        return Ok(out.json(&answer, dies));
     }
     let mut start = message(&reply, false);
     start["usage"]["output_tokens"] = json!(1);

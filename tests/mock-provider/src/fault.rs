@@ -30,6 +30,13 @@ pub(crate) enum Fault {
     BadRequest {
         message: String,
     },
+    /// The request refers to state this key's account does not hold (another account's
+    /// `previous_response_id`, encrypted reasoning or thinking signature): 400 with `code`.
+    ForeignState {
+        code: &'static str,
+        param: &'static str,
+        message: String,
+    },
 }
 
 /// A key shown the way providers echo one back: a short prefix, stars, the last four.

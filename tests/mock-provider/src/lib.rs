@@ -1,7 +1,8 @@
 //! A scripted fake LLM provider speaking the OpenAI and Anthropic HTTP shapes, for tests and
 //! benchmarks: each test key follows a [`KeyScript`] (ok, 429, quota, 401, forbidden model,
 //! 5xx, overloaded, slow, a stream that dies or errs, no listing, sequences; how streams are
-//! cut, pinged and compressed; a tool call before the reply; limit headers on successes), every
+//! cut, pinged and compressed; a tool call before the reply; limit headers on successes;
+//! account-bound state: response ids, encrypted reasoning, thinking signatures), every
 //! request is counted and recorded. No routing logic lives here: it fakes the provider only.
 //!
 //! ```no_run
@@ -15,6 +16,7 @@
 //! # }
 //! ```
 
+mod account;
 mod anthropic;
 mod fault;
 mod openai;

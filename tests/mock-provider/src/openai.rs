@@ -103,8 +103,15 @@ pub(crate) fn error_response(fault: &Fault) -> Response {
             (StatusCode::NOT_FOUND, "invalid_request_error", None, "Invalid URL (GET /v1/models)".to_owned())
         }
         Fault::BadRequest { message } => (StatusCode::BAD_REQUEST, "invalid_request_error", None, message.clone()),
+        Fault::ForeignState { code, message, .. } => {
+            (StatusCode::BAD_REQUEST, "invalid_request_error", Some(*code), message.clone())
+        }
     };
-    let body = json!({"error": {"message": message, "type": kind, "param": null, "code": code}});
+    let param = match fault {
+        Fault::ForeignState { param, .. } => json!(param),
+        _ => Value::Null,
+    };
+    let body = json!({"error": {"message": message, "type": kind, "param": param, "code": code}});
     headers.extend([
         (header::CONTENT_TYPE, "application/json; charset=utf-8".to_owned()),
         (HeaderName::from_static("openai-version"), "2020-10-01".to_owned()),

@@ -36,6 +36,11 @@ pub(crate) struct Plan {
     pub models: Vec<String>,
     /// Limit headers for a successful model call (scripted `quota`).
     pub quota: Option<QuotaStep>,
+    /// The key's account when it enforces account-bound state (scripted `account` or
+    /// `reasoning`); `None`: nothing is checked or remembered.
+    pub account: Option<String>,
+    /// Answers carry account-bound reasoning (scripted `reasoning`).
+    pub reasoning: bool,
 }
 
 impl Plan {
@@ -152,6 +157,9 @@ impl Playbook {
             tool: script.tool.clone(),
             models: script.models.clone(),
             quota: None,
+            account: (script.account.is_some() || script.reasoning)
+                .then(|| script.account.clone().unwrap_or_else(|| key.to_owned())),
+            reasoning: script.reasoning,
         };
         let quota = script.quota;
         let mut played = apply_step(step, key, call, plan);

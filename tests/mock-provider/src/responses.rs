@@ -1,6 +1,7 @@
 //! The OpenAI Responses API: `POST /v1/responses`, as a `response` object or as typed SSE
 //! events (`response.created` … `response.output_text.delta` … `response.completed`), or a
-//! `function_call` item when the script calls a tool.
+//! `function_call` item when the script calls a tool; with a scripted `reasoning`, a
+//! `reasoning` item with `encrypted_content` when the request's `include` asks for it.
 //! Keys and errors are the OpenAI dialect's (`openai.rs`).
 
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use axum::response::Response;
 use bytes::Bytes;
 use serde_json::{json, Value};
 
+use crate::account::wants_encrypted_reasoning;
 use crate::fault::Fault;
 use crate::openai::{bearer_key, error_response};
 use crate::playbook::Call;
@@ -37,13 +39,24 @@ async fn answer(shared: &Shared, hit: Intake) -> Result<Response, Fault> {
     let request = hit.model_request()?;
     let plan = shared.playbook.play(hit.key.as_deref(), Call::Model(&request.model))?;
     plan.wait().await;
+    if let Some(account) = &plan.account {
+        shared.accounts.check_responses(hit.json.as_ref(), account)?;
+    }
     let out = Outlet::new(plan.wire, Dialect::Responses, hit.accept_encoding.as_deref()).quota(plan.quota);
     let reply = Reply::answer(&request.model, &plan, hit.json.as_ref(), Dialect::Responses, hit.body.len());
+    let reasoning = plan.reasoning && wants_encrypted_reasoning(hit.json.as_ref());
+    if let Some(account) = &plan.account {
+        shared.accounts.issue(format!("resp_mock_{}", reply.serial), account);
+        if reasoning {
+            shared.accounts.issue(encrypted_content(&reply), account);
+        }
+    }
+    let response = |status: &str| response(&reply, status, reasoning);
     if !request.stream {
         if plan.stream_error.is_some() {
             return Err(Fault::Overloaded);
         }
-        return Ok(out.json(&response(&reply, "completed"), plan.dies_after.is_some()));
+        return Ok(out.json(&response("completed"), plan.dies_after.is_some()));
     }
     let item_id = item_id(&reply);
     let at = |output: Value| {
@@ -57,8 +70,8 @@ async fn answer(shared: &Shared, hit: Intake) -> Result<Response, Fault> {
         v
     };
     let mut events = vec![
-        ("response.created", json!({"response": response(&reply, "in_progress")}), false),
-        ("response.in_progress", json!({"response": response(&reply, "in_progress")}), false),
+        ("response.created", json!({"response": response("in_progress")}), false),
+        ("response.in_progress", json!({"response": response("in_progress")}), false),
         ("response.output_item.added", json!({"output_index": 0, "item": item(&reply, "in_progress")}), false),
     ];
     if reply.call.is_none() {
@@ -91,10 +104,18 @@ async fn answer(shared: &Shared, hit: Intake) -> Result<Response, Fault> {
             ]),
             Some(_) => events.push(("response.function_call_arguments.done", at(json!({"arguments": text})), false)),
         }
-        events.extend([
-            ("response.output_item.done", json!({"output_index": 0, "item": item(&reply, "completed")}), false),
-            ("response.completed", json!({"response": response(&reply, "completed")}), false),
-        ]);
+        events.push((
+            "response.output_item.done",
+            json!({"output_index": 0, "item": item(&reply, "completed")}),
+            false,
+        ));
+        if reasoning {
+            events.extend([
+                ("response.output_item.added", json!({"output_index": 1, "item": reasoning_item(&reply)}), false),
+                ("response.output_item.done", json!({"output_index": 1, "item": reasoning_item(&reply)}), false),
+            ]);
+        }
+        events.push(("response.completed", json!({"response": response("completed")}), false));
         Ending::Complete
     };
     let frames = events
@@ -144,8 +165,25 @@ fn item(reply: &Reply, status: &str) -> Value {
     }
 }
 
-/// The `response` object; `usage` and output only once completed.
-fn response(reply: &Reply, status: &str) -> Value {
+/// The account-bound encrypted reasoning of an answer (`enc_mock_N`).
+fn encrypted_content(reply: &Reply) -> String {
+    format!("enc_mock_{}", reply.serial)
+}
+
+/// The answer's reasoning item (after its message: output index 1), with the encrypted
+/// content only the issuing account can read.
+fn reasoning_item(reply: &Reply) -> Value {
+    json!({
+        "type": "reasoning",
+        "id": format!("rs_mock_{}", reply.serial),
+        "summary": [],
+        "encrypted_content": encrypted_content(reply),
+    })
+}
+
+/// The `response` object; `usage` and output only once completed (with the reasoning
+/// item when `reasoning`).
+fn response(reply: &Reply, status: &str, reasoning: bool) -> Value {
     let completed = status == "completed";
     let usage = completed.then(|| {
         json!({
@@ -156,7 +194,11 @@ fn response(reply: &Reply, status: &str) -> Value {
             "total_tokens": reply.input_tokens + reply.output_tokens,
         })
     });
-    let output = if completed { json!([item(reply, status)]) } else { json!([]) };
+    let output = match (completed, reasoning) {
+        (false, _) => json!([]),
+        (true, false) => json!([item(reply, status)]),
+        (true, true) => json!([item(reply, status), reasoning_item(reply)]),
+    };
     json!({
         "id": format!("resp_mock_{}", reply.serial),
         "object": "response",

@@ -223,6 +223,17 @@ pub struct KeyScript {
     /// sends none (error answers keep their own headers either way).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quota: Option<Quota>,
+    /// The account (organization) this key belongs to. Set, or with `reasoning` on, the key
+    /// enforces account-bound state (`account.rs`): another account's `previous_response_id`,
+    /// encrypted reasoning or thinking signature is refused with 400. `None` with `reasoning`
+    /// off: nothing is checked (the mock as it always was); the account is then the key itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
+    /// Answers carry account-bound reasoning: a Responses `reasoning` item with
+    /// `encrypted_content` when the request's `include` asks for `reasoning.encrypted_content`;
+    /// an Anthropic `thinking` block with a `signature` (JSON answers).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reasoning: bool,
 }
 
 impl KeyScript {
@@ -274,6 +285,18 @@ impl KeyScript {
         self.quota = Some(Quota { requests_limit: limit, requests_remaining_start: remaining_start });
         self
     }
+
+    /// Puts the key in `account` (keys of one account share its state).
+    pub fn account(mut self, account: impl Into<String>) -> Self {
+        self.account = Some(account.into());
+        self
+    }
+
+    /// Makes answers carry account-bound reasoning (and turns the account checks on).
+    pub fn reasoning(mut self) -> Self {
+        self.reasoning = true;
+        self
+    }
 }
 
 /// The script file of the `mock-provider` binary: `{"keys": {"KEY": KeyScript, ...}}`.
@@ -309,7 +332,8 @@ mod tests {
         }, "sk-c": {"models": ["m"], "wire": {"chunking": "whole"}},
            "sk-d": {"models": ["m"], "wire": {"chunking": {"bytes": 3}}},
            "sk-e": {"models": ["m"], "wire": {}},
-           "sk-f": {"models": ["m"], "quota": {"requests_limit": 50, "requests_remaining_start": 49}}
+           "sk-f": {"models": ["m"], "quota": {"requests_limit": 50, "requests_remaining_start": 49}},
+           "sk-g": {"models": ["m"], "account": "org-1", "reasoning": true}
         }}"#;
         let file = ScriptFile::from_json(text)?;
         let want = KeyScript::new(["m1", "m2"])
@@ -327,6 +351,11 @@ mod tests {
         assert_eq!(file.keys["sk-d"].wire, Some(Wire::chunked(Chunking::Bytes(3))), "bytes carries its size");
         assert_eq!(file.keys["sk-e"].wire, Some(Wire::default()), "every wire field is optional");
         assert_eq!(file.keys["sk-f"], KeyScript::new(["m"]).quota(50, 49), "quota parses");
+        assert_eq!(
+            file.keys["sk-g"],
+            KeyScript::new(["m"]).account("org-1").reasoning(),
+            "account and reasoning parse"
+        );
         assert_eq!(
             serde_json::to_value(KeyScript::new(["m"]))?,
             serde_json::json!({"models": ["m"], "behaviour": "ok", "per_model": {}}),
@@ -361,5 +390,7 @@ mod tests {
         assert!(ScriptFile::from_json(text).is_err(), "nor in quota");
         let text = r#"{"keys": {"k": {"models": [], "quota": {"requests_limit": 5}}}}"#;
         assert!(ScriptFile::from_json(text).is_err(), "quota names both of its numbers");
+        let text = r#"{"keys": {"k": {"models": [], "acount": "org"}}}"#;
+        assert!(ScriptFile::from_json(text).is_err(), "nor the account");
     }
 }

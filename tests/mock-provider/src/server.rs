@@ -18,6 +18,7 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+use crate::account::Accounts;
 use crate::fault::Fault;
 use crate::playbook::Playbook;
 use crate::record::{Ledger, RecordedRequest};
@@ -29,6 +30,8 @@ use crate::{anthropic, openai, responses};
 pub(crate) struct Shared {
     pub playbook: Playbook,
     pub ledger: Ledger,
+    /// The account-bound state each account was issued (enforcing keys only).
+    pub accounts: Accounts,
 }
 
 /// A received request after intake: counted, recorded, body parsed if JSON.

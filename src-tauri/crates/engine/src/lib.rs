@@ -70,7 +70,7 @@ pub use reorder::OrderEntry;
 pub use requests::{ConnectionEdit, NewConnection, NewProfile, ProfileEdit};
 pub use router::{
     AttemptReport, QuotaBoard, Recording, Reply, Route, Routed, Router, Snapshot, Target, Transport, TurnRun,
-    MAX_QUOTA_READINGS, QUOTA_FLUSH_EVERY,
+    DROPPED_ACCOUNT_STATE, MAX_QUOTA_READINGS, MAX_RESPONSE_ORIGINS, QUOTA_FLUSH_EVERY,
 };
 pub use routing_views::{
     AffinityView, EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness, RoutingStatus,

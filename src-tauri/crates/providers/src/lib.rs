@@ -14,6 +14,7 @@ pub mod headers;
 pub mod hint;
 pub mod openai;
 pub mod quota;
+pub mod response_id;
 pub mod rule;
 pub mod sse;
 pub mod stream_watch;

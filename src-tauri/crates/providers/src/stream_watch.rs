@@ -11,6 +11,7 @@ use switchyard_core::routing::Failure;
 use switchyard_core::Protocol;
 
 use crate::content_coding::{Coding, Decoder};
+use crate::response_id::response_id_from_event;
 use crate::sse::{event_role, event_role_after_output, EventRole, SseSplitter};
 use crate::usage::{usage_from_event, Usage};
 
@@ -46,6 +47,7 @@ pub struct StreamWatch {
     clean_end: bool,
     error: Option<Failure>,
     error_before_output: bool,
+    response_id: Option<String>,
 }
 
 impl StreamWatch {
@@ -60,6 +62,7 @@ impl StreamWatch {
             clean_end: false,
             error: None,
             error_before_output: false,
+            response_id: None,
         }
     }
 
@@ -72,6 +75,9 @@ impl StreamWatch {
         let decoded = self.decoder.push(chunk);
         for ev in self.splitter.push(&decoded) {
             self.usage.merge(usage_from_event(&ev.data));
+            if self.response_id.is_none() && self.protocol == Protocol::Openai {
+                self.response_id = response_id_from_event(&ev.data);
+            }
             let role =
                 if self.output { event_role_after_output(self.protocol, &ev) } else { event_role(self.protocol, &ev) };
             match role {
@@ -104,6 +110,11 @@ impl StreamWatch {
 
     pub fn usage(&self) -> Usage {
         self.usage
+    }
+
+    /// The Responses answer's id, once a `response.created` (or later lifecycle) event was read.
+    pub fn response_id(&self) -> Option<&str> {
+        self.response_id.as_deref()
     }
 
     /// The provider sent an error event.

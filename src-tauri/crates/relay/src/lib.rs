@@ -4,6 +4,7 @@
 //! balanced/priority connections go through the engine's router (sticky turns, failover
 //! before output, probes, attempt ledger).
 
+mod account_state;
 mod auth;
 mod forward;
 mod guard;

@@ -1,5 +1,6 @@
 //! Answers the relay makes itself, in the dialect's own shape: refused token, unknown
-//! connection, nothing eligible (503/429 with Retry-After), upstream unreachable, and the
+//! connection, nothing eligible (503/429 with Retry-After), a continued response whose
+//! profile cannot serve (continuity), upstream unreachable, and the
 //! models listing of a routed connection.
 
 use axum::body::Body;
@@ -99,6 +100,24 @@ pub fn error(protocol: Protocol, status: u16, message: &str, retry_after_secs: O
         if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
             resp.headers_mut().insert("retry-after", v);
         }
+    }
+    resp
+}
+
+/// The profile that produced the response a request continues (`previous_response_id`)
+/// cannot serve now, and no other account could read it: `status` (503) with code
+/// `switchyard_continuity` and `param: "previous_response_id"` (OpenAI), `Retry-After` when
+/// that profile's cooldown end is known. (Only Responses requests are pinned; the Anthropic
+/// shape is there for completeness.)
+pub fn continuity(protocol: Protocol, status: u16, message: &str, retry_after_secs: Option<u64>) -> Response {
+    let mut resp = error(protocol, status, message, retry_after_secs);
+    if protocol == Protocol::Openai {
+        let body = json!({"error": {
+            "message": message, "type": "server_error", "param": "previous_response_id", "code": "switchyard_continuity",
+        }});
+        let headers = resp.headers().clone();
+        resp = (resp.status(), axum::Json(body)).into_response();
+        *resp.headers_mut() = headers;
     }
     resp
 }

@@ -1,7 +1,8 @@
 //! The entry of every `/c/{slug}/…` request: host and method checks and the token check on
 //! the headers alone, then the path and the body (only for a client that presented the
-//! token), the connection snapshot, the turn and conversation keys, and the legacy or the
-//! routed path.
+//! token), the connection snapshot, the turn and conversation keys, a Responses request's
+//! `previous_response_id` (continuity), and the legacy or the routed path; a routed
+//! Responses answer's id is remembered with the profile that produced it.
 
 use std::sync::Arc;
 
@@ -13,6 +14,7 @@ use bytes::Bytes;
 use serde_json::Value;
 use switchyard_core::conversation::conversation_key;
 use switchyard_core::turn::{turn_key, ClientIds};
+use switchyard_engine::Routed;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -20,7 +22,7 @@ use crate::forward::{is_models_listing, upstream_url};
 use crate::respond::respond;
 use crate::server::ConnMark;
 use crate::state::RelayState;
-use crate::transport::HttpTransport;
+use crate::transport::{Delivered, HttpTransport};
 use crate::{guard, reply, MAX_BODY_BYTES};
 
 /// A client request, as received.
@@ -43,6 +45,14 @@ impl Incoming {
     /// The OpenAI Responses API (its stream events differ from chat completions).
     pub fn is_responses_api(&self) -> bool {
         self.rest.trim_end_matches('/').ends_with("responses")
+    }
+
+    /// A Responses request's `previous_response_id`: state held by the account that made it.
+    pub fn previous_response_id(&self) -> Option<&str> {
+        if !self.is_responses_api() {
+            return None;
+        }
+        self.json.get("previous_response_id").and_then(Value::as_str).filter(|id| !id.is_empty())
     }
 }
 
@@ -89,10 +99,13 @@ pub async fn handle(
     let (conversation, _) = conversation_key(snap.protocol, &slug, &ids, &incoming.json);
     let model = incoming.model().map(str::to_string);
     let session = ids.session_key(&slug);
-    let run = match state.router.start_turn(&slug, model.as_deref(), turn, Some(conversation), session).await {
+    let mut run = match state.router.start_turn(&slug, model.as_deref(), turn, Some(conversation), session).await {
         Ok(run) => run,
         Err(e) => return reply::engine_error(snap.protocol, &e),
     };
+    if let Some(previous) = incoming.previous_response_id() {
+        state.router.continue_response(&mut run, previous);
+    }
     let legacy = run.is_legacy();
     let body = if legacy {
         incoming.body.clone()
@@ -107,11 +120,15 @@ pub async fn handle(
         client_headers: &incoming.headers,
         body,
         timed_out: AtomicBool::new(false),
+        dropped: AtomicBool::new(false),
     };
     let routed = match state.router.route(run, &transport).await {
         Ok(r) => r,
         Err(e) => return reply::engine_error(snap.protocol, &e),
     };
+    if let Routed::Delivered { body: Delivered { response_id: Some(id), .. }, route, .. } = &routed {
+        state.router.remember_response(&snap.connection_id, id, &route.profile_id);
+    }
     let timed_out = transport.timed_out.load(Ordering::Relaxed);
     respond(snap.protocol, incoming.is_responses_api(), timed_out, legacy, routed)
 }

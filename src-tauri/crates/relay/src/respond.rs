@@ -42,7 +42,10 @@ pub(crate) fn respond(
             }
             resp
         }
-        Routed::Unavailable { status, retry_after_secs, message } => {
+        Routed::Unavailable { status, retry_after_secs, message, continuity: true } => {
+            reply::with_reason(reply::continuity(protocol, status, &message, retry_after_secs), "continuity")
+        }
+        Routed::Unavailable { status, retry_after_secs, message, continuity: false } => {
             let reason = if legacy { "primary_unavailable" } else { "no_eligible_profile" };
             reply::with_reason(reply::error(protocol, status, &message, retry_after_secs), reason)
         }
@@ -50,7 +53,7 @@ pub(crate) fn respond(
 }
 
 fn deliver(protocol: Protocol, responses_api: bool, inject: bool, d: Delivered, mut recording: Recording) -> Response {
-    let Delivered { status, headers, held, tail, coding, usage } = d;
+    let Delivered { status, headers, held, tail, coding, usage, .. } = d;
     let body = match tail {
         Some((upstream, watch)) => {
             let sniff = match watch {

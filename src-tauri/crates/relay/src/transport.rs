@@ -3,7 +3,9 @@
 //! (through their content coding) and kept for delivery; a legacy success passes straight
 //! through; a routed stream is read only until its first content event (or clean end),
 //! which is when it becomes a success — the watch that read the held bytes goes on reading
-//! the tail, so nothing it saw is lost.
+//! the tail, so nothing it saw is lost. An attempt the engine marks `strip_account_state`
+//! sends the body without its account-bound items (`account_state.rs`); a success names its
+//! Responses id, for the router to remember which profile produced it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -16,9 +18,11 @@ use switchyard_core::routing::Failure;
 use switchyard_core::Protocol;
 use switchyard_engine::{Reply, Snapshot, Target, Transport};
 use switchyard_providers::content_coding::{Coding, Decoder};
+use switchyard_providers::response_id::response_id_from_body;
 use switchyard_providers::stream_watch::{Phase, StreamWatch};
 use switchyard_providers::usage::{usage_from_body, Usage};
 
+use crate::account_state::strip_account_state;
 use crate::forward::{is_event_stream, upstream_headers};
 use crate::state::RelayState;
 use crate::upstream::{self, NoAnswer, UpstreamBody};
@@ -41,6 +45,8 @@ pub(crate) struct Delivered {
     pub coding: Coding,
     /// Usage read so far (a whole JSON body's).
     pub usage: Usage,
+    /// The OpenAI Responses answer's id (routed only: from the JSON body or the held events).
+    pub response_id: Option<String>,
 }
 
 /// What one attempt turned out to be, before the engine's bookkeeping.
@@ -58,6 +64,8 @@ pub(crate) struct HttpTransport<'a> {
     pub body: Bytes,
     /// The last attempt got no response head within the first-byte timeout.
     pub timed_out: AtomicBool,
+    /// The last attempt's body had account-bound items dropped.
+    pub dropped: AtomicBool,
 }
 
 impl Transport for HttpTransport<'_> {
@@ -66,11 +74,15 @@ impl Transport for HttpTransport<'_> {
 
     async fn attempt(&self, target: Target<'_>) -> Reply<Delivered, Kept> {
         let headers = upstream_headers(self.client_headers, &self.snap, target.secret);
+        let stripped =
+            if target.strip_account_state { strip_account_state(self.snap.protocol, &self.body) } else { None };
+        self.dropped.store(stripped.is_some(), Ordering::Relaxed);
+        let body = stripped.unwrap_or_else(|| self.body.clone());
         let started = Instant::now();
         let sent = self
             .state
             .http
-            .send_within(self.snap.first_byte_timeout, self.method.clone(), &self.url, headers, self.body.clone())
+            .send_within(self.snap.first_byte_timeout, self.method.clone(), &self.url, headers, body)
             .await;
         self.timed_out.store(matches!(sent, Err(NoAnswer::TimedOut)), Ordering::Relaxed);
         let answer = match sent {
@@ -88,6 +100,10 @@ impl Transport for HttpTransport<'_> {
                 Reply::Failed { failure, status: kept.as_ref().map(|k| k.status.as_u16()), ttfb_ms, kept }
             }
         }
+    }
+
+    fn dropped_account_state(&self) -> bool {
+        self.dropped.load(Ordering::Relaxed)
     }
 }
 
@@ -122,14 +138,21 @@ pub(crate) async fn read_answer(
             tail: Some((upstream, watch)),
             coding,
             usage: Usage::default(),
+            response_id: None,
         };
         return Answer::Success(d, ttfb);
     }
     if !sse {
         return match upstream::collect(upstream).await {
             Ok(body) => {
-                let usage = Decoder::decode_all(coding, &body).map(|b| usage_from_body(&b)).unwrap_or_default();
-                Answer::Success(Delivered { status, headers, held: body, tail: None, coding, usage }, ttfb)
+                let decoded = Decoder::decode_all(coding, &body);
+                let usage = decoded.as_ref().map(|b| usage_from_body(b)).unwrap_or_default();
+                let response_id = match (protocol, &decoded) {
+                    (Protocol::Openai, Some(b)) => response_id_from_body(b),
+                    _ => None,
+                };
+                let d = Delivered { status, headers, held: body, tail: None, coding, usage, response_id };
+                Answer::Success(d, ttfb)
             }
             Err(_) => Answer::Failed(Failure::network(), None, ttfb),
         };
@@ -153,8 +176,10 @@ pub(crate) async fn read_answer(
                     }
                     Phase::Output => {
                         let usage = watch.usage();
+                        let response_id = watch.response_id().map(str::to_string);
                         let held = Bytes::from(held);
-                        let d = Delivered { status, headers, held, tail: Some((upstream, Some(watch))), coding, usage };
+                        let tail = Some((upstream, Some(watch)));
+                        let d = Delivered { status, headers, held, tail, coding, usage, response_id };
                         return Answer::Success(d, ttfb);
                     }
                 }

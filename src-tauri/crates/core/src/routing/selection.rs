@@ -29,7 +29,8 @@ impl Strategy {
 }
 
 /// Why an attempt went to its profile; recorded with every attempt as a string
-/// (`legacy_primary`, `sticky`, `conversation`, `swrr`, `priority`, `failover:<kind>`, `probe`).
+/// (`legacy_primary`, `sticky`, `conversation`, `continuity`, `swrr`, `priority`,
+/// `failover:<kind>`, `probe`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SelectionReason {
     LegacyPrimary,
@@ -37,6 +38,9 @@ pub enum SelectionReason {
     Sticky,
     /// A warm conversation's key (conversation affinity, `affinity.rs`).
     Conversation,
+    /// The profile that produced the response a request continues (`previous_response_id`):
+    /// account-bound state, so no other profile may serve it (invariant 16).
+    Continuity,
     Swrr,
     Priority,
     Failover(FailureKind),
@@ -50,6 +54,7 @@ impl fmt::Display for SelectionReason {
             SelectionReason::LegacyPrimary => f.write_str("legacy_primary"),
             SelectionReason::Sticky => f.write_str("sticky"),
             SelectionReason::Conversation => f.write_str("conversation"),
+            SelectionReason::Continuity => f.write_str("continuity"),
             SelectionReason::Swrr => f.write_str("swrr"),
             SelectionReason::Priority => f.write_str("priority"),
             SelectionReason::Failover(kind) => write!(f, "failover:{kind}"),
@@ -65,6 +70,7 @@ impl FromStr for SelectionReason {
             "legacy_primary" => Ok(SelectionReason::LegacyPrimary),
             "sticky" => Ok(SelectionReason::Sticky),
             "conversation" => Ok(SelectionReason::Conversation),
+            "continuity" => Ok(SelectionReason::Continuity),
             "swrr" => Ok(SelectionReason::Swrr),
             "priority" => Ok(SelectionReason::Priority),
             "probe" => Ok(SelectionReason::Probe),
@@ -130,6 +136,7 @@ mod tests {
             SelectionReason::LegacyPrimary,
             SelectionReason::Sticky,
             SelectionReason::Conversation,
+            SelectionReason::Continuity,
             SelectionReason::Swrr,
             SelectionReason::Priority,
             SelectionReason::Failover(FailureKind::RateLimited),
@@ -138,7 +145,16 @@ mod tests {
         let names: Vec<String> = all.iter().map(ToString::to_string).collect();
         assert_eq!(
             names,
-            ["legacy_primary", "sticky", "conversation", "swrr", "priority", "failover:rate_limited", "probe"],
+            [
+                "legacy_primary",
+                "sticky",
+                "conversation",
+                "continuity",
+                "swrr",
+                "priority",
+                "failover:rate_limited",
+                "probe"
+            ],
             "attempt records carry these exact reason strings"
         );
         for r in all {

@@ -3,7 +3,11 @@
 //! priority, failover to the planner's choice, probe), settle the attempt's circuits, and plan
 //! the next step. Only a request's first attempt runs `select_for_call` under the connection's
 //! affinity and may bind, refresh or move its conversation; failover and retries never touch
-//! the conversation binding (they are not turn boundaries).
+//! the conversation binding (they are not turn boundaries). A request continuing a known
+//! Responses answer (`previous_response_id`) goes only to the profile that produced it
+//! (`continuity`), or is refused; an attempt that left the request's own key (failover, a
+//! conversation move, a turn moved off its binding) asks the transport to drop account-bound
+//! items from the body (`Attempt::strip_account_state`).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -46,6 +50,12 @@ pub struct TurnRun {
     eligible_at_start: usize,
     pending: Pending,
     committed: bool,
+    /// The profile that produced the response this request continues (`previous_response_id`):
+    /// the only one it may go to.
+    continuing: Option<String>,
+    /// An attempt of this request left the key that produced the conversation's account-bound
+    /// items (failover, a conversation move, a turn moved off its binding).
+    moved_off: bool,
 }
 
 impl TurnRun {
@@ -56,6 +66,11 @@ impl TurnRun {
 
     pub fn attempts(&self) -> u32 {
         self.attempts
+    }
+
+    /// The profile this request is pinned to by its `previous_response_id`, if known.
+    pub fn continuing(&self) -> Option<&str> {
+        self.continuing.as_deref()
     }
 }
 
@@ -68,6 +83,9 @@ pub struct Attempt {
     /// Set when this attempt moved its warm conversation off an ineligible key (a turn
     /// boundary only): why the old key could not keep it.
     pub moved: Option<MoveCause>,
+    /// The attempt goes to another account than the one that produced the conversation's
+    /// account-bound items: the transport drops them from the body.
+    pub strip_account_state: bool,
     pub secret: Arc<Secret>,
     lease: Option<ProbeLease>,
 }
@@ -78,6 +96,8 @@ struct Choice {
     index: usize,
     reason: SelectionReason,
     step: ConversationStep,
+    /// A first attempt that left the turn's bound profile (it is no longer eligible).
+    switched: bool,
 }
 
 /// The next step of a request.
@@ -90,6 +110,8 @@ pub enum NextAttempt {
         status: u16,
         retry_after_secs: Option<u64>,
         message: String,
+        /// The request continues a response whose profile cannot serve now (`continuity`).
+        continuity: bool,
     },
 }
 
@@ -131,9 +153,22 @@ impl Router {
             eligible_at_start: 0,
             pending: Pending::First,
             committed,
+            continuing: None,
+            moved_off: false,
         };
         run.eligible_at_start = if run.is_legacy() { 1 } else { self.eligible(&run).len() };
         Ok(run)
+    }
+
+    /// Pins `run` to the profile that produced `previous_response_id`, when the router
+    /// remembers it (routed mode only; legacy has one key anyway). Returns whether it did; an
+    /// unknown id (evicted, or from before a restart) routes normally.
+    pub fn continue_response(&self, run: &mut TurnRun, previous_response_id: &str) -> bool {
+        if run.is_legacy() {
+            return false;
+        }
+        run.continuing = self.responses_lock().origin(&run.snapshot.connection_id, previous_response_id);
+        run.continuing.is_some()
     }
 
     /// Chooses the profile of the next attempt and reads its secret.
@@ -142,7 +177,7 @@ impl Router {
             return self.legacy_attempt(run).await;
         }
         loop {
-            let Some(Choice { index, mut reason, step }) = self.choose(run) else {
+            let Some(Choice { index, mut reason, step, switched }) = self.choose(run) else {
                 return Ok(self.unavailable(run));
             };
             let snap = run.snapshot.clone();
@@ -174,6 +209,7 @@ impl Router {
                 }
             }
             let moved = self.follow_conversation(run, step, &profile.id);
+            run.moved_off |= switched || moved.is_some() || matches!(run.pending, Pending::Failover(..));
             run.attempts += 1;
             if !run.tried.contains(&profile.id) {
                 run.tried.push(profile.id.clone());
@@ -184,6 +220,7 @@ impl Router {
                 number,
                 reason,
                 moved,
+                strip_account_state: run.moved_off,
                 secret,
                 lease,
             }));
@@ -280,6 +317,7 @@ impl Router {
             status: 503,
             retry_after_secs: None,
             message: message.to_string(),
+            continuity: false,
         };
         if run.attempts > 0 {
             return Ok(unavailable("legacy routing makes one attempt"));
@@ -296,6 +334,7 @@ impl Router {
             number: 1,
             reason: SelectionReason::LegacyPrimary,
             moved: None,
+            strip_account_state: false,
             secret,
             lease: None,
         }))
@@ -325,10 +364,16 @@ impl Router {
         let strategy = snap.strategy?;
         if let Pending::RetrySame(id, reason) = &run.pending {
             let index = snap.profiles.iter().position(|p| &p.id == id)?;
-            return Some(Choice { index, reason: *reason, step: ConversationStep::Untracked });
+            return Some(Choice { index, reason: *reason, step: ConversationStep::Untracked, switched: false });
         }
         let evaluated = self.evaluate(run);
         let eligible = untried(run, &evaluated);
+        // Continuing a known response: its profile or nothing (SWRR and bindings untouched).
+        if let Some(pinned) = &run.continuing {
+            let index = eligible.iter().copied().find(|&i| &snap.profiles[i].id == pinned)?;
+            let step = ConversationStep::Untracked;
+            return Some(Choice { index, reason: SelectionReason::Continuity, step, switched: false });
+        }
         if eligible.is_empty() {
             return None;
         }
@@ -359,9 +404,14 @@ impl Router {
             Pending::Failover(kind, id) => {
                 let index =
                     eligible.iter().copied().find(|&i| &snap.profiles[i].id == id).unwrap_or(call.selection.index);
-                Some(Choice { index, reason: SelectionReason::Failover(*kind), step: ConversationStep::Untracked })
+                let step = ConversationStep::Untracked;
+                Some(Choice { index, reason: SelectionReason::Failover(*kind), step, switched: false })
             }
-            _ => Some(Choice { index: call.selection.index, reason: call.selection.reason, step: call.conversation }),
+            _ => {
+                let index = call.selection.index;
+                let switched = bound.as_deref().is_some_and(|b| b != snap.profiles[index].id);
+                Some(Choice { index, reason: call.selection.reason, step: call.conversation, switched })
+            }
         }
     }
 
@@ -397,6 +447,9 @@ impl Router {
     fn unavailable(&self, run: &TurnRun) -> NextAttempt {
         let model = run.model.as_deref().unwrap_or("");
         let now_ms = self.engine.now_ms();
+        if let Some(pinned) = &run.continuing {
+            return self.continuity_unavailable(run, pinned, model, now_ms);
+        }
         let e = self.evaluate(run);
         let health =
             [Exclusion::CircuitOpen, Exclusion::ModelCircuitOpen, Exclusion::AuthInvalid, Exclusion::ProbeInFlight];
@@ -425,7 +478,23 @@ impl Router {
             run.snapshot.slug,
             retry_after_secs.map(|s| format!("; retry in {s} s")).unwrap_or_default()
         );
-        NextAttempt::Unavailable { status, retry_after_secs, message }
+        NextAttempt::Unavailable { status, retry_after_secs, message, continuity: false }
+    }
+
+    /// 503 for a request continuing a response whose profile cannot serve now (cooling,
+    /// disabled, removed, tried already): never another account, which could not read it.
+    /// `Retry-After` when that profile's cooldown end is known.
+    fn continuity_unavailable(&self, run: &TurnRun, pinned: &str, model: &str, now_ms: i64) -> NextAttempt {
+        let until = self.engine.board.blocking_cooldown(pinned, model, now_ms).and_then(|(_, until)| until);
+        let retry_after_secs = until.map(|u| u64::try_from((u - now_ms + 999) / 1000).unwrap_or(0).max(1));
+        let message = format!(
+            "this request continues a response (previous_response_id) made by profile '{pinned}' of '{}', which \
+             cannot serve model '{model}' now{}; Switchyard does not send it to another key, whose account could \
+             not read that response",
+            run.snapshot.slug,
+            retry_after_secs.map(|s| format!("; retry in {s} s")).unwrap_or_default()
+        );
+        NextAttempt::Unavailable { status: 503, retry_after_secs, message, continuity: true }
     }
 }
 

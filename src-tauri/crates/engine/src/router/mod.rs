@@ -1,11 +1,13 @@
 //! The router the relay drives: per-connection snapshots, the secret cache, SWRR state,
-//! turn bindings, conversation bindings (conversation affinity), the circuit board, the attempt ledger, the latest quota readings
-//! (`quota.rs`) and the one routing loop (`Router::route`, in `route.rs`). The relay does
+//! turn bindings, conversation bindings (conversation affinity), which profile produced each
+//! recent Responses answer (`response_origins.rs`), the circuit board, the attempt ledger, the
+//! latest quota readings (`quota.rs`) and the one routing loop (`Router::route`, in `route.rs`). The relay does
 //! HTTP through a [`Transport`]; every routing decision is made here and in
 //! `switchyard_core::routing`.
 
 mod attempt;
 mod quota;
+mod response_origins;
 mod route;
 mod secrets;
 mod snapshot;
@@ -21,7 +23,9 @@ use crate::ledger::Ledger;
 
 pub use attempt::{AttemptReport, NextAttempt, TurnRun};
 pub use quota::{QuotaBoard, FLUSH_EVERY as QUOTA_FLUSH_EVERY, MAX_READINGS as MAX_QUOTA_READINGS};
-pub use route::{Recording, Reply, Route, Routed, Target, Transport};
+use response_origins::ResponseOrigins;
+pub use response_origins::MAX_RESPONSE_ORIGINS;
+pub use route::{Recording, Reply, Route, Routed, Target, Transport, DROPPED_ACCOUNT_STATE};
 pub use secrets::SecretCache;
 pub use snapshot::Snapshot;
 
@@ -37,6 +41,8 @@ pub struct Router {
     /// (conversation key, model) → the profile a conversation is kept on (balanced routing
     /// under conversation affinity; memory only).
     pub(crate) conversations: Mutex<ConversationBindings>,
+    /// (connection, response id) → the profile that produced it (memory only, bounded).
+    pub(crate) responses: Mutex<ResponseOrigins>,
     pub(crate) ledger: Ledger,
     pub(crate) quota: Arc<QuotaBoard>,
 }
@@ -55,6 +61,7 @@ impl Router {
             swrr: Mutex::default(),
             bindings: Mutex::default(),
             conversations: Mutex::default(),
+            responses: Mutex::default(),
             ledger,
             quota: board,
         }
@@ -109,6 +116,16 @@ impl Router {
 
     pub(crate) fn bindings_lock(&self) -> std::sync::MutexGuard<'_, TurnBindings> {
         self.bindings.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Remembers that `profile_id` of `connection_id` produced the Responses answer
+    /// `response_id` (learned from every successful routed answer that names its id).
+    pub fn remember_response(&self, connection_id: &str, response_id: &str, profile_id: &str) {
+        self.responses_lock().remember(connection_id, response_id, profile_id);
+    }
+
+    pub(crate) fn responses_lock(&self) -> std::sync::MutexGuard<'_, ResponseOrigins> {
+        self.responses.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     pub(crate) fn conversations_lock(&self) -> std::sync::MutexGuard<'_, ConversationBindings> {

@@ -29,6 +29,10 @@ pub struct Target<'a> {
     pub pass_through: bool,
     /// The model the client asked for (client-facing name), if the request names one.
     pub model: Option<&'a str>,
+    /// This attempt goes to another account than the one that produced the conversation's
+    /// account-bound items (a failover or a move): drop those items from the body (Responses
+    /// `reasoning` items with `encrypted_content`, Anthropic signed `thinking` blocks).
+    pub strip_account_state: bool,
 }
 
 /// The transport's classified answer to one attempt.
@@ -50,7 +54,17 @@ pub trait Transport {
     type Kept;
 
     fn attempt(&self, target: Target<'_>) -> impl Future<Output = Reply<Self::Delivered, Self::Kept>> + Send;
+
+    /// Whether the last attempt's body had account-bound items dropped (asked by
+    /// `Target::strip_account_state`); recorded in the attempt's `moved` column.
+    fn dropped_account_state(&self) -> bool {
+        false
+    }
 }
+
+/// The `moved` value of an attempt whose body had account-bound items dropped (appended
+/// after a conversation move's cause: `excluded:rate_limited;dropped_account_state`).
+pub const DROPPED_ACCOUNT_STATE: &str = "dropped_account_state";
 
 /// Which attempt produced what the client gets (outside legacy mode it is told in headers).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,7 +87,8 @@ pub enum Routed<D, K> {
     /// The last attempt got no answer (network, timeout) and nothing was kept.
     NoAnswer { failure: Failure, route: Route },
     /// No profile may serve the request now (503, or 429 when all are cooling down).
-    Unavailable { status: u16, retry_after_secs: Option<u64>, message: String },
+    /// `continuity`: the request continues a response whose profile cannot serve now.
+    Unavailable { status: u16, retry_after_secs: Option<u64>, message: String, continuity: bool },
 }
 
 /// The ledger row of one physical attempt, written exactly once: by [`Recording::finish`]
@@ -135,6 +150,16 @@ impl Recording {
         self.router.engine.now_system()
     }
 
+    /// Notes in the `moved` column that the attempt's body had account-bound items dropped.
+    fn mark_dropped_account_state(&mut self) {
+        if let Some(row) = self.row.as_mut() {
+            row.moved = Some(match row.moved.take() {
+                Some(cause) => format!("{cause};{DROPPED_ACCOUNT_STATE}"),
+                None => DROPPED_ACCOUNT_STATE.to_string(),
+            });
+        }
+    }
+
     /// Writes the row now.
     pub fn finish(mut self) {
         self.write();
@@ -176,12 +201,12 @@ impl Router {
         loop {
             let mut attempt = match self.next_attempt(&mut run).await? {
                 NextAttempt::Go(a) => a,
-                NextAttempt::Unavailable { status, retry_after_secs, message } => {
+                NextAttempt::Unavailable { status, retry_after_secs, message, continuity } => {
                     return Ok(match kept {
                         Some((kept, route)) => {
                             Routed::Kept { kept, route: Route { attempts: run.attempts(), ..route } }
                         }
-                        None => Routed::Unavailable { status, retry_after_secs, message },
+                        None => Routed::Unavailable { status, retry_after_secs, message, continuity },
                     });
                 }
             };
@@ -198,8 +223,13 @@ impl Router {
                 number: attempt.number,
                 pass_through: run.is_legacy(),
                 model: run.model.as_deref(),
+                strip_account_state: attempt.strip_account_state,
             };
-            let (failure, kept_now) = match transport.attempt(target).await {
+            let reply = transport.attempt(target).await;
+            if attempt.strip_account_state && transport.dropped_account_state() {
+                recording.mark_dropped_account_state();
+            }
+            let (failure, kept_now) = match reply {
                 Reply::Deliver { status, ttfb_ms, body } => {
                     self.attempt_succeeded(&mut attempt).await;
                     if !run.is_legacy() {

@@ -1,0 +1,107 @@
+//! Which profile produced each recent OpenAI Responses answer: (connection, response id) →
+//! profile id, so a request continuing it (`previous_response_id`) goes back to that account
+//! (invariant 16). Memory only, bounded ([`MAX_RESPONSE_ORIGINS`], least recently used
+//! forgotten first); after a restart or eviction an id is unknown and routes normally.
+//! Response ids are not secrets; nothing else is kept.
+
+use std::collections::{BTreeMap, HashMap};
+
+/// How many response ids are remembered.
+pub const MAX_RESPONSE_ORIGINS: usize = 10_000;
+
+#[derive(Debug)]
+struct Origin {
+    profile_id: String,
+    used: u64,
+}
+
+/// A bounded LRU map of response origins.
+#[derive(Debug)]
+pub struct ResponseOrigins {
+    cap: usize,
+    tick: u64,
+    by_key: HashMap<(String, String), Origin>,
+    /// `used` tick → key, oldest first.
+    order: BTreeMap<u64, (String, String)>,
+}
+
+impl Default for ResponseOrigins {
+    fn default() -> Self {
+        Self::with_capacity(MAX_RESPONSE_ORIGINS)
+    }
+}
+
+impl ResponseOrigins {
+    /// An empty map holding at most `cap` ids (at least one).
+    pub fn with_capacity(cap: usize) -> Self {
+        ResponseOrigins { cap: cap.max(1), tick: 0, by_key: HashMap::new(), order: BTreeMap::new() }
+    }
+
+    fn next_tick(&mut self) -> u64 {
+        self.tick += 1;
+        self.tick
+    }
+
+    /// Remembers that `profile_id` of `connection_id` produced `response_id`.
+    pub fn remember(&mut self, connection_id: &str, response_id: &str, profile_id: &str) {
+        let key = (connection_id.to_string(), response_id.to_string());
+        let used = self.next_tick();
+        if let Some(old) = self.by_key.insert(key.clone(), Origin { profile_id: profile_id.to_string(), used }) {
+            self.order.remove(&old.used);
+        }
+        self.order.insert(used, key);
+        while self.by_key.len() > self.cap {
+            let Some((_, oldest)) = self.order.pop_first() else { break };
+            self.by_key.remove(&oldest);
+        }
+    }
+
+    /// The profile that produced `response_id` on `connection_id`, if remembered (and marks
+    /// it recently used).
+    pub fn origin(&mut self, connection_id: &str, response_id: &str) -> Option<String> {
+        let key = (connection_id.to_string(), response_id.to_string());
+        let used = self.next_tick();
+        let origin = self.by_key.get_mut(&key)?;
+        self.order.remove(&origin.used);
+        origin.used = used;
+        let profile = origin.profile_id.clone();
+        self.order.insert(used, key);
+        Some(profile)
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.by_key.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remembers_per_connection_and_forgets_the_least_recently_used() {
+        let mut o = ResponseOrigins::with_capacity(2);
+        o.remember("c1", "resp_1", "p1");
+        o.remember("c1", "resp_2", "p2");
+        assert_eq!(o.origin("c1", "resp_1").as_deref(), Some("p1"), "a remembered id names its profile");
+        assert_eq!(o.origin("c2", "resp_1"), None, "ids are per connection");
+        o.remember("c1", "resp_3", "p3");
+        assert_eq!(o.len(), 2, "the map stays bounded");
+        assert_eq!(o.origin("c1", "resp_2"), None, "the least recently used id was forgotten");
+        assert_eq!(o.origin("c1", "resp_1").as_deref(), Some("p1"), "a looked-up id counts as used");
+        o.remember("c1", "resp_1", "p9");
+        assert_eq!(o.origin("c1", "resp_1").as_deref(), Some("p9"), "a re-learned id takes the new profile");
+        assert_eq!(o.len(), 2, "re-learning does not grow the map");
+    }
+
+    #[test]
+    fn the_default_bound_holds() {
+        let mut o = ResponseOrigins::default();
+        for i in 0..(MAX_RESPONSE_ORIGINS + 50) {
+            o.remember("c", &format!("resp_{i}"), "p");
+        }
+        assert_eq!(o.len(), MAX_RESPONSE_ORIGINS, "never more than the bound");
+        assert_eq!(o.origin("c", "resp_0"), None, "the oldest went first");
+    }
+}
