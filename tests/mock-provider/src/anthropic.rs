@@ -13,6 +13,7 @@ use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::cache::CacheUsage;
 use crate::fault::Fault;
 use crate::playbook::Call;
 use crate::reply::{next_serial, Reply};
@@ -229,11 +230,12 @@ async fn answer_messages(
     let out = Outlet::new(plan.wire, Dialect::Anthropic, hit.accept_encoding.as_deref()).quota(plan.quota);
     let reply = Reply::answer(&model, &plan, hit.json.as_ref(), Dialect::Anthropic, hit.body.len());
     let dies = plan.dies_after.is_some();
+    if !stream && plan.stream_error.is_some() {
+        return Err(Fault::Overloaded);
+    }
+    let cache = plan.prompt_cache.as_ref().map(|scope| shared.caches.charge(scope, hit.json.as_ref(), hit.body.len()));
     if !stream {
-        if plan.stream_error.is_some() {
-            return Err(Fault::Overloaded);
-        }
-        let mut answer = message(&reply, true);
+        let mut answer = message(&reply, true, cache);
         if let (Some(account), true, Some(content)) =
             (&plan.account, plan.reasoning, answer.get_mut("content").and_then(Value::as_array_mut))
         {
@@ -243,7 +245,7 @@ async fn answer_messages(
         }
         return Ok(out.json(&answer, dies));
     }
-    let mut start = message(&reply, false);
+    let mut start = message(&reply, false, cache);
     start["usage"]["output_tokens"] = json!(1);
     let mut events = vec![("message_start", json!({"message": start}), false)];
     match &reply.call {
@@ -305,8 +307,9 @@ fn stop_reason(reply: &Reply) -> &'static str {
 }
 
 /// A `message` object: when `done`, with its content (the text, or the tool_use block) and
-/// stop reason; else (in `message_start`) with empty content and no stop reason yet.
-fn message(reply: &Reply, done: bool) -> Value {
+/// stop reason; else (in `message_start`) with empty content and no stop reason yet. With a
+/// prompt cache, its usage splits the input into uncached, written and read tokens.
+fn message(reply: &Reply, done: bool, cache: Option<CacheUsage>) -> Value {
     let content = match (&reply.call, done) {
         (_, false) => json!([]),
         (None, true) => json!([{"type": "text", "text": reply.text()}]),
@@ -322,8 +325,20 @@ fn message(reply: &Reply, done: bool) -> Value {
         "content": content,
         "stop_reason": if done { json!(stop_reason(reply)) } else { Value::Null },
         "stop_sequence": null,
-        "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
+        "usage": usage(reply, cache),
     })
+}
+
+fn usage(reply: &Reply, cache: Option<CacheUsage>) -> Value {
+    match cache {
+        None => json!({"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens}),
+        Some(c) => json!({
+            "input_tokens": c.input,
+            "cache_creation_input_tokens": c.write,
+            "cache_read_input_tokens": c.read,
+            "output_tokens": reply.output_tokens,
+        }),
+    }
 }
 
 /// `POST /v1/messages/count_tokens`: `{"input_tokens": N}`; follows the model's script.

@@ -2,7 +2,8 @@
 //! benchmarks: each test key follows a [`KeyScript`] (ok, 429, quota, 401, forbidden model,
 //! 5xx, overloaded, slow, a stream that dies or errs, no listing, sequences; how streams are
 //! cut, pinged and compressed; a tool call before the reply; limit headers on successes;
-//! account-bound state: response ids, encrypted reasoning, thinking signatures), every
+//! account-bound state: response ids, encrypted reasoning, thinking signatures; Anthropic
+//! prompt caching in usage), every
 //! request is counted and recorded. No routing logic lives here: it fakes the provider only.
 //!
 //! ```no_run
@@ -18,6 +19,7 @@
 
 mod account;
 mod anthropic;
+mod cache;
 mod fault;
 mod openai;
 mod playbook;
@@ -35,5 +37,5 @@ pub use axum::http::{HeaderMap, Method};
 pub use bytes::Bytes;
 pub use quota::Quota;
 pub use record::RecordedRequest;
-pub use script::{Behaviour, Chunking, KeyScript, ScriptFile, ToolCall, Wire, DEFAULT_REPLY};
+pub use script::{Behaviour, Chunking, KeyScript, PromptCache, ScriptFile, ToolCall, Wire, DEFAULT_REPLY};
 pub use server::MockProvider;

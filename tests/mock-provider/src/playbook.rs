@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
+use crate::cache::CacheScope;
 use crate::fault::Fault;
 use crate::quota::QuotaStep;
 use crate::script::{Behaviour, KeyScript, ScriptFile, ToolCall, Wire, DEFAULT_REPLY};
@@ -41,6 +42,8 @@ pub(crate) struct Plan {
     pub account: Option<String>,
     /// Answers carry account-bound reasoning (scripted `reasoning`).
     pub reasoning: bool,
+    /// The prompt cache Anthropic answers are charged to (scripted `prompt_cache`).
+    pub prompt_cache: Option<CacheScope>,
 }
 
 impl Plan {
@@ -160,6 +163,11 @@ impl Playbook {
             account: (script.account.is_some() || script.reasoning)
                 .then(|| script.account.clone().unwrap_or_else(|| key.to_owned())),
             reasoning: script.reasoning,
+            prompt_cache: script.prompt_cache.as_ref().map(|cache| CacheScope {
+                account: cache.account.clone().or_else(|| script.account.clone()).unwrap_or_else(|| key.to_owned()),
+                ttl: Duration::from_secs(cache.ttl_secs),
+                scale: cache.scale.max(1),
+            }),
         };
         let quota = script.quota;
         let mut played = apply_step(step, key, call, plan);

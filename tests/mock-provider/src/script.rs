@@ -190,6 +190,38 @@ fn empty_input() -> Value {
     Value::Object(serde_json::Map::new())
 }
 
+/// Prompt caching as Anthropic bills it (`/v1/messages` only). JSON:
+/// `{"ttl_secs": 300, "account": "org-1", "scale": 10}` (all but `ttl_secs` optional). The
+/// account (default: the key's `account`, else the key itself) remembers the request
+/// prefixes it has seen — model, tools and system, then the messages before the last one,
+/// as canonical JSON without `cache_control` — with when they were last read or written; a
+/// prefix seen within `ttl_secs` is reported as `cache_read_input_tokens`, the rest of the
+/// prefix as `cache_creation_input_tokens`, the rest of the request as `input_tokens`.
+/// `None`: usage is `input_tokens` and `output_tokens` only (the mock as it always was).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromptCache {
+    /// How long an unused prefix stays cached; every read or write renews it.
+    pub ttl_secs: u64,
+    /// The cache's owner: keys naming the same account share its cache. `None`: the key's
+    /// `account`, else the key itself. (Unlike the key's `account`, it checks nothing.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
+    /// Tokens per 4 request bytes for this key's usage (default 1: a token per 4 bytes), so a
+    /// benchmark can model large contexts with small bodies.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub scale: u64,
+}
+
+fn one() -> u64 {
+    1
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_one(n: &u64) -> bool {
+    *n == 1
+}
+
 /// The script of one API key. JSON:
 /// `{"models": ["m1", "m2"], "behaviour": "ok", "per_model": {"m2": "model_forbidden"},
 ///   "listing": "listing_unsupported", "reply": "Hi.", "wire": {"chunking": "whole"},
@@ -234,6 +266,10 @@ pub struct KeyScript {
     /// an Anthropic `thinking` block with a `signature` (JSON answers).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reasoning: bool,
+    /// Anthropic prompt caching in the usage of `/v1/messages` answers; `None`: no cache
+    /// fields in usage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache: Option<PromptCache>,
 }
 
 impl KeyScript {
@@ -297,6 +333,12 @@ impl KeyScript {
         self.reasoning = true;
         self
     }
+
+    /// Models Anthropic prompt caching with this TTL (scale 1, the key's account).
+    pub fn prompt_cache(mut self, ttl_secs: u64) -> Self {
+        self.prompt_cache = Some(PromptCache { ttl_secs, account: None, scale: 1 });
+        self
+    }
 }
 
 /// The script file of the `mock-provider` binary: `{"keys": {"KEY": KeyScript, ...}}`.
@@ -333,7 +375,9 @@ mod tests {
            "sk-d": {"models": ["m"], "wire": {"chunking": {"bytes": 3}}},
            "sk-e": {"models": ["m"], "wire": {}},
            "sk-f": {"models": ["m"], "quota": {"requests_limit": 50, "requests_remaining_start": 49}},
-           "sk-g": {"models": ["m"], "account": "org-1", "reasoning": true}
+           "sk-g": {"models": ["m"], "account": "org-1", "reasoning": true},
+           "sk-h": {"models": ["m"], "prompt_cache": {"ttl_secs": 300}},
+           "sk-i": {"models": ["m"], "prompt_cache": {"ttl_secs": 5, "account": "org-2", "scale": 10}}
         }}"#;
         let file = ScriptFile::from_json(text)?;
         let want = KeyScript::new(["m1", "m2"])
@@ -356,6 +400,9 @@ mod tests {
             KeyScript::new(["m"]).account("org-1").reasoning(),
             "account and reasoning parse"
         );
+        assert_eq!(file.keys["sk-h"], KeyScript::new(["m"]).prompt_cache(300), "prompt_cache parses");
+        let cache = PromptCache { ttl_secs: 5, account: Some("org-2".to_owned()), scale: 10 };
+        assert_eq!(file.keys["sk-i"].prompt_cache, Some(cache), "with its account and scale");
         assert_eq!(
             serde_json::to_value(KeyScript::new(["m"]))?,
             serde_json::json!({"models": ["m"], "behaviour": "ok", "per_model": {}}),
@@ -392,5 +439,7 @@ mod tests {
         assert!(ScriptFile::from_json(text).is_err(), "quota names both of its numbers");
         let text = r#"{"keys": {"k": {"models": [], "acount": "org"}}}"#;
         assert!(ScriptFile::from_json(text).is_err(), "nor the account");
+        let text = r#"{"keys": {"k": {"models": [], "prompt_cache": {"ttl": 300}}}}"#;
+        assert!(ScriptFile::from_json(text).is_err(), "nor in prompt_cache");
     }
 }

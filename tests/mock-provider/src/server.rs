@@ -19,6 +19,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::account::Accounts;
+use crate::cache::PromptCaches;
 use crate::fault::Fault;
 use crate::playbook::Playbook;
 use crate::record::{Ledger, RecordedRequest};
@@ -32,6 +33,8 @@ pub(crate) struct Shared {
     pub ledger: Ledger,
     /// The account-bound state each account was issued (enforcing keys only).
     pub accounts: Accounts,
+    /// Each account's prompt cache (keys with a scripted `prompt_cache` only).
+    pub caches: PromptCaches,
 }
 
 /// A received request after intake: counted, recorded, body parsed if JSON.
