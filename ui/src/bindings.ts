@@ -237,7 +237,8 @@ export type ExcludedView = {
 	label: string,
 	/**
 	 *  `disabled`, `secret_missing`, `no_evidence`, `stale_evidence`, `auth_invalid`,
-	 *  `model_unsupported`, `circuit_open`, `model_circuit_open` or `probe_in_flight`.
+	 *  `model_unsupported`, `circuit_open`, `model_circuit_open`, `quota_reserve` (quota-aware
+	 *  selection skips the key until its window's reset) or `probe_in_flight`.
 	 */
 	reason: string,
 };
@@ -520,6 +521,14 @@ export type ProfileView = {
 	updated_at: string,
 };
 
+/**  A connection's quota-aware selection as `routing status` shows it. */
+export type QuotaAwareView = {
+	/**  Keys whose latest reading is exhausted or under the reserve are skipped until the reset. */
+	enabled: boolean,
+	/**  Percent of a window kept in reserve (0 ..= 50; kept while off). */
+	reserve_pct: number,
+};
+
 /**  The readings of one connection, profile by profile (priority order). */
 export type QuotaView = QuotaView_Serialize | QuotaView_Deserialize;
 
@@ -666,6 +675,11 @@ export type RoutingStatus_Deserialize = {
 	pending_mode?: string | null,
 	/**  What balanced routing keeps on one key (`routing affinity`). */
 	affinity: AffinityView,
+	/**
+	 *  Quota-aware selection (`routing quota-aware`); when on, `gates` lists the keys it skips
+	 *  now as `quota_reserve` (they do not decide activation or suspension).
+	 */
+	quota_aware: QuotaAwareView,
 	gates: GateView,
 	profiles: ProfileReadiness_Deserialize[],
 };
@@ -687,6 +701,11 @@ export type RoutingStatus_Serialize = {
 	pending_mode: string | null,
 	/**  What balanced routing keeps on one key (`routing affinity`). */
 	affinity: AffinityView,
+	/**
+	 *  Quota-aware selection (`routing quota-aware`); when on, `gates` lists the keys it skips
+	 *  now as `quota_reserve` (they do not decide activation or suspension).
+	 */
+	quota_aware: QuotaAwareView,
 	gates: GateView,
 	profiles: ProfileReadiness_Serialize[],
 };

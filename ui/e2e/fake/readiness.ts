@@ -157,6 +157,7 @@ export function routingStatus(c: FakeConnection, profiles: FakeProfile[]): Routi
     activated_by: c.activatedBy,
     pending_mode: null,
     affinity: { ...(c.affinity ?? DEFAULT_AFFINITY) },
+    quota_aware: { enabled: false, reserve_pct: 0 },
     gates: gates(c, profiles),
     profiles: profiles.map((p) => readiness(p, c, now)),
   };

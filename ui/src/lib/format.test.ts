@@ -52,6 +52,7 @@ describe('plain words', () => {
   it('names every exclusion reason', () => {
     expect(exclusionText('stale_evidence')).toBe('verification is stale');
     expect(exclusionText('no_evidence')).toBe('not verified yet');
+    expect(exclusionText('quota_reserve')).toContain('quota');
     expect(exclusionText('something_else')).toBe('something else');
   });
 });

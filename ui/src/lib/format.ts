@@ -55,6 +55,7 @@ const EXCLUSIONS: Record<string, string> = {
   circuit_open: 'cooling down after failures',
   model_circuit_open: 'cooling down for this model',
   probe_in_flight: 'a recovery probe is running',
+  quota_reserve: 'its quota is spent or under the reserve until the window resets',
 };
 
 /** Why a profile cannot serve a model, in plain words. */

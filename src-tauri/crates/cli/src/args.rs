@@ -109,6 +109,16 @@ pub enum RoutingCmd {
         #[arg(long, value_name = "N")]
         window_min: Option<i64>,
     },
+    /// Skip keys whose latest quota reading says a window is exhausted or under the reserve,
+    /// until that window's reset (default: off).
+    QuotaAware {
+        slug: String,
+        #[arg(value_parser = ["on", "off"])]
+        state: String,
+        /// Percent of each window to keep in reserve (0–50; unchanged when omitted).
+        #[arg(long, value_name = "N")]
+        reserve_pct: Option<i64>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

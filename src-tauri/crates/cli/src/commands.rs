@@ -90,6 +90,9 @@ pub async fn routing(engine: &Engine, cmd: RoutingCmd) -> Result<Output, EngineE
         RoutingCmd::Activate { slug, mode } => engine.routing_activate(&slug, &mode, &actor()).await?,
         RoutingCmd::Deactivate { slug } => engine.routing_deactivate(&slug).await?,
         RoutingCmd::Affinity { slug, mode, window_min } => engine.set_affinity(&slug, &mode, window_min).await?,
+        RoutingCmd::QuotaAware { slug, state, reserve_pct } => {
+            engine.set_quota_aware(&slug, state == "on", reserve_pct).await?
+        }
     }))
 }
 

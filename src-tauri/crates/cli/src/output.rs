@@ -170,6 +170,14 @@ fn print_routing(r: &RoutingStatus) {
         }
         mode => println!("  affinity: {mode} (balanced routing only)"),
     }
+    if r.quota_aware.enabled {
+        println!(
+            "  quota-aware: on ({} % reserve; keys with a spent window are skipped until its reset)",
+            r.quota_aware.reserve_pct
+        );
+    } else {
+        println!("  quota-aware: off");
+    }
     print_gates(&r.gates);
     println!("{:<20} {:>6} {:<8} {:<10} {:<9} HEALTH", "PROFILE", "WEIGHT", "ENABLED", "CREDENTIAL", "EVIDENCE");
     for p in &r.profiles {

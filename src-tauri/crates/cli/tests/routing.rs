@@ -96,6 +96,32 @@ async fn verify_then_activate_with_gate_report_and_status_shape() -> TestResult 
     let kept: Value = serde_json::from_str(&run(d, &["--json", "routing", "status", "c"], None)?.stdout)?;
     assert_eq!(kept["affinity"]["window_min"], 5, "a refused change changes nothing");
 
+    assert_eq!(
+        kept["quota_aware"],
+        serde_json::json!({"enabled": false, "reserve_pct": 0}),
+        "quota-aware selection is off unless turned on"
+    );
+    let on = run(d, &["--json", "routing", "quota-aware", "c", "on", "--reserve-pct", "10"], None)?;
+    assert_eq!(on.code, 0, "routing quota-aware works: {}", on.stderr);
+    let on: Value = serde_json::from_str(&on.stdout)?;
+    assert_eq!(
+        on["quota_aware"],
+        serde_json::json!({"enabled": true, "reserve_pct": 10}),
+        "it answers with the status"
+    );
+    let off = run(d, &["--json", "routing", "quota-aware", "c", "off"], None)?;
+    let off: Value = serde_json::from_str(&off.stdout)?;
+    assert_eq!(
+        off["quota_aware"],
+        serde_json::json!({"enabled": false, "reserve_pct": 10}),
+        "without --reserve-pct the reserve stays"
+    );
+    let human = run(d, &["routing", "status", "c"], None)?;
+    assert!(human.stdout.contains("quota-aware: off"), "people see it too: {}", human.stdout);
+    let bad_pct = run(d, &["--json", "routing", "quota-aware", "c", "on", "--reserve-pct", "51"], None)?;
+    assert_eq!(bad_pct.code, 2, "a reserve outside 0..=50 % is refused: {}", bad_pct.stderr);
+    assert!(bad_pct.stdout.contains("reserve_pct"), "the error names the field: {}", bad_pct.stdout);
+
     let reset = run(d, &["health", "reset", "c", "b"], None)?;
     assert_eq!(reset.code, 0, "health reset works: {}", reset.stderr);
     let unknown = run(d, &["health", "reset", "c", "ghost"], None)?;

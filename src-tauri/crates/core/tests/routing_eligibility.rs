@@ -8,8 +8,9 @@ use std::sync::Arc;
 use fixture::{basis, criteria, pool, profile, HOUR_MS, MAX_AGE_MS, NOW};
 use switchyard_core::connection::Protocol;
 use switchyard_core::routing::{
-    evaluate, evaluate_gates, Admission, CircuitBoard, CircuitSnapshot, Exclusion, Failure, FailureKind, NoCircuits,
-    PersistedState, ProfileView, Scope,
+    evaluate, evaluate_gates, evaluate_gates_under_quota, Admission, CircuitBoard, CircuitSnapshot, Eligibility,
+    Exclusion, Failure, FailureKind, NoCircuits, PersistedState, ProfileView, QuotaBlocks, QuotaPolicy, QuotaReading,
+    Scope,
 };
 use switchyard_core::BasisFingerprint;
 
@@ -244,10 +245,69 @@ fn every_reason_has_its_snake_case_name() {
         "model_unsupported",
         "circuit_open",
         "model_circuit_open",
+        "quota_reserve",
         "probe_in_flight",
     ];
+    assert_eq!(names.len(), want.len(), "every reason is named");
     for (got, (want, r)) in names.iter().zip(want.iter().zip(Exclusion::ALL)) {
         assert_eq!(got, &format!("\"{want}\""), "serde name of {r:?}");
         assert_eq!(r.as_str(), *want, "as_str of {r:?}");
     }
+}
+
+fn exhausted_until(reset: i64) -> QuotaReading<'static> {
+    QuotaReading { limit: Some(50), remaining: Some(0), utilization: None, resets_at_ms: Some(reset), status: None }
+}
+
+#[test]
+fn a_quota_block_excludes_as_quota_reserve_until_the_reset() {
+    let b = basis();
+    let profiles = pool(2, &["m"]);
+    let policy = QuotaPolicy { enabled: true, reserve_pct: 0 };
+    let mut blocks = QuotaBlocks::default();
+    blocks.judge(&policy, &profiles[0].id, "", &exhausted_until(NOW + 60_000), NOW);
+    let mut e = Eligibility::default();
+    e.evaluate_under_quota(&profiles, "m", &criteria(&b), &NoCircuits, &blocks);
+    assert_eq!(e.excluded(), &[(0, Exclusion::QuotaReserve)], "the exhausted key is skipped");
+    assert_eq!(e.eligible(), &[1], "the other still serves");
+    let later = switchyard_core::routing::Criteria { now_ms: NOW + 60_000, ..criteria(&b) };
+    e.evaluate_under_quota(&profiles, "m", &later, &NoCircuits, &blocks);
+    assert_eq!(e.eligible(), &[0, 1], "at the reset the key is eligible again");
+    let gates = evaluate_gates_under_quota(&profiles, &["m".to_string()], &criteria(&b), &NoCircuits, &blocks);
+    assert_eq!(gates.models[0].excluded.len(), 1, "the gate report lists the quota exclusion");
+    assert_eq!(gates.models[0].excluded[0].reason.as_str(), "quota_reserve", "with its reason");
+}
+
+#[test]
+fn quota_reserve_comes_after_the_circuits_and_before_a_probe() {
+    let b = basis();
+    let board = CircuitBoard::default();
+    open(&board, "p00", "m", FailureKind::ModelForbidden, Scope::CredentialModel);
+    let profiles = pool(1, &["m"]);
+    let mut blocks = QuotaBlocks::default();
+    blocks.judge(&QuotaPolicy { enabled: true, reserve_pct: 0 }, "p00", "m", &exhausted_until(NOW + 1_000), NOW);
+    let mut e = Eligibility::default();
+    e.evaluate_under_quota(&profiles, "m", &criteria(&b), &board.view(), &blocks);
+    assert_eq!(e.excluded(), &[(0, Exclusion::ModelCircuitOpen)], "an open circuit is reported first");
+    let disabled = vec![ProfileView { enabled: false, ..profiles[0].clone() }];
+    e.evaluate_under_quota(&disabled, "m", &criteria(&b), &NoCircuits, &blocks);
+    assert_eq!(e.excluded(), &[(0, Exclusion::Disabled)], "configuration first");
+}
+
+#[test]
+fn without_quota_blocks_evaluation_is_unchanged() {
+    let b = basis();
+    let profiles = pool(3, &["m"]);
+    let mut e = Eligibility::default();
+    e.evaluate_under_quota(&profiles, "m", &criteria(&b), &NoCircuits, &QuotaBlocks::NONE);
+    assert_eq!(e, evaluate(&profiles, "m", &criteria(&b), &NoCircuits), "no blocks: the same sets as before");
+    let off = QuotaPolicy { enabled: false, reserve_pct: 50 };
+    let mut blocks = QuotaBlocks::default();
+    blocks.judge(&off, "p00", "", &exhausted_until(NOW + 60_000), NOW);
+    assert!(blocks.is_empty(), "off: an exhausted reading blocks nothing");
+    assert_eq!(
+        evaluate_gates_under_quota(&profiles, &["m".to_string()], &criteria(&b), &NoCircuits, &blocks),
+        evaluate_gates(&profiles, &["m".to_string()], &criteria(&b), &NoCircuits),
+        "off: the gate report is the same"
+    );
 }

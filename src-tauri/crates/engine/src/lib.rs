@@ -9,7 +9,8 @@
 //! - `verify.rs`, `evidence.rs` — test/discovery and the evidence it records.
 //! - `routing.rs`, `readiness.rs`, `routing_views.rs`, `pending.rs` — activation behind the
 //!   gates, readiness per profile, suspension, imported modes waiting for their gates;
-//!   `affinity.rs` — what balanced routing keeps on one key (turn or conversation).
+//!   `affinity.rs` — what balanced routing keeps on one key (turn or conversation);
+//!   `quota_aware.rs` — whether selection skips keys whose quota readings are spent.
 //! - `health.rs` — circuits written through to SQLite; `portable.rs` — export/import.
 //! - `relay_settings.rs` (token, port, attempts listing), `upstream_timeout.rs`,
 //!   `ledger.rs` (the batching attempts writer), `quota.rs` (the latest limit readings).
@@ -42,6 +43,7 @@ mod pending;
 mod portable;
 mod profiles;
 mod quota;
+mod quota_aware;
 mod readiness;
 mod relay_settings;
 mod reorder;
@@ -73,8 +75,8 @@ pub use router::{
     DROPPED_ACCOUNT_STATE, MAX_QUOTA_READINGS, MAX_RESPONSE_ORIGINS, QUOTA_FLUSH_EVERY,
 };
 pub use routing_views::{
-    AffinityView, EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness, RoutingStatus,
-    VerifyEvent, VerifyReport, VerifyResult,
+    AffinityView, EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness, QuotaAwareView,
+    RoutingStatus, VerifyEvent, VerifyReport, VerifyResult,
 };
 pub use staging::LEASE_MS;
 pub use switchyard_core::portable::MAX_BYTES as MAX_IMPORT_BYTES;

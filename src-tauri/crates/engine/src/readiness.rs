@@ -1,7 +1,10 @@
 //! Everything routing decisions read about one connection, gathered once: the decoded
 //! definition, profiles, evidence, whether each secret is in the keychain, and the gates.
 
-use switchyard_core::routing::{evaluate_gates, Criteria, GateReport, NoCircuits, ProfileView as RouteProfile};
+use switchyard_core::routing::{
+    evaluate_gates, evaluate_gates_under_quota, Criteria, GateReport, NoCircuits, ProfileView as RouteProfile,
+    QuotaBlocks,
+};
 use switchyard_core::BasisFingerprint;
 use switchyard_store::connections::ConnectionRow;
 use switchyard_store::evidence::{self, EvidenceRow};
@@ -42,6 +45,19 @@ impl Readiness {
     /// The gate report as shown to people and scripts.
     pub fn gate_view(&self) -> crate::routing_views::GateView {
         crate::routing_views::GateView::new(&self.gates(), &|id| self.label_of(id))
+    }
+
+    /// The gate report as shown, with the keys quota-aware selection skips now listed as
+    /// `quota_reserve`; `ok` and `failures` stay those of [`Readiness::gates`] (quota blocks end
+    /// by themselves and, like cooldowns, do not decide activation or suspension).
+    pub fn gate_view_under_quota(&self, blocks: &QuotaBlocks) -> crate::routing_views::GateView {
+        let mut view = self.gate_view();
+        if blocks.is_empty() {
+            return view;
+        }
+        let shown = evaluate_gates_under_quota(&self.routes, &self.def.models, &self.criteria(), &NoCircuits, blocks);
+        view.models = crate::routing_views::GateView::new(&shown, &|id| self.label_of(id)).models;
+        view
     }
 
     /// The activation gates, judged on evidence (cooldowns come and go by themselves and do

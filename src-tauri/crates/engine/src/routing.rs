@@ -1,15 +1,20 @@
 //! Routing mode use cases: explicit activation behind the gates, deactivation, status, and
 //! the automatic suspend/resume when evidence goes stale or is restored.
 
+use switchyard_core::routing::QuotaBlocks;
 use switchyard_core::RoutingMode;
 use switchyard_store::connections::{self, Routing};
+use switchyard_store::quota;
 
 use crate::clock::rfc3339;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::evidence::{decode_models, evidence_view, stale_reason};
+use crate::quota_aware::{self, blocks_from_rows};
 use crate::readiness::Readiness;
-use crate::routing_views::{AffinityView, EvidenceSummary, HealthView, ProfileReadiness, RoutingStatus};
+use crate::routing_views::{
+    AffinityView, EvidenceSummary, HealthView, ProfileReadiness, QuotaAwareView, RoutingStatus,
+};
 use crate::views::small;
 
 const ACTIVE: &str = "active";
@@ -82,7 +87,15 @@ impl Engine {
         self.reconcile_routing(slug).await?;
         let ready = self.readiness(self.connection_by_slug(slug).await?).await?;
         let affinity = self.affinity_setting(&ready.connection.id).await?.view();
-        Ok(self.status_of(&ready, affinity))
+        let policy = self.quota_policy(&ready.connection.id).await?;
+        let blocks = if policy.enabled {
+            let mut conn = self.store.acquire().await?;
+            let rows = quota::for_connection(&mut conn, &ready.connection.id).await?;
+            blocks_from_rows(&policy, &rows, ready.now_ms)
+        } else {
+            QuotaBlocks::NONE
+        };
+        Ok(self.status_of(&ready, affinity, quota_aware::view(policy), &blocks))
     }
 
     /// Suspends an active balanced/priority connection whose gates no longer hold, and
@@ -130,7 +143,13 @@ impl Engine {
         }
     }
 
-    fn status_of(&self, ready: &Readiness, affinity: AffinityView) -> RoutingStatus {
+    fn status_of(
+        &self,
+        ready: &Readiness,
+        affinity: AffinityView,
+        quota_aware: QuotaAwareView,
+        blocks: &QuotaBlocks,
+    ) -> RoutingStatus {
         let c = &ready.connection;
         let profiles = ready
             .profiles
@@ -173,7 +192,8 @@ impl Engine {
             activated_by: c.activated_by.clone(),
             pending_mode: c.wanted_mode.clone().filter(|_| c.routing_mode == "legacy"),
             affinity,
-            gates: ready.gate_view(),
+            quota_aware,
+            gates: ready.gate_view_under_quota(blocks),
             profiles,
         }
     }

@@ -13,7 +13,8 @@ pub struct ExcludedView {
     pub profile: String,
     pub label: String,
     /// `disabled`, `secret_missing`, `no_evidence`, `stale_evidence`, `auth_invalid`,
-    /// `model_unsupported`, `circuit_open`, `model_circuit_open` or `probe_in_flight`.
+    /// `model_unsupported`, `circuit_open`, `model_circuit_open`, `quota_reserve` (quota-aware
+    /// selection skips the key until its window's reset) or `probe_in_flight`.
     pub reason: String,
 }
 
@@ -136,6 +137,15 @@ pub struct AffinityView {
     pub window_min: i32,
 }
 
+/// A connection's quota-aware selection as `routing status` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct QuotaAwareView {
+    /// Keys whose latest reading is exhausted or under the reserve are skipped until the reset.
+    pub enabled: bool,
+    /// Percent of a window kept in reserve (0 ..= 50; kept while off).
+    pub reserve_pct: i32,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct RoutingStatus {
     pub slug: String,
@@ -152,6 +162,9 @@ pub struct RoutingStatus {
     pub pending_mode: Option<String>,
     /// What balanced routing keeps on one key (`routing affinity`).
     pub affinity: AffinityView,
+    /// Quota-aware selection (`routing quota-aware`); when on, `gates` lists the keys it skips
+    /// now as `quota_reserve` (they do not decide activation or suspension).
+    pub quota_aware: QuotaAwareView,
     pub gates: GateView,
     pub profiles: Vec<ProfileReadiness>,
 }

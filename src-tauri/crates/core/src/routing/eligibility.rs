@@ -6,6 +6,7 @@ use std::fmt;
 
 use super::circuit::{CircuitHealth, CircuitLookup, ProfileHealth};
 use super::failure::FailureKind;
+use super::quota_reserve::QuotaBlocks;
 use crate::basis::BasisFingerprint;
 
 /// The models a verification proved a profile can use: sorted and deduplicated, so lookups
@@ -90,8 +91,10 @@ pub struct Criteria<'a> {
 /// configuration (`disabled`, `secret_missing`), then evidence (`no_evidence`,
 /// `stale_evidence`, `auth_invalid`, `model_unsupported`), then health, credential-wide
 /// before per-model (`circuit_open` or `auth_invalid` for the credential circuit,
-/// `model_circuit_open`), and last `probe_in_flight`. Static causes come first because they
-/// are the ones the user must fix; a health reason would hide them and clear by itself.
+/// `model_circuit_open`), then `quota_reserve` (quota-aware selection: a reading says the
+/// key's window is exhausted or under the reserve, until its reset), and last
+/// `probe_in_flight`. Static causes come first because they are the ones the user must fix;
+/// a health or quota reason would hide them and clear by itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Exclusion {
@@ -103,11 +106,12 @@ pub enum Exclusion {
     ModelUnsupported,
     CircuitOpen,
     ModelCircuitOpen,
+    QuotaReserve,
     ProbeInFlight,
 }
 
 impl Exclusion {
-    pub const ALL: [Exclusion; 9] = [
+    pub const ALL: [Exclusion; 10] = [
         Exclusion::Disabled,
         Exclusion::SecretMissing,
         Exclusion::NoEvidence,
@@ -116,6 +120,7 @@ impl Exclusion {
         Exclusion::ModelUnsupported,
         Exclusion::CircuitOpen,
         Exclusion::ModelCircuitOpen,
+        Exclusion::QuotaReserve,
         Exclusion::ProbeInFlight,
     ];
 
@@ -129,6 +134,7 @@ impl Exclusion {
             Exclusion::ModelUnsupported => "model_unsupported",
             Exclusion::CircuitOpen => "circuit_open",
             Exclusion::ModelCircuitOpen => "model_circuit_open",
+            Exclusion::QuotaReserve => "quota_reserve",
             Exclusion::ProbeInFlight => "probe_in_flight",
         }
     }
@@ -154,6 +160,18 @@ pub fn exclusion_of(
     model: &str,
     criteria: &Criteria<'_>,
     health: impl FnOnce() -> ProfileHealth,
+) -> Option<Exclusion> {
+    exclusion_under_quota(p, model, criteria, health, || false)
+}
+
+/// [`exclusion_of`] under quota-aware selection: `quota_blocked` says whether a quota reading
+/// keeps `p` out for `model` now; it is only asked when the circuits let the profile serve.
+pub fn exclusion_under_quota(
+    p: &ProfileView,
+    model: &str,
+    criteria: &Criteria<'_>,
+    health: impl FnOnce() -> ProfileHealth,
+    quota_blocked: impl FnOnce() -> bool,
 ) -> Option<Exclusion> {
     if !p.enabled {
         return Some(Exclusion::Disabled);
@@ -182,6 +200,9 @@ pub fn exclusion_of(
     if let CircuitHealth::Open { .. } = h.model {
         return Some(Exclusion::ModelCircuitOpen);
     }
+    if quota_blocked() {
+        return Some(Exclusion::QuotaReserve);
+    }
     let claimed = |c| matches!(c, CircuitHealth::HalfOpen { claimed: true, .. });
     if claimed(h.credential) || claimed(h.model) {
         return Some(Exclusion::ProbeInFlight);
@@ -206,11 +227,25 @@ impl Eligibility {
         criteria: &Criteria<'_>,
         circuits: &C,
     ) {
+        self.evaluate_under_quota(profiles, model, criteria, circuits, &QuotaBlocks::NONE);
+    }
+
+    /// [`Eligibility::evaluate`] with the quota blocks of quota-aware selection (a blocked
+    /// profile is excluded as `quota_reserve` until its window's reset).
+    pub fn evaluate_under_quota<C: CircuitLookup + ?Sized>(
+        &mut self,
+        profiles: &[ProfileView],
+        model: &str,
+        criteria: &Criteria<'_>,
+        circuits: &C,
+        quota: &QuotaBlocks,
+    ) {
         self.eligible.clear();
         self.excluded.clear();
         for (i, p) in profiles.iter().enumerate() {
             let health = || circuits.health(&p.id, model, criteria.now_ms);
-            match exclusion_of(p, model, criteria, health) {
+            let blocked = || quota.until(&p.id, model, criteria.now_ms).is_some();
+            match exclusion_under_quota(p, model, criteria, health, blocked) {
                 None => self.eligible.push(i),
                 Some(reason) => self.excluded.push((i, reason)),
             }

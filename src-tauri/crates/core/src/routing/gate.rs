@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::circuit::CircuitLookup;
 use super::eligibility::{Criteria, Eligibility, Exclusion, ProfileView};
+use super::quota_reserve::QuotaBlocks;
 
 /// An excluded profile and its one reason.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,11 +55,23 @@ pub fn evaluate_gates<C: CircuitLookup + ?Sized>(
     criteria: &Criteria<'_>,
     circuits: &C,
 ) -> GateReport {
+    evaluate_gates_under_quota(profiles, models, criteria, circuits, &QuotaBlocks::NONE)
+}
+
+/// [`evaluate_gates`] with quota blocks: blocked profiles are listed as `quota_reserve`. Like
+/// cooldowns, quota blocks end by themselves; callers judge activation without them.
+pub fn evaluate_gates_under_quota<C: CircuitLookup + ?Sized>(
+    profiles: &[ProfileView],
+    models: &[String],
+    criteria: &Criteria<'_>,
+    circuits: &C,
+    quota: &QuotaBlocks,
+) -> GateReport {
     let mut e = Eligibility::default();
     let lines: Vec<ModelGate> = models
         .iter()
         .map(|model| {
-            e.evaluate(profiles, model, criteria, circuits);
+            e.evaluate_under_quota(profiles, model, criteria, circuits, quota);
             ModelGate {
                 model: model.clone(),
                 eligible: e.eligible().iter().map(|&i| profiles[i].id.clone()).collect(),

@@ -30,6 +30,7 @@ pub mod gate;
 pub mod hasher;
 pub mod planner;
 pub mod probe;
+pub mod quota_reserve;
 pub mod selection;
 pub mod swrr;
 
@@ -45,8 +46,9 @@ pub use conversation_binding::{ConversationBinding, ConversationBindings, DEFAUL
 pub use cooldown::{unix_ms, CooldownEnd, CooldownPolicy};
 pub use eligibility::{evaluate, Criteria, Eligibility, EvidenceView, Exclusion, ModelSet, ProfileView};
 pub use failure::{Failure, FailureKind, Scope};
-pub use gate::{evaluate_gates, ExcludedProfile, GateReport, ModelGate};
+pub use gate::{evaluate_gates, evaluate_gates_under_quota, ExcludedProfile, GateReport, ModelGate};
 pub use planner::{attempt_limit, plan_next, GiveUp, Plan, PlanInput, DEFAULT_MAX_ATTEMPTS};
 pub use probe::{Admission, ProbeLease};
+pub use quota_reserve::{QuotaBlocks, QuotaPolicy, QuotaReading, MAX_RESERVE_PCT};
 pub use selection::{select_for_turn, Selection, SelectionReason, Strategy};
 pub use swrr::{select_priority, Candidate, Swrr, SwrrTable};

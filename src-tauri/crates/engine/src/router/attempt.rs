@@ -15,8 +15,8 @@ use std::time::Instant;
 use switchyard_core::conversation::ConversationKey;
 use switchyard_core::routing::{
     plan_next, select_for_call, select_priority, Admission, Affinity, CallInput, ConversationStep, Eligibility,
-    Exclusion, Failure, FailureKind, Move, MoveCause, Plan, PlanInput, ProbeLease, SelectionReason, Strategy, Swrr,
-    DEFAULT_MAX_ATTEMPTS,
+    Exclusion, Failure, FailureKind, Move, MoveCause, Plan, PlanInput, ProbeLease, QuotaBlocks, SelectionReason,
+    Strategy, Swrr, DEFAULT_MAX_ATTEMPTS,
 };
 use switchyard_vault::Secret;
 
@@ -340,13 +340,24 @@ impl Router {
         }))
     }
 
-    /// Eligibility of every profile for the run's model now, under the board's circuits.
+    /// Eligibility of every profile for the run's model now, under the board's circuits and,
+    /// when the connection turned quota-aware selection on, the latest quota readings.
     fn evaluate(&self, run: &TurnRun) -> Eligibility {
+        self.evaluate_under(run, &self.quota_blocks(run))
+    }
+
+    /// The quota blocks of the run's connection now (none when quota-aware selection is off).
+    fn quota_blocks(&self, run: &TurnRun) -> QuotaBlocks {
+        let snap = &run.snapshot;
+        self.quota.blocks(&snap.profiles, &snap.quota_policy, self.engine.now_ms())
+    }
+
+    fn evaluate_under(&self, run: &TurnRun, quota: &QuotaBlocks) -> Eligibility {
         let model = run.model.as_deref().unwrap_or("");
         let now_ms = self.engine.now_ms();
         let mut e = Eligibility::default();
         let view = self.engine.board.view();
-        e.evaluate(&run.snapshot.profiles, model, &run.snapshot.criteria(now_ms), &view);
+        e.evaluate_under_quota(&run.snapshot.profiles, model, &run.snapshot.criteria(now_ms), &view, quota);
         e
     }
 
@@ -442,26 +453,35 @@ impl Router {
         }
     }
 
-    /// 503, or 429 when every blocked profile is cooling down for rate or quota reasons,
-    /// with `Retry-After` = the soonest cooldown end.
+    /// 503, or 429 when every blocked profile is cooling down for rate or quota reasons (a
+    /// quota-aware skip counts), with `Retry-After` = the soonest cooldown end or reset.
     fn unavailable(&self, run: &TurnRun) -> NextAttempt {
         let model = run.model.as_deref().unwrap_or("");
         let now_ms = self.engine.now_ms();
         if let Some(pinned) = &run.continuing {
             return self.continuity_unavailable(run, pinned, model, now_ms);
         }
-        let e = self.evaluate(run);
+        let quota = self.quota_blocks(run);
+        let e = self.evaluate_under(run, &quota);
         let health =
             [Exclusion::CircuitOpen, Exclusion::ModelCircuitOpen, Exclusion::AuthInvalid, Exclusion::ProbeInFlight];
         let mut soonest: Option<i64> = None;
         let mut all_cooling = true;
         let mut any = false;
         for &(i, reason) in e.excluded() {
+            let id = &run.snapshot.profiles[i].id;
+            if reason == Exclusion::QuotaReserve {
+                any = true;
+                if let Some(u) = quota.until(id, model, now_ms) {
+                    soonest = Some(soonest.map_or(u, |s| s.min(u)));
+                }
+                continue;
+            }
             if !health.contains(&reason) {
                 continue;
             }
             any = true;
-            match self.engine.board.blocking_cooldown(&run.snapshot.profiles[i].id, model, now_ms) {
+            match self.engine.board.blocking_cooldown(id, model, now_ms) {
                 Some((kind, until)) => {
                     all_cooling &= matches!(kind, FailureKind::RateLimited | FailureKind::QuotaExhausted);
                     if let Some(u) = until {

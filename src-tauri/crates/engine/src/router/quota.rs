@@ -2,12 +2,14 @@
 //! the time it was seen, in a bounded map the request path only inserts into. A background
 //! task writes the readings that changed to the `quota` table every [`FLUSH_EVERY`] (and
 //! `Router::shutdown` writes the rest), so a restart shows the last known state with its age.
-//! No decision reads these yet; `Engine::quota` shows them (`crate::quota`).
+//! `Engine::quota` shows them (`crate::quota`); quota-aware selection judges them
+//! (`QuotaBoard::blocks`, read by `attempt.rs` when the connection turned it on).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, UNIX_EPOCH};
 
+use switchyard_core::routing::{ProfileView as RouteProfile, QuotaBlocks, QuotaPolicy, QuotaReading};
 use switchyard_core::Protocol;
 use switchyard_providers::{read_quota, HeaderSource, QuotaWindow};
 use switchyard_store::quota::{self, QuotaRow};
@@ -84,6 +86,28 @@ impl QuotaBoard {
                 reading.dirty = true;
             }
         }
+    }
+
+    /// The blocks `policy` puts on `profiles` at `now_ms` from the latest readings (empty when
+    /// the policy is off: the map is not even looked at).
+    pub fn blocks(&self, profiles: &[RouteProfile], policy: &QuotaPolicy, now_ms: i64) -> QuotaBlocks {
+        let mut blocks = QuotaBlocks::default();
+        if !policy.enabled {
+            return blocks;
+        }
+        let map = self.lock();
+        for (k, r) in map.iter().filter(|(k, _)| profiles.iter().any(|p| p.id == k.profile_id)) {
+            let w = &r.window;
+            let reading = QuotaReading {
+                limit: w.limit,
+                remaining: w.remaining,
+                utilization: w.utilization,
+                resets_at_ms: w.resets_at_ms,
+                status: w.status.as_deref(),
+            };
+            blocks.judge(policy, &k.profile_id, &k.model, &reading, now_ms);
+        }
+        blocks
     }
 
     /// How many readings are kept.
@@ -211,6 +235,38 @@ mod tests {
         assert!(board.take_changed().is_empty(), "written readings are not written again until they change");
         board.record("p1", None, vec![window("unified_5h", false, 3)], 4);
         assert_eq!(board.take_changed().len(), 1, "only the changed one");
+    }
+
+    #[test]
+    fn blocks_come_from_the_latest_reading_and_only_when_on() {
+        let board = QuotaBoard::default();
+        let reset = |mut w: QuotaWindow| {
+            w.resets_at_ms = Some(60);
+            w
+        };
+        board.record("p1", Some("m1"), vec![reset(window("requests", true, 0))], 1);
+        board.record("p2", Some("m1"), vec![reset(window("requests", true, 3))], 1);
+        board.record("other", Some("m1"), vec![reset(window("requests", true, 0))], 1);
+        let profiles: Vec<RouteProfile> = ["p1", "p2"]
+            .iter()
+            .map(|id| RouteProfile {
+                id: (*id).to_string(),
+                weight: 1,
+                priority: 0,
+                enabled: true,
+                credential_present: true,
+                credential_revision: 1,
+                evidence: None,
+            })
+            .collect();
+        let on = QuotaPolicy { enabled: true, reserve_pct: 0 };
+        let blocks = board.blocks(&profiles, &on, 10);
+        assert_eq!(blocks.until("p1", "m1", 10), Some(60), "p1 has nothing left for m1");
+        assert_eq!(blocks.until("p2", "m1", 10), None, "p2 has requests left");
+        assert_eq!(blocks.until("other", "m1", 10), None, "keys of other connections are not looked at");
+        assert!(board.blocks(&profiles, &QuotaPolicy::default(), 10).is_empty(), "off: nothing is blocked");
+        board.record("p1", Some("m1"), vec![reset(window("requests", true, 40))], 2);
+        assert!(board.blocks(&profiles, &on, 10).is_empty(), "a newer reading with room replaces the exhausted one");
     }
 
     #[test]

@@ -1,11 +1,12 @@
-//! What the relay routes by, per connection: definition, profiles, evidence and the
-//! effective strategy, reloaded from SQLite at most once a second so edits made by the CLI
-//! or the desktop reach a running relay quickly without a database read per request.
+//! What the relay routes by, per connection: definition, profiles, evidence, the effective
+//! strategy and the affinity and quota-aware settings, reloaded from SQLite at most once a
+//! second so edits made by the CLI or the desktop reach a running relay quickly without a
+//! database read per request.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use switchyard_core::routing::{Affinity, Criteria, ProfileView as RouteProfile, Strategy};
+use switchyard_core::routing::{Affinity, Criteria, ProfileView as RouteProfile, QuotaPolicy, Strategy};
 use switchyard_core::{BasisFingerprint, Header, Protocol, RoutingMode, RoutingState};
 use switchyard_store::profiles::ProfileRow;
 
@@ -30,6 +31,8 @@ pub struct Snapshot {
     pub strategy: Option<Strategy>,
     /// What balanced routing keeps on one key (the connection's `routing affinity`).
     pub affinity: Affinity,
+    /// Quota-aware selection (`routing quota-aware`): off, or which readings skip a key.
+    pub quota_policy: QuotaPolicy,
     /// Index of the primary profile.
     pub primary: Option<usize>,
     pub profiles: Vec<RouteProfile>,
@@ -89,9 +92,11 @@ impl Engine {
         };
         let first_byte_timeout = self.first_byte_timeout(&ready.connection.id).await?;
         let affinity = self.affinity_setting(&ready.connection.id).await?.affinity();
+        let quota_policy = self.quota_policy(&ready.connection.id).await?;
         Ok(Snapshot {
             first_byte_timeout,
             affinity,
+            quota_policy,
             connection_id: ready.connection.id.clone(),
             slug: ready.connection.slug.clone(),
             protocol: ready.def.protocol,

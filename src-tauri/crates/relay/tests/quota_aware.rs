@@ -1,0 +1,158 @@
+//! Quota-aware selection through the relay (issue 15.3, invariant 18): with it on, a key whose
+//! latest reading says its request window is spent is skipped before the provider refuses it,
+//! and comes back once the window's reset passes on the engine's clock (a manual one: no
+//! sleeping); `routing status` lists it as `quota_reserve` meanwhile. With it off, nothing
+//! changes: the spent key keeps serving.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use switchyard_engine::{Clock, Engine, NewConnection, NewProfile, ProfileEdit, Router, Secret};
+use switchyard_mock_provider::{KeyScript, MockProvider};
+use switchyard_vault::MemoryVault;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+#[derive(Debug)]
+struct ManualClock {
+    ms: AtomicI64,
+    start: Instant,
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> i64 {
+        self.ms.load(Ordering::SeqCst)
+    }
+
+    fn monotonic(&self) -> Instant {
+        self.start + Duration::from_millis(u64::try_from(self.ms.load(Ordering::SeqCst) - JAN_2025).unwrap_or(0))
+    }
+}
+
+/// 2025-01-01T00:00:00Z: far from the machine's time, so a mixed-up clock shows.
+const JAN_2025: i64 = 1_735_689_600_000;
+
+/// Key `a` (tried first) reports 5 requests, 1 left on its first call and 0 after; `b` has room.
+fn scripts(mock: &MockProvider) {
+    mock.set_key("sk-quota-a", KeyScript::new(["m1"]).quota(5, 1));
+    mock.set_key("sk-quota-b", KeyScript::new(["m1"]).quota(100, 90));
+}
+
+struct Setup {
+    mock: MockProvider,
+    clock: Arc<ManualClock>,
+    engine: Arc<Engine>,
+    router: Arc<Router>,
+    url: String,
+    bearer: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+    _dir: tempfile::TempDir,
+}
+
+/// An OpenAI connection with keys `a` and `b` on priority routing on a manual clock, quota-aware
+/// selection on (with no reserve) or left at its default.
+async fn setup(quota_aware: bool) -> Result<Setup, Box<dyn std::error::Error>> {
+    let mock = MockProvider::start().await?;
+    scripts(&mock);
+    let dir = tempfile::tempdir()?;
+    let clock = Arc::new(ManualClock { ms: AtomicI64::new(JAN_2025), start: Instant::now() });
+    let engine = Arc::new(Engine::open_with(dir.path(), Arc::new(MemoryVault::new()), clock.clone()).await?);
+    let conn = NewConnection {
+        slug: "c".into(),
+        protocol: "openai".into(),
+        base_url: format!("{}/v1", mock.base_url()),
+        models: vec!["m1".into()],
+        ..Default::default()
+    };
+    engine.connection_add(conn, Some(Secret::new("sk-quota-a"))).await?;
+    engine.profile_edit("c", "primary", ProfileEdit { label: Some("a".into()), ..Default::default() }).await?;
+    let b = NewProfile { label: "b".into(), weight: Some(1), priority: Some(1) };
+    engine.profile_add("c", b, Secret::new("sk-quota-b")).await?;
+    engine.verify("c", None, false, &|_| {}).await?;
+    engine.routing_activate("c", "priority", "test").await?;
+    if quota_aware {
+        let status = engine.set_quota_aware("c", true, Some(0)).await?;
+        assert!(status.quota_aware.enabled, "the status shows the new setting");
+    }
+    // Start the quota steps and the hit counts after verification.
+    scripts(&mock);
+    mock.reset_counts();
+    let token = engine.relay_token(false).await?;
+    let bearer = token.expose().to_string();
+    let router = Arc::new(Router::new(engine.clone()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}/c/c/v1/chat/completions", listener.local_addr()?);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(switchyard_relay::serve(listener, router.clone(), token, async move {
+        let _ = stopped.await;
+    }));
+    Ok(Setup { mock, clock, engine, router, url, bearer, stop, task, _dir: dir })
+}
+
+impl Setup {
+    /// Sends one turn; returns the status and the label of the profile that served it.
+    async fn ask(&self, text: &str) -> Result<(u16, String), Box<dyn std::error::Error>> {
+        let resp = reqwest::Client::new()
+            .post(&self.url)
+            .bearer_auth(&self.bearer)
+            .json(&json!({"model": "m1", "messages": [{"role": "user", "content": text}]}))
+            .send()
+            .await?;
+        let status = resp.status().as_u16();
+        let id = resp.headers().get("x-switchyard-profile").and_then(|v| v.to_str().ok()).unwrap_or_default();
+        let label = self.engine.profile_list("c").await?.into_iter().find(|p| p.id == id).map(|p| p.label);
+        let _ = resp.bytes().await?;
+        Ok((status, label.unwrap_or_default()))
+    }
+
+    async fn stop(self) -> TestResult {
+        let _ = self.stop.send(());
+        self.task.await??;
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spent_key_is_skipped_before_any_429_and_returns_after_its_reset() -> TestResult {
+    let s = setup(true).await?;
+    assert_eq!(s.ask("one").await?, (200, "a".to_string()), "a serves first (1 request left)");
+    assert_eq!(s.ask("two").await?, (200, "a".to_string()), "a serves again; its reading now says 0 left");
+    assert_eq!(s.ask("three").await?, (200, "b".to_string()), "a's spent window skips it: b serves");
+    assert_eq!(s.mock.hits("sk-quota-a"), 2, "a was not even tried once its reading said 0 left");
+    assert_eq!(s.mock.hits("sk-quota-b"), 1, "b served the third turn on its first try");
+
+    s.router.flush_quota().await;
+    let status = s.engine.routing_status("c").await?;
+    assert!(status.quota_aware.enabled, "routing status shows quota-aware selection on");
+    let m1 = status.gates.models.iter().find(|m| m.model == "m1").ok_or("m1 has a gate line")?;
+    let reasons: Vec<(&str, &str)> = m1.excluded.iter().map(|e| (e.label.as_str(), e.reason.as_str())).collect();
+    assert_eq!(reasons, [("a", "quota_reserve")], "the gate report says why a is skipped");
+    assert!(status.gates.ok, "a quota skip does not fail the gates (it ends by itself)");
+    assert_eq!(status.state, "active", "nor suspend the connection");
+
+    s.clock.ms.fetch_add(61_000, Ordering::SeqCst);
+    assert_eq!(
+        s.ask("four").await?,
+        (200, "a".to_string()),
+        "past the window's reset the reading is ignored: a serves"
+    );
+    assert_eq!(s.mock.hits("sk-quota-a"), 3, "a is back");
+    s.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_quota_aware_selection_off_nothing_changes() -> TestResult {
+    let s = setup(false).await?;
+    for turn in ["one", "two", "three", "four"] {
+        assert_eq!(s.ask(turn).await?, (200, "a".to_string()), "off: a serves {turn} whatever its reading says");
+    }
+    assert_eq!((s.mock.hits("sk-quota-a"), s.mock.hits("sk-quota-b")), (4, 0), "off: b is never asked");
+    s.router.flush_quota().await;
+    let status = s.engine.routing_status("c").await?;
+    assert!(!status.quota_aware.enabled, "quota-aware selection is off by default");
+    assert!(status.gates.models.iter().all(|m| m.excluded.is_empty()), "off: the gate report lists no quota skip");
+    s.stop().await
+}
