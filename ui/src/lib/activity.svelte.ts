@@ -6,6 +6,7 @@ import { commands } from '../bindings';
 import { activityEvents, fetchLimit, rowKey, type ActivityEvent } from './activity';
 import { attempt, unwrap, type Failure } from './errors';
 import type { AttemptView } from './types';
+import { VisiblePoller } from './poller';
 
 type AttemptsCall = (typeof commands)['attempts'];
 
@@ -25,8 +26,7 @@ export class ActivityStore {
   loaded = $state(false);
   /** Turns the chart covers. */
   window = $state(50);
-  private timer: ReturnType<typeof setTimeout> | null = null;
-  private running = false;
+  private readonly poller: VisiblePoller;
   private polls = 0;
 
   constructor(
@@ -34,7 +34,9 @@ export class ActivityStore {
     private readonly labelOf: (id: string) => string,
     private readonly call: AttemptsCall = (...a) => commands.attempts(...a),
     private readonly periodMs = 1000,
-  ) {}
+  ) {
+    this.poller = new VisiblePoller(() => this.poll(), this.periodMs);
+  }
 
   /** One poll: fetches the newest rows and updates the fresh marks and the event feed. */
   async poll(): Promise<void> {
@@ -64,21 +66,11 @@ export class ActivityStore {
 
   /** Starts polling every second while the window is visible; returns the stop function. */
   start(): () => void {
-    if (this.running) return () => this.stop();
-    this.running = true;
-    const tick = async () => {
-      if (!this.running) return;
-      if (typeof document === 'undefined' || document.visibilityState !== 'hidden') await this.poll();
-      if (this.running) this.timer = setTimeout(tick, this.periodMs);
-    };
-    void tick();
-    return () => this.stop();
+    return this.poller.start();
   }
 
   stop(): void {
-    this.running = false;
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
+    this.poller.stop();
   }
 
   /** Changes how many turns the chart covers (fetches more rows when needed). */

@@ -3,20 +3,22 @@
 import { commands } from '../bindings';
 import { attempt, unwrap, type Failure } from './errors';
 import type { ProfileQuota, QuotaView } from './types';
+import { VisiblePoller } from './poller';
 
 type QuotaCall = (typeof commands)['quota'];
 
 export class QuotaStore {
   view = $state<QuotaView | null>(null);
   error = $state<Failure | null>(null);
-  private timer: ReturnType<typeof setTimeout> | null = null;
-  private running = false;
+  private readonly poller: VisiblePoller;
 
   constructor(
     readonly slug: string,
     private readonly call: QuotaCall = (...a) => commands.quota(...a),
     private readonly periodMs = 1000,
-  ) {}
+  ) {
+    this.poller = new VisiblePoller(() => this.poll(), this.periodMs);
+  }
 
   /** The readings of one profile (`undefined` until loaded or when not listed). */
   of(profileId: string): ProfileQuota | undefined {
@@ -35,20 +37,10 @@ export class QuotaStore {
 
   /** Starts polling while the window is visible; returns the stop function. */
   start(): () => void {
-    if (this.running) return () => this.stop();
-    this.running = true;
-    const tick = async () => {
-      if (!this.running) return;
-      if (typeof document === 'undefined' || document.visibilityState !== 'hidden') await this.poll();
-      if (this.running) this.timer = setTimeout(tick, this.periodMs);
-    };
-    void tick();
-    return () => this.stop();
+    return this.poller.start();
   }
 
   stop(): void {
-    this.running = false;
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
+    this.poller.stop();
   }
 }
