@@ -4,35 +4,16 @@
 //! sleeping); `routing status` lists it as `quota_reserve` meanwhile. With it off, nothing
 //! changes: the spent key keeps serving.
 
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+mod common;
 
+use std::sync::Arc;
+
+use common::clock::{priority_pair, ManualClock, Served};
 use serde_json::json;
-use switchyard_engine::{Clock, Engine, NewConnection, NewProfile, ProfileEdit, Router, Secret};
+use switchyard_engine::Engine;
 use switchyard_mock_provider::{KeyScript, MockProvider};
-use switchyard_vault::MemoryVault;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-#[derive(Debug)]
-struct ManualClock {
-    ms: AtomicI64,
-    start: Instant,
-}
-
-impl Clock for ManualClock {
-    fn now_ms(&self) -> i64 {
-        self.ms.load(Ordering::SeqCst)
-    }
-
-    fn monotonic(&self) -> Instant {
-        self.start + Duration::from_millis(u64::try_from(self.ms.load(Ordering::SeqCst) - JAN_2025).unwrap_or(0))
-    }
-}
-
-/// 2025-01-01T00:00:00Z: far from the machine's time, so a mixed-up clock shows.
-const JAN_2025: i64 = 1_735_689_600_000;
 
 /// Key `a` (tried first) reports 5 requests, 1 left on its first call and 0 after; `b` has room.
 fn scripts(mock: &MockProvider) {
@@ -44,11 +25,7 @@ struct Setup {
     mock: MockProvider,
     clock: Arc<ManualClock>,
     engine: Arc<Engine>,
-    router: Arc<Router>,
-    url: String,
-    bearer: String,
-    stop: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
+    relay: Served,
     _dir: tempfile::TempDir,
 }
 
@@ -57,22 +34,8 @@ struct Setup {
 async fn setup(quota_aware: bool) -> Result<Setup, Box<dyn std::error::Error>> {
     let mock = MockProvider::start().await?;
     scripts(&mock);
-    let dir = tempfile::tempdir()?;
-    let clock = Arc::new(ManualClock { ms: AtomicI64::new(JAN_2025), start: Instant::now() });
-    let engine = Arc::new(Engine::open_with(dir.path(), Arc::new(MemoryVault::new()), clock.clone()).await?);
-    let conn = NewConnection {
-        slug: "c".into(),
-        protocol: "openai".into(),
-        base_url: format!("{}/v1", mock.base_url()),
-        models: vec!["m1".into()],
-        ..Default::default()
-    };
-    engine.connection_add(conn, Some(Secret::new("sk-quota-a"))).await?;
-    engine.profile_edit("c", "primary", ProfileEdit { label: Some("a".into()), ..Default::default() }).await?;
-    let b = NewProfile { label: "b".into(), weight: Some(1), priority: Some(1) };
-    engine.profile_add("c", b, Secret::new("sk-quota-b")).await?;
-    engine.verify("c", None, false, &|_| {}).await?;
-    engine.routing_activate("c", "priority", "test").await?;
+    let clock = ManualClock::new();
+    let (dir, engine) = priority_pair(&clock, &mock, "sk-quota-a", "sk-quota-b").await?;
     if quota_aware {
         let status = engine.set_quota_aware("c", true, Some(0)).await?;
         assert!(status.quota_aware.enabled, "the status shows the new setting");
@@ -80,24 +43,16 @@ async fn setup(quota_aware: bool) -> Result<Setup, Box<dyn std::error::Error>> {
     // Start the quota steps and the hit counts after verification.
     scripts(&mock);
     mock.reset_counts();
-    let token = engine.relay_token(false).await?;
-    let bearer = token.expose().to_string();
-    let router = Arc::new(Router::new(engine.clone()));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let url = format!("http://{}/c/c/v1/chat/completions", listener.local_addr()?);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(switchyard_relay::serve(listener, router.clone(), token, async move {
-        let _ = stopped.await;
-    }));
-    Ok(Setup { mock, clock, engine, router, url, bearer, stop, task, _dir: dir })
+    let relay = Served::start(&engine).await?;
+    Ok(Setup { mock, clock, engine, relay, _dir: dir })
 }
 
 impl Setup {
     /// Sends one turn; returns the status and the label of the profile that served it.
     async fn ask(&self, text: &str) -> Result<(u16, String), Box<dyn std::error::Error>> {
         let resp = reqwest::Client::new()
-            .post(&self.url)
-            .bearer_auth(&self.bearer)
+            .post(&self.relay.url)
+            .bearer_auth(&self.relay.bearer)
             .json(&json!({"model": "m1", "messages": [{"role": "user", "content": text}]}))
             .send()
             .await?;
@@ -109,9 +64,7 @@ impl Setup {
     }
 
     async fn stop(self) -> TestResult {
-        let _ = self.stop.send(());
-        self.task.await??;
-        Ok(())
+        self.relay.stop().await
     }
 }
 
@@ -124,7 +77,7 @@ async fn a_spent_key_is_skipped_before_any_429_and_returns_after_its_reset() -> 
     assert_eq!(s.mock.hits("sk-quota-a"), 2, "a was not even tried once its reading said 0 left");
     assert_eq!(s.mock.hits("sk-quota-b"), 1, "b served the third turn on its first try");
 
-    s.router.flush_quota().await;
+    s.relay.router.flush_quota().await;
     let status = s.engine.routing_status("c").await?;
     assert!(status.quota_aware.enabled, "routing status shows quota-aware selection on");
     let m1 = status.gates.models.iter().find(|m| m.model == "m1").ok_or("m1 has a gate line")?;
@@ -133,7 +86,7 @@ async fn a_spent_key_is_skipped_before_any_429_and_returns_after_its_reset() -> 
     assert!(status.gates.ok, "a quota skip does not fail the gates (it ends by itself)");
     assert_eq!(status.state, "active", "nor suspend the connection");
 
-    s.clock.ms.fetch_add(61_000, Ordering::SeqCst);
+    s.clock.step(61_000);
     assert_eq!(
         s.ask("four").await?,
         (200, "a".to_string()),
@@ -150,7 +103,7 @@ async fn with_quota_aware_selection_off_nothing_changes() -> TestResult {
         assert_eq!(s.ask(turn).await?, (200, "a".to_string()), "off: a serves {turn} whatever its reading says");
     }
     assert_eq!((s.mock.hits("sk-quota-a"), s.mock.hits("sk-quota-b")), (4, 0), "off: b is never asked");
-    s.router.flush_quota().await;
+    s.relay.router.flush_quota().await;
     let status = s.engine.routing_status("c").await?;
     assert!(!status.quota_aware.enabled, "quota-aware selection is off by default");
     assert!(status.gates.models.iter().all(|m| m.excluded.is_empty()), "off: the gate report lists no quota skip");

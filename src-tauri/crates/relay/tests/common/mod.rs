@@ -3,6 +3,8 @@
 //! on 127.0.0.1:0.
 #![allow(dead_code)]
 
+pub mod clock;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
