@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { useFake } from '../test/fake';
 import { ActivityStore } from './activity.svelte';
 import ActivityPanel from './ActivityPanel.svelte';
-import { ConnectionStore } from './connection.svelte';
+import { ConnectionStore } from './connectionDetail.svelte';
 
 afterEach(() => vi.useRealTimers());
 

@@ -2,7 +2,7 @@ import { fireEvent, render, screen } from '@testing-library/svelte';
 import { describe, expect, it } from 'vitest';
 import { useFake } from '../test/fake';
 import AffinityPicker from './AffinityPicker.svelte';
-import { ConnectionStore } from './connection.svelte';
+import { ConnectionStore } from './connectionDetail.svelte';
 
 async function picker() {
   const env = await useFake('two-profiles');

@@ -1,7 +1,7 @@
 import { fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import { describe, expect, it, vi } from 'vitest';
 import { useFake } from '../test/fake';
-import { ConnectionsStore } from './connections.svelte';
+import { ConnectionsStore } from './connectionList.svelte';
 import { RelayStore } from './relay.svelte';
 import RelayPanel from './RelayPanel.svelte';
 

@@ -1,7 +1,7 @@
 import { fireEvent, render, screen } from '@testing-library/svelte';
 import { describe, expect, it } from 'vitest';
 import { useFake } from '../test/fake';
-import { ConnectionStore } from './connection.svelte';
+import { ConnectionStore } from './connectionDetail.svelte';
 import RoutingPanel from './RoutingPanel.svelte';
 import SuspendedNotice from './SuspendedNotice.svelte';
 

@@ -10,7 +10,7 @@ use switchyard_vault::Secret;
 use crate::credentials::settle_staged;
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::requests::{ConnectionEdit, NewConnection};
+use crate::inputs::{ConnectionEdit, NewConnection};
 use crate::rows::{connection_view, locator_of, profile_view, Definition};
 use crate::views::{ConnectionDetail, ConnectionView, Removal};
 

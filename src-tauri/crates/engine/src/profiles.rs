@@ -9,7 +9,7 @@ use switchyard_vault::Secret;
 use crate::credentials::settle_staged;
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::requests::{NewProfile, ProfileEdit};
+use crate::inputs::{NewProfile, ProfileEdit};
 use crate::rows::{locator_of, profile_view};
 use crate::views::{ProfileView, Removal};
 

@@ -99,7 +99,7 @@ impl Engine {
     pub(crate) async fn readiness_with(
         &self,
         connection: ConnectionRow,
-        secrets: Option<&crate::router::SecretCache>,
+        secrets: Option<&crate::secret_cache::SecretCache>,
     ) -> Result<Readiness, EngineError> {
         let def = Definition::decode(&connection)?;
         let basis = def.fingerprint();

@@ -6,21 +6,21 @@
 
 mod account_state;
 mod auth;
-mod forward;
 mod guard;
-mod health;
+mod healthz;
 mod logging;
+mod relayed_body;
 mod reply;
 mod request;
 mod respond;
 mod server;
 mod service;
 mod state;
-mod stream;
 #[cfg(test)]
 mod stream_props;
 mod transport;
 mod upstream;
+mod upstream_request;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -41,7 +41,7 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 /// The relay's routes over `state`.
 pub fn app(state: Arc<RelayState>) -> axum::Router {
     axum::Router::new()
-        .route("/healthz", get(health::healthz))
+        .route("/healthz", get(healthz::healthz))
         .route("/c/{slug}/{*rest}", any(request::handle))
         .with_state(state)
 }

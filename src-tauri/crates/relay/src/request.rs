@@ -18,11 +18,11 @@ use switchyard_engine::Routed;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::forward::{is_models_listing, upstream_url};
 use crate::respond::respond;
 use crate::server::ConnMark;
 use crate::state::RelayState;
 use crate::transport::{Delivered, HttpTransport};
+use crate::upstream_request::{is_models_listing, upstream_url};
 use crate::{guard, reply, MAX_BODY_BYTES};
 
 /// A client request, as received.

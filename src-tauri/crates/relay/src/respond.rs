@@ -9,10 +9,10 @@ use axum::response::Response;
 use switchyard_core::Protocol;
 use switchyard_engine::{Recording, Route, Routed};
 
-use crate::forward::client_headers;
+use crate::relayed_body::{Sniff, Tail};
 use crate::reply;
-use crate::stream::{Sniff, Tail};
 use crate::transport::{Delivered, Kept};
+use crate::upstream_request::client_headers;
 
 pub(crate) fn respond(
     protocol: Protocol,

@@ -23,9 +23,9 @@ use switchyard_providers::stream_watch::{Phase, StreamWatch};
 use switchyard_providers::usage::{usage_from_body, Usage};
 
 use crate::account_state::strip_account_state;
-use crate::forward::{is_event_stream, upstream_headers};
 use crate::state::RelayState;
 use crate::upstream::{self, NoAnswer, UpstreamBody};
+use crate::upstream_request::{is_event_stream, upstream_headers};
 
 /// An upstream error answer kept to deliver as is if no other attempt succeeds.
 pub(crate) struct Kept {

@@ -9,7 +9,6 @@ mod attempt;
 mod quota;
 mod response_origins;
 mod route;
-mod secrets;
 mod snapshot;
 
 use std::collections::HashMap;
@@ -21,12 +20,12 @@ use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::ledger::Ledger;
 
+use crate::secret_cache::SecretCache;
 pub use attempt::{AttemptReport, NextAttempt, TurnRun};
 pub use quota::{QuotaBoard, FLUSH_EVERY as QUOTA_FLUSH_EVERY, MAX_READINGS as MAX_QUOTA_READINGS};
 use response_origins::ResponseOrigins;
 pub use response_origins::MAX_RESPONSE_ORIGINS;
 pub use route::{Recording, Reply, Route, Routed, Target, Transport, DROPPED_ACCOUNT_STATE};
-pub use secrets::SecretCache;
 pub use snapshot::Snapshot;
 
 /// Shared by every request of a relay. Cheap to clone behind an `Arc`.

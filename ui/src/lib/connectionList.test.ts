@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useFake } from '../test/fake';
-import { ConnectionsStore, connectionInput, type Backend } from './connections.svelte';
+import { ConnectionsStore, connectionInput, type Backend } from './connectionList.svelte';
 import { emptyConnectionForm } from './forms';
 
 describe('ConnectionsStore', () => {

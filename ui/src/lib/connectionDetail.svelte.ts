@@ -5,7 +5,7 @@
 import { commands } from '../bindings';
 import { attempt, unwrap, type Failure, type Outcome } from './errors';
 import { headerLines, splitLines, splitList, type ConnectionFormValues } from './forms';
-import type { Backend } from './connections.svelte';
+import type { Backend } from './connectionList.svelte';
 import { VerifyTracker, type Listen } from './verify.svelte';
 import type {
   ConnectionDetail,

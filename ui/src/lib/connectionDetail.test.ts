@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useFake } from '../test/fake';
-import { ConnectionStore } from './connection.svelte';
+import { ConnectionStore } from './connectionDetail.svelte';
 
 async function page(seed = 'two-profiles') {
   const env = await useFake(seed);
