@@ -3,11 +3,14 @@
 //! and shows the window; on quit (window closed, SIGTERM, SIGINT) it stops the relay
 //! gracefully and flushes the attempt ledger. All behaviour lives in `switchyard-engine`.
 
+pub mod autostart;
 pub mod commands;
 pub mod events;
-pub mod inputs;
 pub mod ipc;
 pub mod relay;
+pub mod secret_arg;
+pub mod tray;
+pub mod tray_menu;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -42,15 +45,29 @@ macro_rules! specta_builder_for {
                 $crate::commands::routing::routing_deactivate,
                 $crate::commands::routing::routing_affinity,
                 $crate::commands::routing::health_reset,
+                $crate::commands::fallback::fallback_status,
+                $crate::commands::fallback::fallback_set,
+                $crate::commands::fallback::fallback_activate,
+                $crate::commands::fallback::fallback_deactivate,
+                $crate::commands::fallback::key_checks,
                 $crate::commands::activity::attempts,
                 $crate::commands::quota::quota,
+                $crate::commands::usage::usage_chart,
                 $crate::commands::relay::relay_status,
                 $crate::commands::relay::relay_token,
                 $crate::commands::relay::relay_set_port,
                 $crate::commands::relay::relay_restart,
+                $crate::commands::clients::client_status,
+                $crate::commands::clients::client_preview,
+                $crate::commands::clients::client_setup,
+                $crate::commands::clients::client_restore,
                 $crate::commands::portable::export_config,
                 $crate::commands::portable::import_preview,
                 $crate::commands::portable::import_apply,
+                $crate::commands::portable::import_text_preview,
+                $crate::commands::portable::import_text_apply,
+                $crate::commands::autostart::autostart_status,
+                $crate::commands::autostart::autostart_set,
             ])
             .events(tauri_specta::collect_events![$crate::events::VerifyProgress, $crate::events::RelayStatusChanged])
     };
@@ -77,6 +94,7 @@ pub fn run() {
     let builder = specta_builder();
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_notification::init())
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);
@@ -87,10 +105,26 @@ pub fn run() {
             let relay = Arc::new(tauri::async_runtime::block_on(async { RelayService::new(engine.clone(), port) }));
             let handle = app.handle().clone();
             relay.on_change(move |status| emit_relay_status(&handle, status));
+            let engine_for_autostart = engine.clone();
             app.manage(engine);
             app.manage(relay.clone());
             app.manage(Stopping::default());
             tauri::async_runtime::spawn(async move { relay.start().await });
+            app.manage(tray::Alerts::default());
+            app.manage(tray::NotifierState(Arc::new(tray::DesktopNotifier(app.handle().clone()))));
+            if let Err(e) = tray::install(app.handle()) {
+                tracing::warn!(error = %e, "no tray icon (the platform has no tray?); the window works without it");
+            }
+            tray::spawn_refresh(app.handle().clone());
+            // The autostart entry follows the setting (and this binary's current path).
+            match tauri::async_runtime::block_on(engine_for_autostart.start_with_system()) {
+                Ok(on) => {
+                    if let Err(e) = autostart::apply(on) {
+                        tracing::warn!(error = %e, "the autostart entry could not be updated");
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "the start-with-system setting could not be read"),
+            }
             exit_on_signal(app.handle().clone());
             Ok(())
         })

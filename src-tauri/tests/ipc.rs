@@ -238,6 +238,11 @@ fn a_desktop_journey_never_returns_or_emits_a_secret() -> TestResult {
     assert_eq!(set["affinity"], json!({ "mode": "turn", "window_min": 30 }), "the status carries the new affinity");
     let quota = shell.ok("quota", json!({ "slug": "main" }))?;
     assert_eq!(quota["profiles"].as_array().map(Vec::len), Some(2), "quota lists every profile: {quota}");
+    let usage = shell.ok("usage_chart", json!({ "slug": "main", "days": 7 }))?;
+    assert_eq!(usage["days"].as_array().map(Vec::len), Some(7), "one bar per day of the range: {usage}");
+    assert_eq!(usage["series"].as_array().map(Vec::len), Some(2), "a series per profile: {usage}");
+    let bad_days = shell.err("usage_chart", json!({ "slug": "main", "days": 0 }))?;
+    assert_eq!(bad_days["code"], "invalid", "a range of 0 days is invalid input: {bad_days}");
     shell.ok("verify", json!({ "slug": "main", "profile": backup, "deep": true }))?;
     shell.ok("health_reset", json!({ "slug": "main", "profile": primary, "model": null }))?;
     shell.ok("connection_edit", json!({ "slug": "main", "edit": { "headers": [] } }))?;

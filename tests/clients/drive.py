@@ -5,7 +5,9 @@ the real keychain (run inside scripts/with-keychain), nothing off 127.0.0.1.
 
 Cases, for both clients: a tool-using task on a legacy (one-key) connection; tasks on a
 balanced connection of three keys (each task on one key, the tasks spread over keys); a 429
-on the bound key before output, with the client's own retries off (the relay fails over).
+on the bound key before output, with the client's own retries off (the relay fails over); a
+task where `switchyard client setup` on a fresh HOME is the only set-up (then status, restore);
+a task run under `switchyard exec SLUG -- CLIENT` with no other set-up.
 Every secret starts with a canary that must not appear in any output, log or data file.
 
 usage: drive.py TARGET_DIR   (holds debug/switchyard and debug/mock-provider)
@@ -64,6 +66,9 @@ CONNECTIONS = {
         [3, 1, 1],
         CC_TOOL,
     ),
+    # Set up by `switchyard client setup` alone (no tool: the task is a plain answer).
+    "cc-setup": ("anthropic", CC_MODEL, [{}], None, None),
+    "cx-setup": ("openai", CX_MODEL, [{}], None, None),
     "cx-legacy": ("openai", CX_MODEL, [{"wire": {"chunking": {"bytes": 3}, "crlf": True, "pings": True}}], None,
                   CX_TOOL),
     "cx-balanced": ("openai", CX_MODEL, [{"wire": {"chunking": "whole"}}] * 3, [1, 1, 1], CX_TOOL),
@@ -468,7 +473,113 @@ def case_failover_429(stack, client):
     assert reply(slug, numbers[rest[0]["profile"]]) in text, f"{client}: the reply is that key's: {text!r}"
 
 
-CASES = [case_legacy_tool, case_balanced, case_failover_429]
+# The files a user already has before `client setup` (unrelated settings and a comment that
+# must survive, and the client's own offline switches); the set-up adds the rest.
+CC_SETTINGS = '{\n  "model": "%s",\n  "theme": "dark",\n  "permissions": {"allow": []}\n}\n' % CC_MODEL
+CX_CONFIG = """# my Codex settings (must survive the set-up)
+check_for_update_on_startup = false
+
+[features]
+plugins = false  # otherwise every start syncs plugins from the internet
+
+[analytics]
+enabled = false
+"""
+
+
+def case_setup_only(stack, client):
+    """`switchyard client setup CLIENT SLUG` on a fresh HOME is the only set-up: the client runs
+    with no Switchyard or provider variables (only the offline-quietness ones), completes a task
+    through the relay, `client status` sees it and `client restore` gives the original bytes back."""
+    slug = f"{CLIENTS[client][2]}-setup"
+    name = {"claude": "claude-code", "codex": "codex"}[client]
+    home, cwd, env = stack.sandbox(f"{slug}-only")
+    rel, original = (".claude/settings.json", CC_SETTINGS) if client == "claude" else (".codex/config.toml", CX_CONFIG)
+    path = os.path.join(home, rel)
+    os.makedirs(os.path.dirname(path))
+    with open(path, "w") as f:
+        f.write(original)
+    port = stack.relay_url.rsplit(":", 1)[1]
+    setup_env = {k: v for k, v in stack.env.items() if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME")}
+    setup_env.update(HOME=home, SWITCHYARD_RELAY_PORT=port, SWITCHYARD_LOG="warn")
+
+    def sy(*args):
+        out = subprocess.run([stack.sy, *args], capture_output=True, text=True, env=setup_env, timeout=60)
+        assert out.returncode == 0, f"switchyard {' '.join(args)} failed: {out.stderr}"
+        assert stack.token not in out.stdout + out.stderr, f"`switchyard {' '.join(args)}` printed the relay token"
+        assert CANARY not in out.stdout + out.stderr, f"a key leaked into `switchyard {' '.join(args)}`"
+        return out.stdout
+
+    shown = sy("client", "setup", name, slug)
+    assert f"/c/{slug}" in shown and "<relay token>" in shown, f"{client}: setup shows the change as a diff:\n{shown}"
+    with open(path) as f:
+        written = f.read()
+    kept = ['"theme": "dark"'] if client == "claude" else ["# my Codex settings (must survive the set-up)",
+                                                            "plugins = false  # otherwise"]
+    assert all(k in written for k in kept), f"{client}: unrelated settings and comments survive:\n{written}"
+    if client == "claude":
+        env.update({"DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
+                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+        cmd = [os.path.join(BIN, "claude"), "-p", "Say what the provider says.", "--output-format", "stream-json",
+               "--verbose"]
+    else:
+        cmd = [os.path.join(BIN, "codex"), "exec", "--json", "--strict-config", "--skip-git-repo-check",
+               "--sandbox", "danger-full-access", "--cd", cwd, "Say what the provider says."]
+    assert not any(k.startswith(("ANTHROPIC_", "OPENAI_", "SWITCHYARD_", "CODEX_", "CLAUDE_CONFIG")) for k in env), \
+        f"{client}: the client gets no Switchyard or provider variables: {sorted(env)}"
+    before = len(stack.attempts(slug))
+    run = stack.record(f"{client} {slug} (client setup only)", cmd, env, cwd)
+    assert not run.timed_out and run.rc == 0, f"{client}: the task through the set-up file completed\n{run.describe()}"
+    assert not run.off_loopback, f"{run.name} tried to leave 127.0.0.1: {run.off_loopback}"
+    text, _ = CLIENTS[client][1](run)
+    assert reply(slug, 1) in text, f"{client}: the answer came from the relay's connection {slug}: {text!r}"
+    new = stack.new_attempts(slug, before)
+    assert new and {a["reason"] for a in new} == {"legacy_primary"}, f"{client}: the calls went through the relay:{rows(new)}"
+    assert_clean(client, "setup-only task", new)
+    status = json.loads(sy("--json", "client", "status", name))
+    assert status["pointed"] and status["slug"] == slug and status["token_current"], f"{client}: status: {status}"
+    sy("client", "restore", name)
+    with open(path) as f:
+        assert f.read() == original, f"{client}: restore gives the original bytes back"
+
+
+def case_exec(stack, client):
+    """`switchyard exec SLUG -- CLIENT ...` is the only set-up: exec finds the running relay (its
+    /healthz accepts this data dir's token), puts the relay URL and token into the client's
+    environment (Codex: `-c` provider overrides, the token in SWITCHYARD_RELAY_TOKEN) and
+    passes the client's exit code back."""
+    slug = f"{CLIENTS[client][2]}-setup"
+    home, cwd, env = stack.sandbox(f"{slug}-exec")
+    if client == "codex":
+        os.makedirs(os.path.join(home, ".codex"))
+        with open(os.path.join(home, ".codex", "config.toml"), "w") as f:
+            f.write(CX_CONFIG)
+        cmd = [os.path.join(BIN, "codex"), "exec", "--json", "--strict-config", "--skip-git-repo-check",
+               "--sandbox", "danger-full-access", "-m", CX_MODEL, "--cd", cwd, "Say what the provider says."]
+    else:
+        env.update({"DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
+                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+        cmd = [os.path.join(BIN, "claude"), "-p", "Say what the provider says.", "--model", CC_MODEL,
+               "--output-format", "stream-json", "--verbose"]
+    # What exec itself needs: the data dir, the relay port, and the keychain's session bus.
+    env.update(SWITCHYARD_DATA_DIR=stack.data, SWITCHYARD_RELAY_PORT=stack.relay_url.rsplit(":", 1)[1],
+               SWITCHYARD_LOG="warn")
+    if "DBUS_SESSION_BUS_ADDRESS" in os.environ:
+        env["DBUS_SESSION_BUS_ADDRESS"] = os.environ["DBUS_SESSION_BUS_ADDRESS"]
+    before = len(stack.attempts(slug))
+    run = stack.record(f"switchyard exec {slug} -- {client}", [os.path.abspath(stack.sy), "exec", slug, "--", *cmd], env,
+                     cwd)
+    assert not run.timed_out and run.rc == 0, f"{client} under exec completed\n{run.describe()}"
+    assert not run.off_loopback, f"{run.name} tried to leave 127.0.0.1: {run.off_loopback}"
+    assert stack.token not in run.stdout + run.stderr, f"{run.name}: the relay token is in no output"
+    text, _ = CLIENTS[client][1](run)
+    assert reply(slug, 1) in text, f"{client}: the answer came through the relay: {text!r}"
+    new = stack.new_attempts(slug, before)
+    assert new and {a["reason"] for a in new} == {"legacy_primary"}, f"{client}: the calls went through the relay:{rows(new)}"
+    assert_clean(client, "exec task", new)
+
+
+CASES = [case_legacy_tool, case_balanced, case_failover_429, case_setup_only, case_exec]
 
 
 def check_canary(stack, logs):

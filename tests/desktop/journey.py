@@ -52,6 +52,28 @@ def log(msg: str) -> None:
     print(f"journey: {msg}", file=sys.stderr, flush=True)
 
 
+def import_by_paste(w: Window, mock_url: str) -> None:
+    """Issue 17: a configuration pasted from chat is previewed and imported (a native file dialog
+    cannot be driven here); its profile arrives disabled and without a key."""
+    shared = {"format": "switchyard.config", "version": 1, "connections": [
+        {"ref": "c1", "slug": "pasted-team", "protocol": "openai", "base_url": f"{mock_url}/v1", "models": ["m1"],
+         "routing": "balanced", "profiles": [{"ref": "p1", "label": "alice", "weight": 2, "primary": True}]}]}
+    w.click("nav button:nth-child(1)")
+    w.click('button[aria-label="Import a pasted or dropped configuration"]')
+    w.type("[data-testid=import-text]", json.dumps(shared))
+    w.click_button("Preview", within=DIALOG)
+    row = "[data-testid=import-preview] [data-testid=import-row]"
+    wait_for(lambda: w.attr(row, "data-action") == "create", 10, "the preview of the pasted configuration")
+    assert w.text("[data-testid=import-source]").startswith("Pasted text"), "the preview names its source"
+    w.click_button("Import", within=DIALOG)
+    message = wait_for(lambda: w.find("[data-testid=import-message]") and w.text("[data-testid=import-message]"),
+                       10, "the import result")
+    assert "1 created" in message and "pending" in message, f"imported, balanced pending: {message!r}"
+    w.click_button("Close", within=DIALOG)
+    wait_for(lambda: w.find('button[aria-label="Open pasted-team"]'), 10, "the imported connection in the list")
+    log("a pasted configuration was previewed and imported")
+
+
 def run(w: Window, relay: str, mock_url: str, shots: str | None) -> dict:
     def shot(name: str) -> None:
         if shots:
@@ -111,6 +133,12 @@ def run(w: Window, relay: str, mock_url: str, shots: str | None) -> dict:
     backup = '[data-testid=share-row][data-label="backup"]'
     wait_for(lambda: w.attr(backup, "data-turns") == "15", 10, "backup serving 15 of the 20 turns")
     assert w.attr(backup, "data-expected") == "0.750", "weight 3 of 4 asks for 75%"
+    totals = "[data-testid=usage-totals]"
+    wait_for(lambda: "20 requests" in (w.text(totals) or ""), 12, "the usage chart counting the 20 requests")
+    assert len(w.find("[data-testid=usage-day]")) == 14, "the usage chart shows 14 days by default"
+    assert "cost unknown" in w.text(totals) and w.find("[data-testid=usage-incomplete]"), \
+        f"no price set: cost unknown, never a guess: {w.text(totals)!r}"
+    log("usage chart: 20 requests over 14 days, cost unknown without a price")
 
     status, headers = chat(relay, token, "m2", "force a rate limit")
     assert status == 200, f"the turn fails over and succeeds: HTTP {status}"
@@ -159,6 +187,7 @@ def run(w: Window, relay: str, mock_url: str, shots: str | None) -> dict:
     assert status == 200, f"routing works after the replacement: HTTP {status}"
     log("credential replaced, re-verified, routing again")
 
+    import_by_paste(w, mock_url)
     assert "canary" not in w.source(), "a provider key reached the window"
     w.click("nav button:nth-child(1)")
     wait_for(lambda: w.find("[data-testid=connection]"), 10, "the connection card")

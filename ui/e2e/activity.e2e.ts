@@ -21,6 +21,11 @@ describe('activity', () => {
     expect(await share('backup').getAttribute('data-expected')).toBe('0.750');
     expect(await page.getByTestId('share-chart').textContent()).toContain('75% (30 turns) · weight 3 → 75%');
     expect(await page.getByTestId('attempt').first().textContent()).toMatch(/gpt-a(primary|backup)balanced200/);
+    await expect.poll(() => page.getByTestId('usage-totals').textContent(), { timeout: 7000 }).toContain('40 requests (0 failed)');
+    expect(await page.getByTestId('usage-day').last().locator('[data-testid="usage-segment"]').count(), 'today: a segment per key').toBe(2);
+    await page.getByLabel('Usage metric').selectOption('cost');
+    expect(await page.getByTestId('usage-chart').getAttribute('data-metric')).toBe('cost');
+    expect(await page.getByTestId('usage-cost').textContent(), 'the fake prices gpt-a').toMatch(/^\$0\.\d{4}$/);
 
     await fake((f) => f.relay.failover('main', 'backup', 'primary'));
     const event = page.getByTestId('activity-event').first();

@@ -14,15 +14,15 @@ export const commands = {
 	/**  One connection with its profiles (priority order). */
 	connectionShow: (slug: string) => typedError<ConnectionDetail, IpcError_Serialize>(__TAURI_INVOKE("connection_show", { slug })),
 	/**  Adds a connection; with `secret` its key becomes the primary profile (legacy mode). */
-	connectionAdd: (input: ConnectionInput, secret: SecretArg | null) => typedError<ConnectionDetail, IpcError_Serialize>(__TAURI_INVOKE("connection_add", { input, secret })),
-	connectionEdit: (slug: string, edit: ConnectionEditInput_Deserialize) => typedError<ConnectionView, IpcError_Serialize>(__TAURI_INVOKE("connection_edit", { slug, edit })),
+	connectionAdd: (input: NewConnection, secret: SecretArg | null) => typedError<ConnectionDetail, IpcError_Serialize>(__TAURI_INVOKE("connection_add", { input, secret })),
+	connectionEdit: (slug: string, edit: ConnectionEdit_Deserialize) => typedError<ConnectionView, IpcError_Serialize>(__TAURI_INVOKE("connection_edit", { slug, edit })),
 	/**  Removes a connection, its profiles and their keychain entries. */
 	connectionRemove: (slug: string) => typedError<Removal, IpcError_Serialize>(__TAURI_INVOKE("connection_remove", { slug })),
-	profileAdd: (slug: string, input: ProfileInput_Deserialize, secret: SecretArg) => typedError<ProfileView, IpcError_Serialize>(__TAURI_INVOKE("profile_add", { slug, input, secret })),
+	profileAdd: (slug: string, input: NewProfile_Deserialize, secret: SecretArg) => typedError<ProfileView, IpcError_Serialize>(__TAURI_INVOKE("profile_add", { slug, input, secret })),
 	/**  Label, weight, priority, enabled flag or primary status (CAS on `if_revision`). */
-	profileEdit: (slug: string, profile: string, edit: ProfileEditInput_Deserialize) => typedError<ProfileView, IpcError_Serialize>(__TAURI_INVOKE("profile_edit", { slug, profile, edit })),
+	profileEdit: (slug: string, profile: string, edit: ProfileEdit_Deserialize) => typedError<ProfileView, IpcError_Serialize>(__TAURI_INVOKE("profile_edit", { slug, profile, edit })),
 	/**  New priority order of every profile of the connection, first tried first. */
-	profileReorder: (slug: string, order: OrderInput[]) => typedError<ProfileView[], IpcError_Serialize>(__TAURI_INVOKE("profile_reorder", { slug, order })),
+	profileReorder: (slug: string, order: OrderEntry[]) => typedError<ProfileView[], IpcError_Serialize>(__TAURI_INVOKE("profile_reorder", { slug, order })),
 	/**  Replaces the credential; evidence taken with the old one is stale from now on. */
 	profileRotate: (slug: string, profile: string, secret: SecretArg) => typedError<ProfileView, IpcError_Serialize>(__TAURI_INVOKE("profile_rotate", { slug, profile, secret })),
 	profileRemove: (slug: string, profile: string) => typedError<Removal, IpcError_Serialize>(__TAURI_INVOKE("profile_remove", { slug, profile })),
@@ -42,10 +42,22 @@ export const commands = {
 	routingAffinity: (slug: string, mode: string, windowMin: number | null) => typedError<RoutingStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("routing_affinity", { slug, mode, windowMin })),
 	/**  Closes a profile's circuits (all, or only the one of `model`). */
 	healthReset: (slug: string, profile: string, model: string | null) => typedError<null, IpcError_Serialize>(__TAURI_INVOKE("health_reset", { slug, profile, model })),
+	fallbackStatus: (slug: string) => typedError<FallbackStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("fallback_status", { slug })),
+	/**  Sets the chain to `hops` (`OTHER` or `OTHER=MODEL`, in order); an empty list clears it. */
+	fallbackSet: (slug: string, hops: string[]) => typedError<FallbackStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("fallback_set", { slug, hops })),
+	fallbackActivate: (slug: string) => typedError<FallbackStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("fallback_activate", { slug })),
+	fallbackDeactivate: (slug: string) => typedError<FallbackStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("fallback_deactivate", { slug })),
+	/**  Per key of `slug`: when it was last checked and when the background check is due. */
+	keyChecks: (slug: string) => typedError<KeyCheck_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("key_checks", { slug })),
 	/**  The newest `limit` attempts of `slug` (1–10 000), newest first. */
 	attempts: (slug: string, limit: number) => typedError<AttemptView_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("attempts", { slug, limit })),
 	/**  Every profile of `slug` with its last-seen windows; `null` where the provider said nothing. */
 	quota: (slug: string) => typedError<QuotaView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("quota", { slug })),
+	/**
+	 *  Tokens, requests and cost of `slug` per day (the last `days`, 1–366, in the user's time
+	 *  zone) and profile; `cost_usd` is `null` where a price is unknown, `complete` says so.
+	 */
+	usageChart: (slug: string, days: number) => typedError<UsageChart_Serialize, IpcError_Serialize>(__TAURI_INVOKE("usage_chart", { slug, days })),
 	relayStatus: () => __TAURI_INVOKE<RelayStatus_Serialize>("relay_status"),
 	/**
 	 *  The relay token, for the Relay screen's reveal and copy; `rotate` replaces it first (the
@@ -56,12 +68,28 @@ export const commands = {
 	relaySetPort: (port: number) => typedError<RelayStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("relay_set_port", { port })),
 	/**  Starts the relay again (after its port was freed). */
 	relayRestart: () => typedError<RelayStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("relay_restart")),
+	clientStatus: (client: string) => typedError<ClientStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("client_status", { client })),
+	/**  The exact change as a unified diff, and the hash of the file it was computed from. */
+	clientPreview: (client: string, slug: string, moveKey: string | null) => typedError<ClientPreview, IpcError_Serialize>(__TAURI_INVOKE("client_preview", { client, slug, moveKey })),
+	/**  Writes the previewed change; `conflict` when the file changed since `file_hash` was read. */
+	clientSetup: (client: string, slug: string, moveKey: string | null, fileHash: string) => typedError<ClientSetupReport_Serialize, IpcError_Serialize>(__TAURI_INVOKE("client_setup", { client, slug, moveKey, fileHash })),
+	clientRestore: (client: string, force: boolean) => typedError<ClientRestoreReport, IpcError_Serialize>(__TAURI_INVOKE("client_restore", { client, force })),
 	/**  Writes every connection (or `slugs`) as format v1 to `path`; never a key, locator or evidence. */
 	exportConfig: (slugs: string[] | null, path: string) => typedError<ExportResult, IpcError_Serialize>(__TAURI_INVOKE("export_config", { slugs, path })),
 	/**  What importing `path` would create, rename or skip; writes nothing. */
 	importPreview: (path: string, onConflict: string) => typedError<ImportReport_Serialize, IpcError_Serialize>(__TAURI_INVOKE("import_preview", { path, onConflict })),
 	/**  Imports `path` in one transaction: profiles disabled and without keys, modes pending. */
 	importApply: (path: string, onConflict: string) => typedError<ImportReport_Serialize, IpcError_Serialize>(__TAURI_INVOKE("import_apply", { path, onConflict })),
+	/**
+	 *  What importing `text` (a configuration pasted from chat, or a dropped file's content) would
+	 *  create, rename or skip; writes nothing.
+	 */
+	importTextPreview: (text: string, onConflict: string) => typedError<ImportReport_Serialize, IpcError_Serialize>(__TAURI_INVOKE("import_text_preview", { text, onConflict })),
+	/**  Imports `text` like `import_apply` imports a file. */
+	importTextApply: (text: string, onConflict: string) => typedError<ImportReport_Serialize, IpcError_Serialize>(__TAURI_INVOKE("import_text_apply", { text, onConflict })),
+	autostartStatus: () => typedError<AutostartView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("autostart_status")),
+	/**  Turns starting with the system on or off: the OS entry first, then the setting. */
+	autostartSet: (enabled: boolean) => typedError<AutostartView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("autostart_set", { enabled })),
 };
 
 /** Events */
@@ -71,10 +99,13 @@ export const events = {
 };
 
 /* Types */
+/**  What balanced routing keeps on one key. */
+export type AffinityMode = "turn" | "conversation";
+
 /**  A connection's affinity as `routing status` shows it. */
 export type AffinityView = {
-	/**  `turn` or `conversation` (only balanced routing uses it). */
-	mode: string,
+	/**  Only balanced routing uses it. */
+	mode: AffinityMode,
 	/**  The conversation window in minutes (kept while the mode is `turn`). */
 	window_min: number,
 };
@@ -91,6 +122,8 @@ export type AttemptView = AttemptView_Serialize | AttemptView_Deserialize;
 /**  One physical attempt as `switchyard attempts` shows it (docs/interface.md). */
 export type AttemptView_Deserialize = {
 	at: string,
+	/**  The connection's slug. */
+	connection: string,
 	turn: string,
 	attempt: number,
 	/**  Stable profile id (never the label). */
@@ -117,11 +150,20 @@ export type AttemptView_Deserialize = {
 	cache_read_tokens?: number | null,
 	/**  Input tokens written to the provider's prompt cache, as reported (Anthropic only). */
 	cache_write_tokens?: number | null,
+	/**
+	 *  The whole prompt, cached or not, on one scale for both dialects (Anthropic: input +
+	 *  cache read + cache write; OpenAI: input, which includes the cached tokens).
+	 */
+	prompt_tokens?: number | null,
+	/**  The caller's tags (`x-switchyard-tag-NAME: value`), by name; empty without tags. */
+	tags: { [key in string]: string },
 };
 
 /**  One physical attempt as `switchyard attempts` shows it (docs/interface.md). */
 export type AttemptView_Serialize = {
 	at: string,
+	/**  The connection's slug. */
+	connection: string,
 	turn: string,
 	attempt: number,
 	/**  Stable profile id (never the label). */
@@ -148,6 +190,149 @@ export type AttemptView_Serialize = {
 	cache_read_tokens: number | null,
 	/**  Input tokens written to the provider's prompt cache, as reported (Anthropic only). */
 	cache_write_tokens: number | null,
+	/**
+	 *  The whole prompt, cached or not, on one scale for both dialects (Anthropic: input +
+	 *  cache read + cache write; OpenAI: input, which includes the cached tokens).
+	 */
+	prompt_tokens: number | null,
+	/**  The caller's tags (`x-switchyard-tag-NAME: value`), by name; empty without tags. */
+	tags: { [key in string]: string },
+};
+
+/**  Whether the app starts with the system, and the entry that makes it so. */
+export type AutostartView = AutostartView_Serialize | AutostartView_Deserialize;
+
+/**  Whether the app starts with the system, and the entry that makes it so. */
+export type AutostartView_Deserialize = {
+	enabled: boolean,
+	/**  The autostart entry (Linux: an XDG `.desktop` file), when there is one. */
+	entry?: string | null,
+};
+
+/**  Whether the app starts with the system, and the entry that makes it so. */
+export type AutostartView_Serialize = {
+	enabled: boolean,
+	/**  The autostart entry (Linux: an XDG `.desktop` file), when there is one. */
+	entry: string | null,
+};
+
+/**  Cache reads against the whole prompt, summed over successful attempts. */
+export type CacheView = CacheView_Serialize | CacheView_Deserialize;
+
+/**  Cache reads against the whole prompt, summed over successful attempts. */
+export type CacheView_Deserialize = {
+	/**  Prompt tokens read from the provider's cache. */
+	read_tokens: number | null,
+	/**
+	 *  Prompt tokens in all, cached or not (Anthropic: input + cache read + cache write;
+	 *  OpenAI: the prompt tokens, which include the cached ones).
+	 */
+	input_tokens: number | null,
+	/**  `read_tokens / input_tokens`; `None` when no prompt tokens were recorded. */
+	hit_ratio?: number | null,
+};
+
+/**  Cache reads against the whole prompt, summed over successful attempts. */
+export type CacheView_Serialize = {
+	/**  Prompt tokens read from the provider's cache. */
+	read_tokens: number | null,
+	/**
+	 *  Prompt tokens in all, cached or not (Anthropic: input + cache read + cache write;
+	 *  OpenAI: the prompt tokens, which include the cached ones).
+	 */
+	input_tokens: number | null,
+	/**  `read_tokens / input_tokens`; `None` when no prompt tokens were recorded. */
+	hit_ratio: number | null,
+};
+
+/**  A circuit as the health view shows it. */
+export type CircuitState = "closed" | "open" | 
+/**  The cooldown is over; one probe may try the key. */
+"half_open";
+
+/**  A set-up preview: the exact change, and the hash of the bytes it was computed from. */
+export type ClientPreview = {
+	client: string,
+	path: string,
+	slug: string,
+	/**  The relay URL the client will call. */
+	base_url: string,
+	exists: boolean,
+	/**  Unified diff, with the relay token and any provider key shown as placeholders. */
+	diff: string,
+	/**  Whether set-up would change the file at all. */
+	changes: boolean,
+	/**  SHA-256 of the file as read (`absent` when there is none); `setup` refuses if it moved. */
+	file_hash: string,
+	/**  Where provider keys sit in plain text in the file (e.g. `env.ANTHROPIC_API_KEY`). */
+	plain_keys: string[],
+	notes: string[],
+};
+
+/**  What `client restore` did. */
+export type ClientRestoreReport = {
+	client: string,
+	path: string,
+	/**  The original was written back. */
+	restored: boolean,
+	/**  There was no file before set-up, so it was removed. */
+	removed: boolean,
+};
+
+/**  What `client setup` did. */
+export type ClientSetupReport = ClientSetupReport_Serialize | ClientSetupReport_Deserialize;
+
+/**  What `client setup` did. */
+export type ClientSetupReport_Deserialize = {
+	preview: ClientPreview,
+	written: boolean,
+	/**  Where the original is kept. */
+	backup?: string | null,
+	/**  The profile a moved key became. */
+	moved_to?: ProfileView | null,
+};
+
+/**  What `client setup` did. */
+export type ClientSetupReport_Serialize = {
+	preview: ClientPreview,
+	written: boolean,
+	/**  Where the original is kept. */
+	backup: string | null,
+	/**  The profile a moved key became. */
+	moved_to: ProfileView | null,
+};
+
+/**  Whether a client is pointed at Switchyard, and at which connection. */
+export type ClientStatus = ClientStatus_Serialize | ClientStatus_Deserialize;
+
+/**  Whether a client is pointed at Switchyard, and at which connection. */
+export type ClientStatus_Deserialize = {
+	client: string,
+	path: string,
+	exists: boolean,
+	pointed: boolean,
+	slug?: string | null,
+	port?: number | null,
+	/**  The file holds the current relay token (false after a rotation: run setup again). */
+	token_current: boolean,
+	/**  A kept original exists (`restore` brings it back). */
+	restorable: boolean,
+	plain_keys: string[],
+};
+
+/**  Whether a client is pointed at Switchyard, and at which connection. */
+export type ClientStatus_Serialize = {
+	client: string,
+	path: string,
+	exists: boolean,
+	pointed: boolean,
+	slug: string | null,
+	port: number | null,
+	/**  The file holds the current relay token (false after a rotation: run setup again). */
+	token_current: boolean,
+	/**  A kept original exists (`restore` brings it back). */
+	restorable: boolean,
+	plain_keys: string[],
 };
 
 export type ConnectionDetail = {
@@ -155,42 +340,29 @@ export type ConnectionDetail = {
 	profiles: ProfileView[],
 };
 
-/**  A connection edit: `null` keeps a field; lists are replaced whole. */
-export type ConnectionEditInput = ConnectionEditInput_Serialize | ConnectionEditInput_Deserialize;
+/**  `connection edit`: `None` keeps a field, `Some` replaces it (lists are replaced whole). */
+export type ConnectionEdit = ConnectionEdit_Serialize | ConnectionEdit_Deserialize;
 
-/**  A connection edit: `null` keeps a field; lists are replaced whole. */
-export type ConnectionEditInput_Deserialize = {
+/**  `connection edit`: `None` keeps a field, `Some` replaces it (lists are replaced whole). */
+export type ConnectionEdit_Deserialize = {
 	protocol?: string | null,
 	base_url?: string | null,
 	models?: string[] | null,
 	mappings?: string[] | null,
 	headers?: string[] | null,
-	/**  The revision the form was filled from; a newer row fails with a conflict. */
+	/**  The revision the caller read; the edit fails with a conflict if the row moved on. */
 	if_revision?: number | null,
 };
 
-/**  A connection edit: `null` keeps a field; lists are replaced whole. */
-export type ConnectionEditInput_Serialize = {
+/**  `connection edit`: `None` keeps a field, `Some` replaces it (lists are replaced whole). */
+export type ConnectionEdit_Serialize = {
 	protocol: string | null,
 	base_url: string | null,
 	models: string[] | null,
 	mappings: string[] | null,
 	headers: string[] | null,
-	/**  The revision the form was filled from; a newer row fails with a conflict. */
+	/**  The revision the caller read; the edit fails with a conflict if the row moved on. */
 	if_revision: number | null,
-};
-
-/**  A new connection. */
-export type ConnectionInput = {
-	slug: string,
-	/**  `openai` or `anthropic`. */
-	protocol: string,
-	base_url: string,
-	models: string[],
-	/**  `FROM=TO` model mappings. */
-	mappings: string[],
-	/**  `Name: value` non-secret headers. */
-	headers: string[],
 };
 
 export type ConnectionView = {
@@ -202,22 +374,47 @@ export type ConnectionView = {
 	models: string[],
 	mapping: ModelMapping[],
 	basis_fingerprint: string,
-	/**  `legacy`, `balanced` or `priority`. */
-	routing_mode: string,
-	/**  `active` or `suspended`. */
-	routing_state: string,
+	routing_mode: RoutingMode,
+	routing_state: RoutingState,
 	revision: number,
 	profile_count: number,
 	created_at: string,
 	updated_at: string,
 };
 
+/**  Whether a profile's secret is in the keychain. */
+export type CredentialPresence = "present" | "missing" | 
+/**  The keychain could not be asked. */
+"unknown";
+
+/**  A small, stable classification of every error a front end can show. */
+export type ErrorCode = 
+/**  Bad input from the user (a field is malformed or out of range). */
+"invalid" | 
+/**  A compare-and-swap lost: the row changed since it was read, or a unique name is taken. */
+"conflict" | 
+/**  The named connection or profile does not exist. */
+"not_found" | 
+/**  A gate or precondition does not hold (the message says which). */
+"precondition" | 
+/**  The OS keychain cannot be reached. */
+"keychain_unavailable" | 
+/**  Anything else (I/O, database corruption, bugs). */
+"internal";
+
+/**  What one stored piece of evidence says. */
+export type EvidenceOutcome = "ok" | "auth_invalid";
+
+/**  The evidence a profile's routing readiness rests on. */
+export type EvidenceState = "current" | 
+/**  Taken under another credential revision or basis, or older than the max age. */
+"stale" | "none";
+
 export type EvidenceSummary = EvidenceSummary_Serialize | EvidenceSummary_Deserialize;
 
 export type EvidenceSummary_Deserialize = {
 	verified_at: string,
-	/**  `ok` or `auth_invalid`. */
-	outcome: string,
+	outcome: EvidenceOutcome,
 	models: ModelProof_Deserialize[],
 	/**  Why the evidence no longer counts (`None` when current). */
 	stale_reason?: string | null,
@@ -225,8 +422,7 @@ export type EvidenceSummary_Deserialize = {
 
 export type EvidenceSummary_Serialize = {
 	verified_at: string,
-	/**  `ok` or `auth_invalid`. */
-	outcome: string,
+	outcome: EvidenceOutcome,
 	models: ModelProof_Serialize[],
 	/**  Why the evidence no longer counts (`None` when current). */
 	stale_reason: string | null,
@@ -249,6 +445,65 @@ export type ExportResult = {
 	connections: number,
 };
 
+/**
+ *  One hop as shown: the connection's slug and the model it is asked for (`None`: the
+ *  requested model, unchanged).
+ */
+export type FallbackHopView = FallbackHopView_Serialize | FallbackHopView_Deserialize;
+
+/**
+ *  One hop as shown: the connection's slug and the model it is asked for (`None`: the
+ *  requested model, unchanged).
+ */
+export type FallbackHopView_Deserialize = {
+	slug: string,
+	model?: string | null,
+};
+
+/**
+ *  One hop as shown: the connection's slug and the model it is asked for (`None`: the
+ *  requested model, unchanged).
+ */
+export type FallbackHopView_Serialize = {
+	slug: string,
+	model: string | null,
+};
+
+/**  `routing status --json`'s `fallback` object. */
+export type FallbackStatus = FallbackStatus_Serialize | FallbackStatus_Deserialize;
+
+/**  `routing status --json`'s `fallback` object. */
+export type FallbackStatus_Deserialize = {
+	chain: FallbackHopView_Deserialize[],
+	/**  The relay falls back now: activated and the gates hold. */
+	active: boolean,
+	/**  Activated by the user (it may be suspended while its gates do not hold). */
+	activated: boolean,
+	activated_at?: string | null,
+	/**  Imported from a file that had it activated: it turns on once its gates hold. */
+	pending: boolean,
+	/**  Why an activated chain is not in use, in words. */
+	note?: string | null,
+	/**  Per hop and model (`SLUG:MODEL`): who has current evidence; `failures` says what is missing. */
+	gates: GateView,
+};
+
+/**  `routing status --json`'s `fallback` object. */
+export type FallbackStatus_Serialize = {
+	chain: FallbackHopView_Serialize[],
+	/**  The relay falls back now: activated and the gates hold. */
+	active: boolean,
+	/**  Activated by the user (it may be suspended while its gates do not hold). */
+	activated: boolean,
+	activated_at: string | null,
+	/**  Imported from a file that had it activated: it turns on once its gates hold. */
+	pending: boolean,
+	/**  Why an activated chain is not in use, in words. */
+	note: string | null,
+	/**  Per hop and model (`SLUG:MODEL`): who has current evidence; `failures` says what is missing. */
+	gates: GateView,
+};
+
 export type GateView = {
 	ok: boolean,
 	models: ModelGateView[],
@@ -266,8 +521,7 @@ export type HealthView = HealthView_Serialize | HealthView_Deserialize;
 export type HealthView_Deserialize = {
 	/**  `None` for the credential-wide circuit. */
 	model?: string | null,
-	/**  `closed`, `open` or `half_open`. */
-	state: string,
+	state: CircuitState,
 	kind?: string | null,
 	/**  End of the cooldown (RFC 3339); `None` when closed or open until re-verified. */
 	until?: string | null,
@@ -276,8 +530,7 @@ export type HealthView_Deserialize = {
 export type HealthView_Serialize = {
 	/**  `None` for the credential-wide circuit. */
 	model: string | null,
-	/**  `closed`, `open` or `half_open`. */
-	state: string,
+	state: CircuitState,
 	kind: string | null,
 	/**  End of the cooldown (RFC 3339); `None` when closed or open until re-verified. */
 	until: string | null,
@@ -343,20 +596,43 @@ export type ImportedProfile = {
 
 export type IpcError = IpcError_Serialize | IpcError_Deserialize;
 
-export type IpcErrorCode = "invalid" | "conflict" | "not_found" | "precondition" | "keychain_unavailable" | "internal";
-
 export type IpcError_Deserialize = {
-	code: IpcErrorCode,
+	/**  The engine's own code (`switchyard_core::ErrorCode`; TypeScript gets its union). */
+	code: ErrorCode,
 	message: string,
 	/**  The gate report when activation was refused because the gates do not hold. */
 	gates?: GateView | null,
 };
 
 export type IpcError_Serialize = {
-	code: IpcErrorCode,
+	/**  The engine's own code (`switchyard_core::ErrorCode`; TypeScript gets its union). */
+	code: ErrorCode,
 	message: string,
 	/**  The gate report when activation was refused because the gates do not hold. */
 	gates: GateView | null,
+};
+
+/**  One key's schedule, as front ends show it. */
+export type KeyCheck = KeyCheck_Serialize | KeyCheck_Deserialize;
+
+/**  One key's schedule, as front ends show it. */
+export type KeyCheck_Deserialize = {
+	profile_id: string,
+	label: string,
+	/**  When the key's evidence was last taken (RFC 3339), if ever. */
+	last_checked?: string | null,
+	/**  When the background check is due next (RFC 3339); `None` without evidence to keep fresh. */
+	next_due?: string | null,
+};
+
+/**  One key's schedule, as front ends show it. */
+export type KeyCheck_Serialize = {
+	profile_id: string,
+	label: string,
+	/**  When the key's evidence was last taken (RFC 3339), if ever. */
+	last_checked: string | null,
+	/**  When the background check is due next (RFC 3339); `None` without evidence to keep fresh. */
+	next_due: string | null,
 };
 
 export type ModelGateView = {
@@ -404,56 +680,75 @@ export type ModelProof_Serialize = {
 	failure_kind: string | null,
 };
 
-/**  One entry of a new priority order: the profile and the revision it was read at. */
-export type OrderInput = {
+/**  `connection add`. */
+export type NewConnection = {
+	slug: string,
+	protocol: string,
+	base_url: string,
+	models: string[],
+	/**  `FROM=TO` model mappings. */
+	mappings: string[],
+	/**  `Name: value` non-secret headers. */
+	headers: string[],
+};
+
+/**  `profile add`. */
+export type NewProfile = NewProfile_Serialize | NewProfile_Deserialize;
+
+/**  `profile add`. */
+export type NewProfile_Deserialize = {
+	label: string,
+	/**  Default 1. */
+	weight?: number | null,
+	/**  Default: after every existing profile (lower numbers are tried first). */
+	priority?: number | null,
+};
+
+/**  `profile add`. */
+export type NewProfile_Serialize = {
+	label: string,
+	/**  Default 1. */
+	weight: number | null,
+	/**  Default: after every existing profile (lower numbers are tried first). */
+	priority: number | null,
+};
+
+/**  One entry of a new order: a profile id and the revision the caller read it at. */
+export type OrderEntry = {
 	id: string,
 	revision: number,
 };
 
-/**  A profile edit: `null` keeps a field. */
-export type ProfileEditInput = ProfileEditInput_Serialize | ProfileEditInput_Deserialize;
+/**  Where the relay's port came from. */
+export type PortSource = "settings" | 
+/**  An address given on the command line (`relay serve --listen`). */
+"listen" | 
+/**  `SWITCHYARD_RELAY_PORT`. */
+"env";
 
-/**  A profile edit: `null` keeps a field. */
-export type ProfileEditInput_Deserialize = {
+/**  `profile edit`. */
+export type ProfileEdit = ProfileEdit_Serialize | ProfileEdit_Deserialize;
+
+/**  `profile edit`. */
+export type ProfileEdit_Deserialize = {
 	label?: string | null,
 	weight?: number | null,
 	priority?: number | null,
 	enabled?: boolean | null,
-	/**  Make this profile the one legacy mode uses. */
+	/**  Make this profile the connection's primary (the one legacy mode uses). */
 	make_primary: boolean,
 	if_revision?: number | null,
 };
 
-/**  A profile edit: `null` keeps a field. */
-export type ProfileEditInput_Serialize = {
+/**  `profile edit`. */
+export type ProfileEdit_Serialize = {
 	label: string | null,
 	weight: number | null,
 	priority: number | null,
 	enabled: boolean | null,
-	/**  Make this profile the one legacy mode uses. */
+	/**  Make this profile the connection's primary (the one legacy mode uses). */
 	make_primary: boolean,
 	if_revision: number | null,
-};
-
-/**  A new profile (its secret travels separately as a [`SecretArg`]). */
-export type ProfileInput = ProfileInput_Serialize | ProfileInput_Deserialize;
-
-/**  A new profile (its secret travels separately as a [`SecretArg`]). */
-export type ProfileInput_Deserialize = {
-	label: string,
-	/**  Default 1. */
-	weight?: number | null,
-	/**  Default: after every existing profile. */
-	priority?: number | null,
-};
-
-/**  A new profile (its secret travels separately as a [`SecretArg`]). */
-export type ProfileInput_Serialize = {
-	label: string,
-	/**  Default 1. */
-	weight: number | null,
-	/**  Default: after every existing profile. */
-	priority: number | null,
 };
 
 /**  One profile's readings; `windows` is empty when no answer reported any. */
@@ -482,12 +777,17 @@ export type ProfileReadiness_Deserialize = {
 	priority: number,
 	enabled: boolean,
 	primary: boolean,
-	/**  `present`, `missing` or `unknown`. */
-	credential: string,
-	/**  `current`, `stale` or `none`. */
-	evidence: string,
+	credential: CredentialPresence,
+	evidence: EvidenceState,
 	evidence_detail?: EvidenceSummary_Deserialize | null,
 	health: HealthView_Deserialize[],
+	/**
+	 *  Prompt-cache reads against the whole prompt over the profile's successful attempts in
+	 *  the ledger (`cache_views.rs`).
+	 */
+	cache: CacheView_Deserialize,
+	/**  Its share of the connection's conversations and prompt tokens in the ledger. */
+	traffic: TrafficView,
 };
 
 export type ProfileReadiness_Serialize = {
@@ -497,12 +797,17 @@ export type ProfileReadiness_Serialize = {
 	priority: number,
 	enabled: boolean,
 	primary: boolean,
-	/**  `present`, `missing` or `unknown`. */
-	credential: string,
-	/**  `current`, `stale` or `none`. */
-	evidence: string,
+	credential: CredentialPresence,
+	evidence: EvidenceState,
 	evidence_detail: EvidenceSummary_Serialize | null,
 	health: HealthView_Serialize[],
+	/**
+	 *  Prompt-cache reads against the whole prompt over the profile's successful attempts in
+	 *  the ledger (`cache_views.rs`).
+	 */
+	cache: CacheView_Serialize,
+	/**  Its share of the connection's conversations and prompt tokens in the ledger. */
+	traffic: TrafficView,
 };
 
 export type ProfileView = {
@@ -513,8 +818,8 @@ export type ProfileView = {
 	priority: number,
 	enabled: boolean,
 	primary: boolean,
-	/**  `present`, `missing`, or `unknown` when the keychain could not be asked. */
-	credential: string,
+	/**  `unknown` when the keychain could not be asked. */
+	credential: CredentialPresence,
 	credential_revision: number,
 	revision: number,
 	created_at: string,
@@ -599,6 +904,11 @@ export type QuotaWindowView_Serialize = {
 	stale: boolean,
 };
 
+/**  The relay service's state (`switchyard_relay::Service`, shown by the window). */
+export type RelayState = "starting" | "listening" | 
+/**  It could not start or stopped on an error (`error` says why: port taken, keychain locked). */
+"error" | "stopped";
+
 /**  Whether the relay serves, and where. Crosses IPC; never carries the token. */
 export type RelayStatus = RelayStatus_Serialize | RelayStatus_Deserialize;
 
@@ -617,32 +927,30 @@ export type RelayStatusChanged_Serialize = {
 
 /**  Whether the relay serves, and where. Crosses IPC; never carries the token. */
 export type RelayStatus_Deserialize = {
-	/**  `starting`, `listening`, `error` or `stopped`. */
-	state: string,
+	state: RelayState,
 	/**  `http://127.0.0.1:PORT` while listening. */
 	url?: string | null,
 	/**  The port asked for (0 = any free port). */
 	port: number,
 	/**  The port actually bound, while listening. */
 	bound_port?: number | null,
-	/**  `settings` or `env` (SWITCHYARD_RELAY_PORT). */
-	port_source: string,
+	/**  `settings`, `env` (SWITCHYARD_RELAY_PORT) or `listen` (an address given). */
+	port_source: PortSource,
 	/**  Why the relay is not listening, in plain words. */
 	error?: string | null,
 };
 
 /**  Whether the relay serves, and where. Crosses IPC; never carries the token. */
 export type RelayStatus_Serialize = {
-	/**  `starting`, `listening`, `error` or `stopped`. */
-	state: string,
+	state: RelayState,
 	/**  `http://127.0.0.1:PORT` while listening. */
 	url: string | null,
 	/**  The port asked for (0 = any free port). */
 	port: number,
 	/**  The port actually bound, while listening. */
 	bound_port: number | null,
-	/**  `settings` or `env` (SWITCHYARD_RELAY_PORT). */
-	port_source: string,
+	/**  `settings`, `env` (SWITCHYARD_RELAY_PORT) or `listen` (an address given). */
+	port_source: PortSource,
 	/**  Why the relay is not listening, in plain words. */
 	error: string | null,
 };
@@ -656,14 +964,19 @@ export type Removal = {
 	secrets_pending: number,
 };
 
+/**  How a connection chooses a profile. `Legacy` is the default and means "primary only". */
+export type RoutingMode = "legacy" | "balanced" | "priority";
+
+/**  Whether an activated mode is in force. `Suspended` routes as legacy until the gates hold again. */
+export type RoutingState = "active" | "suspended";
+
 export type RoutingStatus = RoutingStatus_Serialize | RoutingStatus_Deserialize;
 
 export type RoutingStatus_Deserialize = {
 	slug: string,
-	/**  `legacy`, `balanced` or `priority`. */
-	mode: string,
-	/**  `active` or `suspended` (a suspended connection routes as legacy). */
-	state: string,
+	mode: RoutingMode,
+	/**  A suspended connection routes as legacy. */
+	state: RoutingState,
 	/**  Why the connection is suspended, and what fixes it. */
 	note?: string | null,
 	activated_at?: string | null,
@@ -672,7 +985,7 @@ export type RoutingStatus_Deserialize = {
 	 *  A mode wanted by an imported configuration, not yet in force: it starts by itself
 	 *  once the profiles have credentials, are enabled and verified, and the gates hold.
 	 */
-	pending_mode?: string | null,
+	pending_mode?: RoutingMode | null,
 	/**  What balanced routing keeps on one key (`routing affinity`). */
 	affinity: AffinityView,
 	/**
@@ -686,10 +999,9 @@ export type RoutingStatus_Deserialize = {
 
 export type RoutingStatus_Serialize = {
 	slug: string,
-	/**  `legacy`, `balanced` or `priority`. */
-	mode: string,
-	/**  `active` or `suspended` (a suspended connection routes as legacy). */
-	state: string,
+	mode: RoutingMode,
+	/**  A suspended connection routes as legacy. */
+	state: RoutingState,
 	/**  Why the connection is suspended, and what fixes it. */
 	note: string | null,
 	activated_at: string | null,
@@ -698,7 +1010,7 @@ export type RoutingStatus_Serialize = {
 	 *  A mode wanted by an imported configuration, not yet in force: it starts by itself
 	 *  once the profiles have credentials, are enabled and verified, and the gates hold.
 	 */
-	pending_mode: string | null,
+	pending_mode: RoutingMode | null,
 	/**  What balanced routing keeps on one key (`routing affinity`). */
 	affinity: AffinityView,
 	/**
@@ -716,6 +1028,103 @@ export type RoutingStatus_Serialize = {
  */
 export type SecretArg = string;
 
+/**  A profile's part of the connection's traffic in the ledger. */
+export type TrafficView = {
+	/**  Conversations whose oldest retained attempt this profile served. */
+	conversations: number | null,
+	/**  Its share of the connection's conversations (0 when there are none). */
+	conversation_share: number | null,
+	/**  Prompt tokens of its successful attempts (`CacheView::input_tokens`). */
+	prompt_tokens: number | null,
+	/**  Its share of the connection's prompt tokens (0 when there are none). */
+	token_share: number | null,
+};
+
+/**  A connection's usage per day and profile (the desktop's chart). */
+export type UsageChart = UsageChart_Serialize | UsageChart_Deserialize;
+
+/**  A connection's usage per day and profile (the desktop's chart). */
+export type UsageChart_Deserialize = {
+	slug: string,
+	time_zone: string,
+	/**  Every day of the range, oldest first (`YYYY-MM-DD`). */
+	days: string[],
+	series: UsageSeries_Deserialize[],
+	total: UsageRow_Deserialize,
+	complete: boolean,
+};
+
+/**  A connection's usage per day and profile (the desktop's chart). */
+export type UsageChart_Serialize = {
+	slug: string,
+	time_zone: string,
+	/**  Every day of the range, oldest first (`YYYY-MM-DD`). */
+	days: string[],
+	series: UsageSeries_Serialize[],
+	total: UsageRow_Serialize,
+	complete: boolean,
+};
+
+/**
+ *  One group's sums. `requests` counts physical attempts (each one provider call). Counts are
+ *  i64 here and in JSON; TypeScript reads them as `number` (`specta(type = u32)` only names the
+ *  TS type: the bindings refuse 64-bit integers, and `f64` would read as `number | null`).
+ */
+export type UsageRow = UsageRow_Serialize | UsageRow_Deserialize;
+
+/**
+ *  One group's sums. `requests` counts physical attempts (each one provider call). Counts are
+ *  i64 here and in JSON; TypeScript reads them as `number` (`specta(type = u32)` only names the
+ *  TS type: the bindings refuse 64-bit integers, and `f64` would read as `number | null`).
+ */
+export type UsageRow_Deserialize = {
+	key: string,
+	requests: number,
+	/**  Attempts that failed or got no answer. */
+	errors: number,
+	input_tokens: number,
+	output_tokens: number,
+	cache_read_tokens: number,
+	cache_write_tokens: number,
+	/**  USD; `None` when the cost of some attempt in the group is not known. */
+	cost_usd?: number | null,
+};
+
+/**
+ *  One group's sums. `requests` counts physical attempts (each one provider call). Counts are
+ *  i64 here and in JSON; TypeScript reads them as `number` (`specta(type = u32)` only names the
+ *  TS type: the bindings refuse 64-bit integers, and `f64` would read as `number | null`).
+ */
+export type UsageRow_Serialize = {
+	key: string,
+	requests: number,
+	/**  Attempts that failed or got no answer. */
+	errors: number,
+	input_tokens: number,
+	output_tokens: number,
+	cache_read_tokens: number,
+	cache_write_tokens: number,
+	/**  USD; `None` when the cost of some attempt in the group is not known. */
+	cost_usd: number | null,
+};
+
+/**  One profile's bars: `days[i]` is the i-th day of the chart (key = the day). */
+export type UsageSeries = UsageSeries_Serialize | UsageSeries_Deserialize;
+
+/**  One profile's bars: `days[i]` is the i-th day of the chart (key = the day). */
+export type UsageSeries_Deserialize = {
+	profile: string,
+	label: string,
+	days: UsageRow_Deserialize[],
+};
+
+/**  One profile's bars: `days[i]` is the i-th day of the chart (key = the day). */
+export type UsageSeries_Serialize = {
+	profile: string,
+	label: string,
+	days: UsageRow_Serialize[],
+};
+
 /**  Progress of `verify`, one event when a profile starts and one when it finishes. */
 export type VerifyEvent = VerifyEvent_Serialize | VerifyEvent_Deserialize;
 
@@ -724,6 +1133,15 @@ export type VerifyEvent_Deserialize = { event: "started"; profile_id: string; la
 
 /**  Progress of `verify`, one event when a profile starts and one when it finishes. */
 export type VerifyEvent_Serialize = { event: "started"; profile_id: string; label: string; index: number; total: number } | { event: "finished"; result: VerifyResult_Serialize; done: number; total: number };
+
+/**  What one verification of a profile proved. */
+export type VerifyOutcome = 
+/**  Evidence recorded. */
+"verified" | 
+/**  Recorded: the provider refused the key. */
+"auth_invalid" | 
+/**  Nothing proven (`detail` says why); nothing recorded. */
+"unverified";
 
 /**  Progress of a `verify` command: which connection, and the engine's event. */
 export type VerifyProgress = VerifyProgress_Serialize | VerifyProgress_Deserialize;
@@ -769,7 +1187,7 @@ export type VerifyResult_Deserialize = {
 	 *  `verified` (evidence recorded), `auth_invalid` (recorded: the key is refused) or
 	 *  `unverified` (nothing proven; `detail` says why).
 	 */
-	outcome: string,
+	outcome: VerifyOutcome,
 	models: ModelProof_Deserialize[],
 	failure_kind?: string | null,
 	detail: string,
@@ -783,7 +1201,7 @@ export type VerifyResult_Serialize = {
 	 *  `verified` (evidence recorded), `auth_invalid` (recorded: the key is refused) or
 	 *  `unverified` (nothing proven; `detail` says why).
 	 */
-	outcome: string,
+	outcome: VerifyOutcome,
 	models: ModelProof_Serialize[],
 	failure_kind: string | null,
 	detail: string,

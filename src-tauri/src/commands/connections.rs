@@ -2,11 +2,11 @@
 
 use std::sync::Arc;
 
-use switchyard_engine::{ConnectionDetail, ConnectionView, Engine, Removal};
+use switchyard_engine::{ConnectionDetail, ConnectionEdit, ConnectionView, Engine, NewConnection, Removal};
 use tauri::State;
 
-use crate::inputs::{ConnectionEditInput, ConnectionInput, SecretArg};
 use crate::ipc::IpcError;
+use crate::secret_arg::SecretArg;
 
 /// Every connection with its profiles.
 #[tauri::command]
@@ -27,11 +27,11 @@ pub async fn connection_show(engine: State<'_, Arc<Engine>>, slug: String) -> Re
 #[specta::specta]
 pub async fn connection_add(
     engine: State<'_, Arc<Engine>>,
-    input: ConnectionInput,
+    input: NewConnection,
     secret: Option<SecretArg>,
 ) -> Result<ConnectionDetail, IpcError> {
     let secret = secret.map(SecretArg::into_secret);
-    Ok(engine.connection_add(input.into(), secret).await?)
+    Ok(engine.connection_add(input, secret).await?)
 }
 
 #[tauri::command]
@@ -39,9 +39,9 @@ pub async fn connection_add(
 pub async fn connection_edit(
     engine: State<'_, Arc<Engine>>,
     slug: String,
-    edit: ConnectionEditInput,
+    edit: ConnectionEdit,
 ) -> Result<ConnectionView, IpcError> {
-    Ok(engine.connection_edit(&slug, edit.into()).await?)
+    Ok(engine.connection_edit(&slug, edit).await?)
 }
 
 /// Removes a connection, its profiles and their keychain entries.

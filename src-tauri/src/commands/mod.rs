@@ -2,12 +2,16 @@
 //! error. No domain logic here; one module per noun.
 
 pub mod activity;
+pub mod autostart;
+pub mod clients;
 pub mod connections;
+pub mod fallback;
 pub mod portable;
 pub mod profiles;
 pub mod quota;
 pub mod relay;
 pub mod routing;
+pub mod usage;
 
 use std::sync::Arc;
 

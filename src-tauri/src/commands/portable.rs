@@ -9,7 +9,8 @@ use specta::Type;
 use switchyard_engine::{Conflict, Engine, ImportReport, MAX_IMPORT_BYTES};
 use tauri::State;
 
-use crate::ipc::{IpcError, IpcErrorCode};
+use crate::ipc::IpcError;
+use switchyard_engine::ErrorCode;
 
 /// Where the export went and how many connections it holds.
 #[derive(Debug, Clone, Serialize, Type)]
@@ -19,7 +20,7 @@ pub struct ExportResult {
 }
 
 fn invalid(message: String) -> IpcError {
-    IpcError { code: IpcErrorCode::Invalid, message, gates: None }
+    IpcError { code: ErrorCode::Invalid, message, gates: None }
 }
 
 fn conflict_choice(on_conflict: &str) -> Result<Conflict, IpcError> {
@@ -36,6 +37,17 @@ fn read_document(path: &str) -> Result<String, IpcError> {
         )));
     }
     std::fs::read_to_string(file).map_err(|e| invalid(format!("cannot read {path}: {e}")))
+}
+
+/// Pasted or dropped text, refused over the format's 1 MiB limit like a file.
+fn check_text(text: &str) -> Result<(), IpcError> {
+    if text.len() > MAX_IMPORT_BYTES {
+        return Err(invalid(format!(
+            "the pasted text is {} bytes; a shared configuration is at most {MAX_IMPORT_BYTES} bytes (1 MiB)",
+            text.len()
+        )));
+    }
+    Ok(())
 }
 
 /// Writes every connection (or `slugs`) as format v1 to `path`; never a key, locator or evidence.
@@ -78,5 +90,32 @@ pub async fn import_apply(
 ) -> Result<ImportReport, IpcError> {
     let choice = conflict_choice(&on_conflict)?;
     let text = read_document(&path)?;
+    Ok(engine.import(&text, false, choice).await?)
+}
+
+/// What importing `text` (a configuration pasted from chat, or a dropped file's content) would
+/// create, rename or skip; writes nothing.
+#[tauri::command]
+#[specta::specta]
+pub async fn import_text_preview(
+    engine: State<'_, Arc<Engine>>,
+    text: String,
+    on_conflict: String,
+) -> Result<ImportReport, IpcError> {
+    let choice = conflict_choice(&on_conflict)?;
+    check_text(&text)?;
+    Ok(engine.import(&text, true, choice).await?)
+}
+
+/// Imports `text` like `import_apply` imports a file.
+#[tauri::command]
+#[specta::specta]
+pub async fn import_text_apply(
+    engine: State<'_, Arc<Engine>>,
+    text: String,
+    on_conflict: String,
+) -> Result<ImportReport, IpcError> {
+    let choice = conflict_choice(&on_conflict)?;
+    check_text(&text)?;
     Ok(engine.import(&text, false, choice).await?)
 }

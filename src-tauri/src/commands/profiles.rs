@@ -3,21 +3,21 @@
 
 use std::sync::Arc;
 
-use switchyard_engine::{Engine, OrderEntry, ProfileView, Removal};
+use switchyard_engine::{Engine, NewProfile, OrderEntry, ProfileEdit, ProfileView, Removal};
 use tauri::State;
 
-use crate::inputs::{OrderInput, ProfileEditInput, ProfileInput, SecretArg};
 use crate::ipc::IpcError;
+use crate::secret_arg::SecretArg;
 
 #[tauri::command]
 #[specta::specta]
 pub async fn profile_add(
     engine: State<'_, Arc<Engine>>,
     slug: String,
-    input: ProfileInput,
+    input: NewProfile,
     secret: SecretArg,
 ) -> Result<ProfileView, IpcError> {
-    Ok(engine.profile_add(&slug, input.into(), secret.into_secret()).await?)
+    Ok(engine.profile_add(&slug, input, secret.into_secret()).await?)
 }
 
 /// Label, weight, priority, enabled flag or primary status (CAS on `if_revision`).
@@ -27,9 +27,9 @@ pub async fn profile_edit(
     engine: State<'_, Arc<Engine>>,
     slug: String,
     profile: String,
-    edit: ProfileEditInput,
+    edit: ProfileEdit,
 ) -> Result<ProfileView, IpcError> {
-    Ok(engine.profile_edit(&slug, &profile, edit.into()).await?)
+    Ok(engine.profile_edit(&slug, &profile, edit).await?)
 }
 
 /// New priority order of every profile of the connection, first tried first.
@@ -38,9 +38,8 @@ pub async fn profile_edit(
 pub async fn profile_reorder(
     engine: State<'_, Arc<Engine>>,
     slug: String,
-    order: Vec<OrderInput>,
+    order: Vec<OrderEntry>,
 ) -> Result<Vec<ProfileView>, IpcError> {
-    let order: Vec<OrderEntry> = order.into_iter().map(OrderEntry::from).collect();
     Ok(engine.profile_reorder(&slug, &order).await?)
 }
 

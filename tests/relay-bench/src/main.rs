@@ -20,6 +20,7 @@ use tokio::process::{Child, Command};
 const KEYS: [&str; 4] = ["bench-key-1", "bench-key-2", "bench-key-3", "bench-key-4"];
 
 mod bare;
+mod bodies;
 
 struct Target {
     name: &'static str,
@@ -59,7 +60,8 @@ async fn bench(args: Vec<String>) -> Result<()> {
     let mut paced_only = false;
     let mut only_conc: Option<usize> = None;
     let mut rounds = 3usize;
-    let mut baseline: Option<PathBuf> = None;
+    let mut baselines: Vec<(String, PathBuf)> = Vec::new();
+    let mut only_body: Option<String> = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--bin-dir" => bin_dir = PathBuf::from(args.next().context("--bin-dir DIR")?),
@@ -73,8 +75,15 @@ async fn bench(args: Vec<String>) -> Result<()> {
             // Rounds of the paced table (each target once per round, medians reported).
             "--rounds" => rounds = args.next().context("--rounds N")?.parse::<usize>()?.max(1),
             // A second `switchyard` binary (e.g. built from the commit before a change), served on
-            // the same data dir beside the current one: before/after rows in one run.
-            "--baseline" => baseline = Some(PathBuf::from(args.next().context("--baseline PATH")?)),
+            // its own data dir beside the current one: before/after rows in one run.
+            // Repeatable; `NAME=PATH` names its rows (default `baseline`).
+            "--baseline" => {
+                let arg = args.next().context("--baseline [NAME=]PATH")?;
+                let (name, path) = arg.split_once('=').unwrap_or(("baseline", arg.as_str()));
+                baselines.push((name.to_string(), PathBuf::from(path)));
+            }
+            // Only this body size in the paced tables (`one-line`, `9 KB`, `200 KB`, `1 MB`).
+            "--body" => only_body = Some(args.next().context("--body NAME")?),
             other => bail!("unknown argument {other}"),
         }
     }
@@ -94,42 +103,7 @@ async fn bench(args: Vec<String>) -> Result<()> {
     .await?;
     let sy = bin_dir.join("switchyard");
     let data = work.join("data");
-    let cli = |args: Vec<String>, secret: Option<&str>| {
-        let sy = sy.clone();
-        let data = data.clone();
-        let secret = secret.map(str::to_string);
-        async move {
-            let mut cmd = Command::new(sy);
-            cmd.env("SWITCHYARD_DATA_DIR", &data)
-                .args(&args)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            let mut child = cmd.spawn()?;
-            if let (Some(s), Some(mut stdin)) = (secret, child.stdin.take()) {
-                tokio::io::AsyncWriteExt::write_all(&mut stdin, s.as_bytes()).await?;
-            }
-            let out = child.wait_with_output().await?;
-            if !out.status.success() {
-                bail!("switchyard {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-            }
-            Ok::<String, anyhow::Error>(String::from_utf8_lossy(&out.stdout).trim().to_string())
-        }
-    };
-    let base = format!("{mock_url}/v1");
-    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-    // "leg" stays legacy; "bal" gets 3 more keys and balanced routing below.
-    for slug in ["leg", "bal"] {
-        let add =
-            ["connection", "add", slug, "--protocol", "openai", "--base-url", &base, "--model", "m1", "--secret-stdin"];
-        cli(s(&add), Some(KEYS[0])).await?;
-    }
-    for (i, k) in KEYS.iter().enumerate().skip(1) {
-        cli(s(&["profile", "add", "bal", "--label", &format!("k{i}"), "--secret-stdin"]), Some(k)).await?;
-    }
-    cli(s(&["verify", "bal"]), None).await?;
-    cli(s(&["routing", "activate", "bal", "balanced"]), None).await?;
-    let token = cli(s(&["relay", "token"]), None).await?;
+    let token = set_up(&sy, &data, &mock_url).await?;
     let mut relay_cmd = Command::new(&sy);
     let relay_log = work.join("relay.log");
     relay_cmd
@@ -138,13 +112,17 @@ async fn bench(args: Vec<String>) -> Result<()> {
         .stderr(std::fs::File::create(&relay_log)?);
     let (mut relay, relay_url) = spawn_announcing(&mut relay_cmd).await?;
     let relay_pid = relay.id().context("relay pid")?;
-    let mut baseline_relay = None;
-    if let Some(bin) = &baseline {
+    let mut baseline_relays = Vec::new();
+    for (i, (name, bin)) in baselines.iter().enumerate() {
+        // Its own data dir, set up by its own CLI: an older binary cannot open a database that
+        // newer migrations have touched.
+        let base_data = work.join(format!("baseline-data-{i}"));
+        let base_token = set_up(bin, &base_data, &mock_url).await?;
         let mut cmd = Command::new(bin);
-        cmd.env("SWITCHYARD_DATA_DIR", &data)
+        cmd.env("SWITCHYARD_DATA_DIR", &base_data)
             .args(["relay", "serve", "--listen", "127.0.0.1:0"])
-            .stderr(std::fs::File::create(work.join("baseline-relay.log"))?);
-        baseline_relay = Some(spawn_announcing(&mut cmd).await?);
+            .stderr(std::fs::File::create(work.join(format!("baseline-relay-{i}.log")))?);
+        baseline_relays.push((name.clone(), spawn_announcing(&mut cmd).await?, base_token));
     }
     let mut bare_cmd = Command::new(std::env::current_exe()?);
     bare_cmd.args(["--bare-proxy", &mock_url, KEYS[0]]).stderr(Stdio::null());
@@ -173,12 +151,14 @@ async fn bench(args: Vec<String>) -> Result<()> {
             pid: Some(relay_pid),
         },
     ];
-    if let Some((child, url)) = &baseline_relay {
-        for (name, slug) in [("baseline relay legacy", "leg"), ("baseline relay balanced x4", "bal")] {
+    for (base, (child, url), base_token) in &baseline_relays {
+        for (kind, slug) in [("legacy", "leg"), ("balanced x4", "bal")] {
             let url = format!("{url}/c/{slug}/v1/chat/completions");
-            targets.push(Target { name, url, auth: token.clone(), pid: child.id() });
+            let name: &'static str = Box::leak(format!("{base} relay {kind}").into_boxed_str());
+            targets.push(Target { name, url, auth: base_token.clone(), pid: child.id() });
         }
     }
+    let one_line = [bodies::Body::new(0, false), bodies::Body::new(0, true)];
     let client = reqwest::Client::builder().pool_max_idle_per_host(1024).tcp_nodelay(true).build()?;
     let mut rows = Vec::new();
     for stream in [false, true] {
@@ -191,7 +171,9 @@ async fn bench(args: Vec<String>) -> Result<()> {
         for conc in concurrencies {
             let mut direct = Cell::default();
             for t in &targets {
-                let cell = run_cell(&client, t, Shape { stream, conc, seconds, rate: None }).await?;
+                let cell =
+                    run_cell(&client, t, &one_line[usize::from(stream)], Shape { stream, conc, seconds, rate: None })
+                        .await?;
                 if t.name == "direct" {
                     direct = cell.clone();
                 }
@@ -199,48 +181,66 @@ async fn bench(args: Vec<String>) -> Result<()> {
             }
         }
     }
-    // Paced at 500 req/s with 32 connections: the added latency of the hop itself, without
-    // the CPU saturation of the closed-loop rows (load generator, mock and relay share 2 cores).
-    // This machine's run-to-run noise is as large as the targets, so the paced cells run in
-    // rounds (every target once per round, interleaved) and the table shows per-target medians.
-    // per_round[stream][target]: that cell's result in every round.
-    let mut per_round: Vec<Vec<Vec<Cell>>> = vec![vec![Vec::new(); targets.len()]; 2];
-    for _ in 0..rounds {
-        for (si, stream) in [false, true].into_iter().enumerate() {
-            for (ti, t) in targets.iter().enumerate() {
-                let cell = run_cell(&client, t, Shape { stream, conc: 32, seconds, rate: Some(500.0) }).await?;
-                per_round[si][ti].push(cell);
-            }
+    // Paced over 32 connections: the added latency of the hop itself, without the CPU
+    // saturation of the closed-loop rows (load generator, mock and relay share 2 cores), for
+    // bodies from one line to 1 MB (`bodies.rs`; one-line also streaming). This machine's
+    // run-to-run noise is as large as the targets, so the paced cells run in rounds (every
+    // target once per round, interleaved) and the tables show per-target medians.
+    let mut shapes: Vec<(&str, bool, f64, bodies::Body)> = Vec::new();
+    for (name, size, rate) in bodies::SIZES {
+        if only_body.as_deref().is_some_and(|b| b != name) {
+            continue;
+        }
+        shapes.push((name, false, rate, bodies::Body::new(size, false)));
+        if size == 0 {
+            shapes.push((name, true, rate, bodies::Body::new(size, true)));
         }
     }
-    let mut paced = Vec::new();
-    let mut added_by_round = Vec::new();
-    for (si, stream) in [false, true].into_iter().enumerate() {
-        let direct_rounds = &per_round[si][0];
-        let direct = median_cell(direct_rounds);
-        for (ti, t) in targets.iter().enumerate() {
-            let cells = &per_round[si][ti];
-            paced.push((t.name, stream, 32, median_cell(cells), direct.clone()));
-            if ti > 0 {
-                let added: Vec<String> =
-                    cells.iter().zip(direct_rounds).map(|(c, d)| format!("{:.0}", c.p50 - d.p50)).collect();
-                added_by_round.push(format!(
-                    "- {} {}: {}",
-                    t.name,
-                    if stream { "stream" } else { "json" },
-                    added.join(", ")
-                ));
+    // per_round[shape][target]: that cell's result in every round.
+    let mut per_round: Vec<Vec<Vec<Cell>>> = vec![vec![Vec::new(); targets.len()]; shapes.len()];
+    for round in 0..rounds {
+        eprintln!("paced round {} of {rounds}", round + 1);
+        for (si, (_, stream, rate, body)) in shapes.iter().enumerate() {
+            for (ti, t) in targets.iter().enumerate() {
+                let shape = Shape { stream: *stream, conc: 32, seconds, rate: Some(*rate) };
+                per_round[si][ti].push(run_cell(&client, t, body, shape).await?);
             }
         }
     }
     let peak = proc_kib(relay_pid, "VmHWM:").unwrap_or(0);
-    println!("Closed loop (each connection sends as fast as answers come back):\n");
+    println!("Closed loop, one-line body (each connection sends as fast as answers come back):\n");
     print_table(&rows);
-    println!("\nPaced at 500 req/s over 32 connections (median of {rounds} interleaved rounds):\n");
-    print_table(&paced);
-    println!("\nadded p50 µs in each round (same round's direct):");
-    for line in &added_by_round {
-        println!("{line}");
+    for (si, (name, stream, rate, body)) in shapes.iter().enumerate() {
+        let direct_rounds = &per_round[si][0];
+        let floor_rounds = &per_round[si][1];
+        let direct = median_cell(direct_rounds);
+        let mut paced = Vec::new();
+        let mut added_by_round = Vec::new();
+        for (ti, t) in targets.iter().enumerate() {
+            let cells = &per_round[si][ti];
+            paced.push((t.name, *stream, 32, median_cell(cells), direct.clone()));
+            if ti > 0 {
+                let added = |base: &[Cell]| -> Vec<String> {
+                    cells.iter().zip(base).map(|(c, d)| format!("{:.0}", c.p50 - d.p50)).collect()
+                };
+                let over_floor = if ti > 1 {
+                    format!("; over the floor: {}", added(floor_rounds).join(", "))
+                } else {
+                    String::new()
+                };
+                added_by_round.push(format!("- {}: {}{over_floor}", t.name, added(direct_rounds).join(", ")));
+            }
+        }
+        println!(
+            "\nPaced at {rate} req/s over 32 connections, body {name} ({} bytes), {} (median of {rounds} interleaved rounds):\n",
+            body.len(),
+            if *stream { "streaming" } else { "JSON answer" }
+        );
+        print_table(&paced);
+        println!("\nadded p50 µs in each round (vs the same round's direct; relay rows also vs the floor):");
+        for line in &added_by_round {
+            println!("{line}");
+        }
     }
     print_memory(&rows, peak);
     let _ = relay.start_kill();
@@ -277,7 +277,7 @@ struct Shape {
     rate: Option<f64>,
 }
 
-async fn run_cell(client: &reqwest::Client, t: &Target, shape: Shape) -> Result<Cell> {
+async fn run_cell(client: &reqwest::Client, t: &Target, body: &bodies::Body, shape: Shape) -> Result<Cell> {
     let Shape { stream, conc, seconds, rate } = shape;
     eprintln!(
         "cell: {} stream={stream} conc={conc} rate={rate:?} (proxy RSS before: {} KiB)",
@@ -285,7 +285,7 @@ async fn run_cell(client: &reqwest::Client, t: &Target, shape: Shape) -> Result<
         proc_kib(t.pid.unwrap_or(0), "VmRSS:").unwrap_or(0)
     );
     // Warm-up, then the measured window.
-    let _ = load(client, t, stream, conc, 0.5, rate).await?;
+    let _ = load(client, t, body, conc, 0.5, rate).await?;
     let pid = t.pid.unwrap_or(0);
     let sample = stream && conc == 256 && t.pid.is_some();
     let sampler = sample.then(|| {
@@ -299,7 +299,7 @@ async fn run_cell(client: &reqwest::Client, t: &Target, shape: Shape) -> Result<
         })
     });
     let cpu_before = proc_cpu_ticks(pid);
-    let (lat, ttfb, elapsed) = load(client, t, stream, conc, seconds, rate).await?;
+    let (lat, ttfb, elapsed) = load(client, t, body, conc, seconds, rate).await?;
     let cpu_ticks = proc_cpu_ticks(pid).saturating_sub(cpu_before);
     // Clock ticks are 1/100 s on Linux.
     let relay_cpu_us =
@@ -322,19 +322,19 @@ async fn run_cell(client: &reqwest::Client, t: &Target, shape: Shape) -> Result<
 async fn load(
     client: &reqwest::Client,
     t: &Target,
-    stream: bool,
+    body: &bodies::Body,
     conc: usize,
     seconds: f64,
     rate: Option<f64>,
 ) -> Result<(Vec<u64>, Vec<u64>, f64)> {
     let deadline = Instant::now() + Duration::from_secs_f64(seconds);
     let start = Instant::now();
-    let shared = Arc::new((client.clone(), t.url.clone(), t.auth.clone()));
+    let shared = Arc::new((client.clone(), t.url.clone(), t.auth.clone(), body.clone()));
     let mut tasks = Vec::with_capacity(conc);
     for w in 0..conc {
         let shared = shared.clone();
         tasks.push(tokio::spawn(async move {
-            let (client, url, auth) = &*shared;
+            let (client, url, auth, template) = &*shared;
             let mut lat = Vec::new();
             let mut ttfb = Vec::new();
             let mut n = 0u64;
@@ -347,9 +347,10 @@ async fn load(
                     next += i;
                 }
                 n += 1;
-                let body = json!({"model": "m1", "stream": stream, "messages": [{"role": "user", "content": format!("w{w} n{n}")}]});
+                let body = template.for_request(w, n);
                 let t0 = Instant::now();
-                let Ok(resp) = client.post(url).bearer_auth(auth).json(&body).send().await else { continue };
+                let req = client.post(url).bearer_auth(auth).header("content-type", "application/json").body(body);
+                let Ok(resp) = req.send().await else { continue };
                 if !resp.status().is_success() {
                     continue;
                 }
@@ -455,4 +456,45 @@ fn print_memory(rows: &[(&str, bool, usize, Cell, Cell)], peak_kib: u64) {
     for (name, _, _, c, _) in rows.iter().filter(|r| r.3.rss_kib > 0) {
         println!("- {name}: {:.1} MB at 256 streams", c.rss_kib as f64 / 1024.0);
     }
+}
+
+/// Sets up a data dir through `sy`'s CLI: `leg` (legacy, one key) and `bal` (4 keys, verified,
+/// balanced) on the mock; returns the relay token.
+async fn set_up(sy: &std::path::Path, data: &std::path::Path, mock_url: &str) -> Result<String> {
+    let cli = |args: Vec<String>, secret: Option<&str>| {
+        let sy = sy.to_path_buf();
+        let data = data.to_path_buf();
+        let secret = secret.map(str::to_string);
+        async move {
+            let mut cmd = Command::new(sy);
+            cmd.env("SWITCHYARD_DATA_DIR", &data)
+                .args(&args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let mut child = cmd.spawn()?;
+            if let (Some(s), Some(mut stdin)) = (secret, child.stdin.take()) {
+                tokio::io::AsyncWriteExt::write_all(&mut stdin, s.as_bytes()).await?;
+            }
+            let out = child.wait_with_output().await?;
+            if !out.status.success() {
+                bail!("switchyard {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+            }
+            Ok::<String, anyhow::Error>(String::from_utf8_lossy(&out.stdout).trim().to_string())
+        }
+    };
+    let base = format!("{mock_url}/v1");
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    // "leg" stays legacy; "bal" gets 3 more keys and balanced routing below.
+    for slug in ["leg", "bal"] {
+        let add =
+            ["connection", "add", slug, "--protocol", "openai", "--base-url", &base, "--model", "m1", "--secret-stdin"];
+        cli(s(&add), Some(KEYS[0])).await?;
+    }
+    for (i, k) in KEYS.iter().enumerate().skip(1) {
+        cli(s(&["profile", "add", "bal", "--label", &format!("k{i}"), "--secret-stdin"]), Some(k)).await?;
+    }
+    cli(s(&["verify", "bal"]), None).await?;
+    cli(s(&["routing", "activate", "bal", "balanced"]), None).await?;
+    cli(s(&["relay", "token"]), None).await
 }

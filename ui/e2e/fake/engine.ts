@@ -23,8 +23,10 @@ import {
   type FakeConnection,
   type FakeProfile,
 } from './readiness';
+import { FakeAutostart } from './autostart';
 import { FakePortable } from './portable';
 import { FakeQuota } from './quota';
+import { FakeUsage } from './usage';
 import { FakeRelay } from './relay';
 
 export type VerifyScript = { outcome: 'verified' | 'auth_invalid' | 'unverified'; kind?: string; supported?: string[] };
@@ -55,11 +57,16 @@ export class FakeEngine {
   readonly portable: FakePortable;
   /** The limit readings `quota` answers with. */
   readonly quota: FakeQuota;
+  /** The usage chart `usage_chart` answers with, summed from the fake ledger. */
+  readonly usage: FakeUsage;
+  /** Whether the app starts with the system (`autostart_*`). */
+  readonly autostart = new FakeAutostart();
 
   constructor(private readonly emit: Emit) {
     this.relay = new FakeRelay(this, emit);
     this.portable = new FakePortable(this);
     this.quota = new FakeQuota(this);
+    this.usage = new FakeUsage(this);
   }
 
   private id(prefix: string): string {
@@ -163,6 +170,8 @@ export class FakeEngine {
     if (this.relay.handles(cmd)) return this.relay.handle(cmd, a);
     if (this.portable.handles(cmd)) return this.portable.handle(cmd, a);
     if (this.quota.handles(cmd)) return this.quota.handle(cmd, a);
+    if (this.usage.handles(cmd)) return this.usage.handle(cmd, a);
+    if (this.autostart.handles(cmd)) return this.autostart.handle(cmd, a);
     switch (cmd) {
       case 'app_info':
         return { version: '0.1.0-e2e', data_dir: '/tmp/switchyard-e2e' };
@@ -206,6 +215,19 @@ export class FakeEngine {
       }
       case 'routing_affinity':
         return this.setAffinity(a.slug, a.mode, a.windowMin);
+      // Fallback chains: stored as given, never activated (the fake proves no hop's evidence).
+      case 'fallback_status':
+        return this.fallback(a.slug);
+      case 'fallback_set':
+        this.conn(a.slug);
+        this.chains.set(a.slug, a.hops);
+        return this.fallback(a.slug);
+      case 'fallback_activate':
+        return fail('precondition', `cannot activate the fallback chain of '${a.slug}': hops have no current evidence`);
+      case 'fallback_deactivate':
+        return this.fallback(a.slug);
+      case 'key_checks':
+        return [];
       case 'health_reset': {
         const p = this.profile(this.conn(a.slug), a.profile);
         p.health = a.model === null ? [] : p.health.filter((h) => h.model !== a.model);
@@ -214,6 +236,16 @@ export class FakeEngine {
       default:
         return fail('internal', `the fake engine does not know '${cmd}'`);
     }
+  }
+
+  private chains = new Map<string, string[]>();
+
+  private fallback(slug: string) {
+    this.conn(slug);
+    const hops = this.chains.get(slug) ?? [];
+    const chain = hops.map((h) => ({ slug: h.split('=')[0], model: h.includes('=') ? h.slice(h.indexOf('=') + 1) : null }));
+    const failures = chain.length === 0 ? ['no fallback chain'] : chain.map((h) => `hop ${h.slug}: no current evidence`);
+    return { chain, active: false, activated: false, activated_at: null, pending: false, note: null, gates: { ok: false, models: [], failures } };
   }
 
   /** Like `Engine::set_affinity`: checks the mode and the window (1–1440), keeps the window when none is given. */

@@ -9,7 +9,7 @@ function fail(message: string): never {
   throw { code: 'invalid', message, gates: null } satisfies IpcError;
 }
 
-const COMMANDS = ['plugin:dialog|save', 'plugin:dialog|open', 'export_config', 'import_preview', 'import_apply'];
+const COMMANDS = ['plugin:dialog|save', 'plugin:dialog|open', 'export_config', 'import_preview', 'import_apply', 'import_text_preview', 'import_text_apply'];
 const MAX_BYTES = 1024 * 1024;
 
 interface ProfileEntry { ref: string; label: string; weight: number; priority: number; primary: boolean }
@@ -59,6 +59,10 @@ export class FakePortable {
         return this.import(this.read(a.path), true, a.onConflict);
       case 'import_apply':
         return this.import(this.read(a.path), false, a.onConflict);
+      case 'import_text_preview':
+        return this.import(this.pasted(a.text), true, a.onConflict);
+      case 'import_text_apply':
+        return this.import(this.pasted(a.text), false, a.onConflict);
       default:
         return fail(`unknown command ${cmd}`);
     }
@@ -67,6 +71,11 @@ export class FakePortable {
   private read(path: string): string {
     const text = this.files[path] ?? fail(`cannot read ${path}: No such file or directory (os error 2)`);
     if (text.length > MAX_BYTES) fail(`${path} is ${text.length} bytes; a shared configuration is at most ${MAX_BYTES} bytes (1 MiB)`);
+    return text;
+  }
+
+  private pasted(text: string): string {
+    if (text.length > MAX_BYTES) fail(`the pasted text is ${text.length} bytes; a shared configuration is at most ${MAX_BYTES} bytes (1 MiB)`);
     return text;
   }
 

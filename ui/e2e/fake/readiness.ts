@@ -11,6 +11,8 @@ import type {
   ModelProof,
   ProfileReadiness,
   ProfileView,
+  RoutingMode,
+  RoutingState,
   RoutingStatus,
 } from '../../src/lib/types';
 
@@ -49,8 +51,8 @@ export interface FakeConnection {
   mapping: { from: string; to: string }[];
   basis: number;
   revision: number;
-  mode: string;
-  state: string;
+  mode: RoutingMode;
+  state: RoutingState;
   note: string | null;
   activatedAt: string | null;
   activatedBy: string | null;
@@ -143,6 +145,8 @@ function readiness(p: FakeProfile, c: FakeConnection, now: number): ProfileReadi
       ? { verified_at: p.evidence.at, outcome: p.evidence.outcome, models: p.evidence.models, stale_reason: stale }
       : null,
     health: p.health.filter((h) => h.state !== 'open' || !h.until || Date.parse(h.until) > now),
+    cache: { read_tokens: 0, input_tokens: 0, hit_ratio: null },
+    traffic: { conversations: 0, conversation_share: 0, prompt_tokens: 0, token_share: 0 },
   };
 }
 

@@ -30,7 +30,7 @@ export class FakeRelay {
   }
 
   status(): RelayStatus {
-    const base = { port: this.port, port_source: 'settings' };
+    const base = { port: this.port, port_source: 'settings' as const };
     if (this.portTaken) {
       return { ...base, state: 'error', url: null, bound_port: null, error: `port ${this.port} is already in use by another program; free it or choose another port` };
     }
@@ -89,6 +89,9 @@ export class FakeRelay {
       | 'moved'
       | 'cache_read_tokens'
       | 'cache_write_tokens'
+      | 'prompt_tokens'
+      | 'connection'
+      | 'tags'
     > &
       Partial<AttemptView>,
   ) {
@@ -105,6 +108,10 @@ export class FakeRelay {
       moved: null,
       cache_read_tokens: null,
       cache_write_tokens: null,
+      prompt_tokens: ok ? 12 : null,
+      // Fake turns are `SLUG:tN`.
+      connection: row.turn.split(':')[0],
+      tags: {},
       ...row,
     });
   }

@@ -60,6 +60,10 @@ describe('ActivityPanel', () => {
     ]);
     expect(screen.getAllByTestId('attempt')[0].textContent).toMatch(/gpt-a.*(primary|backup).*balanced.*200/);
     expect(screen.getByTestId('activity-events').textContent).toContain('None yet');
+    await waitFor(() => expect(screen.getByTestId('usage-totals').textContent).toContain('8 requests (0 failed)'));
+    const today = screen.getAllByTestId('usage-day').at(-1);
+    expect(today?.querySelectorAll('[data-testid="usage-segment"]'), 'today: a segment per key that served').toHaveLength(2);
+    expect(screen.getByTestId('usage-cost').textContent, 'the fake prices gpt-a').toMatch(/^\$0\.\d{4}$/);
     activity.stop();
   });
 

@@ -40,4 +40,25 @@ describe('ConnectionForm', () => {
     expect(screen.queryByLabelText(/^API key/)).toBeNull();
     expect(screen.queryByLabelText('Name (slug)')).toBeNull();
   });
+
+  it('a provider preset fills protocol, base URL and models, then the submit carries them', async () => {
+    const onsubmit = vi.fn(async () => null);
+    render(ConnectionForm, { mode: 'add', initial: emptyConnectionForm(), onsubmit, oncancel: () => {} });
+    await fireEvent.change(screen.getByLabelText(/^Provider/), { target: { value: 'zhipu' } });
+    expect((screen.getByLabelText('Base URL') as HTMLInputElement).value).toBe('https://api.z.ai/api/paas/v4');
+    expect(screen.getByTestId('preset-note').textContent).toContain('open.bigmodel.cn');
+    await fireEvent.change(screen.getByLabelText(/^Provider/), { target: { value: 'anthropic' } });
+    expect((screen.getByLabelText('Protocol') as HTMLSelectElement).value).toBe('anthropic');
+    await fireEvent.input(screen.getByLabelText('Name (slug)'), { target: { value: 'claude-team' } });
+    await fireEvent.submit(screen.getByTestId('connection-form'));
+    expect(onsubmit).toHaveBeenCalledWith(
+      expect.objectContaining({ slug: 'claude-team', protocol: 'anthropic', baseUrl: 'https://api.anthropic.com', models: 'claude-sonnet-4-5, claude-haiku-4-5, claude-opus-4-1' }),
+      '',
+    );
+  });
+
+  it('offers no preset picker when editing', () => {
+    render(ConnectionForm, { mode: 'edit', initial: emptyConnectionForm(), onsubmit: async () => null, oncancel: () => {} });
+    expect(screen.queryByLabelText(/^Provider/)).toBeNull();
+  });
 });

@@ -8,7 +8,7 @@ function row(over: Partial<AttemptView>): AttemptView {
   return {
     at: new Date(Date.UTC(2026, 0, 1, 0, 0, seq)).toISOString(), turn: `t${seq}`, attempt: 1, profile: 'p_a', reason: 'swrr',
     model: 'm1', status: 200, failure_kind: null, scope: null, ttfb_ms: 50, duration_ms: 90, input_tokens: 3, output_tokens: 7, session: null,
-    conversation: null, moved: null, cache_read_tokens: null, cache_write_tokens: null, ...over,
+    conversation: null, moved: null, cache_read_tokens: null, cache_write_tokens: null, prompt_tokens: 3, connection: 'main', tags: {}, ...over,
   };
 }
 const profiles = [

@@ -74,7 +74,7 @@ export function turnShares(rows: AttemptView[], profiles: ShareProfile[], n: num
   return { turns, shares };
 }
 
-export type ActivityEventKind = 'failover' | 'restore' | 'probe_failed';
+export type ActivityEventKind = 'failover' | 'fallback' | 'restore' | 'probe_failed';
 
 export interface ActivityEvent {
   key: string;
@@ -96,6 +96,12 @@ export function activityEvents(rows: AttemptView[], labelOf: (id: string) => str
       const from = before ? labelOf(before.profile) : 'the previous profile';
       const outcome = succeeded(r) ? '' : ` (that attempt failed too: ${failureKindText(r.failure_kind) || `HTTP ${r.status}`})`;
       out.push({ ...base, kind: 'failover', text: `Failover to ${labelOf(r.profile)} after ${from}: ${failureKindText(kind)}${outcome}` });
+    } else if (r.reason.startsWith('fallback:')) {
+      // Recorded on the connection that served: the request's own had no key that could.
+      const kind = r.reason.slice('fallback:'.length);
+      const outcome = succeeded(r) ? '' : ` (that attempt failed too: ${failureKindText(r.failure_kind) || `HTTP ${r.status}`})`;
+      const why = failureKindText(kind) || kind.replaceAll('_', ' ');
+      out.push({ ...base, kind: 'fallback', text: `Fallback to ${r.connection} (${labelOf(r.profile)}): the first connection could not serve (${why})${outcome}` });
     } else if (r.reason === 'probe') {
       out.push(
         succeeded(r)
@@ -118,6 +124,7 @@ const REASONS: Record<string, string> = {
 /** A selection reason in short words. */
 export function reasonText(reason: string): string {
   if (reason.startsWith('failover:')) return `failover (${reason.slice('failover:'.length).replaceAll('_', ' ')})`;
+  if (reason.startsWith('fallback:')) return `fallback (${reason.slice('fallback:'.length).replaceAll('_', ' ')})`;
   return REASONS[reason] ?? reason.replaceAll('_', ' ');
 }
 

@@ -1,8 +1,8 @@
 // Errors as the window shows them: by code (never by message text), with the gate report of
 // a refused activation and, for conflicts, a "reload and retry" action.
-import type { GateView, IpcError, IpcErrorCode, IpcResult } from './types';
+import type { ErrorCode, GateView, IpcError, IpcResult } from './types';
 
-export type FailureCode = IpcErrorCode | 'unreachable';
+export type FailureCode = ErrorCode | 'unreachable';
 
 export interface Failure {
   code: FailureCode;

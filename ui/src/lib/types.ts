@@ -3,6 +3,8 @@
 // accepts; the window reads the former and sends the latter.
 import type {
   AttemptView_Serialize,
+  ClientSetupReport_Serialize,
+  ClientStatus_Serialize,
   EvidenceSummary_Serialize,
   HealthView_Serialize,
   ImportReport_Serialize,
@@ -15,6 +17,9 @@ import type {
   QuotaWindowView_Serialize,
   RelayStatus_Serialize,
   RoutingStatus_Serialize,
+  UsageChart_Serialize,
+  UsageRow_Serialize,
+  UsageSeries_Serialize,
   VerifyEvent_Serialize,
   VerifyProgress_Serialize,
   VerifyReport_Serialize,
@@ -24,6 +29,8 @@ import type {
 export type {
   AffinityView,
   AppInfo,
+  ClientPreview,
+  ClientRestoreReport,
   ConnectionDetail,
   ConnectionView,
   ExportResult,
@@ -31,18 +38,34 @@ export type {
   ExcludedView,
   GateView,
   HeaderView,
-  IpcErrorCode,
+  ErrorCode,
   ModelGateView,
-  OrderInput,
+  OrderEntry,
   ProfileView,
   Removal,
 } from '../bindings';
-export type ConnectionInput = import('../bindings').ConnectionInput;
-export type ConnectionEditInput = import('../bindings').ConnectionEditInput_Deserialize;
-export type ProfileInput = import('../bindings').ProfileInput_Deserialize;
-export type ProfileEditInput = import('../bindings').ProfileEditInput_Deserialize;
+// The engine's own input types (engine/src/inputs.rs), under the names the forms use.
+export type ConnectionInput = import('../bindings').NewConnection;
+export type ConnectionEditInput = import('../bindings').ConnectionEdit_Deserialize;
+export type ProfileInput = import('../bindings').NewProfile_Deserialize;
+export type ProfileEditInput = import('../bindings').ProfileEdit_Deserialize;
+export type OrderInput = import('../bindings').OrderEntry;
+export type {
+  AffinityMode,
+  CircuitState,
+  CredentialPresence,
+  EvidenceOutcome,
+  EvidenceState,
+  PortSource,
+  RelayState,
+  RoutingMode,
+  RoutingState,
+  VerifyOutcome,
+} from '../bindings';
 
 export type AttemptView = AttemptView_Serialize;
+export type ClientSetupReport = ClientSetupReport_Serialize;
+export type ClientStatus = ClientStatus_Serialize;
 export type EvidenceSummary = EvidenceSummary_Serialize;
 export type HealthView = HealthView_Serialize;
 export type ImportReport = ImportReport_Serialize;
@@ -55,6 +78,9 @@ export type QuotaView = QuotaView_Serialize;
 export type QuotaWindowView = QuotaWindowView_Serialize;
 export type RelayStatus = RelayStatus_Serialize;
 export type RoutingStatus = RoutingStatus_Serialize;
+export type UsageChart = UsageChart_Serialize;
+export type UsageRow = UsageRow_Serialize;
+export type UsageSeries = UsageSeries_Serialize;
 export type VerifyEvent = VerifyEvent_Serialize;
 export type VerifyProgress = VerifyProgress_Serialize;
 export type VerifyReport = VerifyReport_Serialize;

@@ -4,7 +4,7 @@ import { VerifyTracker } from './verify.svelte';
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
-const result = (id: string, outcome = 'verified'): VerifyResult => ({
+const result = (id: string, outcome: VerifyResult['outcome'] = 'verified'): VerifyResult => ({
   profile_id: id, label: id, outcome, models: [], failure_kind: outcome === 'verified' ? null : 'auth_invalid', detail: '',
 });
 

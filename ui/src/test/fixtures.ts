@@ -11,7 +11,9 @@ export function profile(over: Partial<ProfileView> = {}): ProfileView {
 export function readiness(over: Partial<ProfileReadiness> = {}): ProfileReadiness {
   return {
     id: 'p_1', label: 'a', weight: 1, priority: 0, enabled: true, primary: false, credential: 'present',
-    evidence: 'none', evidence_detail: null, health: [], ...over,
+    evidence: 'none', evidence_detail: null, health: [],
+    cache: { read_tokens: 0, input_tokens: 0, hit_ratio: null },
+    traffic: { conversations: 0, conversation_share: 0, prompt_tokens: 0, token_share: 0 }, ...over,
   };
 }
 

@@ -52,22 +52,29 @@ pub enum Command {
     /// Circuit breakers of profiles.
     #[command(subcommand)]
     Health(HealthCmd),
-    /// The attempt ledger of a connection, newest first.
-    Attempts {
-        slug: String,
-        #[arg(long, default_value_t = 50)]
-        limit: i64,
-    },
+    /// The attempt ledger of a connection, newest first (or every row as JSON lines).
+    Attempts(crate::attempts_cmd::AttemptsArgs),
+    /// Requests, tokens, errors and cost from the ledger, by profile, model, day or tag.
+    Usage(crate::usage_cmd::UsageArgs),
+    /// The price table (USD per million tokens per model) and subscription key fees.
+    Prices(crate::prices_cmd::PricesArgs),
     /// The latest limit readings of a connection's profiles, per window, with their age.
     Quota { slug: String },
     /// The local relay.
     #[command(subcommand)]
     Relay(RelayCmd),
-    /// Show or change settings: `settings`, `settings evidence-max-age-days N`, `settings relay-port N`.
+    /// Run a client with its environment pointed at the relay for SLUG (an embedded relay serves
+    /// for the command's lifetime when none listens): `switchyard exec SLUG -- CMD [ARGS...]`.
+    Exec(crate::exec_cmd::ExecArgs),
+    /// Point a coding agent's own config file at the relay, show it, undo it.
+    #[command(subcommand)]
+    Client(crate::client_cmd::ClientCmd),
+    /// Show or change settings: `settings`, `settings evidence-max-age-days N`, `settings relay-port N`,
+    /// `settings time-zone NAME|system`, `settings ledger-retention-rows N`.
     Settings {
-        #[arg(value_parser = ["evidence-max-age-days", "relay-port"])]
+        #[arg(value_parser = ["evidence-max-age-days", "relay-port", "time-zone", "ledger-retention-rows"])]
         key: Option<String>,
-        value: Option<i64>,
+        value: Option<String>,
     },
 }
 
@@ -119,6 +126,21 @@ pub enum RoutingCmd {
         #[arg(long, value_name = "N")]
         reserve_pct: Option<i64>,
     },
+    /// Set the fallback chain: other connections of the same protocol, in order, tried only
+    /// when no profile of SLUG is eligible, before any output (`OTHER=MODEL` asks that hop
+    /// for MODEL). Stored inactive until `routing fallback-activate`.
+    Fallback {
+        slug: String,
+        #[arg(value_name = "OTHER[=MODEL]", required_unless_present = "clear")]
+        hops: Vec<String>,
+        /// Remove the chain.
+        #[arg(long, conflicts_with = "hops")]
+        clear: bool,
+    },
+    /// Use the fallback chain (only if every hop has current evidence for its models).
+    FallbackActivate { slug: String },
+    /// Stop using the fallback chain (it stays stored).
+    FallbackDeactivate { slug: String },
 }
 
 #[derive(Debug, Subcommand)]

@@ -86,7 +86,20 @@ pub async fn profile(engine: &Engine, cmd: ProfileCmd) -> Result<Output, EngineE
 
 pub async fn routing(engine: &Engine, cmd: RoutingCmd) -> Result<Output, EngineError> {
     Ok(Output::Routing(match cmd {
-        RoutingCmd::Status { slug } => engine.routing_status(&slug).await?,
+        RoutingCmd::Status { slug } => {
+            let status = engine.routing_status(&slug).await?;
+            return Ok(Output::RoutingWithFallback(status, engine.fallback_status(&slug).await?));
+        }
+        RoutingCmd::Fallback { slug, clear: true, .. } => {
+            return Ok(Output::Fallback(engine.fallback_clear(&slug).await?))
+        }
+        RoutingCmd::Fallback { slug, hops, .. } => {
+            return Ok(Output::Fallback(engine.fallback_set(&slug, &hops).await?))
+        }
+        RoutingCmd::FallbackActivate { slug } => return Ok(Output::Fallback(engine.fallback_activate(&slug).await?)),
+        RoutingCmd::FallbackDeactivate { slug } => {
+            return Ok(Output::Fallback(engine.fallback_deactivate(&slug).await?))
+        }
         RoutingCmd::Activate { slug, mode } => engine.routing_activate(&slug, &mode, &actor()).await?,
         RoutingCmd::Deactivate { slug } => engine.routing_deactivate(&slug).await?,
         RoutingCmd::Affinity { slug, mode, window_min } => engine.set_affinity(&slug, &mode, window_min).await?,
@@ -106,13 +119,19 @@ pub async fn health(engine: &Engine, cmd: HealthCmd) -> Result<Output, EngineErr
 }
 
 /// `settings [KEY VALUE]`: sets one value if given, then shows all.
-pub async fn settings(engine: &Engine, key: Option<&str>, value: Option<i64>) -> Result<Output, EngineError> {
+pub async fn settings(engine: &Engine, key: Option<&str>, value: Option<&str>) -> Result<Output, EngineError> {
     const DAY_MS: i64 = 24 * 3600 * 1000;
+    let number = |k: &str, v: &str| {
+        v.parse::<i64>()
+            .map_err(|_| EngineError::Invalid(switchyard_engine::InvalidInput::new(k, "must be a whole number")))
+    };
     match (key, value) {
-        (Some("evidence-max-age-days"), Some(days)) => {
-            engine.set_max_evidence_age_ms(days.saturating_mul(DAY_MS)).await?
+        (Some(k @ "evidence-max-age-days"), Some(days)) => {
+            engine.set_max_evidence_age_ms(number(k, days)?.saturating_mul(DAY_MS)).await?
         }
-        (Some("relay-port"), Some(port)) => engine.set_relay_port(port).await?,
+        (Some(k @ "relay-port"), Some(port)) => engine.set_relay_port(number(k, port)?).await?,
+        (Some("time-zone"), Some(name)) => engine.set_time_zone(name).await?,
+        (Some(k @ "ledger-retention-rows"), Some(rows)) => engine.set_ledger_retention_rows(number(k, rows)?).await?,
         (Some(k), None) => {
             return Err(EngineError::Invalid(switchyard_engine::InvalidInput::new(k, "needs a value")));
         }
@@ -122,6 +141,8 @@ pub async fn settings(engine: &Engine, key: Option<&str>, value: Option<i64>) ->
     Ok(Output::Settings(serde_json::json!({
         "evidence_max_age_days": days,
         "relay_port": engine.relay_port().await?,
+        "time_zone": engine.time_zone().await?.name,
+        "ledger_retention_rows": engine.ledger_retention_rows().await?,
         "data_dir": engine.data_dir().display().to_string(),
     })))
 }

@@ -2,12 +2,18 @@
 //! makes one engine call and prints the result; errors map to docs/interface.md exit codes.
 
 mod args;
+mod attempts_cmd;
+mod cache_lines;
+mod client_cmd;
 mod commands;
+mod exec_cmd;
 mod output;
 mod portable_cmd;
+mod prices_cmd;
 mod progress;
 mod relay_cmd;
 mod secret_input;
+mod usage_cmd;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -43,6 +49,7 @@ fn main() -> ExitCode {
     };
     let json = cli.json;
     match runtime.block_on(run(cli)) {
+        Ok(output::Output::Exit(code)) => ExitCode::from(code),
         Ok(out) => {
             output::print(&out, json);
             ExitCode::SUCCESS
@@ -69,10 +76,14 @@ async fn run(cli: Cli) -> Result<output::Output, EngineError> {
         }
         Command::Routing(cmd) => commands::routing(&engine, cmd).await,
         Command::Health(cmd) => commands::health(&engine, cmd).await,
-        Command::Attempts { slug, limit } => engine.attempts(&slug, limit).await.map(output::Output::Attempts),
+        Command::Attempts(a) => attempts_cmd::run(&engine, a).await,
+        Command::Usage(a) => usage_cmd::run(&engine, a).await,
+        Command::Prices(a) => prices_cmd::run(&engine, a).await,
         Command::Quota { slug } => engine.quota(&slug).await.map(output::Output::Quota),
         Command::Relay(cmd) => relay_cmd::run(&engine, cmd, json).await,
-        Command::Settings { key, value } => commands::settings(&engine, key.as_deref(), value).await,
+        Command::Settings { key, value } => commands::settings(&engine, key.as_deref(), value.as_deref()).await,
+        Command::Exec(a) => exec_cmd::run(&engine, a).await,
+        Command::Client(cmd) => client_cmd::run(&engine, cmd, json).await,
         Command::Export(a) => portable_cmd::export(&engine, a).await,
         Command::Import(a) => portable_cmd::import(&engine, a).await,
     };

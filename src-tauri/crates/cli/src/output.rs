@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 use switchyard_engine::{
-    AttemptView, ConnectionDetail, ConnectionView, EngineError, GateView, ProfileView, QuotaView, QuotaWindowView,
-    Removal, RoutingStatus, VerifyReport,
+    AttemptView, ConnectionDetail, ConnectionView, EngineError, FallbackStatus, GateView, ProfileView, QuotaView,
+    QuotaWindowView, Removal, RoutingStatus, VerifyReport,
 };
 
 /// The result of one subcommand, ready to print.
@@ -17,6 +17,10 @@ pub enum Output {
     Profiles(Vec<ProfileView>),
     Removed(Removal, String),
     Routing(RoutingStatus),
+    /// `routing status`: the routing status with the fallback chain (`"fallback"` in JSON).
+    RoutingWithFallback(RoutingStatus, FallbackStatus),
+    /// A fallback chain command's result.
+    Fallback(FallbackStatus),
     Verify(VerifyReport),
     Attempts(Vec<AttemptView>),
     Quota(QuotaView),
@@ -24,6 +28,8 @@ pub enum Output {
     Token(String),
     /// Nothing more to print (the relay printed as it ran).
     Done,
+    /// Nothing to print; the process exits with this code (`exec`: the child's).
+    Exit(u8),
     Settings(serde_json::Value),
     /// Rendered by the subcommand itself (export, import): JSON text and human text.
     Rendered {
@@ -42,11 +48,13 @@ pub fn print(out: &Output, json: bool) {
             Output::Profiles(list) => to_json(list),
             Output::Removed(r, _) => to_json(r),
             Output::Routing(r) => to_json(r),
+            Output::RoutingWithFallback(r, f) => to_json(&with_fallback(r, f)),
+            Output::Fallback(f) => to_json(f),
             Output::Verify(r) => to_json(r),
             Output::Attempts(r) => to_json(r),
             Output::Quota(q) => to_json(&quota_json(q)),
             Output::Token(t) => to_json(&serde_json::json!({ "token": t })),
-            Output::Done => return,
+            Output::Done | Output::Exit(_) => return,
             Output::Settings(v) => to_json(v),
             Output::Rendered { json, .. } => json.clone(),
         };
@@ -74,10 +82,15 @@ pub fn print(out: &Output, json: bool) {
         Output::Profile(p, verb) => println!("{verb} profile '{}' ({}), revision {}", p.label, p.id, p.revision),
         Output::Profiles(list) => print_profiles(list),
         Output::Routing(r) => print_routing(r),
+        Output::RoutingWithFallback(r, f) => {
+            print_routing(r);
+            print_fallback(f);
+        }
+        Output::Fallback(f) => print_fallback(f),
         Output::Attempts(list) => print_attempts(list),
         Output::Quota(q) => print_quota(q),
         Output::Token(t) => println!("{t}"),
-        Output::Done => {}
+        Output::Done | Output::Exit(_) => {}
         Output::Settings(v) => {
             if let Some(map) = v.as_object() {
                 for (k, val) in map {
@@ -152,6 +165,46 @@ fn print_profiles(list: &[ProfileView]) {
     }
 }
 
+/// The routing status as JSON with `"fallback": {"chain", "active", "gates", …}` added.
+fn with_fallback(r: &RoutingStatus, f: &FallbackStatus) -> serde_json::Value {
+    let mut v = serde_json::to_value(r).unwrap_or_default();
+    if let Some(map) = v.as_object_mut() {
+        map.insert("fallback".into(), serde_json::to_value(f).unwrap_or_default());
+    }
+    v
+}
+
+fn print_fallback(f: &FallbackStatus) {
+    if f.chain.is_empty() {
+        println!("fallback: none");
+        return;
+    }
+    let hops: Vec<String> = f
+        .chain
+        .iter()
+        .map(|h| match &h.model {
+            Some(m) => format!("{}={m}", h.slug),
+            None => h.slug.clone(),
+        })
+        .collect();
+    let state = match (f.active, f.activated) {
+        (true, _) => "active",
+        (false, true) => "suspended",
+        (false, false) => "inactive",
+    };
+    println!("fallback: {} ({state})", hops.join(" -> "));
+    if let Some(note) = &f.note {
+        println!("  {note}");
+    }
+    if !f.gates.ok {
+        for why in &f.gates.failures {
+            println!("  gate: {why}");
+        }
+    } else if !f.activated {
+        println!("  gates hold: `switchyard routing fallback-activate` turns it on");
+    }
+}
+
 fn print_routing(r: &RoutingStatus) {
     let by = match (&r.activated_at, &r.activated_by) {
         (Some(at), Some(by)) => format!(", activated {at} by {by}"),
@@ -179,7 +232,10 @@ fn print_routing(r: &RoutingStatus) {
         println!("  quota-aware: off");
     }
     print_gates(&r.gates);
-    println!("{:<20} {:>6} {:<8} {:<10} {:<9} HEALTH", "PROFILE", "WEIGHT", "ENABLED", "CREDENTIAL", "EVIDENCE");
+    println!(
+        "{:<20} {:>6} {:<8} {:<10} {:<9} {:>7} HEALTH",
+        "PROFILE", "WEIGHT", "ENABLED", "CREDENTIAL", "EVIDENCE", "CACHE"
+    );
     for p in &r.profiles {
         let health: Vec<String> = p
             .health
@@ -197,15 +253,16 @@ fn print_routing(r: &RoutingStatus) {
                 Some(why) => format!("stale ({why})"),
                 None => format!("{} ({})", p.evidence, d.outcome),
             },
-            None => p.evidence.clone(),
+            None => p.evidence.to_string(),
         };
         println!(
-            "{:<20} {:>6} {:<8} {:<10} {:<9} {}",
+            "{:<20} {:>6} {:<8} {:<10} {:<9} {:>7} {}",
             p.label,
             p.weight,
             if p.enabled { "yes" } else { "no" },
             p.credential,
             evidence,
+            crate::cache_lines::ratio(p.cache.read_tokens, p.cache.input_tokens),
             health.join("; ")
         );
     }
@@ -217,8 +274,8 @@ fn print_attempts(list: &[AttemptView]) {
         return;
     }
     println!(
-        "{:<24} {:<35} {:<3} {:<20} {:<14} {:>6} {:<16} {:>7} {:>9}",
-        "AT", "PROFILE", "#", "REASON", "MODEL", "STATUS", "FAILURE", "TTFB_MS", "TOKENS"
+        "{:<24} {:<35} {:<3} {:<20} {:<14} {:>6} {:<16} {:>7} {:>9} {:>7}",
+        "AT", "PROFILE", "#", "REASON", "MODEL", "STATUS", "FAILURE", "TTFB_MS", "TOKENS", "CACHE"
     );
     for a in list {
         let tokens = match (a.input_tokens, a.output_tokens) {
@@ -230,7 +287,7 @@ fn print_attempts(list: &[AttemptView]) {
             None => a.reason.clone(),
         };
         println!(
-            "{:<24} {:<35} {:<3} {:<20} {:<14} {:>6} {:<16} {:>7} {:>9}",
+            "{:<24} {:<35} {:<3} {:<20} {:<14} {:>6} {:<16} {:>7} {:>9} {:>7}",
             a.at,
             a.profile,
             a.attempt,
@@ -239,8 +296,12 @@ fn print_attempts(list: &[AttemptView]) {
             a.status.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
             a.failure_kind.as_deref().unwrap_or(""),
             a.ttfb_ms.map(|s| s.to_string()).unwrap_or_default(),
-            tokens
+            tokens,
+            crate::cache_lines::attempt_ratio(a)
         );
+    }
+    for line in crate::cache_lines::cache_summary(list) {
+        println!("{line}");
     }
 }
 

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 /// A small, stable classification of every error a front end can show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// Bad input from the user (a field is malformed or out of range).

@@ -26,7 +26,7 @@ impl Protocol {
 
 impl fmt::Display for Protocol {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 
@@ -43,6 +43,7 @@ impl FromStr for Protocol {
 
 /// How a connection chooses a profile. `Legacy` is the default and means "primary only".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum RoutingMode {
     Legacy,
@@ -62,7 +63,7 @@ impl RoutingMode {
 
 impl fmt::Display for RoutingMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 
@@ -80,6 +81,7 @@ impl FromStr for RoutingMode {
 
 /// Whether an activated mode is in force. `Suspended` routes as legacy until the gates hold again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum RoutingState {
     Active,
@@ -92,6 +94,30 @@ impl RoutingState {
             RoutingState::Active => "active",
             RoutingState::Suspended => "suspended",
         }
+    }
+}
+
+/// A mode or state compares equal to its contract word (`status.mode == "balanced"`).
+macro_rules! eq_word {
+    ($t:ty) => {
+        impl PartialEq<str> for $t {
+            fn eq(&self, other: &str) -> bool {
+                self.as_str() == other
+            }
+        }
+        impl PartialEq<&str> for $t {
+            fn eq(&self, other: &&str) -> bool {
+                self.as_str() == *other
+            }
+        }
+    };
+}
+eq_word!(RoutingMode);
+eq_word!(RoutingState);
+
+impl fmt::Display for RoutingState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
     }
 }
 

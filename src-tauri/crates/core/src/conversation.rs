@@ -71,6 +71,15 @@ pub fn conversation_key(
     ids: &ClientIds,
     body: &Value,
 ) -> (ConversationKey, ConversationSource) {
+    conversation_key_with(slug, ids, || opening_anchor(protocol, slug, body))
+}
+
+/// `conversation_key` with the opening computed by `opening` (only called when no id decides).
+pub(crate) fn conversation_key_with(
+    slug: &str,
+    ids: &ClientIds,
+    opening: impl FnOnce() -> String,
+) -> (ConversationKey, ConversationSource) {
     let id_key = |tag: &[u8], id: &str, prefix: &str| {
         ConversationKey(format!("{prefix}{}", short_hash(&[tag, slug.as_bytes(), id.as_bytes()])))
     };
@@ -87,7 +96,7 @@ pub fn conversation_key(
     if let Some(s) = &ids.session {
         return (id_key(b"conversation", s, "s:"), ConversationSource::Session);
     }
-    (ConversationKey(format!("a:{}", opening_anchor(protocol, slug, body))), ConversationSource::Opening)
+    (ConversationKey(format!("a:{}", opening())), ConversationSource::Opening)
 }
 
 /// Hash of the connection, the system prompt and the messages through the first human

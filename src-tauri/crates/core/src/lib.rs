@@ -2,14 +2,18 @@
 //! basis fingerprint. No async, no I/O, no clock reads: callers pass time in.
 
 pub mod basis;
+pub mod body_skim;
 pub mod code;
 pub mod connection;
 pub mod conversation;
 pub mod header;
 pub mod portable;
 pub mod profile;
+pub mod prompt_cache;
 pub mod routing;
 pub mod secret_shape;
+pub mod states;
+pub mod tag;
 pub mod turn;
 pub mod validate;
 

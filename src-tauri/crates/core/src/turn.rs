@@ -63,14 +63,21 @@ impl ClientIds {
     /// the `session_id` inside Claude Code's `metadata.user_id` JSON string (or the whole
     /// `user_id` when it is not JSON), then `x-session-id`.
     pub fn read<'h>(header: impl Fn(&str) -> Option<&'h str>, body: &Value) -> Self {
-        let nonempty = |v: Option<&str>| v.map(str::trim).filter(|v| !v.is_empty()).map(str::to_string);
+        Self::read_headers(header).with_body_ids(
+            body.pointer("/metadata/user_id").and_then(Value::as_str),
+            body.get("prompt_cache_key").and_then(Value::as_str),
+        )
+    }
+
+    /// What the headers alone say (no body): `read` is this plus `with_body_ids`. The relay
+    /// reads these first to know how much of the body it must read (`body_skim.rs`).
+    pub fn read_headers<'h>(header: impl Fn(&str) -> Option<&'h str>) -> Self {
         let client_turn = header("x-codex-turn-metadata")
             .and_then(|m| serde_json::from_str::<Value>(m).ok())
             .and_then(|m| nonempty(m.get("turn_id").and_then(Value::as_str)));
         let tagged = |origin: SessionOrigin, v: Option<String>| v.map(|v| (origin, v));
         let session = tagged(SessionOrigin::CodexHeader, nonempty(header("session-id")))
             .or_else(|| tagged(SessionOrigin::ClaudeCodeHeader, nonempty(header("x-claude-code-session-id"))))
-            .or_else(|| tagged(SessionOrigin::ClaudeCodeMetadata, user_id_session(body)))
             .or_else(|| tagged(SessionOrigin::SessionHeader, nonempty(header("x-session-id"))));
         let (session_origin, session) = session.map_or((None, None), |(o, s)| (Some(o), Some(s)));
         ClientIds {
@@ -79,8 +86,28 @@ impl ClientIds {
             session,
             session_origin,
             explicit_conversation: nonempty(header("x-switchyard-conversation")),
-            prompt_cache_key: nonempty(body.get("prompt_cache_key").and_then(Value::as_str)),
+            prompt_cache_key: None,
         }
+    }
+
+    /// Adds what the body says to the ids read from headers: the body's `metadata.user_id`
+    /// (ranked after the agents' session headers, before `x-session-id`) and its
+    /// `prompt_cache_key`.
+    pub fn with_body_ids(mut self, user_id: Option<&str>, prompt_cache_key: Option<&str>) -> Self {
+        if !self.has_agent_session_header() {
+            if let Some(s) = user_id.and_then(user_id_session) {
+                self.session = Some(s);
+                self.session_origin = Some(SessionOrigin::ClaudeCodeMetadata);
+            }
+        }
+        self.prompt_cache_key = nonempty(prompt_cache_key);
+        self
+    }
+
+    /// The session came from Codex's or Claude Code's own header: nothing in the body can
+    /// change it.
+    pub fn has_agent_session_header(&self) -> bool {
+        matches!(self.session_origin, Some(SessionOrigin::CodexHeader | SessionOrigin::ClaudeCodeHeader))
     }
 
     /// The session as the ledger keeps it: hashed with the connection, never the raw id.
@@ -89,10 +116,14 @@ impl ClientIds {
     }
 }
 
+fn nonempty(v: Option<&str>) -> Option<String> {
+    v.map(str::trim).filter(|v| !v.is_empty()).map(str::to_string)
+}
+
 /// Claude Code's `metadata.user_id` is a JSON string holding `session_id` (older versions
 /// send `user_…_account_…_session_<uuid>` as plain text: used whole).
-fn user_id_session(body: &Value) -> Option<String> {
-    let raw = body.pointer("/metadata/user_id").and_then(Value::as_str).filter(|s| !s.is_empty())?;
+fn user_id_session(raw: &str) -> Option<String> {
+    let raw = Some(raw).filter(|s| !s.is_empty())?;
     match serde_json::from_str::<Value>(raw) {
         Ok(Value::Object(m)) => {
             m.get("session_id").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string)
@@ -103,13 +134,18 @@ fn user_id_session(body: &Value) -> Option<String> {
 
 /// Computes the turn key of a request to connection `slug`.
 pub fn turn_key(protocol: Protocol, slug: &str, ids: &ClientIds, body: &Value) -> (String, TurnSource) {
+    turn_key_with(slug, ids, || conversation_anchor(protocol, slug, body))
+}
+
+/// `turn_key` with the anchor computed by `anchor` (only called when no turn id decides).
+pub(crate) fn turn_key_with(slug: &str, ids: &ClientIds, anchor: impl FnOnce() -> String) -> (String, TurnSource) {
     if let Some(t) = &ids.explicit_turn {
         return (format!("x:{}", short_hash(&[slug.as_bytes(), t.as_bytes()])), TurnSource::Explicit);
     }
     if let Some(t) = &ids.client_turn {
         return (format!("t:{}", short_hash(&[b"turn", slug.as_bytes(), t.as_bytes()])), TurnSource::ClientTurn);
     }
-    let anchor = conversation_anchor(protocol, slug, body);
+    let anchor = anchor();
     match &ids.session {
         Some(s) => (format!("s:{}", short_hash(&[s.as_bytes(), anchor.as_bytes()])), TurnSource::Session),
         None => (format!("a:{anchor}"), TurnSource::Anchor),

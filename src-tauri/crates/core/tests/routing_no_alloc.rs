@@ -13,7 +13,7 @@ use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 use std::time::{Duration, Instant};
 use switchyard_core::routing::{
     select_for_call, select_for_turn, Affinity, CallInput, CircuitBoard, ConversationBinding, Eligibility, Failure,
-    FailureKind, Scope, Strategy, Swrr, SwrrTable,
+    FailureKind, Scope, Strategy, Swrr, SwrrTable, TokenLoad,
 };
 
 #[global_allocator]
@@ -36,6 +36,11 @@ fn steady_eligibility_and_selection_do_not_allocate() {
     // p03 is excluded for model-05 only: conversations bound to it move there.
     let bound = |id: &str| ConversationBinding { profile_id: id.to_string(), last_call: t0, window };
     let conversations = [bound("p02"), bound("p03")];
+    // p02 carries far more than its share of the load: balance moves are considered too.
+    let mut load = TokenLoad::default();
+    for p in 0..8 {
+        load.record(&format!("p{p:02}"), if p == 2 { 9_000_000 } else { 1_000_000 }, t0);
+    }
     let mut run = |rounds: usize| {
         let mut picked = 0usize;
         for r in 0..rounds {
@@ -54,6 +59,7 @@ fn steady_eligibility_and_selection_do_not_allocate() {
                 candidates: &profiles,
                 eligible: e.eligible(),
                 excluded: e.excluded(),
+                load: Some(&load),
                 now: t0 + Duration::from_secs(if r % 7 == 0 { 601 } else { 60 }),
             };
             let call = table.with_state("conn", model, |s| select_for_call(&input, s));

@@ -2,6 +2,7 @@
 //! the automatic suspend/resume when evidence goes stale or is restored.
 
 use switchyard_core::routing::QuotaBlocks;
+use switchyard_core::states::{EvidenceOutcome, EvidenceState};
 use switchyard_core::RoutingMode;
 use switchyard_store::connections::{self, Routing};
 use switchyard_store::quota;
@@ -48,7 +49,7 @@ impl Engine {
             activated_by: Some(actor.to_string()),
         };
         let mut conn = self.store.acquire().await?;
-        connections::update_routing(
+        let revision = connections::update_routing(
             &mut conn,
             &ready.connection.id,
             ready.connection.revision,
@@ -58,7 +59,9 @@ impl Engine {
         .await
         .map_err(|e| EngineError::from_store("connection", slug, e))?;
         drop(conn);
-        self.routing_status(slug).await
+        let mut ready = ready;
+        apply_routing(&mut ready.connection, routing, revision);
+        self.status_from(&ready).await
     }
 
     /// Returns `slug` to legacy routing (primary only, no retries). A pending mode from an
@@ -84,8 +87,20 @@ impl Engine {
     /// Mode, state, gate report and per-profile readiness and health. Suspends or resumes
     /// the connection first if its evidence changed since the last look.
     pub async fn routing_status(&self, slug: &str) -> Result<RoutingStatus, EngineError> {
-        self.reconcile_routing(slug).await?;
-        let ready = self.readiness(self.connection_by_slug(slug).await?).await?;
+        let mut row = self.connection_by_slug(slug).await?;
+        if row.routing_mode == RoutingMode::Legacy.as_str() && row.wanted_mode.is_some() {
+            // A pending mode may start now (rare: only after an import); the status shows
+            // what it became.
+            self.restore_pending(row).await?;
+            row = self.connection_by_slug(slug).await?;
+        }
+        let mut ready = self.readiness(row).await?;
+        self.reconcile_ready(&mut ready).await?;
+        self.status_from(&ready).await
+    }
+
+    /// The status of a connection from its readiness (loaded once by the caller).
+    async fn status_from(&self, ready: &Readiness) -> Result<RoutingStatus, EngineError> {
         let affinity = self.affinity_setting(&ready.connection.id).await?.view();
         let policy = self.quota_policy(&ready.connection.id).await?;
         let blocks = if policy.enabled {
@@ -95,7 +110,12 @@ impl Engine {
         } else {
             QuotaBlocks::NONE
         };
-        Ok(self.status_of(&ready, affinity, quota_aware::view(policy), &blocks))
+        let mut status = self.status_of(ready, affinity, quota_aware::view(policy), &blocks);
+        let mut counts = self.counts_by_profile(&ready.connection).await?;
+        for p in &mut status.profiles {
+            (p.cache, p.traffic) = counts.remove(&p.id).unwrap_or_default();
+        }
+        Ok(status)
     }
 
     /// Suspends an active balanced/priority connection whose gates no longer hold, and
@@ -108,9 +128,20 @@ impl Engine {
             self.restore_pending(row).await?;
             return Ok(());
         }
-        let ready = self.readiness(row).await?;
+        let mut ready = self.readiness(row).await?;
+        self.reconcile_ready(&mut ready).await
+    }
+
+    /// [`Engine::reconcile_routing`] on a readiness already loaded; a change is applied to
+    /// `ready.connection` too, so the caller can go on with it without reading again.
+    pub(crate) async fn reconcile_ready(&self, ready: &mut Readiness) -> Result<(), EngineError> {
+        if ready.connection.routing_mode == RoutingMode::Legacy.as_str() {
+            return Ok(());
+        }
         let report = ready.gate_view();
         let row = &ready.connection;
+        let slug = row.slug.clone();
+        let slug = slug.as_str();
         let next = match (row.routing_state.as_str(), report.ok) {
             (ACTIVE, false) => Some((SUSPENDED, Some(suspension_note(&report.failures)))),
             (SUSPENDED, true) => Some((ACTIVE, None)),
@@ -133,8 +164,9 @@ impl Engine {
         };
         let mut conn = self.store.acquire().await?;
         match connections::update_routing(&mut conn, &row.id, row.revision, &routing, self.now_ms()).await {
-            Ok(_) => {
+            Ok(revision) => {
                 tracing::info!(slug, state, "routing state changed");
+                apply_routing(&mut ready.connection, routing, revision);
                 Ok(())
             }
             // Someone else changed the row meanwhile; the next look reconciles again.
@@ -159,9 +191,9 @@ impl Engine {
             .map(|((p, e), cred)| {
                 let stale = e.as_ref().and_then(|e| stale_reason(p, e, &ready.basis, ready.max_age_ms, ready.now_ms));
                 let evidence = match (e, &stale) {
-                    (None, _) => "none",
-                    (Some(_), Some(_)) => "stale",
-                    (Some(_), None) => "current",
+                    (None, _) => EvidenceState::None,
+                    (Some(_), Some(_)) => EvidenceState::Stale,
+                    (Some(_), None) => EvidenceState::Current,
                 };
                 ProfileReadiness {
                     id: p.id.clone(),
@@ -170,33 +202,47 @@ impl Engine {
                     priority: small(p.priority),
                     enabled: p.enabled,
                     primary: p.is_primary,
-                    credential: (*cred).to_string(),
-                    evidence: evidence.to_string(),
+                    credential: *cred,
+                    evidence,
                     evidence_detail: e.as_ref().map(|e| EvidenceSummary {
                         verified_at: rfc3339(e.verified_at),
-                        outcome: e.outcome.clone(),
+                        outcome: EvidenceOutcome::from_word(&e.outcome).unwrap_or(EvidenceOutcome::AuthInvalid),
                         models: decode_models(e),
                         stale_reason: stale.clone(),
                     }),
                     health: self.board.health_entries(&p.id, ready.now_ms).iter().map(HealthView::from).collect(),
+                    cache: crate::cache_views::CacheView::default(),
+                    traffic: crate::cache_views::TrafficView::default(),
                 }
             })
             .collect();
         debug_assert!(ready.evidence.iter().flatten().all(|e| evidence_view(e).credential_revision >= 0));
         RoutingStatus {
             slug: c.slug.clone(),
-            mode: c.routing_mode.clone(),
-            state: c.routing_state.clone(),
+            // Only the engine writes these columns, always with a contract word.
+            mode: c.routing_mode.parse().unwrap_or(RoutingMode::Legacy),
+            state: c.routing_state.parse().unwrap_or(switchyard_core::RoutingState::Suspended),
             note: c.routing_note.clone(),
             activated_at: c.activated_at.map(rfc3339),
             activated_by: c.activated_by.clone(),
-            pending_mode: c.wanted_mode.clone().filter(|_| c.routing_mode == "legacy"),
+            pending_mode: c.wanted_mode.as_deref().filter(|_| c.routing_mode == "legacy").and_then(|m| m.parse().ok()),
             affinity,
             quota_aware,
             gates: ready.gate_view_under_quota(blocks),
             profiles,
         }
     }
+}
+
+/// A routing change just written, applied to the row in hand.
+fn apply_routing(row: &mut switchyard_store::connections::ConnectionRow, routing: Routing, revision: i64) {
+    row.routing_mode = routing.mode;
+    row.routing_state = routing.state;
+    row.routing_note = routing.note;
+    row.wanted_mode = routing.wanted_mode;
+    row.activated_at = routing.activated_at;
+    row.activated_by = routing.activated_by;
+    row.revision = revision;
 }
 
 fn suspension_note(failures: &[String]) -> String {

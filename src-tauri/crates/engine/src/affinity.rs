@@ -6,6 +6,7 @@
 //! connections ignore it. Selection under it is `switchyard_core::routing::affinity`.
 
 use std::time::Duration;
+use switchyard_core::states::AffinityMode;
 
 use switchyard_core::routing::{Affinity, DEFAULT_AFFINITY_WINDOW};
 use switchyard_core::InvalidInput;
@@ -43,14 +44,14 @@ impl AffinitySetting {
 
     pub fn view(self) -> AffinityView {
         let minutes = i32::try_from(self.window.as_secs() / 60).unwrap_or(i32::MAX);
-        AffinityView { mode: self.mode().to_string(), window_min: minutes }
+        AffinityView { mode: self.mode(), window_min: minutes }
     }
 
-    fn mode(self) -> &'static str {
+    fn mode(self) -> AffinityMode {
         if self.conversation {
-            "conversation"
+            AffinityMode::Conversation
         } else {
-            "turn"
+            AffinityMode::Turn
         }
     }
 
@@ -138,6 +139,6 @@ mod tests {
             "balanced connections keep conversations for 10 minutes unless told otherwise"
         );
         assert_eq!(turn.affinity(), Affinity::Turn, "turn affinity carries no window");
-        assert_eq!(turn.view(), AffinityView { mode: "turn".into(), window_min: 5 }, "the view shows minutes");
+        assert_eq!(turn.view(), AffinityView { mode: AffinityMode::Turn, window_min: 5 }, "the view shows minutes");
     }
 }

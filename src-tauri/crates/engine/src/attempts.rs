@@ -1,8 +1,15 @@
-//! The attempt ledger as front ends list it (`switchyard attempts`, the Activity view).
+//! The attempt ledger as front ends list it (`switchyard attempts`, the Activity view) and
+//! export it (`--format jsonl`: every row since a time, page by page, oldest first). Rows
+//! carry no secret, no label and no prompt text; tags are the caller's, checked on the way in.
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 use specta::Type;
-use switchyard_store::attempts;
+use switchyard_core::connection::Protocol;
+use switchyard_core::prompt_cache::prompt_tokens;
+use switchyard_core::tag::parse_tags_json;
+use switchyard_store::attempts::{self, AttemptRow};
 
 use crate::clock::rfc3339;
 use crate::engine::Engine;
@@ -13,6 +20,8 @@ use crate::views::small;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct AttemptView {
     pub at: String,
+    /// The connection's slug.
+    pub connection: String,
     pub turn: String,
     pub attempt: i32,
     /// Stable profile id (never the label).
@@ -37,37 +46,101 @@ pub struct AttemptView {
     pub cache_read_tokens: Option<i32>,
     /// Input tokens written to the provider's prompt cache, as reported (Anthropic only).
     pub cache_write_tokens: Option<i32>,
+    /// The whole prompt, cached or not, on one scale for both dialects (Anthropic: input +
+    /// cache read + cache write; OpenAI: input, which includes the cached tokens).
+    pub prompt_tokens: Option<i32>,
+    /// The caller's tags (`x-switchyard-tag-NAME: value`), by name; empty without tags.
+    pub tags: BTreeMap<String, String>,
 }
 
+/// Rows per page of the export.
+const EXPORT_PAGE: i64 = 1_000;
+
 impl Engine {
+    /// The newest `limit` attempts of a connection at or after `since` (RFC 3339 or `Nd`),
+    /// newest first.
+    pub async fn attempts_since(&self, slug: &str, since: &str, limit: i64) -> Result<Vec<AttemptView>, EngineError> {
+        let connection = self.connection_by_slug(slug).await?;
+        let since_ms = crate::time_zone::parse_since(since, self.now_ms(), &self.zone().await?)?;
+        let mut conn = self.store.acquire().await?;
+        let rows = attempts::for_connection_since(&mut conn, &connection.id, since_ms, limit.clamp(1, 10_000)).await?;
+        let protocol = crate::cache_views::protocol_of(&connection);
+        Ok(rows.into_iter().map(|r| attempt_view(&connection.slug, protocol, r)).collect())
+    }
+
+    /// Every attempt of a connection at or after `since` (RFC 3339 or `Nd`; `None`: all),
+    /// oldest first, handed to `sink` one at a time as pages of 1 000 are read (no limit, and
+    /// never the whole ledger in memory). `sink` returns `false` to stop (a closed pipe).
+    /// Returns how many rows it was given.
+    pub async fn attempts_export(
+        &self,
+        slug: &str,
+        since: Option<&str>,
+        mut sink: impl FnMut(AttemptView) -> bool,
+    ) -> Result<u64, EngineError> {
+        let connection = self.connection_by_slug(slug).await?;
+        let since_ms = match since {
+            Some(s) => crate::time_zone::parse_since(s, self.now_ms(), &self.zone().await?)?,
+            None => i64::MIN,
+        };
+        let start = {
+            let mut conn = self.store.acquire().await?;
+            attempts::page_start(&mut conn, &connection.id, since_ms).await?
+        };
+        let (Some(mut after), mut sent) = (start, 0u64) else { return Ok(0) };
+        loop {
+            let page = {
+                let mut conn = self.store.acquire().await?;
+                attempts::page_since(&mut conn, &connection.id, since_ms, after, EXPORT_PAGE).await?
+            };
+            let full = page.len() as i64 == EXPORT_PAGE;
+            let last = page.last().map(|r| r.id);
+            for r in page {
+                sent += 1;
+                if !sink(attempt_view(&connection.slug, crate::cache_views::protocol_of(&connection), r.row)) {
+                    return Ok(sent);
+                }
+            }
+            match last {
+                Some(id) if full => after = id,
+                _ => return Ok(sent),
+            }
+        }
+    }
+
     /// The newest `limit` attempts of a connection, newest first.
     pub async fn attempts(&self, slug: &str, limit: i64) -> Result<Vec<AttemptView>, EngineError> {
         let connection = self.connection_by_slug(slug).await?;
         let mut conn = self.store.acquire().await?;
         let rows = attempts::for_connection(&mut conn, &connection.id, limit.clamp(1, 10_000)).await?;
-        let opt = |v: Option<i64>| v.map(small);
-        Ok(rows
-            .into_iter()
-            .map(|r| AttemptView {
-                at: rfc3339(r.at_ms),
-                turn: r.turn,
-                attempt: small(r.attempt),
-                profile: r.profile_id,
-                reason: r.reason,
-                model: r.model,
-                status: opt(r.status),
-                failure_kind: r.failure_kind,
-                scope: r.scope,
-                ttfb_ms: opt(r.ttfb_ms),
-                duration_ms: opt(r.duration_ms),
-                input_tokens: opt(r.input_tokens),
-                output_tokens: opt(r.output_tokens),
-                session: r.session,
-                conversation: r.conversation,
-                moved: r.moved,
-                cache_read_tokens: opt(r.cache_read_tokens),
-                cache_write_tokens: opt(r.cache_write_tokens),
-            })
-            .collect())
+        let protocol = crate::cache_views::protocol_of(&connection);
+        Ok(rows.into_iter().map(|r| attempt_view(&connection.slug, protocol, r)).collect())
+    }
+}
+
+fn attempt_view(slug: &str, protocol: Protocol, r: AttemptRow) -> AttemptView {
+    let opt = |v: Option<i64>| v.map(small);
+    AttemptView {
+        at: rfc3339(r.at_ms),
+        connection: slug.to_string(),
+        turn: r.turn,
+        attempt: small(r.attempt),
+        profile: r.profile_id,
+        reason: r.reason,
+        model: r.model,
+        status: opt(r.status),
+        failure_kind: r.failure_kind,
+        scope: r.scope,
+        ttfb_ms: opt(r.ttfb_ms),
+        duration_ms: opt(r.duration_ms),
+        input_tokens: opt(r.input_tokens),
+        output_tokens: opt(r.output_tokens),
+        session: r.session,
+        conversation: r.conversation,
+        moved: r.moved,
+        cache_read_tokens: opt(r.cache_read_tokens),
+        cache_write_tokens: opt(r.cache_write_tokens),
+        prompt_tokens: opt(prompt_tokens(protocol, r.input_tokens, r.cache_read_tokens, r.cache_write_tokens)),
+        tags: parse_tags_json(r.tags.as_deref()),
     }
 }

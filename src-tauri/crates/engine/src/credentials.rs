@@ -6,6 +6,7 @@
 //! writer will commit.
 
 use switchyard_core::routing::ResetCause;
+use switchyard_core::states::CredentialPresence;
 use switchyard_store::{journal, profiles, SqliteConnection};
 use switchyard_vault::{Locator, Secret};
 
@@ -126,19 +127,24 @@ impl Engine {
         let mut conn = self.store.acquire().await?;
         let fresh =
             profiles::by_id(&mut conn, &row.id).await?.ok_or_else(|| EngineError::not_found("profile", &row.label))?;
-        Ok(profile_view(&fresh, "present"))
+        Ok(profile_view(&fresh, CredentialPresence::Present))
     }
 
     /// `present`, `missing`, or `unknown` when the keychain cannot be asked.
-    pub(crate) async fn credential_state(&self, row: &profiles::ProfileRow) -> &'static str {
+    pub(crate) async fn credential_state(&self, row: &profiles::ProfileRow) -> CredentialPresence {
         let Some(loc) = locator_of(row) else {
-            return "missing";
+            return CredentialPresence::Missing;
         };
-        match self.vault_get(loc).await {
-            Ok(Some(_)) => "present",
-            Ok(None) => "missing",
-            Err(_) => "unknown",
+        if let Some(known) = self.presence.get(&loc, row.credential_revision) {
+            return known;
         }
+        let state = match self.vault_get(loc.clone()).await {
+            Ok(Some(_)) => CredentialPresence::Present,
+            Ok(None) => CredentialPresence::Missing,
+            Err(_) => CredentialPresence::Unknown,
+        };
+        self.presence.put(loc, row.credential_revision, state);
+        state
     }
 }
 

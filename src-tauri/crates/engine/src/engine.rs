@@ -27,6 +27,10 @@ pub struct Engine {
     pub(crate) board: Arc<CircuitBoard>,
     /// HTTP client for test/discovery calls.
     pub(crate) http: reqwest::Client,
+    /// Keychain presence by (locator, credential revision), for views and readiness.
+    pub(crate) presence: crate::presence::PresenceCache,
+    /// Readiness computations so far (each is a profile, evidence and settings read).
+    pub(crate) readiness_loads: std::sync::atomic::AtomicU64,
     data_dir: PathBuf,
 }
 
@@ -57,6 +61,8 @@ impl Engine {
             faults: Faults::default(),
             board,
             http,
+            presence: Default::default(),
+            readiness_loads: Default::default(),
             data_dir: data_dir.to_path_buf(),
         };
         match engine.collect_orphans().await {
@@ -97,6 +103,12 @@ impl Engine {
         crate::clock::system_time(self.clock.as_ref())
     }
 
+    /// How many times a readiness was computed (for tests holding each use case to one).
+    #[doc(hidden)]
+    pub fn readiness_loads(&self) -> u64 {
+        self.readiness_loads.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The engine clock's monotonic time.
     pub fn monotonic(&self) -> std::time::Instant {
         self.clock.monotonic()
@@ -123,6 +135,7 @@ impl Engine {
     }
 
     pub(crate) async fn vault_put(&self, locator: Locator, secret: Secret) -> Result<(), EngineError> {
+        self.presence.forget(&locator);
         let vault = self.vault.clone();
         blocking(move || vault.put(&locator, &secret)).await
     }
@@ -133,6 +146,7 @@ impl Engine {
     }
 
     pub(crate) async fn vault_delete(&self, locator: Locator) -> Result<bool, EngineError> {
+        self.presence.forget(&locator);
         let vault = self.vault.clone();
         blocking(move || vault.delete(&locator)).await
     }

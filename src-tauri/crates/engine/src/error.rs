@@ -19,6 +19,9 @@ pub enum EngineError {
     NotFound { what: &'static str, name: String },
     #[error("{0}")]
     Precondition(String),
+    /// A file changed since it was read (client set-up, restore): code `conflict`, nothing written.
+    #[error("{0}")]
+    Changed(String),
     /// Activation refused: the gates do not hold. Carries the full report.
     #[error("{message}")]
     GateFailed { message: String, gates: Box<crate::routing_views::GateView> },
@@ -35,7 +38,9 @@ impl EngineError {
     pub fn code(&self) -> ErrorCode {
         match self {
             EngineError::Invalid(_) => ErrorCode::Invalid,
-            EngineError::Conflict { .. } | EngineError::Duplicate { .. } => ErrorCode::Conflict,
+            EngineError::Conflict { .. } | EngineError::Duplicate { .. } | EngineError::Changed(_) => {
+                ErrorCode::Conflict
+            }
             EngineError::NotFound { .. } => ErrorCode::NotFound,
             EngineError::Precondition(_) | EngineError::GateFailed { .. } => ErrorCode::Precondition,
             EngineError::KeychainUnavailable(_) => ErrorCode::KeychainUnavailable,

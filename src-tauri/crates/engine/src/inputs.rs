@@ -1,7 +1,12 @@
 //! Inputs of the use cases, as raw user text: the engine validates them, front ends do not.
+//! The desktop window sends them as they are (serde + specta: numbers cross IPC as i32 so the
+//! TypeScript stays exact; they are i64 here like the store's columns).
+
+use serde::Deserialize;
+use specta::Type;
 
 /// `connection add`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize, Type)]
 pub struct NewConnection {
     pub slug: String,
     pub protocol: String,
@@ -14,7 +19,7 @@ pub struct NewConnection {
 }
 
 /// `connection edit`: `None` keeps a field, `Some` replaces it (lists are replaced whole).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize, Type)]
 pub struct ConnectionEdit {
     pub protocol: Option<String>,
     pub base_url: Option<String>,
@@ -22,27 +27,33 @@ pub struct ConnectionEdit {
     pub mappings: Option<Vec<String>>,
     pub headers: Option<Vec<String>>,
     /// The revision the caller read; the edit fails with a conflict if the row moved on.
+    #[specta(type = Option<i32>)]
     pub if_revision: Option<i64>,
 }
 
 /// `profile add`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize, Type)]
 pub struct NewProfile {
     pub label: String,
     /// Default 1.
+    #[specta(type = Option<i32>)]
     pub weight: Option<i64>,
     /// Default: after every existing profile (lower numbers are tried first).
+    #[specta(type = Option<i32>)]
     pub priority: Option<i64>,
 }
 
 /// `profile edit`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize, Type)]
 pub struct ProfileEdit {
     pub label: Option<String>,
+    #[specta(type = Option<i32>)]
     pub weight: Option<i64>,
+    #[specta(type = Option<i32>)]
     pub priority: Option<i64>,
     pub enabled: Option<bool>,
     /// Make this profile the connection's primary (the one legacy mode uses).
     pub make_primary: bool,
+    #[specta(type = Option<i32>)]
     pub if_revision: Option<i64>,
 }

@@ -8,7 +8,8 @@ use switchyard_store::attempts::{self, AttemptRow};
 use switchyard_store::Store;
 use tokio::sync::{mpsc, oneshot};
 
-/// Rows kept in the `attempts` table.
+/// Rows kept in the `attempts` table unless the `ledger_retention_rows` setting says otherwise
+/// (`ledger_retention.rs`).
 pub const RETENTION_ROWS: i64 = 100_000;
 const BATCH: usize = 256;
 const LINGER: Duration = Duration::from_millis(100);
@@ -77,7 +78,8 @@ async fn write_loop(store: Store, mut rx: mpsc::Receiver<Msg>) {
             if since_prune >= 1000 {
                 since_prune = 0;
                 if let Ok(mut conn) = store.acquire().await {
-                    if let Err(e) = attempts::prune(&mut conn, RETENTION_ROWS).await {
+                    let keep = crate::ledger_retention::retention_rows(&mut conn).await.unwrap_or(RETENTION_ROWS);
+                    if let Err(e) = attempts::prune(&mut conn, keep).await {
                         tracing::warn!(error = %e, "attempt ledger not pruned");
                     }
                 }
@@ -111,4 +113,68 @@ fn take(m: Msg, batch: &mut Vec<AttemptRow>, flushes: &mut Vec<oneshot::Sender<(
 async fn write_batch(store: &Store, rows: &[AttemptRow]) -> Result<(), switchyard_store::StoreError> {
     let mut conn = store.acquire().await?;
     attempts::insert_batch(&mut conn, rows).await
+}
+
+#[cfg(test)]
+mod tests {
+    use switchyard_store::settings;
+
+    use super::*;
+
+    fn row(i: i64) -> AttemptRow {
+        AttemptRow {
+            at_ms: i,
+            connection_id: "c".into(),
+            turn: format!("t{i}"),
+            attempt: 1,
+            profile_id: "p".into(),
+            reason: "legacy_primary".into(),
+            model: None,
+            status: Some(200),
+            failure_kind: None,
+            scope: None,
+            ttfb_ms: None,
+            duration_ms: None,
+            input_tokens: None,
+            output_tokens: None,
+            session: None,
+            conversation: None,
+            moved: None,
+            cache_read_tokens: None,
+            cache_write_tokens: None,
+            tags: None,
+        }
+    }
+
+    async fn rows_after_writing(n: i64, retention: Option<i64>) -> usize {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+        let store = Store::open(&dir.path().join("ledger.db")).await.unwrap_or_else(|e| panic!("store: {e}"));
+        if let Some(keep) = retention {
+            let mut conn = store.acquire().await.unwrap_or_else(|e| panic!("acquire: {e}"));
+            let key = crate::ledger_retention::RETENTION_KEY;
+            settings::put(&mut conn, key, &keep.to_string(), None, 0).await.unwrap_or_else(|e| panic!("put: {e}"));
+        }
+        let ledger = Ledger::start(store.clone());
+        for i in 0..n {
+            ledger.record(row(i));
+            if i % 256 == 255 {
+                ledger.flush().await; // the queue never overflows in this test
+            }
+        }
+        ledger.flush().await;
+        let mut conn = store.acquire().await.unwrap_or_else(|e| panic!("acquire: {e}"));
+        attempts::for_connection(&mut conn, "c", 1_000_000).await.unwrap_or_else(|e| panic!("list: {e}")).len()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_writer_prunes_to_the_retention_setting() {
+        let kept = rows_after_writing(4_000, Some(1_000)).await;
+        // Pruned every 1 000 rows written: at most the cap plus one interval remain.
+        assert!(
+            (1_000..2_000).contains(&kept),
+            "a 1 000-row cap keeps 1 000 plus what came since the last prune: {kept}"
+        );
+        let all = rows_after_writing(4_000, None).await;
+        assert_eq!(all, 4_000, "under the default cap (100 000) nothing is pruned");
+    }
 }

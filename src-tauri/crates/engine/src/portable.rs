@@ -9,7 +9,9 @@ use std::str::FromStr;
 
 use serde::Serialize;
 use specta::Type;
-use switchyard_core::portable::{parse, render, ConnectionEntry, Document, HeaderEntry, ProfileEntry, FORMAT, VERSION};
+use switchyard_core::portable::{
+    parse, render, ConnectionEntry, Document, FallbackEntry, HeaderEntry, ProfileEntry, FORMAT, VERSION,
+};
 use switchyard_core::validate::{InvalidInput, MAX_SLUG_LEN};
 use switchyard_core::{Header, RoutingMode};
 use switchyard_store::connections::{self, ConnectionRow, Routing};
@@ -98,9 +100,21 @@ impl Engine {
         let selected = rows.iter().filter(|r| slugs.is_none_or(|w| w.contains(&r.slug)));
         let mut doc = Document { format: FORMAT.to_string(), version: VERSION, connections: Vec::new() };
         let mut profile_count = 0;
-        for (i, row) in selected.enumerate() {
+        let selected: Vec<&ConnectionRow> = selected.collect();
+        for (i, row) in selected.iter().enumerate() {
             let entry = export_connection(&mut conn, row, i + 1, &mut profile_count).await?;
             doc.connections.push(entry);
+        }
+        // Chains by export-local refs; a hop to a connection not exported is left out.
+        let ref_of = |id: &str| selected.iter().position(|r| r.id == id).map(|i| format!("c{}", i + 1));
+        for (row, entry) in selected.iter().zip(doc.connections.iter_mut()) {
+            if let Some(chain) = switchyard_store::fallback::get(&mut conn, &row.id).await? {
+                entry.fallback = crate::fallback::decode_hops(&chain)
+                    .into_iter()
+                    .filter_map(|(id, model)| Some(FallbackEntry { connection: ref_of(&id)?, model }))
+                    .collect();
+                entry.fallback_active = chain.active && !entry.fallback.is_empty();
+            }
         }
         drop(conn);
         let text = render(&doc)?;
@@ -126,14 +140,26 @@ impl Engine {
         let report = plan(&doc, &taken, on_conflict, false)?;
         let now = self.now_ms();
         let mut written = 0;
+        let mut ids: Vec<(String, String)> = Vec::new();
         for (entry, planned) in doc.connections.iter().zip(&report.connections) {
             let Some(slug) = &planned.new_slug else {
                 continue;
             };
-            write_connection(&mut tx, entry, slug, now).await?;
+            ids.push((entry.reference.clone(), write_connection(&mut tx, entry, slug, now).await?));
             written += 1;
             if written == 1 {
                 self.faults.check(FaultPoint::ImportAfterFirstConnection)?;
+            }
+        }
+        // Chains inactive; one the file had activated is turned on once its gates hold.
+        for entry in doc.connections.iter().filter(|e| !e.fallback.is_empty()) {
+            let id_of = |r: &str| ids.iter().find(|(rf, _)| rf == r).map(|(_, id)| id.clone());
+            let Some(own) = id_of(&entry.reference) else { continue };
+            let hops: Vec<(String, Option<String>)> =
+                entry.fallback.iter().filter_map(|f| Some((id_of(&f.connection)?, f.model.clone()))).collect();
+            if !hops.is_empty() {
+                let json = crate::fallback::encode_hops(&hops)?;
+                switchyard_store::fallback::insert_imported(&mut tx, &own, &json, entry.fallback_active, now).await?;
             }
         }
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
@@ -178,6 +204,8 @@ async fn export_connection(
         mapping: def.mapping,
         routing: wanted_mode(row),
         profiles,
+        fallback: Vec::new(),
+        fallback_active: false,
     })
 }
 
@@ -266,7 +294,7 @@ async fn write_connection(
     entry: &ConnectionEntry,
     slug: &str,
     now: i64,
-) -> Result<(), EngineError> {
+) -> Result<String, EngineError> {
     let def = Definition {
         protocol: entry.protocol,
         base_url: entry.base_url.clone(),
@@ -305,5 +333,5 @@ async fn write_connection(
         };
         profiles::insert(tx, &row, now).await.map_err(|e| EngineError::from_store("profile", &p.label, e))?;
     }
-    Ok(())
+    Ok(id)
 }

@@ -68,7 +68,7 @@ impl Engine {
         let row = profiles::by_id(&mut conn, &profile_id)
             .await?
             .ok_or_else(|| EngineError::not_found("profile", &new.label))?;
-        Ok(profile_view(&row, "present"))
+        Ok(profile_view(&row, switchyard_core::states::CredentialPresence::Present))
     }
 
     pub async fn profile_list(&self, slug: &str) -> Result<Vec<ProfileView>, EngineError> {

@@ -5,6 +5,7 @@ use switchyard_core::routing::{
     evaluate_gates, evaluate_gates_under_quota, Criteria, GateReport, NoCircuits, ProfileView as RouteProfile,
     QuotaBlocks,
 };
+use switchyard_core::states::CredentialPresence;
 use switchyard_core::BasisFingerprint;
 use switchyard_store::connections::ConnectionRow;
 use switchyard_store::evidence::{self, EvidenceRow};
@@ -26,7 +27,7 @@ pub(crate) struct Readiness {
     pub profiles: Vec<ProfileRow>,
     pub evidence: Vec<Option<EvidenceRow>>,
     /// `present`, `missing` or `unknown` per profile (same order).
-    pub credential: Vec<&'static str>,
+    pub credential: Vec<CredentialPresence>,
     pub routes: Vec<RouteProfile>,
     pub max_age_ms: i64,
     pub now_ms: i64,
@@ -101,15 +102,17 @@ impl Engine {
         connection: ConnectionRow,
         secrets: Option<&crate::secret_cache::SecretCache>,
     ) -> Result<Readiness, EngineError> {
+        self.readiness_loads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let def = Definition::decode(&connection)?;
         let basis = def.fingerprint();
         let (profiles, evidence) = {
             let mut conn = self.store.acquire().await?;
             let rows = profiles::for_connection(&mut conn, &connection.id).await?;
-            let mut ev = Vec::with_capacity(rows.len());
-            for r in &rows {
-                ev.push(evidence::for_profile(&mut conn, &r.id).await?);
-            }
+            let mut all = evidence::for_connection(&mut conn, &connection.id).await?;
+            let ev: Vec<_> = rows
+                .iter()
+                .map(|r| all.iter().position(|e| e.profile_id == r.id).map(|i| all.swap_remove(i)))
+                .collect();
             (rows, ev)
         };
         let mut credential = Vec::with_capacity(profiles.len());
@@ -128,7 +131,7 @@ impl Engine {
                 weight: u32::try_from(p.weight).unwrap_or(1),
                 priority: p.priority,
                 enabled: p.enabled,
-                credential_present: *c == "present",
+                credential_present: *c == CredentialPresence::Present,
                 credential_revision: p.credential_revision,
                 evidence: e.as_ref().map(evidence_view),
             })

@@ -10,9 +10,10 @@ use crate::rows::profile_view;
 use crate::views::ProfileView;
 
 /// One entry of a new order: a profile id and the revision the caller read it at.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, specta::Type)]
 pub struct OrderEntry {
     pub id: String,
+    #[specta(type = i32)]
     pub revision: i64,
 }
 

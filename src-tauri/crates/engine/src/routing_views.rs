@@ -79,8 +79,7 @@ fn relabel(sentence: &str, r: &GateReport, label_of: &dyn Fn(&str) -> String) ->
 pub struct HealthView {
     /// `None` for the credential-wide circuit.
     pub model: Option<String>,
-    /// `closed`, `open` or `half_open`.
-    pub state: String,
+    pub state: switchyard_core::states::CircuitState,
     pub kind: Option<String>,
     /// End of the cooldown (RFC 3339); `None` when closed or open until re-verified.
     pub until: Option<String>,
@@ -88,14 +87,15 @@ pub struct HealthView {
 
 impl From<&HealthEntry> for HealthView {
     fn from(h: &HealthEntry) -> Self {
+        use switchyard_core::states::CircuitState;
         let state = match h.state {
-            switchyard_core::routing::HealthState::Closed => "closed",
-            switchyard_core::routing::HealthState::Open => "open",
-            switchyard_core::routing::HealthState::HalfOpen => "half_open",
+            switchyard_core::routing::HealthState::Closed => CircuitState::Closed,
+            switchyard_core::routing::HealthState::Open => CircuitState::Open,
+            switchyard_core::routing::HealthState::HalfOpen => CircuitState::HalfOpen,
         };
         HealthView {
             model: h.model.clone(),
-            state: state.to_string(),
+            state,
             kind: h.kind.map(|k| k.as_str().to_string()),
             until: h.until_ms.map(rfc3339),
         }
@@ -105,8 +105,7 @@ impl From<&HealthEntry> for HealthView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct EvidenceSummary {
     pub verified_at: String,
-    /// `ok` or `auth_invalid`.
-    pub outcome: String,
+    pub outcome: switchyard_core::states::EvidenceOutcome,
     pub models: Vec<ModelProof>,
     /// Why the evidence no longer counts (`None` when current).
     pub stale_reason: Option<String>,
@@ -120,19 +119,22 @@ pub struct ProfileReadiness {
     pub priority: i32,
     pub enabled: bool,
     pub primary: bool,
-    /// `present`, `missing` or `unknown`.
-    pub credential: String,
-    /// `current`, `stale` or `none`.
-    pub evidence: String,
+    pub credential: switchyard_core::states::CredentialPresence,
+    pub evidence: switchyard_core::states::EvidenceState,
     pub evidence_detail: Option<EvidenceSummary>,
     pub health: Vec<HealthView>,
+    /// Prompt-cache reads against the whole prompt over the profile's successful attempts in
+    /// the ledger (`cache_views.rs`).
+    pub cache: crate::cache_views::CacheView,
+    /// Its share of the connection's conversations and prompt tokens in the ledger.
+    pub traffic: crate::cache_views::TrafficView,
 }
 
 /// A connection's affinity as `routing status` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct AffinityView {
-    /// `turn` or `conversation` (only balanced routing uses it).
-    pub mode: String,
+    /// Only balanced routing uses it.
+    pub mode: switchyard_core::states::AffinityMode,
     /// The conversation window in minutes (kept while the mode is `turn`).
     pub window_min: i32,
 }
@@ -149,17 +151,16 @@ pub struct QuotaAwareView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct RoutingStatus {
     pub slug: String,
-    /// `legacy`, `balanced` or `priority`.
-    pub mode: String,
-    /// `active` or `suspended` (a suspended connection routes as legacy).
-    pub state: String,
+    pub mode: switchyard_core::RoutingMode,
+    /// A suspended connection routes as legacy.
+    pub state: switchyard_core::RoutingState,
     /// Why the connection is suspended, and what fixes it.
     pub note: Option<String>,
     pub activated_at: Option<String>,
     pub activated_by: Option<String>,
     /// A mode wanted by an imported configuration, not yet in force: it starts by itself
     /// once the profiles have credentials, are enabled and verified, and the gates hold.
-    pub pending_mode: Option<String>,
+    pub pending_mode: Option<switchyard_core::RoutingMode>,
     /// What balanced routing keeps on one key (`routing affinity`).
     pub affinity: AffinityView,
     /// Quota-aware selection (`routing quota-aware`); when on, `gates` lists the keys it skips
@@ -176,7 +177,7 @@ pub struct VerifyResult {
     pub label: String,
     /// `verified` (evidence recorded), `auth_invalid` (recorded: the key is refused) or
     /// `unverified` (nothing proven; `detail` says why).
-    pub outcome: String,
+    pub outcome: switchyard_core::states::VerifyOutcome,
     pub models: Vec<ModelProof>,
     pub failure_kind: Option<String>,
     pub detail: String,

@@ -1,6 +1,7 @@
 //! Decoding store rows into domain values and views.
 
 use std::collections::BTreeMap;
+use switchyard_core::states::CredentialPresence;
 
 use switchyard_core::{BasisFingerprint, Header, Protocol};
 use switchyard_store::connections::ConnectionRow;
@@ -63,8 +64,8 @@ pub(crate) fn connection_view(row: &ConnectionRow, profile_count: usize) -> Resu
         models: def.models,
         mapping: def.mapping.into_iter().map(|(from, to)| ModelMapping { from, to }).collect(),
         basis_fingerprint: row.basis_fingerprint.clone(),
-        routing_mode: row.routing_mode.clone(),
-        routing_state: row.routing_state.clone(),
+        routing_mode: row.routing_mode.parse()?,
+        routing_state: row.routing_state.parse()?,
         revision: small(row.revision),
         profile_count: small(i64::try_from(profile_count).unwrap_or(i64::MAX)),
         created_at: rfc3339(row.created_at),
@@ -72,7 +73,7 @@ pub(crate) fn connection_view(row: &ConnectionRow, profile_count: usize) -> Resu
     })
 }
 
-pub(crate) fn profile_view(row: &ProfileRow, credential: &str) -> ProfileView {
+pub(crate) fn profile_view(row: &ProfileRow, credential: CredentialPresence) -> ProfileView {
     ProfileView {
         id: row.id.clone(),
         connection_id: row.connection_id.clone(),
@@ -81,7 +82,7 @@ pub(crate) fn profile_view(row: &ProfileRow, credential: &str) -> ProfileView {
         priority: small(row.priority),
         enabled: row.enabled,
         primary: row.is_primary,
-        credential: credential.to_string(),
+        credential,
         credential_revision: small(row.credential_revision),
         revision: small(row.revision),
         created_at: rfc3339(row.created_at),

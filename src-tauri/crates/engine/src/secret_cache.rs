@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use switchyard_core::states::CredentialPresence;
 
 use switchyard_store::profiles::ProfileRow;
 use switchyard_vault::{Locator, Secret};
@@ -42,12 +43,12 @@ impl SecretCache {
         Ok(read)
     }
 
-    /// `present`, `missing` or `unknown` (keychain unreachable) for eligibility.
-    pub(crate) async fn presence(&self, engine: &Engine, profile: &ProfileRow) -> &'static str {
+    /// Whether the secret is there (`Unknown`: keychain unreachable), for eligibility.
+    pub(crate) async fn presence(&self, engine: &Engine, profile: &ProfileRow) -> CredentialPresence {
         match self.get(engine, profile).await {
-            Ok(Some(_)) => "present",
-            Ok(None) => "missing",
-            Err(_) => "unknown",
+            Ok(Some(_)) => CredentialPresence::Present,
+            Ok(None) => CredentialPresence::Missing,
+            Err(_) => CredentialPresence::Unknown,
         }
     }
 

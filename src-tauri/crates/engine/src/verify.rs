@@ -3,6 +3,7 @@
 //! revision and basis, feed the results to the circuits, then suspend or resume routing.
 
 use std::collections::BTreeMap;
+use switchyard_core::states::{CredentialPresence, VerifyOutcome};
 
 use futures_util::stream::{self, StreamExt};
 use switchyard_core::routing::{Failure, FailureKind, ResetCause, Scope};
@@ -20,8 +21,8 @@ use crate::rows::{locator_of, Definition};
 /// Profiles verified at once.
 const CONCURRENCY: usize = 4;
 
-const VERIFIED: &str = "verified";
-const UNVERIFIED: &str = "unverified";
+const VERIFIED: VerifyOutcome = VerifyOutcome::Verified;
+const UNVERIFIED: VerifyOutcome = VerifyOutcome::Unverified;
 
 impl Engine {
     /// Verifies every profile of `slug` (or only `profile`), reporting progress through
@@ -54,7 +55,7 @@ impl Engine {
                 let result = result.unwrap_or_else(|e| VerifyResult {
                     profile_id: row.id.clone(),
                     label: row.label.clone(),
-                    outcome: UNVERIFIED.into(),
+                    outcome: UNVERIFIED,
                     models: vec![],
                     failure_kind: None,
                     detail: e.to_string(),
@@ -67,6 +68,7 @@ impl Engine {
             .collect()
             .await;
         results.sort_by(|a, b| a.label.cmp(&b.label));
+        self.restore_pending_chains().await?;
         let routing = self.routing_status(slug).await?;
         let was_pending = connection.routing_mode == "legacy" && connection.wanted_mode.is_some();
         let routing_restored = (was_pending && routing.mode != "legacy").then(|| {
@@ -79,16 +81,23 @@ impl Engine {
     }
 
     async fn verify_one(&self, def: &Definition, row: &ProfileRow, deep: bool) -> Result<VerifyResult, EngineError> {
-        let result = |outcome: &str, models: Vec<ModelProof>, kind: Option<FailureKind>, detail: String| VerifyResult {
-            profile_id: row.id.clone(),
-            label: row.label.clone(),
-            outcome: outcome.to_string(),
-            models,
-            failure_kind: kind.map(|k| k.as_str().to_string()),
-            detail,
-        };
+        let result =
+            |outcome: VerifyOutcome, models: Vec<ModelProof>, kind: Option<FailureKind>, detail: String| VerifyResult {
+                profile_id: row.id.clone(),
+                label: row.label.clone(),
+                outcome,
+                models,
+                failure_kind: kind.map(|k| k.as_str().to_string()),
+                detail,
+            };
         let secret = match locator_of(row) {
-            Some(loc) => self.vault_get(loc).await?,
+            Some(loc) => {
+                let secret = self.vault_get(loc.clone()).await?;
+                // What the keychain just said is what views show next.
+                let presence = if secret.is_some() { CredentialPresence::Present } else { CredentialPresence::Missing };
+                self.presence.put(loc, row.credential_revision, presence);
+                secret
+            }
             None => None,
         };
         let Some(secret) = secret else {
@@ -106,7 +115,7 @@ impl Engine {
                     self.write_evidence(row, def, OUTCOME_AUTH_INVALID, "listed", &[], Some(format!("HTTP {status}")))
                         .await?;
                     return Ok(result(
-                        OUTCOME_AUTH_INVALID,
+                        VerifyOutcome::AuthInvalid,
                         vec![],
                         Some(f.kind),
                         format!("the provider refused the key (HTTP {status})"),
@@ -153,7 +162,7 @@ impl Engine {
                                 )
                                 .await?;
                                 return Ok(result(
-                                    OUTCOME_AUTH_INVALID,
+                                    VerifyOutcome::AuthInvalid,
                                     vec![],
                                     Some(f.kind),
                                     "the provider refused the key in the deep check".into(),

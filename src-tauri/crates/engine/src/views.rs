@@ -27,10 +27,8 @@ pub struct ConnectionView {
     pub models: Vec<String>,
     pub mapping: Vec<ModelMapping>,
     pub basis_fingerprint: String,
-    /// `legacy`, `balanced` or `priority`.
-    pub routing_mode: String,
-    /// `active` or `suspended`.
-    pub routing_state: String,
+    pub routing_mode: switchyard_core::RoutingMode,
+    pub routing_state: switchyard_core::RoutingState,
     pub revision: i32,
     pub profile_count: i32,
     pub created_at: String,
@@ -46,8 +44,8 @@ pub struct ProfileView {
     pub priority: i32,
     pub enabled: bool,
     pub primary: bool,
-    /// `present`, `missing`, or `unknown` when the keychain could not be asked.
-    pub credential: String,
+    /// `unknown` when the keychain could not be asked.
+    pub credential: switchyard_core::states::CredentialPresence,
     pub credential_revision: i32,
     pub revision: i32,
     pub created_at: String,

@@ -148,7 +148,11 @@ async fn imported_profiles_are_disabled_without_credentials_and_the_mode_is_pend
     assert_eq!((team.profiles[1].weight, team.profiles[1].priority), (5, 1), "weight and priority are kept");
     let status = engine.routing_status("team").await?;
     assert_eq!(status.mode, "legacy", "an import never switches routing on");
-    assert_eq!(status.pending_mode.as_deref(), Some("balanced"), "routing status says the wanted mode is pending");
+    assert_eq!(
+        status.pending_mode.map(|m| m.as_str()),
+        Some("balanced"),
+        "routing status says the wanted mode is pending"
+    );
     let excluded: Vec<_> = status.gates.models[0].excluded.iter().map(|e| e.reason.as_str()).collect();
     assert_eq!(excluded, vec!["disabled", "disabled"], "the gate report says why");
     Ok(())

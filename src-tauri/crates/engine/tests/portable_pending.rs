@@ -45,7 +45,11 @@ fn enable() -> ProfileEdit {
 async fn assert_pending(engine: &Engine, when: &str) -> TestResult {
     let status = engine.routing_status("team").await?;
     assert_eq!(status.mode, "legacy", "{when}: the connection must still route as legacy");
-    assert_eq!(status.pending_mode.as_deref(), Some("balanced"), "{when}: routing status must say balanced is pending");
+    assert_eq!(
+        status.pending_mode.map(|m| m.as_str()),
+        Some("balanced"),
+        "{when}: routing status must say balanced is pending"
+    );
     Ok(())
 }
 

@@ -40,6 +40,12 @@ pub fn engine_error(protocol: Protocol, e: &EngineError) -> Response {
     with_reason(error(protocol, code.http_status(), &message, retry_after), code.as_str())
 }
 
+/// A request whose `x-switchyard-tag-*` headers break a limit (count, name, value): 400
+/// `invalid_tag`, nothing sent upstream. The message names the header, never its value.
+pub fn invalid_tag(protocol: Protocol, invalid: &switchyard_core::InvalidInput) -> Response {
+    with_reason(error(protocol, 400, &invalid.to_string(), None), "invalid_tag")
+}
+
 /// No answer from the provider: 504 when it did not answer within the connection's
 /// first-byte timeout, else 502. Both are recorded as `network` failures.
 pub fn no_answer(protocol: Protocol, timed_out: bool) -> Response {

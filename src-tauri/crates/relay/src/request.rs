@@ -13,6 +13,7 @@ use axum::Extension;
 use bytes::Bytes;
 use serde_json::Value;
 use switchyard_core::conversation::conversation_key;
+use switchyard_core::tag::{read_tags, tags_json};
 use switchyard_core::turn::{turn_key, ClientIds};
 use switchyard_engine::Routed;
 
@@ -99,10 +100,15 @@ pub async fn handle(
     let (conversation, _) = conversation_key(snap.protocol, &slug, &ids, &incoming.json);
     let model = incoming.model().map(str::to_string);
     let session = ids.session_key(&slug);
+    let tags = match read_tags(incoming.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes()))) {
+        Ok(tags) => tags_json(&tags),
+        Err(invalid) => return reply::invalid_tag(snap.protocol, &invalid),
+    };
     let mut run = match state.router.start_turn(&slug, model.as_deref(), turn, Some(conversation), session).await {
         Ok(run) => run,
         Err(e) => return reply::engine_error(snap.protocol, &e),
     };
+    run.tags = tags;
     if let Some(previous) = incoming.previous_response_id() {
         state.router.continue_response(&mut run, previous);
     }
@@ -114,6 +120,7 @@ pub async fn handle(
     };
     let transport = HttpTransport {
         state: &state,
+        incoming: &incoming,
         snap: snap.clone(),
         method: incoming.method.clone(),
         url: upstream_url(&snap, &incoming.rest, incoming.query.as_deref()),
@@ -127,7 +134,7 @@ pub async fn handle(
         Err(e) => return reply::engine_error(snap.protocol, &e),
     };
     if let Routed::Delivered { body: Delivered { response_id: Some(id), .. }, route, .. } = &routed {
-        state.router.remember_response(&snap.connection_id, id, &route.profile_id);
+        state.router.remember_response(&route.connection_id, id, &route.profile_id);
     }
     let timed_out = transport.timed_out.load(Ordering::Relaxed);
     respond(snap.protocol, incoming.is_responses_api(), timed_out, legacy, routed)
@@ -135,7 +142,7 @@ pub async fn handle(
 
 /// The request body sent upstream: the client's bytes, with the model renamed only where
 /// the connection's mapping says so.
-fn upstream_body(incoming: &Incoming, upstream_model: Option<&str>) -> Bytes {
+pub(crate) fn upstream_body(incoming: &Incoming, upstream_model: Option<&str>) -> Bytes {
     match (incoming.model(), upstream_model) {
         (Some(asked), Some(mapped)) if asked != mapped => {
             let mut json = incoming.json.clone();

@@ -76,14 +76,16 @@ fn deliver(protocol: Protocol, responses_api: bool, inject: bool, d: Delivered, 
     resp
 }
 
-/// Adds `x-switchyard-profile`, `x-switchyard-attempts` and `x-switchyard-reason` (not in
-/// legacy mode, whose answers pass unchanged).
+/// Adds `x-switchyard-connection` (the slug that served: a fallback hop's when the request
+/// fell back), `x-switchyard-profile`, `x-switchyard-attempts` and `x-switchyard-reason` (not
+/// in legacy mode, whose answers pass unchanged).
 fn with_route(mut resp: Response, route: &Route) -> Response {
     if route.legacy {
         return resp;
     }
     let h = resp.headers_mut();
     for (name, value) in [
+        ("x-switchyard-connection", route.connection.clone()),
         ("x-switchyard-profile", route.profile_id.clone()),
         ("x-switchyard-attempts", route.attempts.to_string()),
         ("x-switchyard-reason", route.reason.clone()),

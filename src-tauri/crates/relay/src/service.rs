@@ -9,10 +9,11 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
+use switchyard_core::states::{PortSource, RelayState};
 
 use serde::Serialize;
 use specta::Type;
-use switchyard_engine::{Engine, EngineError, InvalidInput, Router, Secret};
+use switchyard_engine::{Engine, EngineError, InvalidInput, ReverifyTask, Router, Secret, REVERIFY_POLL};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -35,36 +36,31 @@ pub enum Listen {
 /// Whether the relay serves, and where. Crosses IPC; never carries the token.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct RelayStatus {
-    /// `starting`, `listening`, `error` or `stopped`.
-    pub state: String,
+    pub state: RelayState,
     /// `http://127.0.0.1:PORT` while listening.
     pub url: Option<String>,
     /// The port asked for (0 = any free port).
     pub port: i32,
     /// The port actually bound, while listening.
     pub bound_port: Option<i32>,
-    /// `settings` or `env` (SWITCHYARD_RELAY_PORT).
-    pub port_source: String,
+    /// `settings`, `env` (SWITCHYARD_RELAY_PORT) or `listen` (an address given).
+    pub port_source: PortSource,
     /// Why the relay is not listening, in plain words.
     pub error: Option<String>,
 }
 
 impl RelayStatus {
-    fn new(state: &str, port: u16, source: &str) -> Self {
-        RelayStatus {
-            state: state.to_string(),
-            url: None,
-            port: i32::from(port),
-            bound_port: None,
-            port_source: source.to_string(),
-            error: None,
-        }
+    fn new(state: RelayState, port: u16, source: PortSource) -> Self {
+        RelayStatus { state, url: None, port: i32::from(port), bound_port: None, port_source: source, error: None }
     }
 }
 
 struct Running {
     stop: oneshot::Sender<()>,
     task: JoinHandle<()>,
+    /// Keys whose evidence is half its max age are re-verified while the relay runs
+    /// (listing only; `switchyard_engine::ReverifyTask`, stopped when dropped).
+    _reverify: ReverifyTask,
 }
 
 type Notify = Box<dyn Fn(&RelayStatus) + Send + Sync>;
@@ -106,7 +102,7 @@ impl Service {
             router,
             listen,
             drain,
-            status: Mutex::new(RelayStatus::new("stopped", 0, "settings")),
+            status: Mutex::new(RelayStatus::new(RelayState::Stopped, 0, PortSource::Settings)),
             running: tokio::sync::Mutex::new(None),
             notify: Mutex::new(None),
         }
@@ -140,18 +136,20 @@ impl Service {
             return self.status();
         }
         let (addr, source) = match self.listen {
-            Listen::Addr(a) => (a, "listen"),
-            Listen::Env(p) => (SocketAddr::from((Ipv4Addr::LOCALHOST, p)), "env"),
+            Listen::Addr(a) => (a, PortSource::Listen),
+            Listen::Env(p) => (SocketAddr::from((Ipv4Addr::LOCALHOST, p)), PortSource::Env),
             Listen::Setting => match self.engine.relay_port().await {
-                Ok(p) => (SocketAddr::from((Ipv4Addr::LOCALHOST, p)), "settings"),
-                Err(e) => return self.fail(0, "settings", format!("cannot read the relay port setting: {e}")),
+                Ok(p) => (SocketAddr::from((Ipv4Addr::LOCALHOST, p)), PortSource::Settings),
+                Err(e) => {
+                    return self.fail(0, PortSource::Settings, format!("cannot read the relay port setting: {e}"))
+                }
             },
         };
         let port = addr.port();
         if let Err(e) = check_loopback(addr) {
             return self.fail(port, source, e.to_string());
         }
-        self.set_status(RelayStatus::new("starting", port, source));
+        self.set_status(RelayStatus::new(RelayState::Starting, port, source));
         let token = match self.engine.relay_token(false).await {
             Ok(t) => t,
             Err(e) => return self.fail(port, source, format!("cannot read the relay token: {e}")),
@@ -166,7 +164,7 @@ impl Service {
         };
         let bound = listener.local_addr().map(|a| a.port()).unwrap_or(port);
         *running = Some(self.spawn(listener, token));
-        let mut status = RelayStatus::new("listening", port, source);
+        let mut status = RelayStatus::new(RelayState::Listening, port, source);
         status.url = Some(format!("http://{}", SocketAddr::new(addr.ip(), bound)));
         status.bound_port = Some(i32::from(bound));
         self.set_status(status.clone());
@@ -187,7 +185,7 @@ impl Service {
                 if let Some(me) = me.upgrade() {
                     let s = me.status();
                     me.set_status(RelayStatus {
-                        state: "error".into(),
+                        state: RelayState::Error,
                         url: None,
                         bound_port: None,
                         error: Some(format!("the relay stopped: {e}")),
@@ -196,12 +194,13 @@ impl Service {
                 }
             }
         });
-        Running { stop, task }
+        let reverify = ReverifyTask::start(self.engine.clone(), REVERIFY_POLL);
+        Running { stop, task, _reverify: reverify }
     }
 
-    fn fail(&self, port: u16, source: &str, why: String) -> RelayStatus {
+    fn fail(&self, port: u16, source: PortSource, why: String) -> RelayStatus {
         tracing::warn!(%why, "relay not started");
-        let mut status = RelayStatus::new("error", port, source);
+        let mut status = RelayStatus::new(RelayState::Error, port, source);
         status.error = Some(why);
         self.set_status(status.clone());
         status
@@ -211,7 +210,7 @@ impl Service {
     /// flushes the attempt ledger.
     pub async fn stop(&self) {
         let taken = self.running.lock().await.take();
-        if let Some(Running { stop, mut task }) = taken {
+        if let Some(Running { stop, mut task, .. }) = taken {
             let _ = stop.send(());
             match self.drain {
                 Some(drain) => {
@@ -228,8 +227,8 @@ impl Service {
         self.router.shutdown().await;
         tracing::info!("relay stopped; attempt ledger flushed");
         let s = self.status();
-        if s.state == "listening" || s.state == "starting" {
-            self.set_status(RelayStatus { state: "stopped".into(), url: None, bound_port: None, error: None, ..s });
+        if s.state == RelayState::Listening || s.state == RelayState::Starting {
+            self.set_status(RelayStatus { state: RelayState::Stopped, url: None, bound_port: None, error: None, ..s });
         }
     }
 

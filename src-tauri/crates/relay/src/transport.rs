@@ -23,9 +23,10 @@ use switchyard_providers::stream_watch::{Phase, StreamWatch};
 use switchyard_providers::usage::{usage_from_body, Usage};
 
 use crate::account_state::strip_account_state;
+use crate::request::{upstream_body, Incoming};
 use crate::state::RelayState;
 use crate::upstream::{self, NoAnswer, UpstreamBody};
-use crate::upstream_request::{is_event_stream, upstream_headers};
+use crate::upstream_request::{is_event_stream, upstream_headers, upstream_url};
 
 /// An upstream error answer kept to deliver as is if no other attempt succeeds.
 pub(crate) struct Kept {
@@ -57,6 +58,8 @@ pub(crate) enum Answer {
 
 pub(crate) struct HttpTransport<'a> {
     pub state: &'a RelayState,
+    /// The request as received (a fallback hop builds its own URL and body from it).
+    pub incoming: &'a Incoming,
     pub snap: Arc<Snapshot>,
     pub method: Method,
     pub url: String,
@@ -73,17 +76,21 @@ impl Transport for HttpTransport<'_> {
     type Kept = Kept;
 
     async fn attempt(&self, target: Target<'_>) -> Reply<Delivered, Kept> {
-        let headers = upstream_headers(self.client_headers, &self.snap, target.secret);
-        let stripped =
-            if target.strip_account_state { strip_account_state(self.snap.protocol, &self.body) } else { None };
+        // A fallback hop: that connection's base URL, headers, mapping and timeout.
+        let snap = target.snapshot;
+        let hop = snap.connection_id != self.snap.connection_id;
+        let (url, own_body) = if hop {
+            let url = upstream_url(snap, &self.incoming.rest, self.incoming.query.as_deref());
+            (std::borrow::Cow::Owned(url), hop_body(self.incoming, snap, target.model, target.pass_through))
+        } else {
+            (std::borrow::Cow::Borrowed(self.url.as_str()), self.body.clone())
+        };
+        let headers = upstream_headers(self.client_headers, snap, target.secret);
+        let stripped = if target.strip_account_state { strip_account_state(snap.protocol, &own_body) } else { None };
         self.dropped.store(stripped.is_some(), Ordering::Relaxed);
-        let body = stripped.unwrap_or_else(|| self.body.clone());
+        let body = stripped.unwrap_or(own_body);
         let started = Instant::now();
-        let sent = self
-            .state
-            .http
-            .send_within(self.snap.first_byte_timeout, self.method.clone(), &self.url, headers, body)
-            .await;
+        let sent = self.state.http.send_within(snap.first_byte_timeout, self.method.clone(), &url, headers, body).await;
         self.timed_out.store(matches!(sent, Err(NoAnswer::TimedOut)), Ordering::Relaxed);
         let answer = match sent {
             Err(_) => Answer::Failed(Failure::network(), None, None),
@@ -188,6 +195,14 @@ pub(crate) async fn read_answer(
             Some(Err(_)) | None => return Answer::Failed(Failure::network(), None, ttfb),
         }
     }
+}
+
+/// The body a fallback hop is sent: the client's, with the model the hop is asked for
+/// (`target_model`, the requested one unless the hop names its own), mapped by the hop's
+/// mapping when the hop routes (a legacy hop sends names unmapped, as legacy does).
+fn hop_body(incoming: &Incoming, snap: &Snapshot, target_model: Option<&str>, legacy: bool) -> Bytes {
+    let model = target_model.map(|m| if legacy { m } else { snap.upstream_model(m) });
+    upstream_body(incoming, model)
 }
 
 fn ms_since(started: Instant) -> i64 {

@@ -1,15 +1,17 @@
 //! Conversation affinity through the relay (docs/design.md invariant 15): a balanced
 //! connection keeps each conversation's turns on one key, SWRR assigns new conversations so
 //! the weights hold over conversations, turn affinity restores per-turn picks, and a warm
-//! conversation leaves an ineligible key only at a turn boundary, with the cause recorded.
+//! conversation leaves an ineligible key only at a turn boundary, with the cause recorded;
+//! a key carrying far more than its share of the tokens gives a conversation away at a turn
+//! boundary (cause `balance`) without changing how new conversations are assigned.
 
 mod common;
 
 use std::collections::{BTreeSet, HashMap};
 
-use common::{header, relay, user, Key, Relay, TestResult};
+use common::{eventually, header, relay, user, Key, Relay, TestResult};
 use serde_json::{json, Value};
-use switchyard_mock_provider::{Behaviour, KeyScript};
+use switchyard_mock_provider::{Behaviour, KeyScript, PromptCache};
 
 const KEYS: [&str; 3] = ["sk-conv-a", "sk-conv-b", "sk-conv-c"];
 
@@ -197,5 +199,81 @@ async fn an_explicit_conversation_header_groups_turns_and_never_goes_upstream() 
     }
     let r = r.stop().await?;
     assert!(!r.data_dir_text().contains("conv-canary-7"), "the raw conversation id is never stored");
+    Ok(())
+}
+
+/// Turn `turn` of Anthropic conversation `name` (a Claude Code session), its human messages
+/// `size` bytes each.
+fn anthropic_turn(name: &str, turn: usize, size: usize) -> Value {
+    let mut messages = vec![user(&format!("{name}: {}", "x".repeat(size)))];
+    for t in 1..=turn {
+        messages.push(json!({"role": "assistant", "content": format!("answer {t}")}));
+        messages.push(user(&format!("{name} follow-up {t}: {}", "y".repeat(size))));
+    }
+    json!({"model": "m1", "max_tokens": 16, "system": "you are a coding agent", "messages": messages})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_far_over_its_token_share_gives_a_conversation_away_at_a_turn_boundary() -> TestResult {
+    // The mock counts 10 000 tokens per 4 bytes, as Anthropic with its cache counts.
+    let cache = PromptCache { ttl_secs: 300, account: None, scale: 10_000 };
+    let script = || KeyScript { prompt_cache: Some(cache.clone()), ..KeyScript::new(["m1"]) };
+    let keys = vec![
+        Key { label: "a", secret: KEYS[0], weight: 1, script: script() },
+        Key { label: "b", secret: KEYS[1], weight: 1, script: script() },
+    ];
+    let r = relay("anthropic", &["m1"], keys, Some("balanced")).await?;
+    let send = |name: &'static str, turn: usize, size: usize| {
+        let req = r
+            .http
+            .post(format!("{}{}", r.base(), r.path()))
+            .header("x-api-key", &r.token)
+            .header("anthropic-version", "2023-06-01")
+            .header("x-claude-code-session-id", format!("session-{name}"))
+            .json(&anthropic_turn(name, turn, size));
+        async move {
+            let resp = req.send().await?;
+            let route =
+                (resp.status().as_u16(), header(&resp, "x-switchyard-profile"), header(&resp, "x-switchyard-reason"));
+            let _ = resp.bytes().await?;
+            Ok::<_, Box<dyn std::error::Error>>(route)
+        }
+    };
+    let recorded = |n: usize| {
+        let engine = r.engine.clone();
+        async move { Ok::<_, Box<dyn std::error::Error>>(engine.attempts("c", 100).await?.len() >= n) }
+    };
+    // A heavy conversation (millions of tokens a call) and a light one, one per key.
+    let (status, heavy_home, reason) = send("heavy", 0, 2_000).await?;
+    assert_eq!((status, reason.as_str()), (200, "swrr"), "a new conversation is assigned by SWRR");
+    let (_, light_home, reason) = send("light", 0, 10).await?;
+    assert_eq!(reason, "swrr", "so is the second");
+    assert_ne!(light_home, heavy_home, "1:1 weights: the two new conversations take both keys");
+    eventually("both attempts are recorded (their tokens learned)", || recorded(2)).await?;
+
+    let (status, moved_to, reason) = send("heavy", 1, 2_000).await?;
+    assert_eq!(status, 200, "the heavy conversation's next turn is served");
+    assert_eq!(
+        moved_to, light_home,
+        "its key carries ~99 % of the tokens for a 50 % weight: it moves at the turn boundary"
+    );
+    assert_eq!(reason, "swrr", "a move's reason is swrr, its cause is in the ledger");
+    eventually("the move is recorded", || recorded(3)).await?;
+
+    // New conversations are still SWRR's: the third goes where the cycle says, the first key.
+    let (_, third, reason) = send("third", 0, 10).await?;
+    assert_eq!((third.as_str(), reason.as_str()), (heavy_home.as_str(), "swrr"), "SWRR did not advance for the move");
+
+    let r = r.stop().await?;
+    let mut ledger = r.engine.attempts("c", 100).await?;
+    ledger.reverse();
+    let moved: Vec<Option<&str>> = ledger.iter().map(|a| a.moved.as_deref()).collect();
+    assert_eq!(
+        moved,
+        [None, None, Some("balance"), None],
+        "only the heavy conversation's second turn moved, for balance"
+    );
+    let uncached = ledger[2].input_tokens.unwrap_or(0) + ledger[2].cache_write_tokens.unwrap_or(0);
+    assert!(uncached > 1_000_000, "the moved turn re-sent its context uncached to the new key: {uncached} tokens");
     Ok(())
 }

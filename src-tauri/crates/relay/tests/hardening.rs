@@ -30,15 +30,17 @@ async fn a_rotated_token_reaches_the_running_relay() -> TestResult {
     let old = r.token.clone();
     assert_eq!(status_with(&r, &old).await?, 200, "the token works before rotation");
     let new = r.engine.relay_token(true).await?.expose().to_string();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mut seen = (0, 0);
-    while Instant::now() < deadline {
-        seen = (status_with(&r, &old).await?, status_with(&r, &new).await?);
-        if seen == (401, 200) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let started = Instant::now();
+    let last = std::sync::Mutex::new((0, 0));
+    let (rr, old_t, new_t, last_ref) = (&r, &old, &new, &last);
+    let _ = common::eventually("the relay re-reads the token", || async move {
+        let now = (status_with(rr, old_t).await?, status_with(rr, new_t).await?);
+        *last_ref.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = now;
+        Ok(now == (401, 200))
+    })
+    .await;
+    let seen = *last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    assert!(started.elapsed() < Duration::from_secs(5), "within seconds: {:?}", started.elapsed());
     assert_eq!(seen, (401, 200), "within seconds the old token is refused and the new one accepted, no restart");
     let _ = r.stop().await?;
     Ok(())
@@ -69,7 +71,6 @@ async fn an_idle_flood_never_locks_out_a_real_request() -> TestResult {
     for _ in 0..60 {
         idle.push(TcpStream::connect(&addr).await?);
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
     let body = json!({"model": "m1", "messages": [user("real work")]});
     let client = reqwest::Client::new();
     let started = Instant::now();
@@ -197,9 +198,9 @@ async fn a_silent_upstream_is_answered_with_504_within_the_first_byte_timeout() 
             Key { label: "a", secret: "sk-a", weight: 1, script: slow() },
             Key { label: "b", secret: "sk-b", weight: 1, script: slow() },
         ];
-        let r = relay("openai", &["m1"], keys, mode).await?;
+        let (r, clock) = common::relay_stepped("openai", &["m1"], keys, mode).await?;
         r.engine.set_first_byte_timeout("c", 1).await?;
-        tokio::time::sleep(Duration::from_millis(1100)).await; // the relay's snapshot reloads
+        clock.step(1100); // the relay's snapshot reloads on the engine's clock
         let started = Instant::now();
         let resp = r.chat("m1", vec![user("anyone there?")], false).await?;
         let took = started.elapsed();
@@ -270,7 +271,6 @@ async fn an_upstream_redirect_is_passed_back_unfollowed() -> TestResult {
     assert_eq!(resp.status(), 307, "the provider's redirect comes back to the client as it was");
     let location = resp.headers().get("location").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
     assert!(location.starts_with(&sink_url), "with its Location: {location}");
-    tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 0, "the relay never followed it with the key");
     let _ = stop.send(());
     task.await??;

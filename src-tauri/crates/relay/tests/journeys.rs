@@ -6,7 +6,17 @@ mod common;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use common::{header, relay, relay_with, user, Key, TestResult};
+use common::{header, relay_keychain as relay_with, relay_stepped, user, Key, TestResult};
+
+/// These journeys keep the whole stack real: the relay's engine is on the real keychain.
+async fn relay(
+    protocol: &'static str,
+    models: &[&str],
+    keys: Vec<Key<'_>>,
+    mode: Option<&str>,
+) -> Result<common::Relay, Box<dyn std::error::Error>> {
+    relay_with(protocol, models, &[], keys, mode).await
+}
 use serde_json::{json, Value};
 use switchyard_mock_provider::{Behaviour, KeyScript};
 
@@ -107,7 +117,7 @@ async fn a_429_before_output_fails_over_cools_down_and_returns_through_one_probe
     let limited = KeyScript::new(["m1"])
         .listing(Behaviour::Ok)
         .behaviour(Behaviour::sequence([Behaviour::rate_limited(1), Behaviour::slow(600)]));
-    let r = relay(
+    let (r, clock) = relay_stepped(
         "openai",
         &["m1"],
         vec![key("first", "sk-first", 1, limited.clone()), key("second", "sk-second", 1, KeyScript::new(["m1"]))],
@@ -126,7 +136,7 @@ async fn a_429_before_output_fails_over_cools_down_and_returns_through_one_probe
     assert_eq!(r.mock.hits("sk-first"), 1, "a cooling profile gets no traffic");
     assert_eq!(header(&resp, "x-switchyard-reason"), "priority", "the other profile serves by priority");
 
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    clock.step(1200); // past the 1 s Retry-After: the cooldown ends on the engine's clock
     let mut tasks = Vec::new();
     for i in 0..8 {
         let (http, url, token) = (r.http.clone(), format!("{}{}", r.base(), r.path()), r.token.clone());
@@ -357,7 +367,7 @@ async fn a_client_that_leaves_mid_probe_releases_the_claim() -> TestResult {
         Behaviour::slow(1500),
         Behaviour::Ok,
     ]));
-    let r = relay(
+    let (r, clock) = relay_stepped(
         "openai",
         &["m1"],
         vec![key("first", "sk-first", 1, script.clone()), key("second", "sk-second", 1, KeyScript::new(["m1"]))],
@@ -367,7 +377,7 @@ async fn a_client_that_leaves_mid_probe_releases_the_claim() -> TestResult {
     r.mock.set_key("sk-first", script);
     let resp = r.chat("m1", vec![user("trip the breaker")], false).await?;
     assert_eq!(header(&resp, "x-switchyard-reason"), "failover:rate_limited", "first key cooled down");
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    clock.step(1100); // the cooldown ends on the engine's clock
     let impatient = reqwest::Client::builder().timeout(Duration::from_millis(300)).build()?;
     let gone = impatient
         .post(format!("{}{}", r.base(), r.path()))
@@ -376,7 +386,12 @@ async fn a_client_that_leaves_mid_probe_releases_the_claim() -> TestResult {
         .send()
         .await;
     assert!(gone.is_err(), "the client gave up during the slow probe");
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let engine = r.engine.clone();
+    common::eventually("the abandoned probe is recorded (its claim released with it)", || {
+        let engine = engine.clone();
+        async move { Ok(engine.attempts("c", 10).await?.iter().any(|a| a.reason == "probe")) }
+    })
+    .await?;
     let resp = r.chat("m1", vec![user("next one")], false).await?;
     assert_eq!(
         header(&resp, "x-switchyard-reason"),
@@ -403,7 +418,7 @@ async fn shutdown_drains_an_in_flight_stream() -> TestResult {
             .json(&json!({"model": "m1", "max_tokens": 8, "stream": true, "messages": [{"role": "user", "content": "slow"}]})).send().await?;
         resp.text().await
     });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    common::eventually("the slow request reached the provider", || async { Ok(r.mock.hits("sk-a") == 1) }).await?;
     let r = r.stop().await?;
     let text = inflight.await??;
     assert!(text.contains("message_stop"), "the stream in flight at shutdown completed: {text}");

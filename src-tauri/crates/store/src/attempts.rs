@@ -30,6 +30,17 @@ pub struct AttemptRow {
     pub moved: Option<String>,
     pub cache_read_tokens: Option<i64>,
     pub cache_write_tokens: Option<i64>,
+    /// The caller's tags (`x-switchyard-tag-*`), a JSON object of name -> value; `None`
+    /// when the request carried none.
+    pub tags: Option<String>,
+}
+
+/// A row with its id, for paging through the table in id order.
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct LedgerRow {
+    pub id: i64,
+    #[sqlx(flatten)]
+    pub row: AttemptRow,
 }
 
 /// Newest first.
@@ -40,11 +51,110 @@ pub async fn for_connection(
 ) -> Result<Vec<AttemptRow>, StoreError> {
     Ok(sqlx::query_as::<_, AttemptRow>(
         "SELECT at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, scope, ttfb_ms, \
-         duration_ms, input_tokens, output_tokens, session, conversation, moved, cache_read_tokens, cache_write_tokens \
-         FROM attempts WHERE connection_id = ? ORDER BY id DESC LIMIT ?",
+         duration_ms, input_tokens, output_tokens, session, conversation, moved, cache_read_tokens, cache_write_tokens, \
+         tags FROM attempts WHERE connection_id = ? ORDER BY id DESC LIMIT ?",
     )
     .bind(connection_id)
     .bind(limit)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Newest first, only rows at or after `since_ms`.
+pub async fn for_connection_since(
+    conn: &mut SqliteConnection,
+    connection_id: &str,
+    since_ms: i64,
+    limit: i64,
+) -> Result<Vec<AttemptRow>, StoreError> {
+    Ok(sqlx::query_as::<_, AttemptRow>(
+        "SELECT at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, scope, ttfb_ms, \
+         duration_ms, input_tokens, output_tokens, session, conversation, moved, cache_read_tokens, cache_write_tokens, \
+         tags FROM attempts WHERE connection_id = ? AND at_ms >= ? ORDER BY id DESC LIMIT ?",
+    )
+    .bind(connection_id)
+    .bind(since_ms)
+    .bind(limit)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// The id just before the connection's first row at or after `since_ms` (through the
+/// `(connection_id, at_ms)` index), where paging starts: so a recent `since` on a long ledger
+/// does not walk the older rows. `None`: no such row.
+pub async fn page_start(
+    conn: &mut SqliteConnection,
+    connection_id: &str,
+    since_ms: i64,
+) -> Result<Option<i64>, StoreError> {
+    Ok(sqlx::query_scalar::<_, Option<i64>>("SELECT min(id) - 1 FROM attempts WHERE connection_id = ? AND at_ms >= ?")
+        .bind(connection_id)
+        .bind(since_ms)
+        .fetch_one(conn)
+        .await?)
+}
+
+/// One page of a connection's rows at or after `since_ms`, oldest id first, starting after
+/// `after_id` (keyset paging: each page is an index range, so reading every row of a large
+/// ledger never holds more than one page).
+pub async fn page_since(
+    conn: &mut SqliteConnection,
+    connection_id: &str,
+    since_ms: i64,
+    after_id: i64,
+    limit: i64,
+) -> Result<Vec<LedgerRow>, StoreError> {
+    Ok(sqlx::query_as::<_, LedgerRow>(
+        "SELECT id, at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, scope, \
+         ttfb_ms, duration_ms, input_tokens, output_tokens, session, conversation, moved, cache_read_tokens, \
+         cache_write_tokens, tags FROM attempts WHERE connection_id = ? AND id > ? AND at_ms >= ? ORDER BY id LIMIT ?",
+    )
+    .bind(connection_id)
+    .bind(after_id)
+    .bind(since_ms)
+    .bind(limit)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// One profile's prompt-cache counts summed over the ledger (successful attempts only).
+#[derive(Debug, Clone, Default, PartialEq, Eq, sqlx::FromRow)]
+pub struct CacheTotals {
+    pub profile_id: String,
+    /// Sum of `input_tokens` as reported (Anthropic: uncached only; OpenAI: the whole prompt).
+    pub input_tokens: i64,
+    pub cache_read_tokens: i64,
+    pub cache_write_tokens: i64,
+}
+
+/// Per profile of the connection, the cache counts of its successful attempts in the ledger
+/// (everything retained), by profile id.
+pub async fn cache_totals(conn: &mut SqliteConnection, connection_id: &str) -> Result<Vec<CacheTotals>, StoreError> {
+    Ok(sqlx::query_as::<_, CacheTotals>(
+        "SELECT profile_id, COALESCE(SUM(input_tokens), 0) AS input_tokens, \
+         COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens, \
+         COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens \
+         FROM attempts WHERE connection_id = ? AND status BETWEEN 200 AND 299 AND input_tokens IS NOT NULL \
+         GROUP BY profile_id ORDER BY profile_id",
+    )
+    .bind(connection_id)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Per profile id, how many of the connection's conversations in the ledger it served first
+/// (the profile of each conversation's oldest retained attempt; SQLite takes a bare column
+/// from the row that holds `MIN(id)`).
+pub async fn conversation_openers(
+    conn: &mut SqliteConnection,
+    connection_id: &str,
+) -> Result<Vec<(String, i64)>, StoreError> {
+    Ok(sqlx::query_as::<_, (String, i64)>(
+        "SELECT profile_id, COUNT(*) FROM (SELECT profile_id, MIN(id) FROM attempts \
+         WHERE connection_id = ? AND conversation IS NOT NULL GROUP BY conversation) \
+         GROUP BY profile_id ORDER BY profile_id",
+    )
+    .bind(connection_id)
     .fetch_all(conn)
     .await?)
 }
@@ -65,7 +175,7 @@ pub async fn prune(conn: &mut SqliteConnection, keep: i64) -> Result<u64, StoreE
 const SHAPE_ROWS: usize = 64;
 
 /// Columns bound per row.
-const COLUMNS: usize = 19;
+const COLUMNS: usize = 20;
 
 /// `INSERT … SELECT * FROM (VALUES (…) × 64) WHERE column1 IS NOT NULL` (`at_ms` is never
 /// NULL in a real row).
@@ -76,7 +186,7 @@ fn values_sql() -> &'static str {
         format!(
             "INSERT INTO attempts (at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, \
              scope, ttfb_ms, duration_ms, input_tokens, output_tokens, session, conversation, moved, cache_read_tokens, \
-             cache_write_tokens) SELECT * FROM (VALUES {}) WHERE column1 IS NOT NULL",
+             cache_write_tokens, tags) SELECT * FROM (VALUES {}) WHERE column1 IS NOT NULL",
             vec![row; SHAPE_ROWS].join(",")
         )
     })
@@ -122,7 +232,8 @@ async fn insert_chunk(conn: &mut SqliteConnection, chunk: &[AttemptRow]) -> Resu
             .bind(r.conversation.as_deref())
             .bind(r.moved.as_deref())
             .bind(r.cache_read_tokens)
-            .bind(r.cache_write_tokens);
+            .bind(r.cache_write_tokens)
+            .bind(r.tags.as_deref());
     }
     for _ in chunk.len()..SHAPE_ROWS {
         for _ in 0..COLUMNS {

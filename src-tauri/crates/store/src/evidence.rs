@@ -48,3 +48,15 @@ pub async fn for_profile(conn: &mut SqliteConnection, profile_id: &str) -> Resul
     .fetch_optional(conn)
     .await?)
 }
+
+/// The evidence of every profile of a connection, in one query (readiness loads it once).
+pub async fn for_connection(conn: &mut SqliteConnection, connection_id: &str) -> Result<Vec<EvidenceRow>, StoreError> {
+    Ok(sqlx::query_as::<_, EvidenceRow>(
+        "SELECT e.profile_id, e.credential_revision, e.basis_fingerprint, e.verified_at, e.outcome, e.source, \
+         e.models_json, e.detail, e.revision \
+         FROM evidence e JOIN profiles p ON p.id = e.profile_id WHERE p.connection_id = ?",
+    )
+    .bind(connection_id)
+    .fetch_all(conn)
+    .await?)
+}

@@ -64,3 +64,8 @@ pub async fn put(
         },
     }
 }
+
+/// Removes a key (back to its default); `false` when it was not set.
+pub async fn remove(conn: &mut SqliteConnection, key: &str) -> Result<bool, StoreError> {
+    Ok(sqlx::query("DELETE FROM settings WHERE key = ?").bind(key).execute(conn).await?.rows_affected() > 0)
+}

@@ -130,6 +130,7 @@ async fn attempt_batches_keep_every_row_in_order_and_prune_keeps_the_newest() ->
         moved: (i % 7 == 0).then(|| "excluded:circuit_open".to_string()),
         cache_read_tokens: Some(i * 10),
         cache_write_tokens: Some(i),
+        tags: (i % 4 == 0).then(|| format!(r#"{{"job":"j{i}"}}"#)),
     };
     // Odd text, and the NULL columns of a failed attempt.
     let odd = AttemptRow {
@@ -148,6 +149,7 @@ async fn attempt_batches_keep_every_row_in_order_and_prune_keeps_the_newest() ->
         moved: None,
         cache_read_tokens: None,
         cache_write_tokens: None,
+        tags: None,
         ..row(150)
     };
     let rows: Vec<AttemptRow> = (0..150).map(row).chain([odd.clone()]).collect();
@@ -163,6 +165,7 @@ async fn attempt_batches_keep_every_row_in_order_and_prune_keeps_the_newest() ->
     );
     assert_eq!(newest[0], odd, "odd text, NULLs and i64::MAX survive, and padding rows are not inserted");
     assert_eq!(newest[1], row(149), "newest first, every column intact");
+    assert_eq!(newest[2], row(148), "the tags column round-trips");
     let order: Vec<i64> = newest.iter().rev().map(|r| r.at_ms).collect();
     assert_eq!(order, (0..=150).collect::<Vec<_>>(), "rows keep their batch order");
     assert_eq!(attempts::prune(&mut conn, 100).await?, 51, "prune removes only the oldest beyond the cap");

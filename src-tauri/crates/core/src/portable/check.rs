@@ -36,6 +36,38 @@ pub fn check(doc: &mut Document) -> Result<(), InvalidInput> {
             check_ref(&p.reference, &format!("{at}.profiles[{j}].ref"), &mut refs)?;
         }
     }
+    check_chains(doc)
+}
+
+/// Fallback chains name other connections of the file by ref, of the same protocol, with
+/// valid model names, without cycles and within the length bound.
+fn check_chains(doc: &Document) -> Result<(), InvalidInput> {
+    use crate::routing::fallback::{validate_chain, ChainNode, Hop};
+    let by_ref = |r: &str| doc.connections.iter().find(|c| c.reference == r);
+    for (i, c) in doc.connections.iter().enumerate() {
+        let mut hops = Vec::with_capacity(c.fallback.len());
+        for (k, f) in c.fallback.iter().enumerate() {
+            let fat = format!("connections[{i}].fallback[{k}]");
+            let Some(target) = by_ref(&f.connection) else {
+                return Err(InvalidInput::new(format!("{fat}.connection"), "names no connection of this file"));
+            };
+            if let Some(m) = &f.model {
+                validate_model(m).map_err(|e| moved(e, &format!("{fat}.model")))?;
+            }
+            hops.push(Hop { slug: target.reference.clone(), model: f.model.clone() });
+        }
+        if hops.is_empty() {
+            continue;
+        }
+        let lookup = |r: &str| {
+            by_ref(r).map(|t| ChainNode {
+                protocol: t.protocol,
+                hops: t.fallback.iter().map(|f| f.connection.clone()).collect(),
+            })
+        };
+        validate_chain(&c.reference, c.protocol, &hops, &lookup)
+            .map_err(|e| InvalidInput::new(format!("connections[{i}].fallback"), e.to_string()))?;
+    }
     Ok(())
 }
 

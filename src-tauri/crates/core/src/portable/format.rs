@@ -43,6 +43,24 @@ pub struct ConnectionEntry {
     pub routing: RoutingMode,
     #[serde(default)]
     pub profiles: Vec<ProfileEntry>,
+    /// The fallback chain: other connections of this file by ref, in order. An importer
+    /// stores it inactive.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallback: Vec<FallbackEntry>,
+    /// The exporter had the chain activated: an importer turns it on once its gates hold.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fallback_active: bool,
+}
+
+/// One hop of a fallback chain: a connection of the same file, and the model it is asked
+/// for (absent: the requested model, unchanged).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FallbackEntry {
+    /// The `ref` of another connection in this file.
+    pub connection: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// A non-secret header of a connection.

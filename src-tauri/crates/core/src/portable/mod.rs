@@ -8,7 +8,7 @@ mod format;
 mod scan;
 
 pub use check::MAX_REF_LEN;
-pub use format::{ConnectionEntry, Document, HeaderEntry, ProfileEntry, FORMAT, VERSION};
+pub use format::{ConnectionEntry, Document, FallbackEntry, HeaderEntry, ProfileEntry, FORMAT, VERSION};
 pub use scan::{is_key_shaped, is_secret_field};
 
 use serde_json::Value;

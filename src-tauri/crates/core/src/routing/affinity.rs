@@ -11,7 +11,9 @@
 //!   moves inside a turn;
 //! - at a turn boundary (`turn_bound` is `None`) a warm conversation goes to its key if it is
 //!   eligible (`conversation`, SWRR untouched); if not, it moves to the SWRR pick and the move
-//!   is reported with its cause (`ConversationStep::Moved`);
+//!   is reported with its cause (`ConversationStep::Moved`); and when its key carries more
+//!   than its weight's share of the token load (`token_load.rs`, `TokenLoad::balance_target`)
+//!   it moves to the key furthest under its share (cause `balance`, SWRR untouched);
 //! - a new or cold conversation is assigned by SWRR, so SWRR advances once per assignment and
 //!   the weights hold over conversations exactly as they held over turns;
 //! - `Priority` takes the first eligible key by (priority, id), `Affinity::Turn` is
@@ -26,6 +28,7 @@ use super::conversation_binding::ConversationBinding;
 use super::eligibility::Exclusion;
 use super::selection::{select_for_turn, Selection, SelectionReason, Strategy};
 use super::swrr::{Candidate, Swrr};
+use super::token_load::TokenLoad;
 
 /// The affinity window of a balanced connection unless configured otherwise.
 pub const DEFAULT_AFFINITY_WINDOW: Duration = Duration::from_secs(10 * 60);
@@ -66,6 +69,8 @@ pub enum MoveCause {
     Unavailable,
     /// The key is no longer a profile of the connection.
     Removed,
+    /// The key carries more than its weight's share of the token load (`token_load.rs`).
+    Balance,
 }
 
 impl std::fmt::Display for MoveCause {
@@ -75,6 +80,7 @@ impl std::fmt::Display for MoveCause {
             MoveCause::Excluded(e) => write!(f, "excluded:{e}"),
             MoveCause::Unavailable => f.write_str("unavailable"),
             MoveCause::Removed => f.write_str("removed"),
+            MoveCause::Balance => f.write_str("balance"),
         }
     }
 }
@@ -135,6 +141,9 @@ pub struct CallInput<'a, C> {
     pub eligible: &'a [usize],
     /// (index, reason) of the other candidates (`Eligibility::excluded`), for move causes.
     pub excluded: &'a [(usize, Exclusion)],
+    /// The token load of this (connection, model), for balance moves at a turn boundary;
+    /// `None`: no balance moves.
+    pub load: Option<&'a TokenLoad>,
     pub now: Instant,
 }
 
@@ -180,6 +189,12 @@ pub fn select_for_call<C: Candidate>(input: &CallInput<'_, C>, swrr: &mut Swrr) 
 
     // A turn boundary.
     if let Some(index) = warm_index {
+        let target = input.load.and_then(|l| l.balance_target(index, input.candidates, input.eligible, input.now));
+        if let Some(to) = target {
+            let selection = Selection { index: to, reason: SelectionReason::Swrr };
+            let moved = Move { from: Some(index), to, why: MoveCause::Balance };
+            return Some(CallSelection { selection, conversation: ConversationStep::Moved(moved) });
+        }
         let selection = Selection { index, reason: SelectionReason::Conversation };
         return Some(CallSelection { selection, conversation: ConversationStep::Kept });
     }

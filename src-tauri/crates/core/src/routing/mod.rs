@@ -26,6 +26,7 @@ pub mod conversation_binding;
 pub mod cooldown;
 pub mod eligibility;
 pub mod failure;
+pub mod fallback;
 pub mod gate;
 pub mod hasher;
 pub mod planner;
@@ -33,6 +34,7 @@ pub mod probe;
 pub mod quota_reserve;
 pub mod selection;
 pub mod swrr;
+pub mod token_load;
 
 pub use affinity::{
     select_for_call, Affinity, CallInput, CallSelection, ConversationStep, Move, MoveCause, DEFAULT_AFFINITY_WINDOW,
@@ -46,9 +48,13 @@ pub use conversation_binding::{ConversationBinding, ConversationBindings, DEFAUL
 pub use cooldown::{unix_ms, CooldownEnd, CooldownPolicy};
 pub use eligibility::{evaluate, Criteria, Eligibility, EvidenceView, Exclusion, ModelSet, ProfileView};
 pub use failure::{Failure, FailureKind, Scope};
+pub use fallback::{ChainError, ChainNode, FallbackKind, Hop, MAX_CHAIN_HOPS};
 pub use gate::{evaluate_gates, evaluate_gates_under_quota, ExcludedProfile, GateReport, ModelGate};
 pub use planner::{attempt_limit, plan_next, GiveUp, Plan, PlanInput, DEFAULT_MAX_ATTEMPTS};
 pub use probe::{Admission, ProbeLease};
 pub use quota_reserve::{QuotaBlocks, QuotaPolicy, QuotaReading, MAX_RESERVE_PCT};
 pub use selection::{select_for_turn, Selection, SelectionReason, Strategy};
 pub use swrr::{select_priority, Candidate, Swrr, SwrrTable};
+pub use token_load::{
+    TokenLoad, TokenLoadTable, BALANCE_MIN_TOKENS, BALANCE_SPACING, BALANCE_TOLERANCE, TOKEN_HALF_LIFE,
+};

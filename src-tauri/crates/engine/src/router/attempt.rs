@@ -10,7 +10,6 @@
 //! items from the body (`Attempt::strip_account_state`).
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use switchyard_core::conversation::ConversationKey;
 use switchyard_core::routing::{
@@ -21,6 +20,7 @@ use switchyard_core::routing::{
 use switchyard_vault::Secret;
 
 use crate::error::EngineError;
+use crate::router::fallback::ChainPosition;
 use crate::router::{Router, Snapshot};
 
 /// What the next attempt of a request should be.
@@ -44,12 +44,21 @@ pub struct TurnRun {
     pub conversation: Option<ConversationKey>,
     /// The client's session, hashed (ledger only; routing never reads it).
     pub session: Option<String>,
+    /// The caller's tags (`x-switchyard-tag-*`) as a JSON object, stored with every attempt
+    /// of the request (ledger only; routing never reads them). Set by the relay.
+    pub tags: Option<String>,
     attempts: u32,
     same_retries: u32,
     tried: Vec<String>,
-    eligible_at_start: usize,
+    pub(crate) eligible_at_start: usize,
     pending: Pending,
-    committed: bool,
+    pub(crate) committed: bool,
+    /// Where the request stands on its connection's fallback chain (`fallback.rs`).
+    pub(crate) chain: ChainPosition,
+    /// The model the client asked for, once a hop asks for another (`OTHER=MODEL`).
+    pub(crate) requested: Option<String>,
+    /// Attempts made on connections before the current one (the planner bounds each hop).
+    hop_base: u32,
     /// The profile that produced the response this request continues (`previous_response_id`):
     /// the only one it may go to.
     continuing: Option<String>,
@@ -71,6 +80,33 @@ impl TurnRun {
     /// The profile this request is pinned to by its `previous_response_id`, if known.
     pub fn continuing(&self) -> Option<&str> {
         self.continuing.as_deref()
+    }
+
+    /// Starts routing on a fallback hop (`run.snapshot` is already the hop's): the hop's own
+    /// attempt bound, nothing tried there yet, and another account than the request's own.
+    pub(crate) fn enter_hop(&mut self) {
+        self.hop_base = self.attempts;
+        self.same_retries = 0;
+        self.tried.clear();
+        self.pending = Pending::First;
+        self.continuing = None;
+        self.moved_off = true;
+    }
+
+    /// The failure kind of a planned failover still pending (its target was not eligible).
+    pub(crate) fn last_failover_kind(&self) -> Option<FailureKind> {
+        match &self.pending {
+            Pending::Failover(kind, _) => Some(*kind),
+            _ => None,
+        }
+    }
+
+    /// The reason recorded for `attempt`: `fallback:<kind>` for the first attempt on a hop.
+    pub(crate) fn reason_of(&mut self, attempt: &Attempt) -> String {
+        match self.chain.fresh.take() {
+            Some(kind) => format!("fallback:{kind}"),
+            None => attempt.reason.to_string(),
+        }
     }
 }
 
@@ -140,13 +176,14 @@ impl Router {
         session: Option<String>,
     ) -> Result<TurnRun, EngineError> {
         let snapshot = self.snapshot(slug).await?;
-        let committed = self.bindings_lock().peek(&turn, Instant::now()).is_some_and(|b| b.committed);
+        let committed = self.bindings_lock().peek(&turn, self.engine.monotonic()).is_some_and(|b| b.committed);
         let mut run = TurnRun {
             snapshot,
             model: model.map(str::to_string),
             turn,
             conversation,
             session,
+            tags: None,
             attempts: 0,
             same_retries: 0,
             tried: Vec::new(),
@@ -155,8 +192,12 @@ impl Router {
             committed,
             continuing: None,
             moved_off: false,
+            chain: ChainPosition::default(),
+            requested: None,
+            hop_base: 0,
         };
         run.eligible_at_start = if run.is_legacy() { 1 } else { self.eligible(&run).len() };
+        self.resume_fallen_turn(&mut run).await?;
         Ok(run)
     }
 
@@ -200,7 +241,7 @@ impl Router {
             };
             {
                 let mut bindings = self.bindings_lock();
-                let now = Instant::now();
+                let now = self.engine.monotonic();
                 match run.pending {
                     Pending::Failover(..) => {
                         let _ = bindings.rebind(&run.turn, &profile.id, now);
@@ -267,7 +308,7 @@ impl Router {
         let plan = plan_next(&PlanInput {
             failure,
             committed: run.committed,
-            attempts: run.attempts,
+            attempts: run.attempts - run.hop_base,
             same_retries: run.same_retries,
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             eligible_count: run.eligible_at_start,
@@ -287,7 +328,7 @@ impl Router {
 
     /// Eligible profiles not yet tried, most preferred first: the one SWRR (on a copy of its
     /// state) or priority order would pick next, then the others.
-    fn alternatives(&self, run: &TurnRun) -> Vec<String> {
+    pub(crate) fn alternatives(&self, run: &TurnRun) -> Vec<String> {
         let snap = &run.snapshot;
         let mut eligible = self.eligible(run);
         let model = run.model.as_deref().unwrap_or("");
@@ -308,7 +349,7 @@ impl Router {
     /// Output of this turn reached the client: no more credential failover in this turn.
     pub(crate) fn commit(&self, run: &mut TurnRun) {
         run.committed = true;
-        self.bindings_lock().commit(&run.turn, Instant::now());
+        self.bindings_lock().commit(&run.turn, self.engine.monotonic());
     }
 
     async fn legacy_attempt(&self, run: &mut TurnRun) -> Result<NextAttempt, EngineError> {
@@ -319,24 +360,39 @@ impl Router {
             message: message.to_string(),
             continuity: false,
         };
-        if run.attempts > 0 {
+        if run.attempts > run.hop_base {
             return Ok(unavailable("legacy routing makes one attempt"));
         }
         let Some(index) = snap.primary else {
             return Ok(unavailable("the connection has no primary profile"));
         };
+        // With an active chain, legacy is a one-key connection: a primary that cannot serve
+        // now (cooling, disabled, …) leaves the request to the chain.
+        if self.legacy_blocked(run).is_some() {
+            return Ok(unavailable("the primary profile cannot serve now"));
+        }
+        let lease = if run.chain_active() && !run.fell_back() {
+            let model = run.model.as_deref().unwrap_or("");
+            match self.engine.board.admit(&snap.profiles[index].id, model, self.engine.now_ms()) {
+                Admission::Closed => None,
+                Admission::Probe(lease) => Some(lease),
+                Admission::Blocked(_) => return Ok(unavailable("the primary profile cannot serve now")),
+            }
+        } else {
+            None
+        };
         let Some(secret) = self.secrets.get(&self.engine, &snap.rows[index]).await? else {
             return Ok(unavailable("the primary profile has no secret in the keychain"));
         };
-        run.attempts = 1;
+        run.attempts += 1;
         Ok(NextAttempt::Go(Attempt {
             profile_id: snap.profiles[index].id.clone(),
-            number: 1,
-            reason: SelectionReason::LegacyPrimary,
+            number: run.attempts,
+            reason: if lease.is_some() { SelectionReason::Probe } else { SelectionReason::LegacyPrimary },
             moved: None,
-            strip_account_state: false,
+            strip_account_state: run.fell_back(),
             secret,
-            lease: None,
+            lease,
         }))
     }
 
@@ -362,7 +418,7 @@ impl Router {
     }
 
     /// Eligible profiles for the run's model, minus those already tried in this request.
-    fn eligible(&self, run: &TurnRun) -> Vec<usize> {
+    pub(crate) fn eligible(&self, run: &TurnRun) -> Vec<usize> {
         untried(run, &self.evaluate(run))
     }
 
@@ -389,7 +445,7 @@ impl Router {
             return None;
         }
         let model = run.model.as_deref().unwrap_or("");
-        let now = Instant::now();
+        let now = self.engine.monotonic();
         let first = matches!(run.pending, Pending::First);
         let bound = if first { self.bindings_lock().get(&run.turn, now).map(|b| b.profile_id.clone()) } else { None };
         let tracked = match (&run.conversation, first, strategy, snap.affinity) {
@@ -398,6 +454,8 @@ impl Router {
         };
         let affinity = if tracked.is_some() { snap.affinity } else { Affinity::Turn };
         let conversation = tracked.and_then(|key| self.conversations_lock().get(key, model, now).cloned());
+        // Lock order: loads, then SWRR (`Recording` takes the loads alone).
+        let loads = self.loads_lock();
         let input = CallInput {
             strategy,
             affinity,
@@ -406,11 +464,14 @@ impl Router {
             candidates: &snap.profiles,
             eligible: &eligible,
             excluded: evaluated.excluded(),
+            load: tracked.and_then(|_| loads.get(&snap.connection_id, model)),
             now,
         };
         // A failover goes to the planner's choice; the selection still runs so SWRR counts
         // it exactly as before (on the same state and eligible set it picks the same profile).
-        let call = self.swrr_lock().with_state(&snap.connection_id, model, |s| select_for_call(&input, s))?;
+        let call = self.swrr_lock().with_state(&snap.connection_id, model, |s| select_for_call(&input, s));
+        drop(loads);
+        let call = call?;
         match &run.pending {
             Pending::Failover(kind, id) => {
                 let index =
@@ -433,7 +494,7 @@ impl Router {
             return None;
         };
         let model = run.model.as_deref().unwrap_or("");
-        let now = Instant::now();
+        let now = self.engine.monotonic();
         let mut conversations = self.conversations_lock();
         match step {
             ConversationStep::Untracked => None,
@@ -447,6 +508,10 @@ impl Router {
             }
             ConversationStep::Moved(Move { why, .. }) => {
                 conversations.bind(key, model, profile_id, window, now);
+                drop(conversations);
+                if why == MoveCause::Balance {
+                    self.loads_lock().load_mut(&run.snapshot.connection_id, model).note_move();
+                }
                 tracing::info!(connection = %run.snapshot.slug, %why, "conversation moved to another key at a turn boundary");
                 Some(why)
             }

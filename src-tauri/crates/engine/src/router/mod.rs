@@ -6,6 +6,7 @@
 //! `switchyard_core::routing`.
 
 mod attempt;
+mod fallback;
 mod quota;
 mod response_origins;
 mod route;
@@ -14,7 +15,7 @@ mod snapshot;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use switchyard_core::routing::{ConversationBindings, SwrrTable, TurnBindings};
+use switchyard_core::routing::{ConversationBindings, SwrrTable, TokenLoadTable, TurnBindings};
 
 use crate::engine::Engine;
 use crate::error::EngineError;
@@ -40,10 +41,15 @@ pub struct Router {
     /// (conversation key, model) → the profile a conversation is kept on (balanced routing
     /// under conversation affinity; memory only).
     pub(crate) conversations: Mutex<ConversationBindings>,
+    /// (connection, model) → each profile's decayed prompt tokens, learned as attempts are
+    /// recorded (token balance under conversation affinity; memory only).
+    pub(crate) loads: Mutex<TokenLoadTable>,
     /// (connection, response id) → the profile that produced it (memory only, bounded).
     pub(crate) responses: Mutex<ResponseOrigins>,
     pub(crate) ledger: Ledger,
     pub(crate) quota: Arc<QuotaBoard>,
+    /// Turns that fell back to a hop of their connection's chain (memory only, bounded).
+    pub(crate) fallen: Mutex<fallback::FallenTurns>,
 }
 
 impl Router {
@@ -60,9 +66,11 @@ impl Router {
             swrr: Mutex::default(),
             bindings: Mutex::default(),
             conversations: Mutex::default(),
+            loads: Mutex::default(),
             responses: Mutex::default(),
             ledger,
             quota: board,
+            fallen: Mutex::default(),
         }
     }
 
@@ -125,6 +133,10 @@ impl Router {
 
     pub(crate) fn responses_lock(&self) -> std::sync::MutexGuard<'_, ResponseOrigins> {
         self.responses.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn loads_lock(&self) -> std::sync::MutexGuard<'_, TokenLoadTable> {
+        self.loads.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     pub(crate) fn conversations_lock(&self) -> std::sync::MutexGuard<'_, ConversationBindings> {

@@ -9,6 +9,8 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use switchyard_core::connection::Protocol;
+use switchyard_core::prompt_cache::prompt_tokens;
 use switchyard_core::routing::{Failure, Plan};
 use switchyard_providers::usage::Usage;
 use switchyard_store::attempts::AttemptRow;
@@ -16,11 +18,14 @@ use switchyard_vault::Secret;
 
 use crate::error::EngineError;
 use crate::router::attempt::Attempt;
-use crate::router::{AttemptReport, NextAttempt, Router, TurnRun};
+use crate::router::{AttemptReport, NextAttempt, Router, Snapshot, TurnRun};
 
 /// What the transport needs for one physical attempt.
 #[derive(Debug, Clone, Copy)]
 pub struct Target<'a> {
+    /// The connection this attempt goes to: the request's own, or a fallback hop (its base
+    /// URL, headers, mapping and timeout apply).
+    pub snapshot: &'a Snapshot,
     pub profile_id: &'a str,
     pub secret: &'a Secret,
     /// 1 for the first attempt of the request.
@@ -69,6 +74,9 @@ pub const DROPPED_ACCOUNT_STATE: &str = "dropped_account_state";
 /// Which attempt produced what the client gets (outside legacy mode it is told in headers).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route {
+    /// The connection that served (a fallback hop's slug when the request fell back).
+    pub connection: String,
+    pub connection_id: String,
     pub profile_id: String,
     pub attempts: u32,
     pub reason: String,
@@ -97,6 +105,9 @@ pub enum Routed<D, K> {
 pub struct Recording {
     router: Arc<Router>,
     row: Option<AttemptRow>,
+    /// The connection's dialect, to count the prompt for the token load; `None` for legacy
+    /// attempts (no load is kept for them).
+    load_protocol: Option<Protocol>,
     started: std::time::Instant,
     pub report: AttemptReport,
 }
@@ -123,10 +134,13 @@ impl Recording {
             moved: attempt.moved.map(|m| m.to_string()),
             cache_read_tokens: None,
             cache_write_tokens: None,
+            tags: run.tags.clone(),
         };
         Recording {
             router: router.clone(),
             row: Some(row),
+            load_protocol: (!run.is_legacy()).then_some(run.snapshot.protocol),
+            // Durations are measurements of the real wire, not decisions: the real clock.
             started: std::time::Instant::now(),
             report: AttemptReport::default(),
         }
@@ -179,7 +193,24 @@ impl Recording {
         row.output_tokens = r.output_tokens;
         row.cache_read_tokens = r.cache_read_tokens;
         row.cache_write_tokens = r.cache_write_tokens;
+        self.learn_load(&row);
         self.router.ledger.record(row);
+    }
+}
+
+impl Recording {
+    /// Adds a successful attempt's prompt tokens to its key's token load (in memory; the
+    /// balance moves of `token_load.rs` read it).
+    fn learn_load(&self, row: &AttemptRow) {
+        let Some(protocol) = self.load_protocol else { return };
+        if !row.status.is_some_and(|s| (200..300).contains(&s)) {
+            return;
+        }
+        let prompt = prompt_tokens(protocol, row.input_tokens, row.cache_read_tokens, row.cache_write_tokens);
+        let Some(tokens) = prompt.and_then(|p| u64::try_from(p).ok()).filter(|&p| p > 0) else { return };
+        let model = row.model.as_deref().unwrap_or("");
+        let now = self.router.engine.monotonic();
+        self.router.loads_lock().load_mut(&row.connection_id, model).record(&row.profile_id, tokens, now);
     }
 }
 
@@ -202,6 +233,9 @@ impl Router {
             let mut attempt = match self.next_attempt(&mut run).await? {
                 NextAttempt::Go(a) => a,
                 NextAttempt::Unavailable { status, retry_after_secs, message, continuity } => {
+                    if self.fall_back_unavailable(&mut run).await? {
+                        continue;
+                    }
                     return Ok(match kept {
                         Some((kept, route)) => {
                             Routed::Kept { kept, route: Route { attempts: run.attempts(), ..route } }
@@ -211,13 +245,16 @@ impl Router {
                 }
             };
             let route = Route {
+                connection: run.snapshot.slug.clone(),
+                connection_id: run.snapshot.connection_id.clone(),
                 profile_id: attempt.profile_id.clone(),
                 attempts: run.attempts(),
-                reason: attempt.reason.to_string(),
-                legacy: run.is_legacy(),
+                reason: run.reason_of(&attempt),
+                legacy: run.is_legacy() && !run.fell_back(),
             };
             let mut recording = Recording::start(self, &run, &attempt, route.reason.clone());
             let target = Target {
+                snapshot: &run.snapshot,
                 profile_id: &attempt.profile_id,
                 secret: &attempt.secret,
                 number: attempt.number,
@@ -252,6 +289,9 @@ impl Router {
                 kept = Some((k, route.clone()));
             }
             if matches!(plan, Plan::FailoverTo(..) | Plan::RetrySame) {
+                continue;
+            }
+            if self.fall_back_after(&mut run, failure, &plan).await? {
                 continue;
             }
             return Ok(match kept {

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use switchyard_core::routing::{Affinity, Criteria, ProfileView as RouteProfile, QuotaPolicy, Strategy};
+use switchyard_core::routing::{Affinity, Criteria, Hop, ProfileView as RouteProfile, QuotaPolicy, Strategy};
 use switchyard_core::{BasisFingerprint, Header, Protocol, RoutingMode, RoutingState};
 use switchyard_store::profiles::ProfileRow;
 
@@ -33,6 +33,9 @@ pub struct Snapshot {
     pub affinity: Affinity,
     /// Quota-aware selection (`routing quota-aware`): off, or which readings skip a key.
     pub quota_policy: QuotaPolicy,
+    /// The fallback chain the relay may use now (activated and its gates hold; empty
+    /// otherwise). Tried only when no profile of this connection is eligible, before output.
+    pub fallback: Vec<Hop>,
     /// Index of the primary profile.
     pub primary: Option<usize>,
     pub profiles: Vec<RouteProfile>,
@@ -93,7 +96,9 @@ impl Engine {
         let first_byte_timeout = self.first_byte_timeout(&ready.connection.id).await?;
         let affinity = self.affinity_setting(&ready.connection.id).await?.affinity();
         let quota_policy = self.quota_policy(&ready.connection.id).await?;
+        let fallback = self.active_chain(&ready.connection).await?;
         Ok(Snapshot {
+            fallback,
             first_byte_timeout,
             affinity,
             quota_policy,

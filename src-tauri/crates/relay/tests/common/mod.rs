@@ -1,4 +1,5 @@
-//! A relay under test: a temp data dir on the real keychain, a connection on the mock
+//! A relay under test: a temp data dir on the memory vault (`relay_keychain`: the real
+//! keychain), a connection on the mock
 //! provider with the given keys, verified (and activated when asked), and the relay served
 //! on 127.0.0.1:0.
 #![allow(dead_code)]
@@ -44,8 +45,52 @@ pub async fn relay(
     relay_with(protocol, models, &[], keys, mode).await
 }
 
+/// Like [`relay`], on a manual clock and the memory vault (for time-dependent journeys, which
+/// step the clock instead of sleeping; the keychain is not what they test).
+pub async fn relay_stepped(
+    protocol: &'static str,
+    models: &[&str],
+    keys: Vec<Key<'_>>,
+    mode: Option<&str>,
+) -> Result<(Relay, Arc<clock::ManualClock>), Box<dyn std::error::Error>> {
+    let manual = clock::ManualClock::new();
+    let dir = tempfile::tempdir()?;
+    let vault = Arc::new(switchyard_vault::MemoryVault::new());
+    let engine = Arc::new(Engine::open_with(dir.path(), vault, manual.clone()).await?);
+    Ok((relay_on(engine, dir, protocol, models, &[], keys, mode).await?, manual))
+}
+
 /// Like [`relay`], with `FROM=TO` model mappings on the connection.
 pub async fn relay_with(
+    protocol: &'static str,
+    models: &[&str],
+    mappings: &[&str],
+    keys: Vec<Key<'_>>,
+    mode: Option<&str>,
+) -> Result<Relay, Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let vault = Arc::new(switchyard_vault::MemoryVault::new());
+    let engine = Arc::new(Engine::open_with(dir.path(), vault, Arc::new(switchyard_engine::SystemClock)).await?);
+    relay_on(engine, dir, protocol, models, mappings, keys, mode).await
+}
+
+/// Like [`relay_with`], on the real keychain (Secret Service): the journeys that keep the
+/// whole stack real (`journeys.rs`); elsewhere the keychain is not what a relay test tests.
+pub async fn relay_keychain(
+    protocol: &'static str,
+    models: &[&str],
+    mappings: &[&str],
+    keys: Vec<Key<'_>>,
+    mode: Option<&str>,
+) -> Result<Relay, Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let engine = Arc::new(Engine::open(dir.path()).await?);
+    relay_on(engine, dir, protocol, models, mappings, keys, mode).await
+}
+
+async fn relay_on(
+    engine: Arc<Engine>,
+    dir: tempfile::TempDir,
     protocol: &'static str,
     models: &[&str],
     mappings: &[&str],
@@ -56,8 +101,6 @@ pub async fn relay_with(
     for k in &keys {
         mock.set_key(k.secret, k.script.clone());
     }
-    let dir = tempfile::tempdir()?;
-    let engine = Arc::new(Engine::open(dir.path()).await?);
     let base = match protocol {
         "openai" => format!("{}/v1", mock.base_url()),
         _ => mock.base_url(),
@@ -191,4 +234,22 @@ pub fn user(text: &str) -> Value {
 
 pub fn header(resp: &reqwest::Response, name: &str) -> String {
     resp.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_string()
+}
+
+/// Waits until `check` holds, polling every 10 ms, for at most 10 s. For effects of another
+/// task (a socket noticed closed, a token re-read, a request arrived upstream), never for
+/// time to pass: time-dependent behaviour runs on [`relay_stepped`]'s manual clock.
+pub async fn eventually<F, Fut>(what: &str, mut check: F) -> Result<(), Box<dyn std::error::Error>>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<bool, Box<dyn std::error::Error>>>,
+{
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !check().await? {
+        if std::time::Instant::now() > deadline {
+            return Err(format!("not within 10 s: {what}").into());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    Ok(())
 }

@@ -1,11 +1,58 @@
-//! What the relay recorded for one run, read back from `switchyard --json attempts`, and the
-//! table it makes: the cache-read share of input tokens, the cost at Anthropic's list-price
-//! ratios, each key's share of conversations and of tokens against its weight. Nothing here
-//! reads the mock.
+//! What the relay recorded for one run, read straight from its ledger (the `attempts` table of
+//! the run's SQLite file, opened read-only, so no listing cap applies), and the table it
+//! makes: the cache-read share of input tokens, the cost at Anthropic's list-price ratios,
+//! each key's share of conversations and of tokens against its weight. Nothing here reads
+//! the mock.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
 
+use anyhow::Result;
 use serde_json::Value;
+use sqlx::sqlite::SqliteConnectOptions;
+use sqlx::{ConnectOptions, Row as _};
+
+/// One attempt as the ledger holds it (Anthropic counts: `input` excludes cache tokens).
+#[derive(Debug, Clone, Default)]
+pub struct Row {
+    pub profile: String,
+    pub status: Option<i64>,
+    pub input: Option<i64>,
+    pub output: Option<i64>,
+    pub read: Option<i64>,
+    pub write: Option<i64>,
+    pub reason: String,
+    pub moved: Option<String>,
+    pub conversation: Option<String>,
+    pub session: Option<String>,
+}
+
+/// Every attempt in the ledger at `db`, oldest first, and how many there are.
+pub async fn read_rows(db: &Path) -> Result<Vec<Row>> {
+    let mut conn = SqliteConnectOptions::new().filename(db).read_only(true).connect().await?;
+    let rows = sqlx::query(
+        "SELECT profile_id, status, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, \
+         reason, moved, conversation, session FROM attempts ORDER BY id",
+    )
+    .fetch_all(&mut conn)
+    .await?;
+    let rows = rows
+        .iter()
+        .map(|r| Row {
+            profile: r.get(0),
+            status: r.get(1),
+            input: r.get(2),
+            output: r.get(3),
+            read: r.get(4),
+            write: r.get(5),
+            reason: r.get(6),
+            moved: r.get(7),
+            conversation: r.get(8),
+            session: r.get(9),
+        })
+        .collect();
+    Ok(rows)
+}
 
 /// Relative list prices per token: uncached input, cache write, cache read, output.
 const PRICE: (f64, f64, f64, f64) = (1.0, 1.25, 0.1, 5.0);
@@ -34,11 +81,13 @@ pub struct Summary {
     pub keys: Vec<KeyPart>,
     pub reasons: BTreeMap<String, usize>,
     pub moved: usize,
+    /// Moves made for token balance (`moved` = `balance`).
+    pub balance_moves: usize,
 }
 
 impl Summary {
-    /// `profiles`: `profile list --json`; `rows`: `attempts --json`, newest first.
-    pub fn from_ledger(name: &str, profiles: &[Value], rows: &[Value]) -> Summary {
+    /// `profiles`: `profile list --json`; `rows`: the ledger, oldest first.
+    pub fn from_ledger(name: &str, profiles: &[Value], rows: &[Row]) -> Summary {
         let mut keys: Vec<KeyPart> = profiles
             .iter()
             .map(|p| KeyPart {
@@ -51,21 +100,21 @@ impl Summary {
             profiles.iter().enumerate().filter_map(|(i, p)| Some((p["id"].as_str()?, i))).collect();
         let mut summary = Summary { name: name.to_owned(), attempts: rows.len(), ..Summary::default() };
         let mut opened: HashSet<String> = HashSet::new();
-        for row in rows.iter().rev() {
-            let n = |k: &str| row[k].as_i64().unwrap_or(0);
-            if !row["status"].as_i64().is_some_and(|s| (200..300).contains(&s)) {
+        for row in rows {
+            if !row.status.is_some_and(|s| (200..300).contains(&s)) {
                 summary.failed += 1;
             }
-            let (input, write, read) = (n("input_tokens"), n("cache_write_tokens"), n("cache_read_tokens"));
+            let (input, write, read) = (row.input.unwrap_or(0), row.write.unwrap_or(0), row.read.unwrap_or(0));
             summary.input += input;
             summary.write += write;
             summary.read += read;
-            summary.output += n("output_tokens");
-            *summary.reasons.entry(row["reason"].as_str().unwrap_or("?").to_owned()).or_default() += 1;
-            summary.moved += usize::from(!row["moved"].is_null());
-            let Some(&key) = row["profile"].as_str().and_then(|p| index.get(p)) else { continue };
+            summary.output += row.output.unwrap_or(0);
+            *summary.reasons.entry(row.reason.clone()).or_default() += 1;
+            summary.moved += usize::from(row.moved.is_some());
+            summary.balance_moves += usize::from(row.moved.as_deref().is_some_and(|m| m.starts_with("balance")));
+            let Some(&key) = index.get(row.profile.as_str()) else { continue };
             keys[key].tokens += input + write + read;
-            let conversation = row["conversation"].as_str().or_else(|| row["session"].as_str()).unwrap_or("");
+            let conversation = row.conversation.as_deref().or(row.session.as_deref()).unwrap_or("");
             if opened.insert(conversation.to_owned()) {
                 keys[key].conversations += 1;
             }
@@ -116,12 +165,13 @@ impl Summary {
             .map_or(String::new(), |b| format!(" ({:+.1} % vs single key)", 100.0 * (self.cost() / b - 1.0)));
         let reasons: Vec<String> = self.reasons.iter().map(|(r, n)| format!("{r} {n}")).collect();
         out += &format!(
-            "attempts {} (failed {}), conversations {}; reasons: {}; moved {}\n\n",
+            "attempts {} (failed {}), conversations {}; reasons: {}; moved {} (for balance {})\n\n",
             self.attempts,
             self.failed,
             self.conversations(),
             reasons.join(", "),
-            self.moved
+            self.moved,
+            self.balance_moves
         );
         out += "| input tokens | uncached | cache write | cache read | cache-read share | output | cost (M units) |\n";
         out += "|---|---|---|---|---|---|---|\n";

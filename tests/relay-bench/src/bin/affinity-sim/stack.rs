@@ -31,7 +31,8 @@ pub struct Stack {
     pub relay_url: String,
     pub token: String,
     bin: PathBuf,
-    data: PathBuf,
+    /// The run's data dir (its ledger is `switchyard.db` in it).
+    pub data: PathBuf,
 }
 
 impl Stack {

@@ -32,13 +32,6 @@ impl Rng {
     pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
         lo + self.next_u64() % (hi - lo + 1)
     }
-
-    /// In `lo..=hi`, skewed towards `lo` (`lo + floor((hi - lo + 1) · u²)`): most agent
-    /// conversations are short, a few are long.
-    pub fn skewed(&mut self, lo: u64, hi: u64) -> u64 {
-        let u = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        (lo + ((hi - lo + 1) as f64 * u * u) as u64).min(hi)
-    }
 }
 
 /// One turn: a human message, then `calls` tool calls (each an assistant `tool_use` and a
@@ -67,15 +60,16 @@ pub struct Conversation {
     messages: Vec<Value>,
 }
 
-/// The plan of `count` conversations of 1–20 turns of 1–10 tool calls (both skewed short).
+/// The plan of `count` conversations of 1–20 turns of 1–10 tool calls (both uniform, the
+/// issue's workload; a conversation ends early rather than pass `CONTEXT_CAP`).
 pub fn plan(seed: u64, count: usize) -> Vec<Conversation> {
     let mut rng = Rng::new(seed);
     (0..count)
         .map(|index| {
             let mut turns = Vec::new();
             let mut context = SYSTEM_TOKENS;
-            for _ in 0..rng.skewed(1, 20) {
-                let calls = (0..rng.skewed(1, 10)).map(|_| (rng.range(150, 400), rng.range(200, 1500))).collect();
+            for _ in 0..rng.range(1, 20) {
+                let calls = (0..rng.range(1, 10)).map(|_| (rng.range(150, 400), rng.range(200, 1500))).collect();
                 let turn = Turn { prompt: rng.range(200, 1000), calls, answer: rng.range(200, 800) };
                 if context + turn.growth() > CONTEXT_CAP && !turns.is_empty() {
                     break;

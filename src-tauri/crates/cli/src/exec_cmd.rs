@@ -1,0 +1,180 @@
+//! `switchyard exec SLUG -- CMD [ARGS...]`: runs CMD with its environment pointed at the relay
+//! for SLUG. A Switchyard relay already listening on the configured port (it answers
+//! `GET /healthz` with this data dir's token) is used; otherwise an embedded relay on a free
+//! loopback port serves for the child's lifetime and stops with it. SIGINT/SIGTERM are passed
+//! on to the child; its exit code comes back (128 + signal number when a signal ended it). The
+//! token travels in the environment only, never in argv or output (docs/design.md, "exec").
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use switchyard_engine::{Engine, EngineError, InvalidInput};
+use switchyard_relay::{Listen, Service};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::output::Output;
+
+/// The environment variable holding the relay token for Codex (`env_key`) and for scripts.
+pub const TOKEN_ENV: &str = "SWITCHYARD_RELAY_TOKEN";
+
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// The connection whose relay URL the command gets.
+    pub slug: String,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+pub async fn run(engine: &Arc<Engine>, a: ExecArgs) -> Result<Output, EngineError> {
+    let detail = engine.connection_show(&a.slug).await?;
+    let protocol = detail.connection.protocol.clone();
+    let slug = detail.connection.slug.clone();
+    let token = engine.relay_token(false).await?;
+    let port = match Service::port_from_env() {
+        Some(p) => p,
+        None => engine.relay_port().await?,
+    };
+    let mut embedded = None;
+    let port = if is_our_relay(port, token.expose(), &slug).await {
+        port
+    } else {
+        let service = Arc::new(Service::with(
+            engine.clone(),
+            Listen::Addr((Ipv4Addr::LOCALHOST, 0).into()),
+            Some(Duration::from_secs(5)),
+        ));
+        let status = service.start().await;
+        let Some(bound) = status.bound_port.and_then(|p| u16::try_from(p).ok()) else {
+            let why = status.error.unwrap_or_else(|| "the embedded relay did not start".into());
+            return Err(EngineError::Precondition(why));
+        };
+        tracing::info!(port = bound, "no Switchyard relay on port {port}; an embedded relay serves this command");
+        embedded = Some(service);
+        bound
+    };
+    let root = format!("http://127.0.0.1:{port}/c/{slug}");
+    let mut argv = a.command.clone();
+    let program = argv.remove(0);
+    let is_codex = std::path::Path::new(&program).file_name().is_some_and(|n| n == "codex");
+    let mut cmd = tokio::process::Command::new(&program);
+    if is_codex {
+        if protocol != "openai" {
+            stop(embedded).await;
+            return Err(EngineError::Invalid(InvalidInput::new(
+                "slug",
+                format!("codex speaks the OpenAI Responses API; connection '{slug}' is {protocol}"),
+            )));
+        }
+        // Codex reads providers from config; `-c` overrides add one without touching ~/.codex.
+        // The token is not among them: `env_key` names the variable that carries it.
+        for kv in [
+            "model_provider=\"switchyard\"".to_string(),
+            "model_providers.switchyard.name=\"Switchyard\"".to_string(),
+            format!("model_providers.switchyard.base_url=\"{root}/v1\""),
+            format!("model_providers.switchyard.env_key=\"{TOKEN_ENV}\""),
+            "model_providers.switchyard.wire_api=\"responses\"".to_string(),
+        ] {
+            cmd.arg("-c").arg(kv);
+        }
+    }
+    cmd.args(&argv);
+    cmd.env(TOKEN_ENV, token.expose()).env("SWITCHYARD_RELAY_URL", &root);
+    if protocol == "anthropic" {
+        cmd.env("ANTHROPIC_BASE_URL", &root)
+            .env("ANTHROPIC_AUTH_TOKEN", token.expose())
+            .env_remove("ANTHROPIC_API_KEY");
+    } else {
+        cmd.env("OPENAI_BASE_URL", format!("{root}/v1")).env("OPENAI_API_KEY", token.expose());
+    }
+    drop(token);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            stop(embedded).await;
+            let shown = switchyard_engine::echo_safe(&program).unwrap_or(switchyard_engine::NOT_SHOWN).to_string();
+            let code = if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
+            tracing::error!("cannot run {shown}: {e}");
+            return Ok(Output::Exit(code));
+        }
+    };
+    let forward = forward_signals(child.id());
+    let status = child.wait().await;
+    forward.abort();
+    stop(embedded).await;
+    let status = status.map_err(|e| EngineError::Internal(format!("waiting for the command: {e}")))?;
+    Ok(Output::Exit(exit_code(&status)))
+}
+
+async fn stop(embedded: Option<Arc<Service>>) {
+    if let Some(s) = embedded {
+        s.stop().await;
+    }
+}
+
+/// The child's exit code, or 128 + the signal that ended it.
+fn exit_code(status: &std::process::ExitStatus) -> u8 {
+    if let Some(code) = status.code() {
+        return u8::try_from(code & 0xff).unwrap_or(1);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            return u8::try_from(128 + sig).unwrap_or(255);
+        }
+    }
+    1
+}
+
+/// Passes SIGINT and SIGTERM on to the child (`exec` itself keeps waiting for it).
+fn forward_signals(pid: Option<u32>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        {
+            use rustix::process::{kill_process, Pid, Signal};
+            use tokio::signal::unix::{signal, SignalKind};
+            let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+                return;
+            };
+            let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()).and_then(Pid::from_raw) else { return };
+            loop {
+                let sig = tokio::select! {
+                    _ = int.recv() => Signal::INT,
+                    _ = term.recv() => Signal::TERM,
+                };
+                let _ = kill_process(pid, sig);
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = pid;
+        }
+    })
+}
+
+/// Whether a Switchyard relay of this data dir listens on `port`: its `/healthz` accepts the
+/// token (it lists connections only then) and serves `slug`.
+async fn is_our_relay(port: u16, token: &str, slug: &str) -> bool {
+    let probe = async {
+        let mut s = tokio::net::TcpStream::connect(SocketAddr::from((Ipv4Addr::LOCALHOST, port))).await.ok()?;
+        let req = format!(
+            "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+        );
+        s.write_all(req.as_bytes()).await.ok()?;
+        let mut buf = Vec::new();
+        s.take(1 << 20).read_to_end(&mut buf).await.ok()?;
+        let text = String::from_utf8_lossy(&buf);
+        let (head, body) = text.split_once("\r\n\r\n")?;
+        if !head.starts_with("HTTP/1.1 200") {
+            return None;
+        }
+        let v: serde_json::Value = serde_json::from_str(body.trim()).ok()?;
+        let listed =
+            v.get("connections")?.as_array()?.iter().any(|c| c.get("slug").and_then(|s| s.as_str()) == Some(slug));
+        Some(v.get("ok")?.as_bool()? && listed)
+    };
+    tokio::time::timeout(Duration::from_secs(2), probe).await.ok().flatten().unwrap_or(false)
+}

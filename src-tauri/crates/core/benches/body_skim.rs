@@ -1,0 +1,148 @@
+//! Criterion bench: the relay's pre-forward key path per request, old (parse the body into a
+//! `serde_json::Value`, then `turn_key` + `conversation_key`) against the body skim
+//! (`body_skim.rs`), for a one-line body, a system prompt plus one message (~9 KB) and
+//! Claude-Code-shaped agent conversations (~200 KB and ~1 MB: 25 tools, cached system blocks,
+//! tool_use / tool_result rounds carrying code full of escapes), plus the paths where headers
+//! carry ids: Claude Code's `x-claude-code-session-id` (the conversation from the header, the
+//! turn still needs the anchor) and Codex's turn id + session (only the model is read).
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use serde_json::{json, Value};
+use switchyard_core::body_skim::{BodySkim, Wants};
+use switchyard_core::connection::Protocol;
+use switchyard_core::conversation::conversation_key;
+use switchyard_core::turn::{turn_key, ClientIds};
+
+/// Source-code-like text: quotes, backslashes, tabs and newlines (all escaped in JSON).
+fn code(seed: usize, lines: usize) -> String {
+    (0..lines)
+        .map(|i| {
+            format!(
+                "\tlet v{i} = format!(\"{{}}\\\\{seed}\", path.join(\"src\\\\lib.rs\")); // line {i} of \"file_{seed}.rs\"\n"
+            )
+        })
+        .collect()
+}
+
+/// A Claude-Code-shaped Anthropic body with `rounds` tool rounds (keys in Claude Code's order).
+fn claude_code(rounds: usize) -> Vec<u8> {
+    let tools: Vec<Value> = (0..25)
+        .map(|t| {
+            json!({"name": format!("Tool{t}"), "description": "Reads or edits files in the workspace. ".repeat(30),
+                "input_schema": {"type": "object", "$schema": "http://json-schema.org/draft-07/schema#",
+                    "additionalProperties": false, "required": ["file_path"],
+                    "properties": {"file_path": {"type": "string", "description": "The absolute path"},
+                        "offset": {"type": "number", "description": "The line to start at"},
+                        "limit": {"type": "number", "description": "How many lines"}}}})
+        })
+        .collect();
+    let system = json!([
+        {"type": "text", "text": "You are Claude Code, Anthropic's official CLI for Claude.", "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": "You are an interactive CLI tool that helps users with software engineering tasks. ".repeat(60), "cache_control": {"type": "ephemeral"}}
+    ]);
+    let mut messages = vec![json!({"role": "user", "content": [
+        {"type": "text", "text": "<system-reminder>\nAs you answer the user's questions, you can use the following context\n</system-reminder>"},
+        {"type": "text", "text": "fix the failing test in src/lib.rs"}]})];
+    for i in 0..rounds {
+        messages.push(json!({"role": "assistant", "content": [
+            {"type": "text", "text": format!("Let me look at part {i} of the file.")},
+            {"type": "tool_use", "id": format!("toolu_{i:024}"), "name": "Read",
+                "input": {"file_path": format!("/work/src/file_{i}.rs"), "offset": i * 40, "limit": 40}}]}));
+        let mut result = json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": format!("toolu_{i:024}"), "content": code(i, 12)}]});
+        if i + 1 == rounds {
+            result["content"][0]["cache_control"] = json!({"type": "ephemeral"});
+        }
+        messages.push(result);
+        if i % 10 == 9 {
+            messages.push(json!({"role": "assistant", "content": [{"type": "text", "text": "Done with this part."}]}));
+            messages
+                .push(json!({"role": "user", "content": [{"type": "text", "text": format!("now part {}", i + 1)}]}));
+        }
+    }
+    let metadata = json!({"user_id": r#"{"device_id":"d0","account_uuid":"","session_id":"0199-cc-sess"}"#});
+    format!(
+        r#"{{"model":"claude-sonnet-4-5","messages":{},"system":{},"tools":{},"metadata":{},"max_tokens":32000,"stream":true}}"#,
+        json!(messages),
+        system,
+        json!(tools),
+        metadata
+    )
+    .into_bytes()
+}
+
+/// A chat-completions body: a long system prompt and one user message (~9 KB).
+fn system_and_one_message() -> Vec<u8> {
+    serde_json::to_vec(&json!({"model": "gpt-model-01", "stream": true, "messages": [
+        {"role": "system", "content": "You are a coding agent. ".repeat(400)},
+        {"role": "user", "content": "step 0: fix the failing test in src/lib.rs"}]}))
+    .unwrap_or_default()
+}
+
+type Headers = &'static [(&'static str, &'static str)];
+
+fn header(headers: Headers) -> impl Fn(&str) -> Option<&'static str> {
+    move |name| headers.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+}
+
+/// The old path: parse, read ids, both keys.
+fn old_path(p: Protocol, headers: Headers, body: &[u8]) -> (String, String, Option<String>) {
+    let json: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let ids = ClientIds::read(header(headers), &json);
+    let (turn, _) = turn_key(p, "c", &ids, &json);
+    let (conversation, _) = conversation_key(p, "c", &ids, &json);
+    (turn, conversation.as_str().to_string(), json.get("model").and_then(Value::as_str).map(str::to_string))
+}
+
+/// The new path: ids from headers, a skim of what they leave open, both keys.
+fn new_path(p: Protocol, headers: Headers, body: &[u8]) -> (String, String, Option<String>) {
+    let from_headers = ClientIds::read_headers(header(headers));
+    let wants = Wants::for_ids(&from_headers, false);
+    let skim = BodySkim::read_for(p, body, wants).unwrap_or_else(|_| BodySkim::empty(p));
+    let ids = skim.client_ids(from_headers);
+    let (turn, _) = skim.turn_key("c", &ids);
+    let (conversation, _) = skim.conversation_key("c", &ids);
+    (turn, conversation.as_str().to_string(), skim.model().map(|m| m.into_owned()))
+}
+
+fn bench_body_skim(c: &mut Criterion) {
+    let mut group = c.benchmark_group("pre_forward_keys");
+    let tiny = br#"{"model":"m1","stream":false,"messages":[{"role":"user","content":"w1 n1"}]}"#.to_vec();
+    let cc_200k = claude_code(105);
+    let cc_1m = claude_code(540);
+    let cases: [(&str, Protocol, Headers, Vec<u8>); 7] = [
+        ("one_line", Protocol::Openai, &[], tiny),
+        ("system_and_one_message", Protocol::Openai, &[], system_and_one_message()),
+        ("claude_code", Protocol::Anthropic, &[], cc_200k.clone()),
+        ("claude_code", Protocol::Anthropic, &[], cc_1m),
+        (
+            "claude_code_session_header",
+            Protocol::Anthropic,
+            &[("x-claude-code-session-id", "0199-cc-sess")],
+            cc_200k.clone(),
+        ),
+        (
+            "turn_id_and_session_headers",
+            Protocol::Anthropic,
+            &[("session-id", "0199-sess"), ("x-codex-turn-metadata", r#"{"turn_id":"turn-7"}"#)],
+            cc_200k,
+        ),
+        ("x_session_id_only", Protocol::Openai, &[("x-session-id", "s")], system_and_one_message()),
+    ];
+    for (name, p, headers, body) in &cases {
+        let name = format!("{name}_{}kb", body.len() / 1024);
+        group.throughput(Throughput::Bytes(body.len() as u64));
+        group.bench_function(BenchmarkId::new("old", &name), |b| {
+            b.iter(|| black_box(old_path(*p, headers, black_box(body))))
+        });
+        group.bench_function(BenchmarkId::new("new", &name), |b| {
+            b.iter(|| black_box(new_path(*p, headers, black_box(body))))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_body_skim);
+criterion_main!(benches);

@@ -1,0 +1,154 @@
+//! The states that cross the front ends' boundary (IPC and `--json`) as closed sets: each
+//! serializes as the snake_case word the contract names (docs/interface.md), derives
+//! `specta::Type` with the `specta` feature so TypeScript gets a union, and compares equal to
+//! that word (`state == "open"`), so code and tests that read the JSON words keep reading.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Declares a state enum: variants with their contract words, `as_str`, `Display`, and
+/// equality with the word.
+macro_rules! state_enum {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $word:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[cfg_attr(feature = "specta", derive(specta::Type))]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name {
+            $($(#[$vmeta])* $variant),+
+        }
+
+        impl $name {
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $word),+
+                }
+            }
+
+            /// The state named by its contract word, if it is one.
+            pub fn from_word(word: &str) -> Option<Self> {
+                match word {
+                    $($word => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.pad(self.as_str())
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.as_str() == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.as_str() == *other
+            }
+        }
+    };
+}
+
+state_enum! {
+    /// A circuit as the health view shows it.
+    CircuitState {
+        Closed => "closed",
+        Open => "open",
+        /// The cooldown is over; one probe may try the key.
+        HalfOpen => "half_open",
+    }
+}
+
+state_enum! {
+    /// Whether a profile's secret is in the keychain.
+    CredentialPresence {
+        Present => "present",
+        Missing => "missing",
+        /// The keychain could not be asked.
+        Unknown => "unknown",
+    }
+}
+
+state_enum! {
+    /// The evidence a profile's routing readiness rests on.
+    EvidenceState {
+        Current => "current",
+        /// Taken under another credential revision or basis, or older than the max age.
+        Stale => "stale",
+        None => "none",
+    }
+}
+
+state_enum! {
+    /// What one verification of a profile proved.
+    VerifyOutcome {
+        /// Evidence recorded.
+        Verified => "verified",
+        /// Recorded: the provider refused the key.
+        AuthInvalid => "auth_invalid",
+        /// Nothing proven (`detail` says why); nothing recorded.
+        Unverified => "unverified",
+    }
+}
+
+state_enum! {
+    /// What one stored piece of evidence says.
+    EvidenceOutcome {
+        Ok => "ok",
+        AuthInvalid => "auth_invalid",
+    }
+}
+
+state_enum! {
+    /// What balanced routing keeps on one key.
+    AffinityMode {
+        Turn => "turn",
+        Conversation => "conversation",
+    }
+}
+
+state_enum! {
+    /// The relay service's state (`switchyard_relay::Service`, shown by the window).
+    RelayState {
+        Starting => "starting",
+        Listening => "listening",
+        /// It could not start or stopped on an error (`error` says why: port taken, keychain locked).
+        Error => "error",
+        Stopped => "stopped",
+    }
+}
+
+state_enum! {
+    /// Where the relay's port came from.
+    PortSource {
+        Settings => "settings",
+        /// An address given on the command line (`relay serve --listen`).
+        Listen => "listen",
+        /// `SWITCHYARD_RELAY_PORT`.
+        Env => "env",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_serialize_as_their_contract_words_and_compare_with_them() {
+        let json = serde_json::to_string(&[CircuitState::HalfOpen, CircuitState::Closed]).unwrap_or_default();
+        assert_eq!(json, r#"["half_open","closed"]"#, "the JSON words of the contract, unchanged");
+        assert!(CircuitState::Open == "open", "a state equals its word");
+        assert!(VerifyOutcome::AuthInvalid != "verified", "and only its word");
+        for word in ["present", "missing", "unknown"] {
+            let state = CredentialPresence::from_word(word);
+            assert_eq!(state.map(CredentialPresence::as_str), Some(word), "{word} round-trips");
+        }
+        assert_eq!(EvidenceState::from_word("fresh"), None, "an unknown word is not a state");
+    }
+}

@@ -1,0 +1,285 @@
+//! Fallback chain use cases (invariant 17): set a connection's chain (stored inactive),
+//! clear it, activate it behind its gates (every hop has current evidence for the models it
+//! will be asked for), deactivate it, and show it. The relay uses a chain only while it is
+//! activated *and* its gates hold (`Engine::active_chain`, read into the routing snapshot), so
+//! editing a hop's endpoint or keys suspends it like any stale evidence. The routing side is
+//! `router/fallback.rs`; the pure rules are `switchyard_core::routing::fallback`.
+
+use serde::{Deserialize, Serialize};
+use specta::Type;
+use switchyard_core::routing::fallback::{hop_gate, validate_chain, ChainNode};
+use switchyard_core::routing::{GateReport, Hop};
+use switchyard_store::connections::{self, ConnectionRow};
+use switchyard_store::fallback::{self as chains, ChainRow};
+
+use crate::clock::rfc3339;
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::routing_views::GateView;
+use crate::rows::Definition;
+
+/// One hop as shown: the connection's slug and the model it is asked for (`None`: the
+/// requested model, unchanged).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct FallbackHopView {
+    pub slug: String,
+    pub model: Option<String>,
+}
+
+/// `routing status --json`'s `fallback` object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct FallbackStatus {
+    pub chain: Vec<FallbackHopView>,
+    /// The relay falls back now: activated and the gates hold.
+    pub active: bool,
+    /// Activated by the user (it may be suspended while its gates do not hold).
+    pub activated: bool,
+    pub activated_at: Option<String>,
+    /// Imported from a file that had it activated: it turns on once its gates hold.
+    pub pending: bool,
+    /// Why an activated chain is not in use, in words.
+    pub note: Option<String>,
+    /// Per hop and model (`SLUG:MODEL`): who has current evidence; `failures` says what is missing.
+    pub gates: GateView,
+}
+
+/// How a hop is stored (`fallback_chains.hops`): by connection id, so a slug rename keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct StoredHop {
+    connection_id: String,
+    model: Option<String>,
+}
+
+impl Engine {
+    /// Sets the fallback chain of `slug` to `hops` (`OTHER` or `OTHER=MODEL`, in order). The
+    /// chain is stored inactive; a previous chain is replaced (and so deactivated).
+    pub async fn fallback_set(&self, slug: &str, hops: &[String]) -> Result<FallbackStatus, EngineError> {
+        let source = self.connection_by_slug(slug).await?;
+        let parsed: Vec<Hop> = hops.iter().map(|h| Hop::parse(h)).collect::<Result<_, _>>()?;
+        let all = self.all_connections().await?;
+        let rows = self.all_chains().await?;
+        let protocol = Definition::decode(&source)?.protocol;
+        let lookup = |s: &str| -> Option<ChainNode> {
+            let c = all.iter().find(|c| c.slug == s)?;
+            let protocol = c.protocol.parse().ok()?;
+            let hops = rows
+                .iter()
+                .find(|r| r.connection_id == c.id)
+                .map(|r| decode(r).into_iter().filter_map(|h| slug_of(&all, &h.connection_id)).collect())
+                .unwrap_or_default();
+            Some(ChainNode { protocol, hops })
+        };
+        validate_chain(slug, protocol, &parsed, &lookup).map_err(switchyard_core::InvalidInput::from)?;
+        let stored: Vec<StoredHop> = parsed
+            .iter()
+            .filter_map(|h| {
+                let c = all.iter().find(|c| c.slug == h.slug)?;
+                Some(StoredHop { connection_id: c.id.clone(), model: h.model.clone() })
+            })
+            .collect();
+        let json = serde_json::to_string(&stored).map_err(|e| EngineError::Internal(e.to_string()))?;
+        let mut conn = self.store.acquire().await?;
+        let current = chains::get(&mut conn, &source.id).await?.map(|r| r.revision);
+        chains::put(&mut conn, &source.id, &json, current, self.now_ms())
+            .await
+            .map_err(|e| EngineError::from_store("fallback chain", slug, e))?;
+        drop(conn);
+        self.fallback_status(slug).await
+    }
+
+    /// Removes the chain of `slug` (nothing to remove is not an error).
+    pub async fn fallback_clear(&self, slug: &str) -> Result<FallbackStatus, EngineError> {
+        let source = self.connection_by_slug(slug).await?;
+        let mut conn = self.store.acquire().await?;
+        chains::delete(&mut conn, &source.id).await?;
+        drop(conn);
+        self.fallback_status(slug).await
+    }
+
+    /// Activates the chain of `slug` if its gates hold; otherwise fails with the report
+    /// (`GateFailed`, exit 5) and changes nothing.
+    pub async fn fallback_activate(&self, slug: &str) -> Result<FallbackStatus, EngineError> {
+        let source = self.connection_by_slug(slug).await?;
+        let row = self.chain_row(&source, slug).await?;
+        let gates = self.chain_gates(&source, &row).await?;
+        if !gates.ok {
+            return Err(EngineError::GateFailed {
+                message: format!("cannot activate the fallback chain of '{slug}': {}", gates.failures.join("; ")),
+                gates: Box::new(gates),
+            });
+        }
+        let mut conn = self.store.acquire().await?;
+        chains::set_active(&mut conn, &source.id, true, row.revision, self.now_ms())
+            .await
+            .map_err(|e| EngineError::from_store("fallback chain", slug, e))?;
+        drop(conn);
+        self.fallback_status(slug).await
+    }
+
+    /// Deactivates the chain of `slug` (it stays stored).
+    pub async fn fallback_deactivate(&self, slug: &str) -> Result<FallbackStatus, EngineError> {
+        let source = self.connection_by_slug(slug).await?;
+        let row = self.chain_row(&source, slug).await?;
+        let mut conn = self.store.acquire().await?;
+        chains::set_active(&mut conn, &source.id, false, row.revision, self.now_ms())
+            .await
+            .map_err(|e| EngineError::from_store("fallback chain", slug, e))?;
+        drop(conn);
+        self.fallback_status(slug).await
+    }
+
+    /// The chain of `slug`, whether it is in use, and its gates (an empty chain: no gates).
+    pub async fn fallback_status(&self, slug: &str) -> Result<FallbackStatus, EngineError> {
+        let source = self.connection_by_slug(slug).await?;
+        self.restore_pending_chains().await?;
+        let mut conn = self.store.acquire().await?;
+        let row = chains::get(&mut conn, &source.id).await?;
+        drop(conn);
+        let Some(row) = row else {
+            return Ok(FallbackStatus {
+                chain: Vec::new(),
+                active: false,
+                activated: false,
+                activated_at: None,
+                pending: false,
+                note: None,
+                gates: GateView { ok: false, models: Vec::new(), failures: vec!["no fallback chain".into()] },
+            });
+        };
+        let all = self.all_connections().await?;
+        let chain = decode(&row)
+            .into_iter()
+            .map(|h| FallbackHopView {
+                slug: slug_of(&all, &h.connection_id).unwrap_or_else(|| format!("(removed {})", h.connection_id)),
+                model: h.model,
+            })
+            .collect();
+        let gates = self.chain_gates(&source, &row).await?;
+        let note = (row.active && !gates.ok).then(|| {
+            format!(
+                "suspended (no fallback) because the chain's gates no longer hold: {}; run `switchyard verify` on the hops to restore them",
+                gates.failures.join("; ")
+            )
+        });
+        Ok(FallbackStatus {
+            chain,
+            active: row.active && gates.ok,
+            activated: row.active,
+            activated_at: row.activated_at.map(rfc3339),
+            pending: row.wanted && !row.active,
+            note,
+            gates,
+        })
+    }
+
+    /// The chain the relay may use for `connection` now: activated and its gates hold
+    /// (empty otherwise).
+    pub(crate) async fn active_chain(&self, connection: &ConnectionRow) -> Result<Vec<Hop>, EngineError> {
+        let mut conn = self.store.acquire().await?;
+        let row = chains::get(&mut conn, &connection.id).await?;
+        drop(conn);
+        let Some(row) = row.filter(|r| r.active) else {
+            return Ok(Vec::new());
+        };
+        if !self.chain_gates(connection, &row).await?.ok {
+            return Ok(Vec::new());
+        }
+        let all = self.all_connections().await?;
+        Ok(decode(&row)
+            .into_iter()
+            .filter_map(|h| Some(Hop { slug: slug_of(&all, &h.connection_id)?, model: h.model }))
+            .collect())
+    }
+
+    /// Activates every chain an imported file had activated whose gates now hold (called
+    /// after verification, like the restore of a pending routing mode).
+    pub(crate) async fn restore_pending_chains(&self) -> Result<(), EngineError> {
+        let all = self.all_connections().await?;
+        for row in self.all_chains().await?.into_iter().filter(|r| r.wanted && !r.active) {
+            let Some(source) = all.iter().find(|c| c.id == row.connection_id) else { continue };
+            if !self.chain_gates(source, &row).await?.ok {
+                continue;
+            }
+            let mut conn = self.store.acquire().await?;
+            match chains::set_active(&mut conn, &row.connection_id, true, row.revision, self.now_ms()).await {
+                Ok(_) => tracing::info!(slug = %source.slug, "imported fallback chain activated: its gates hold"),
+                Err(switchyard_store::StoreError::Conflict { .. }) => {}
+                Err(e) => return Err(EngineError::from_store("fallback chain", &source.slug, e)),
+            }
+        }
+        Ok(())
+    }
+
+    async fn chain_row(&self, source: &ConnectionRow, slug: &str) -> Result<ChainRow, EngineError> {
+        let mut conn = self.store.acquire().await?;
+        chains::get(&mut conn, &source.id).await?.ok_or_else(|| EngineError::not_found("fallback chain", slug))
+    }
+
+    /// The gates of a stored chain: each hop must still exist and have current evidence for
+    /// every model it will be asked for (evidence only: cooldowns do not decide).
+    async fn chain_gates(&self, source: &ConnectionRow, row: &ChainRow) -> Result<GateView, EngineError> {
+        let source_models = Definition::decode(source)?.models;
+        let all = self.all_connections().await?;
+        let mut models = Vec::new();
+        let mut failures = Vec::new();
+        let mut labels: Vec<(String, String)> = Vec::new();
+        let hops = decode(row);
+        if hops.is_empty() {
+            failures.push("the chain has no hop".to_string());
+        }
+        for stored in hops {
+            let Some(target) = all.iter().find(|c| c.id == stored.connection_id).cloned() else {
+                failures.push(format!("a hop's connection ({}) was removed", stored.connection_id));
+                continue;
+            };
+            let hop = Hop { slug: target.slug.clone(), model: stored.model };
+            let ready = self.readiness(target).await?;
+            let (lines, why) = hop_gate(&hop, &source_models, &ready.def.models, &ready.routes, &ready.criteria());
+            labels.extend(ready.profiles.iter().map(|p| (p.id.clone(), format!("{}/{}", hop.slug, p.label))));
+            models.extend(lines);
+            failures.extend(why);
+        }
+        let report = GateReport { ok: failures.is_empty(), models };
+        let label_of =
+            |id: &str| labels.iter().find(|(i, _)| i == id).map_or_else(|| id.to_string(), |(_, l)| l.clone());
+        let mut view = GateView::new(&report, &label_of);
+        // `GateReport::failures` judges a connection's own gates (it wants two profiles for
+        // some model); a chain's failures are the hops'.
+        view.failures = failures.into_iter().map(|f| relabel(&f, &labels)).collect();
+        Ok(view)
+    }
+
+    async fn all_connections(&self) -> Result<Vec<ConnectionRow>, EngineError> {
+        let mut conn = self.store.acquire().await?;
+        Ok(connections::list(&mut conn).await?)
+    }
+
+    async fn all_chains(&self) -> Result<Vec<ChainRow>, EngineError> {
+        let mut conn = self.store.acquire().await?;
+        Ok(chains::all(&mut conn).await?)
+    }
+}
+
+/// A stored chain's hops as (connection id, model) — for export.
+pub(crate) fn decode_hops(row: &ChainRow) -> Vec<(String, Option<String>)> {
+    decode(row).into_iter().map(|h| (h.connection_id, h.model)).collect()
+}
+
+/// Hops as (connection id, model) in the stored JSON form — for import.
+pub(crate) fn encode_hops(hops: &[(String, Option<String>)]) -> Result<String, EngineError> {
+    let stored: Vec<StoredHop> =
+        hops.iter().map(|(id, m)| StoredHop { connection_id: id.clone(), model: m.clone() }).collect();
+    serde_json::to_string(&stored).map_err(|e| EngineError::Internal(e.to_string()))
+}
+
+fn decode(row: &ChainRow) -> Vec<StoredHop> {
+    serde_json::from_str(&row.hops).unwrap_or_default()
+}
+
+fn slug_of(all: &[ConnectionRow], id: &str) -> Option<String> {
+    all.iter().find(|c| c.id == id).map(|c| c.slug.clone())
+}
+
+fn relabel(sentence: &str, labels: &[(String, String)]) -> String {
+    labels.iter().fold(sentence.to_string(), |s, (id, label)| s.replace(id.as_str(), label))
+}

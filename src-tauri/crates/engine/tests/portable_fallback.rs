@@ -1,0 +1,86 @@
+//! Fallback chains through export and import (issue 16.4, invariant 14): the file names hops by
+//! export-local refs (never database ids); import stores the chain inactive, and a chain the
+//! exporter had activated turns on by itself only once the receiver's hop has a key, enabled
+//! and verified, so its gates hold. Real keychain, real HTTP to the mock provider.
+
+mod common;
+
+use common::{open, secret, TestResult};
+use serde_json::Value;
+use switchyard_engine::{Conflict, NewConnection, ProfileEdit};
+use switchyard_mock_provider::{KeyScript, MockProvider};
+
+fn conn(slug: &str, base: &str) -> NewConnection {
+    NewConnection {
+        slug: slug.into(),
+        protocol: "openai".into(),
+        base_url: base.into(),
+        models: vec!["m1".into()],
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chain_round_trips_by_refs_and_is_restored_only_when_its_gates_hold() -> TestResult {
+    let mock = MockProvider::start().await?;
+    for k in ["sk-pf-a", "sk-pf-b", "sk-pf-b2"] {
+        mock.set_key(k, KeyScript::new(["m1"]));
+    }
+    let base = format!("{}/v1", mock.base_url());
+    let from = tempfile::tempdir()?;
+    let exporter = open(from.path()).await?;
+    exporter.connection_add(conn("a", &base), Some(secret("sk-pf-a"))).await?;
+    exporter.connection_add(conn("b", &base), Some(secret("sk-pf-b"))).await?;
+    exporter.verify("b", None, false, &|_| {}).await?;
+    exporter.fallback_set("a", &["b=m1".to_string()]).await?;
+    exporter.fallback_activate("a").await?;
+
+    let text = exporter.export(None).await?;
+    let doc: Value = serde_json::from_str(&text)?;
+    let a = &doc["connections"][0];
+    assert_eq!(a["slug"], "a", "connections in slug order");
+    assert_eq!(a["fallback"], serde_json::json!([{"connection": "c2", "model": "m1"}]), "hops by export-local ref");
+    assert_eq!(a["fallback_active"], true, "the exporter had it activated");
+    assert!(!text.contains("c_"), "no database id in the file");
+
+    let to = tempfile::tempdir()?;
+    let importer = open(to.path()).await?;
+    importer.import(&text, false, Conflict::Rename).await?;
+    let status = importer.fallback_status("a").await?;
+    assert_eq!(status.chain.len(), 1, "the chain came along");
+    assert_eq!((status.chain[0].slug.as_str(), status.chain[0].model.as_deref()), ("b", Some("m1")), "to b, m1");
+    assert!(!status.active && !status.activated, "imported inactive");
+    assert!(status.pending, "and pending: the file had it activated");
+    assert!(!status.gates.ok, "b has no key here yet: the gates fail");
+
+    // b gets a key, is enabled and verified: the gates hold and the chain turns on by itself.
+    importer.profile_rotate("b", "primary", secret("sk-pf-b2")).await?;
+    importer.profile_edit("b", "primary", ProfileEdit { enabled: Some(true), ..Default::default() }).await?;
+    let still = importer.fallback_status("a").await?;
+    assert!(!still.active, "a key alone proves nothing: still inactive");
+    importer.verify("b", None, false, &|_| {}).await?;
+    let restored = importer.fallback_status("a").await?;
+    assert!(restored.active && restored.activated && !restored.pending, "restored once its gates hold: {restored:?}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_file_whose_chain_names_no_connection_or_makes_a_cycle_is_refused() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let engine = open(dir.path()).await?;
+    let doc = |fallback_a: &str, fallback_b: &str| {
+        format!(
+            r#"{{"format":"switchyard.config","version":1,"connections":[
+            {{"ref":"c1","slug":"a","protocol":"openai","base_url":"https://a.test/v1","fallback":{fallback_a}}},
+            {{"ref":"c2","slug":"b","protocol":"openai","base_url":"https://b.test/v1","fallback":{fallback_b}}}]}}"#
+        )
+    };
+    let unknown = engine.import(&doc(r#"[{"connection":"c9"}]"#, "[]"), true, Conflict::Rename).await;
+    let message = unknown.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(message.contains("connections[0].fallback[0].connection"), "names the path: {message}");
+    let cycle =
+        engine.import(&doc(r#"[{"connection":"c2"}]"#, r#"[{"connection":"c1"}]"#), true, Conflict::Rename).await;
+    let message = cycle.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(message.contains("cycle"), "a cycle is refused: {message}");
+    Ok(())
+}

@@ -1,0 +1,148 @@
+//! What the tray menu shows (issue 17), as plain data: the relay's status, each connection's
+//! routing mode and readiness with a quick switch between legacy and the activated modes
+//! (offered only while the gates pass; the engine checks them again on the click), "Open
+//! Switchyard" and "Quit". `tray.rs` turns this into Tauri menu items; ids parse back into
+//! [`TrayAction`]s.
+
+use switchyard_engine::RoutingStatus;
+
+use crate::relay::RelayStatus;
+
+/// One clickable (or greyed) line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrayEntry {
+    pub id: String,
+    pub text: String,
+    pub enabled: bool,
+    /// `Some` for the mode switch (a check item).
+    pub checked: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrayNode {
+    Item(TrayEntry),
+    Separator,
+    Submenu { text: String, items: Vec<TrayEntry> },
+}
+
+/// What a menu click asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrayAction {
+    Open,
+    Quit,
+    /// `legacy` deactivates; `balanced` / `priority` activate (behind the gates).
+    SetMode {
+        slug: String,
+        mode: String,
+    },
+}
+
+pub const OPEN_ID: &str = "open";
+pub const QUIT_ID: &str = "quit";
+const RELAY_ID: &str = "relay";
+const MODES: [(&str, &str); 3] =
+    [("legacy", "Legacy (primary key only)"), ("balanced", "Balanced"), ("priority", "Priority")];
+
+fn mode_id(mode: &str, slug: &str) -> String {
+    format!("mode:{mode}:{slug}")
+}
+
+impl TrayAction {
+    pub fn parse(id: &str) -> Option<TrayAction> {
+        match id {
+            OPEN_ID => Some(TrayAction::Open),
+            QUIT_ID => Some(TrayAction::Quit),
+            _ => {
+                let rest = id.strip_prefix("mode:")?;
+                let (mode, slug) = rest.split_once(':')?;
+                MODES
+                    .iter()
+                    .any(|(m, _)| *m == mode)
+                    .then(|| TrayAction::SetMode { slug: slug.to_string(), mode: mode.to_string() })
+            }
+        }
+    }
+}
+
+/// The relay line, e.g. "Relay: listening on http://127.0.0.1:4141" (`None`: not reported yet).
+pub fn relay_text(relay: Option<&RelayStatus>) -> String {
+    let Some(relay) = relay else { return "Relay: starting".into() };
+    match (relay.state.as_str(), &relay.url, &relay.error) {
+        ("listening", Some(url), _) => format!("Relay: listening on {url}"),
+        (_, _, Some(error)) => format!("Relay: {} — {error}", relay.state),
+        (state, _, _) => format!("Relay: {state}"),
+    }
+}
+
+/// A connection's line: its mode and whether it is ready, e.g. "team — balanced · active".
+pub fn connection_text(s: &RoutingStatus) -> String {
+    let readiness = if s.state == "suspended" {
+        "suspended (routing as legacy)"
+    } else if s.mode != "legacy" {
+        "active"
+    } else if s.gates.ok {
+        "gates pass"
+    } else {
+        "gates fail"
+    };
+    format!("{} — {} · {readiness}", s.slug, s.mode)
+}
+
+/// The whole menu for this relay status and these connections (slug order kept).
+pub fn tray_model(relay: Option<&RelayStatus>, connections: &[RoutingStatus]) -> Vec<TrayNode> {
+    let mut nodes = vec![
+        TrayNode::Item(TrayEntry { id: RELAY_ID.into(), text: relay_text(relay), enabled: false, checked: None }),
+        TrayNode::Separator,
+    ];
+    if connections.is_empty() {
+        nodes.push(TrayNode::Item(TrayEntry {
+            id: "none".into(),
+            text: "No connections yet".into(),
+            enabled: false,
+            checked: None,
+        }));
+    }
+    for s in connections {
+        let items = MODES
+            .iter()
+            .map(|(mode, label)| {
+                let current = s.mode == *mode;
+                let allowed = if *mode == "legacy" { !current } else { !current && s.gates.ok };
+                TrayEntry {
+                    id: mode_id(mode, &s.slug),
+                    text: (*label).into(),
+                    enabled: allowed,
+                    checked: Some(current),
+                }
+            })
+            .collect();
+        nodes.push(TrayNode::Submenu { text: connection_text(s), items });
+    }
+    nodes.push(TrayNode::Separator);
+    nodes.push(TrayNode::Item(TrayEntry {
+        id: OPEN_ID.into(),
+        text: "Open Switchyard".into(),
+        enabled: true,
+        checked: None,
+    }));
+    nodes.push(TrayNode::Item(TrayEntry { id: QUIT_ID.into(), text: "Quit".into(), enabled: true, checked: None }));
+    nodes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_parse_back_into_actions() {
+        assert_eq!(TrayAction::parse("open"), Some(TrayAction::Open));
+        assert_eq!(TrayAction::parse("quit"), Some(TrayAction::Quit));
+        assert_eq!(
+            TrayAction::parse(&mode_id("balanced", "team:a")),
+            Some(TrayAction::SetMode { slug: "team:a".into(), mode: "balanced".into() }),
+            "the slug is everything after the mode"
+        );
+        assert_eq!(TrayAction::parse("mode:fastest:team"), None, "unknown modes are not actions");
+        assert_eq!(TrayAction::parse("relay"), None, "the status line is not clickable");
+    }
+}

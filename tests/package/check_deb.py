@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Checks the Linux .deb that scripts/package builds (issue 17): its control fields and file
+list, then an install into a scratch root (dpkg-deb -x) from which `switchyard --version`
+answers with the workspace version and the desktop app starts under Xvfb — its relay answers
+/healthz on the port it was given — and quits cleanly on SIGTERM.
+
+usage: check_deb.py DEB   (run inside scripts/with-keychain: the app opens the keychain)
+"""
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+WANT_FILES = [
+    "usr/bin/switchyard-desktop",
+    "usr/bin/switchyard",
+    "usr/share/applications/Switchyard.desktop",
+    "usr/share/icons/hicolor/128x128/apps/switchyard-desktop.png",
+]
+
+
+def log(msg: str) -> None:
+    print(f"package: {msg}", file=sys.stderr)
+
+
+def run(*cmd: str, **kw) -> str:
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
+
+
+def workspace_version() -> str:
+    meta = json.loads(run("cargo", "metadata", "--no-deps", "--format-version", "1"))
+    return next(p["version"] for p in meta["packages"] if p["name"] == "switchyard-desktop")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def check_control(deb: str, version: str) -> None:
+    fields = {k: run("dpkg-deb", "-f", deb, k).strip() for k in ("Package", "Version", "Architecture", "Depends")}
+    assert fields["Package"] == "switchyard", f"package name: {fields}"
+    assert fields["Version"] == version, f"the .deb carries the workspace version {version}: {fields}"
+    assert "libwebkit2gtk-4.1-0" in fields["Depends"], f"WebKitGTK is a dependency: {fields}"
+    listing = run("dpkg-deb", "-c", deb)
+    paths = [line.split()[-1].removeprefix("./") for line in listing.splitlines() if line.strip()]
+    missing = [f for f in WANT_FILES if f not in paths]
+    assert not missing, f"the .deb lacks {missing}; it has:\n{listing}"
+    modes = {line.split()[-1].removeprefix("./"): line.split()[0] for line in listing.splitlines() if line.strip()}
+    for exe in WANT_FILES[:2]:
+        assert modes[exe].startswith("-rwx"), f"{exe} is executable: {modes[exe]}"
+    log(f"control and contents ok ({fields['Package']} {fields['Version']} {fields['Architecture']}, "
+        f"{len(paths)} entries)")
+
+
+def check_desktop_entry(root: str) -> None:
+    entry = open(os.path.join(root, "usr/share/applications/Switchyard.desktop")).read()
+    for line in ("Exec=switchyard-desktop", "Icon=switchyard-desktop", "Type=Application"):
+        assert line in entry.splitlines(), f"the desktop entry has {line!r}:\n{entry}"
+    if shutil.which("desktop-file-validate"):
+        run("desktop-file-validate", os.path.join(root, "usr/share/applications/Switchyard.desktop"))
+
+
+def check_cli(root: str, version: str) -> None:
+    cli = os.path.join(root, "usr/bin/switchyard")
+    out = run(cli, "--version").strip()
+    assert out.endswith(version), f"`switchyard --version` from the installed path: {out!r}"
+    log(f"installed CLI answers: {out}")
+
+
+def check_desktop(root: str) -> None:
+    app = os.path.join(root, "usr/bin/switchyard-desktop")
+    missing = [line for line in run("ldd", app).splitlines() if "not found" in line]
+    assert not missing, f"the installed app's libraries resolve: {missing}"
+    work = tempfile.mkdtemp(prefix="switchyard-deb-")
+    display = f":{random.randint(200, 900)}"
+    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1100x720x24", "-nolisten", "tcp"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    port = free_port()
+    out = open(os.path.join(work, "app.log"), "w+")
+    env = dict(os.environ, DISPLAY=display, WEBKIT_DISABLE_COMPOSITING_MODE="1",
+               SWITCHYARD_DATA_DIR=os.path.join(work, "data"), SWITCHYARD_RELAY_PORT=str(port))
+    app_proc = None
+    try:
+        time.sleep(0.5)
+        started = time.time()
+        app_proc = subprocess.Popen([app], env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline, last = started + 30, None
+        while time.time() < deadline:
+            assert app_proc.poll() is None, f"the installed app exited with {app_proc.returncode}: {tail(out)}"
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as r:
+                    if r.status == 200:
+                        break
+            except OSError as e:
+                last = e
+            time.sleep(0.2)
+        else:
+            raise AssertionError(f"the installed app's relay never answered on {port} ({last}): {tail(out)}")
+        log(f"installed desktop app started under Xvfb, relay up after {time.time() - started:.2f}s")
+        time.sleep(1)
+        assert app_proc.poll() is None, f"the app keeps running: {tail(out)}"
+        app_proc.send_signal(signal.SIGTERM)
+        code = app_proc.wait(timeout=20)
+        assert code == 0, f"SIGTERM quits cleanly: exit {code}: {tail(out)}"
+        log("installed desktop app quit on SIGTERM with exit 0")
+    finally:
+        for p in (app_proc, xvfb):
+            if p is not None and p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def tail(f) -> str:
+    f.flush()
+    f.seek(0)
+    return "\n".join(f.read().splitlines()[-20:])
+
+
+def main() -> int:
+    deb = os.path.abspath(sys.argv[1])
+    version = workspace_version()
+    check_control(deb, version)
+    root = tempfile.mkdtemp(prefix="switchyard-root-")
+    try:
+        run("dpkg-deb", "-x", deb, root)
+        check_desktop_entry(root)
+        check_cli(root, version)
+        check_desktop(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    log("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
