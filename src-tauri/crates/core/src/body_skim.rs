@@ -91,6 +91,10 @@ pub struct Wants {
 }
 
 impl Wants {
+    /// Only the model (legacy forwarding: the keys are computed later, off the request path).
+    pub const MODEL: Wants =
+        Wants { anchors: false, user_id: false, prompt_cache_key: false, previous_response_id: false, stream: false };
+
     pub const EVERYTHING: Wants =
         Wants { anchors: true, user_id: true, prompt_cache_key: true, previous_response_id: true, stream: true };
 

@@ -8,6 +8,8 @@ use switchyard_store::attempts::{self, AttemptRow};
 use switchyard_store::Store;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::router::KeysLater;
+
 /// Rows kept in the `attempts` table unless the `ledger_retention_rows` setting says otherwise
 /// (`ledger_retention.rs`).
 pub const RETENTION_ROWS: i64 = 100_000;
@@ -17,6 +19,8 @@ const QUEUE: usize = 16_384;
 
 enum Msg {
     Row(Box<AttemptRow>),
+    /// A legacy row whose keys are computed here, off the request path.
+    Later(Box<AttemptRow>, KeysLater),
     Flush(oneshot::Sender<()>),
 }
 
@@ -43,6 +47,14 @@ impl Ledger {
     /// slowing the request down.
     pub fn record(&self, row: AttemptRow) {
         if self.tx.try_send(Msg::Row(Box::new(row))).is_err() {
+            tracing::warn!("attempt ledger queue full; one attempt record dropped");
+        }
+    }
+
+    /// Queues a row whose turn, conversation and session keys `keys` computes on the
+    /// writer's task (legacy forwarding reads no body before it forwards).
+    pub fn record_later(&self, row: AttemptRow, keys: KeysLater) {
+        if self.tx.try_send(Msg::Later(Box::new(row), keys)).is_err() {
             tracing::warn!("attempt ledger queue full; one attempt record dropped");
         }
     }
@@ -104,6 +116,13 @@ fn drain(rx: &mut mpsc::Receiver<Msg>, batch: &mut Vec<AttemptRow>, flushes: &mu
 fn take(m: Msg, batch: &mut Vec<AttemptRow>, flushes: &mut Vec<oneshot::Sender<()>>) {
     match m {
         Msg::Row(r) => batch.push(*r),
+        Msg::Later(mut r, keys) => {
+            let keys = (keys.0)();
+            r.turn = keys.turn;
+            r.conversation = keys.conversation;
+            r.session = keys.session;
+            batch.push(*r);
+        }
         Msg::Flush(done) => flushes.push(done),
     }
 }

@@ -107,8 +107,8 @@ pub use relay_settings::{DEFAULT_RELAY_PORT, RELAY_PORT_KEY};
 pub use reorder::OrderEntry;
 pub use reverify::{Backoff as ReverifyBackoff, KeyCheck, Reverified, ReverifyTask, REVERIFY_POLL};
 pub use router::{
-    AttemptReport, QuotaBoard, Recording, Reply, Route, Routed, Router, Snapshot, Target, Transport, TurnRun,
-    DROPPED_ACCOUNT_STATE, MAX_QUOTA_READINGS, MAX_RESPONSE_ORIGINS, QUOTA_FLUSH_EVERY,
+    AttemptReport, KeysLater, LaterKeys, QuotaBoard, Recording, Reply, Route, Routed, Router, Snapshot, Target,
+    Transport, TurnRun, DROPPED_ACCOUNT_STATE, MAX_QUOTA_READINGS, MAX_RESPONSE_ORIGINS, QUOTA_FLUSH_EVERY,
 };
 pub use routing_views::{
     AffinityView, EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness, QuotaAwareView,

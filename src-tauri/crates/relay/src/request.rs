@@ -11,11 +11,11 @@ use axum::http::{HeaderMap, Method};
 use axum::response::Response;
 use axum::Extension;
 use bytes::Bytes;
-use serde_json::Value;
-use switchyard_core::conversation::conversation_key;
+use switchyard_core::body_skim::{BodySkim, Wants};
 use switchyard_core::tag::{read_tags, tags_json};
-use switchyard_core::turn::{turn_key, ClientIds};
-use switchyard_engine::Routed;
+use switchyard_core::turn::ClientIds;
+use switchyard_core::Protocol;
+use switchyard_engine::{KeysLater, LaterKeys, Routed};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -34,13 +34,17 @@ pub struct Incoming {
     pub query: Option<String>,
     pub headers: HeaderMap,
     pub body: Bytes,
-    /// The body parsed as JSON (`Null` when it is not JSON).
-    pub json: Value,
+    /// The connection's dialect (how the body is read).
+    pub protocol: Protocol,
+    /// The body's top-level `model` string, read by the skim (`None` when not JSON).
+    pub model: Option<String>,
+    /// A Responses request's non-empty `previous_response_id`.
+    pub previous_response_id: Option<String>,
 }
 
 impl Incoming {
     pub fn model(&self) -> Option<&str> {
-        self.json.get("model").and_then(Value::as_str)
+        self.model.as_deref()
     }
 
     /// The OpenAI Responses API (its stream events differ from chat completions).
@@ -53,7 +57,7 @@ impl Incoming {
         if !self.is_responses_api() {
             return None;
         }
-        self.json.get("previous_response_id").and_then(Value::as_str).filter(|id| !id.is_empty())
+        self.previous_response_id.as_deref()
     }
 }
 
@@ -92,23 +96,57 @@ pub async fn handle(
     if method == Method::GET && snap.strategy.is_some() && is_models_listing(&rest) {
         return reply::models(snap.protocol, &snap.served_models(state.router.engine().now_ms()));
     }
-    let looks_json = body.first().is_some_and(|b| *b == b'{');
-    let json = if looks_json { serde_json::from_slice(&body).unwrap_or(Value::Null) } else { Value::Null };
-    let incoming = Incoming { method, rest, query: uri.query().map(str::to_string), headers, body, json };
-    let ids = ClientIds::read(|name| incoming.headers.get(name).and_then(|v| v.to_str().ok()), &incoming.json);
-    let (turn, _) = turn_key(snap.protocol, &slug, &ids, &incoming.json);
-    let (conversation, _) = conversation_key(snap.protocol, &slug, &ids, &incoming.json);
-    let model = incoming.model().map(str::to_string);
-    let session = ids.session_key(&slug);
+    // What routing needs from the body, in one pass and no JSON tree (core `body_skim.rs`).
+    // Legacy forwarding without a fallback chain routes by nothing in the body: it reads only
+    // the model and leaves the ledger's keys to the ledger's task (`keys_later`).
+    let protocol = snap.protocol;
+    let from_headers = ClientIds::read_headers(|name| headers.get(name).and_then(|v| v.to_str().ok()));
+    let responses = rest.trim_end_matches('/').ends_with("responses");
+    let forward_only = snap.strategy.is_none() && snap.fallback.is_empty();
+    let wants = if forward_only { Wants::MODEL } else { Wants::for_ids(&from_headers, responses) };
+    let skim = BodySkim::read_for(protocol, &body, wants).unwrap_or_else(|_| BodySkim::empty(protocol));
+    let model = skim.model().map(|m| m.into_owned());
+    let previous_response_id = skim.previous_response_id().map(|p| p.into_owned());
+    let (turn, conversation, session, later) = if forward_only && model.is_some() {
+        let later = keys_later(protocol, &slug, from_headers.clone(), body.clone(), responses);
+        (LEGACY_TURN.to_string(), None, None, Some(later))
+    } else {
+        let ids = skim.client_ids(from_headers.clone());
+        let (turn, _) = skim.turn_key(&slug, &ids);
+        let (conversation, _) = skim.conversation_key(&slug, &ids);
+        (turn, Some(conversation), ids.session_key(&slug), None)
+    };
+    drop(skim);
+    let incoming = Incoming {
+        method,
+        rest,
+        query: uri.query().map(str::to_string),
+        headers,
+        body,
+        protocol,
+        model,
+        previous_response_id,
+    };
+    let model = incoming.model.clone();
     let tags = match read_tags(incoming.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes()))) {
         Ok(tags) => tags_json(&tags),
         Err(invalid) => return reply::invalid_tag(snap.protocol, &invalid),
     };
-    let mut run = match state.router.start_turn(&slug, model.as_deref(), turn, Some(conversation), session).await {
+    let mut run = match state.router.start_turn(&slug, model.as_deref(), turn, conversation, session).await {
         Ok(run) => run,
         Err(e) => return reply::engine_error(snap.protocol, &e),
     };
     run.tags = tags;
+    match later {
+        // A chain became usable between the two snapshot reads: this request may fall back
+        // (and a turn that falls back is kept by its key), so it gets its real keys now.
+        Some(_) if !run.snapshot.fallback.is_empty() => {
+            let (turn, conversation, session) = keys_of(protocol, &slug, from_headers, &incoming.body, responses);
+            (run.turn, run.conversation, run.session) = (turn, Some(conversation), session);
+        }
+        Some(later) => *run.keys_later.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(later),
+        None => {}
+    }
     if let Some(previous) = incoming.previous_response_id() {
         state.router.continue_response(&mut run, previous);
     }
@@ -145,10 +183,43 @@ pub async fn handle(
 pub(crate) fn upstream_body(incoming: &Incoming, upstream_model: Option<&str>) -> Bytes {
     match (incoming.model(), upstream_model) {
         (Some(asked), Some(mapped)) if asked != mapped => {
-            let mut json = incoming.json.clone();
-            json["model"] = serde_json::Value::String(mapped.to_string());
-            serde_json::to_vec(&json).map(Bytes::from).unwrap_or_else(|_| incoming.body.clone())
+            BodySkim::read_for(incoming.protocol, &incoming.body, Wants::MODEL)
+                .ok()
+                .and_then(|skim| skim.with_model(mapped))
+                .map(Bytes::from)
+                .unwrap_or_else(|| incoming.body.clone())
         }
         _ => incoming.body.clone(),
     }
+}
+
+/// The turn key legacy forwarding routes with (by nothing: one key, one attempt); the ledger
+/// gets the real keys from [`keys_later`].
+const LEGACY_TURN: &str = "legacy";
+
+/// The request's turn, conversation and session keys, computed from a copy of its body (a
+/// reference-counted `Bytes`, no copy of the bytes) by the ledger's task once the attempt is
+/// recorded: the same keys a routed request gets, off the request path.
+fn keys_later(protocol: Protocol, slug: &str, from_headers: ClientIds, body: Bytes, responses: bool) -> KeysLater {
+    let slug = slug.to_string();
+    KeysLater(Box::new(move || {
+        let (turn, conversation, session) = keys_of(protocol, &slug, from_headers, &body, responses);
+        LaterKeys { turn, conversation: Some(conversation.as_str().to_string()), session }
+    }))
+}
+
+/// Turn, conversation and session keys of a request, as routing computes them.
+fn keys_of(
+    protocol: Protocol,
+    slug: &str,
+    from_headers: ClientIds,
+    body: &[u8],
+    responses: bool,
+) -> (String, switchyard_core::conversation::ConversationKey, Option<String>) {
+    let wants = Wants::for_ids(&from_headers, responses);
+    let skim = BodySkim::read_for(protocol, body, wants).unwrap_or_else(|_| BodySkim::empty(protocol));
+    let ids = skim.client_ids(from_headers);
+    let (turn, _) = skim.turn_key(slug, &ids);
+    let (conversation, _) = skim.conversation_key(slug, &ids);
+    (turn, conversation, ids.session_key(slug))
 }

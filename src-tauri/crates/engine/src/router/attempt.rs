@@ -47,6 +47,10 @@ pub struct TurnRun {
     /// The caller's tags (`x-switchyard-tag-*`) as a JSON object, stored with every attempt
     /// of the request (ledger only; routing never reads them). Set by the relay.
     pub tags: Option<String>,
+    /// Legacy forwarding: the turn, conversation and session keys are computed from the body
+    /// on the ledger's task after the answer, not before forwarding (`turn` is a placeholder
+    /// meanwhile; legacy without a fallback chain never routes by it). Set by the relay.
+    pub keys_later: std::sync::Mutex<Option<KeysLater>>,
     attempts: u32,
     same_retries: u32,
     tried: Vec<String>,
@@ -107,6 +111,23 @@ impl TurnRun {
             Some(kind) => format!("fallback:{kind}"),
             None => attempt.reason.to_string(),
         }
+    }
+}
+
+/// The keys of a request, computed later (legacy forwarding, `TurnRun::keys_later`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LaterKeys {
+    pub turn: String,
+    pub conversation: Option<String>,
+    pub session: Option<String>,
+}
+
+/// Computes a request's [`LaterKeys`] (from its body, which it holds) on the ledger's task.
+pub struct KeysLater(pub Box<dyn FnOnce() -> LaterKeys + Send>);
+
+impl std::fmt::Debug for KeysLater {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeysLater")
     }
 }
 
@@ -184,6 +205,7 @@ impl Router {
             conversation,
             session,
             tags: None,
+            keys_later: std::sync::Mutex::new(None),
             attempts: 0,
             same_retries: 0,
             tried: Vec::new(),

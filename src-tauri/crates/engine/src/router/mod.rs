@@ -23,6 +23,7 @@ use crate::ledger::Ledger;
 
 use crate::secret_cache::SecretCache;
 pub use attempt::{AttemptReport, NextAttempt, TurnRun};
+pub use attempt::{KeysLater, LaterKeys};
 pub use quota::{QuotaBoard, FLUSH_EVERY as QUOTA_FLUSH_EVERY, MAX_READINGS as MAX_QUOTA_READINGS};
 use response_origins::ResponseOrigins;
 pub use response_origins::MAX_RESPONSE_ORIGINS;

@@ -109,6 +109,8 @@ pub struct Recording {
     /// attempts (no load is kept for them).
     load_protocol: Option<Protocol>,
     started: std::time::Instant,
+    /// Legacy forwarding: the keys the ledger's task computes before writing the row.
+    keys_later: Option<crate::router::attempt::KeysLater>,
     pub report: AttemptReport,
 }
 
@@ -138,6 +140,7 @@ impl Recording {
         };
         Recording {
             router: router.clone(),
+            keys_later: run.keys_later.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take(),
             row: Some(row),
             load_protocol: (!run.is_legacy()).then_some(run.snapshot.protocol),
             // Durations are measurements of the real wire, not decisions: the real clock.
@@ -194,7 +197,10 @@ impl Recording {
         row.cache_read_tokens = r.cache_read_tokens;
         row.cache_write_tokens = r.cache_write_tokens;
         self.learn_load(&row);
-        self.router.ledger.record(row);
+        match self.keys_later.take() {
+            Some(keys) => self.router.ledger.record_later(row, keys),
+            None => self.router.ledger.record(row),
+        }
     }
 }
 
