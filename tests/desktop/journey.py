@@ -154,6 +154,12 @@ def run(w: Window, relay: str, mock_url: str, shots: str | None) -> dict:
 
     w.click("#tab-profiles")
     w.click('button[aria-label="Reload"]')
+    gauge = '[data-label="primary"] [data-testid=quota-gauge][data-window=requests] [data-testid=quota-value]'
+    reading = wait_for(lambda: w.text(gauge), 10, "the primary key's request-limit gauge")
+    left, _, limit = reading.split()[:3]
+    assert limit == "50" and int(left.replace(",", "")) < 49, f"the gauge shows what the answers said: {reading!r}"
+    assert w.find('[data-label="backup"] [data-testid=quota-none]'), "a key whose answers carry no limits: unknown"
+    log(f"quota gauges: primary {reading}, backup unknown")
     countdown = '[data-label="backup"] [data-testid=countdown]'
     first = seconds(wait_for(lambda: w.text(countdown), 10, "the cooldown countdown"))
     time.sleep(2.2)
@@ -202,7 +208,7 @@ def main() -> int:
     data_dir = os.path.join(work, "data")
     shots = os.environ.get("SWITCHYARD_SCREENSHOTS")
     script = {"keys": {
-        KEY_A: {"models": ["m1", "m2"]},
+        KEY_A: {"models": ["m1", "m2"], "quota": {"requests_limit": 50, "requests_remaining_start": 49}},
         KEY_B: {"models": ["m1", "m2"], "per_model": {"m2": {"rate_limited": {"retry_after_secs": COOLDOWN}}}},
         KEY_C: {"models": ["m1", "m2"]},
     }}

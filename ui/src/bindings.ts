@@ -783,7 +783,7 @@ export type ProfileReadiness_Deserialize = {
 	health: HealthView_Deserialize[],
 	/**
 	 *  Prompt-cache reads against the whole prompt over the profile's successful attempts in
-	 *  the ledger (`cache_views.rs`).
+	 *  the ledger (`views/cache.rs`).
 	 */
 	cache: CacheView_Deserialize,
 	/**  Its share of the connection's conversations and prompt tokens in the ledger. */
@@ -803,7 +803,7 @@ export type ProfileReadiness_Serialize = {
 	health: HealthView_Serialize[],
 	/**
 	 *  Prompt-cache reads against the whole prompt over the profile's successful attempts in
-	 *  the ledger (`cache_views.rs`).
+	 *  the ledger (`views/cache.rs`).
 	 */
 	cache: CacheView_Serialize,
 	/**  Its share of the connection's conversations and prompt tokens in the ledger. */

@@ -13,10 +13,8 @@ use crate::error::EngineError;
 use crate::evidence::{decode_models, evidence_view, stale_reason};
 use crate::quota_aware::{self, blocks_from_rows};
 use crate::readiness::Readiness;
-use crate::routing_views::{
-    AffinityView, EvidenceSummary, HealthView, ProfileReadiness, QuotaAwareView, RoutingStatus,
-};
 use crate::views::small;
+use crate::views::{AffinityView, EvidenceSummary, HealthView, ProfileReadiness, QuotaAwareView, RoutingStatus};
 
 const ACTIVE: &str = "active";
 const SUSPENDED: &str = "suspended";
@@ -211,8 +209,8 @@ impl Engine {
                         stale_reason: stale.clone(),
                     }),
                     health: self.board.health_entries(&p.id, ready.now_ms).iter().map(HealthView::from).collect(),
-                    cache: crate::cache_views::CacheView::default(),
-                    traffic: crate::cache_views::TrafficView::default(),
+                    cache: crate::views::CacheView::default(),
+                    traffic: crate::views::TrafficView::default(),
                 }
             })
             .collect();

@@ -14,7 +14,7 @@ use switchyard_store::settings;
 
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::routing_views::{AffinityView, RoutingStatus};
+use crate::views::{AffinityView, RoutingStatus};
 
 /// Longest affinity window a user may set (one day).
 const MAX_WINDOW_MIN: i64 = 24 * 60;

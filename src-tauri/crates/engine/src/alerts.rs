@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::error::EngineError;
-use crate::routing_views::RoutingStatus;
+use crate::views::RoutingStatus;
 use crate::Engine;
 
 /// The least time between two alerts about one connection.

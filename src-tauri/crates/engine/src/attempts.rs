@@ -2,10 +2,8 @@
 //! export it (`--format jsonl`: every row since a time, page by page, oldest first). Rows
 //! carry no secret, no label and no prompt text; tags are the caller's, checked on the way in.
 
-use std::collections::BTreeMap;
+pub use crate::views::AttemptView;
 
-use serde::Serialize;
-use specta::Type;
 use switchyard_core::connection::Protocol;
 use switchyard_core::prompt_cache::prompt_tokens;
 use switchyard_core::tag::parse_tags_json;
@@ -15,43 +13,6 @@ use crate::clock::rfc3339;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::views::small;
-
-/// One physical attempt as `switchyard attempts` shows it (docs/interface.md).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
-pub struct AttemptView {
-    pub at: String,
-    /// The connection's slug.
-    pub connection: String,
-    pub turn: String,
-    pub attempt: i32,
-    /// Stable profile id (never the label).
-    pub profile: String,
-    pub reason: String,
-    pub model: Option<String>,
-    pub status: Option<i32>,
-    pub failure_kind: Option<String>,
-    pub scope: Option<String>,
-    pub ttfb_ms: Option<i32>,
-    pub duration_ms: Option<i32>,
-    pub input_tokens: Option<i32>,
-    pub output_tokens: Option<i32>,
-    /// The client session the attempt belongs to (a hash, never the client's raw id).
-    pub session: Option<String>,
-    /// The conversation the attempt belongs to (a hash, never the client's raw id).
-    pub conversation: Option<String>,
-    /// Why this turn moved its conversation off its key (`excluded:<exclusion>`,
-    /// `unavailable` or `removed`); `None` when it did not move.
-    pub moved: Option<String>,
-    /// Input tokens read from the provider's prompt cache, as reported.
-    pub cache_read_tokens: Option<i32>,
-    /// Input tokens written to the provider's prompt cache, as reported (Anthropic only).
-    pub cache_write_tokens: Option<i32>,
-    /// The whole prompt, cached or not, on one scale for both dialects (Anthropic: input +
-    /// cache read + cache write; OpenAI: input, which includes the cached tokens).
-    pub prompt_tokens: Option<i32>,
-    /// The caller's tags (`x-switchyard-tag-NAME: value`), by name; empty without tags.
-    pub tags: BTreeMap<String, String>,
-}
 
 /// Rows per page of the export.
 const EXPORT_PAGE: i64 = 1_000;
@@ -64,7 +25,7 @@ impl Engine {
         let since_ms = crate::time_zone::parse_since(since, self.now_ms(), &self.zone().await?)?;
         let mut conn = self.store.acquire().await?;
         let rows = attempts::for_connection_since(&mut conn, &connection.id, since_ms, limit.clamp(1, 10_000)).await?;
-        let protocol = crate::cache_views::protocol_of(&connection);
+        let protocol = crate::views::protocol_of(&connection);
         Ok(rows.into_iter().map(|r| attempt_view(&connection.slug, protocol, r)).collect())
     }
 
@@ -97,7 +58,7 @@ impl Engine {
             let last = page.last().map(|r| r.id);
             for r in page {
                 sent += 1;
-                if !sink(attempt_view(&connection.slug, crate::cache_views::protocol_of(&connection), r.row)) {
+                if !sink(attempt_view(&connection.slug, crate::views::protocol_of(&connection), r.row)) {
                     return Ok(sent);
                 }
             }
@@ -113,7 +74,7 @@ impl Engine {
         let connection = self.connection_by_slug(slug).await?;
         let mut conn = self.store.acquire().await?;
         let rows = attempts::for_connection(&mut conn, &connection.id, limit.clamp(1, 10_000)).await?;
-        let protocol = crate::cache_views::protocol_of(&connection);
+        let protocol = crate::views::protocol_of(&connection);
         Ok(rows.into_iter().map(|r| attempt_view(&connection.slug, protocol, r)).collect())
     }
 }

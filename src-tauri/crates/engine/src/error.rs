@@ -24,7 +24,7 @@ pub enum EngineError {
     Changed(String),
     /// Activation refused: the gates do not hold. Carries the full report.
     #[error("{message}")]
-    GateFailed { message: String, gates: Box<crate::routing_views::GateView> },
+    GateFailed { message: String, gates: Box<crate::views::GateView> },
     #[error("{0}; Switchyard keeps secrets only in the OS keychain (unlock it or start a Secret Service such as gnome-keyring)")]
     KeychainUnavailable(String),
     #[error("internal error: {0}")]

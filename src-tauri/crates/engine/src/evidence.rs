@@ -1,8 +1,7 @@
 //! Evidence of test/discovery as the engine stores and reads it: per-model proofs in the
 //! row's JSON, the core view used by eligibility, and why evidence is stale.
 
-use serde::{Deserialize, Serialize};
-use specta::Type;
+pub use crate::views::ModelProof;
 use switchyard_core::routing::{EvidenceView, ModelSet};
 use switchyard_core::BasisFingerprint;
 use switchyard_store::evidence::EvidenceRow;
@@ -15,19 +14,6 @@ pub(crate) const OUTCOME_AUTH_INVALID: &str = "auth_invalid";
 
 /// Default maximum evidence age: 7 days.
 pub const DEFAULT_MAX_EVIDENCE_AGE_MS: i64 = 7 * 24 * 3600 * 1000;
-
-/// What verification learned about one model for one key.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
-pub struct ModelProof {
-    pub model: String,
-    /// `listed` (the key's models listing has it), `inferred` (no listing; taken from the
-    /// connection's configuration) or `probed` (a 1-token request succeeded).
-    pub source: String,
-    /// Whether routing may send this model to this key.
-    pub supported: bool,
-    /// Failure kind of the deep check when it failed (e.g. `model_forbidden`).
-    pub failure_kind: Option<String>,
-}
 
 pub(crate) fn decode_models(row: &EvidenceRow) -> Vec<ModelProof> {
     serde_json::from_str(&row.models_json).unwrap_or_default()

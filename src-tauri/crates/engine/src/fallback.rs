@@ -5,8 +5,8 @@
 //! editing a hop's endpoint or keys suspends it like any stale evidence. The routing side is
 //! `router/fallback.rs`; the pure rules are `switchyard_core::routing::fallback`.
 
+pub use crate::views::{FallbackHopView, FallbackStatus};
 use serde::{Deserialize, Serialize};
-use specta::Type;
 use switchyard_core::routing::fallback::{hop_gate, validate_chain, ChainNode};
 use switchyard_core::routing::{GateReport, Hop};
 use switchyard_store::connections::{self, ConnectionRow};
@@ -15,33 +15,8 @@ use switchyard_store::fallback::{self as chains, ChainRow};
 use crate::clock::rfc3339;
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::routing_views::GateView;
 use crate::rows::Definition;
-
-/// One hop as shown: the connection's slug and the model it is asked for (`None`: the
-/// requested model, unchanged).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
-pub struct FallbackHopView {
-    pub slug: String,
-    pub model: Option<String>,
-}
-
-/// `routing status --json`'s `fallback` object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
-pub struct FallbackStatus {
-    pub chain: Vec<FallbackHopView>,
-    /// The relay falls back now: activated and the gates hold.
-    pub active: bool,
-    /// Activated by the user (it may be suspended while its gates do not hold).
-    pub activated: bool,
-    pub activated_at: Option<String>,
-    /// Imported from a file that had it activated: it turns on once its gates hold.
-    pub pending: bool,
-    /// Why an activated chain is not in use, in words.
-    pub note: Option<String>,
-    /// Per hop and model (`SLUG:MODEL`): who has current evidence; `failures` says what is missing.
-    pub gates: GateView,
-}
+use crate::views::GateView;
 
 /// How a hop is stored (`fallback_chains.hops`): by connection id, so a slug rename keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

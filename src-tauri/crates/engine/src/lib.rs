@@ -3,12 +3,12 @@
 //!
 //! The use cases by file:
 //! - `connections.rs`, `profiles.rs`, `reorder.rs` — connection and profile lifecycle (CAS
-//!   writes; `inputs.rs` holds their inputs, `views.rs`/`rows.rs` their outputs).
+//!   writes; `inputs.rs` holds their inputs, `views/` — every view front ends get — and `rows.rs` their outputs).
 //! - `credentials.rs` — keychain writes and rotation, ordered through the journal;
 //!   `orphans.rs`, `staging.rs`, `dir_lock.rs` — start-up clean-up that never takes a live key.
 //! - `verify.rs`, `evidence.rs` — test/discovery and the evidence it records; `reverify.rs` —
 //!   the relay's background re-verification of keys whose evidence is half its max age.
-//! - `activation.rs`, `readiness.rs`, `routing_views.rs`, `pending.rs` — activation behind the
+//! - `activation.rs`, `readiness.rs`, `pending.rs` — activation behind the
 //!   gates, readiness per profile, suspension, imported modes waiting for their gates;
 //!   `affinity.rs` — what balanced routing keeps on one key (turn or conversation);
 //!   `quota_aware.rs` — whether selection skips keys whose quota readings are spent;
@@ -42,7 +42,6 @@ mod activation;
 mod affinity;
 mod alerts;
 mod attempts;
-mod cache_views;
 mod circuits;
 mod client_setup;
 mod clock;
@@ -70,7 +69,6 @@ mod relay_settings;
 mod reorder;
 mod reverify;
 mod router;
-mod routing_views;
 mod rows;
 mod secret_cache;
 mod staging;
@@ -85,7 +83,6 @@ pub use alerts::{
     alerts_between, Alert, AlertKind, AlertLimiter, AlertWatch, ConnectionState, KeyState, ALERT_MIN_GAP,
 };
 pub use attempts::AttemptView;
-pub use cache_views::{CacheView, TrafficView};
 pub use client_setup::{
     ClientHome, ClientPreview, ClientRequest, ClientRestoreReport, ClientSetupReport, ClientStatus, CLIENTS,
 };
@@ -110,10 +107,6 @@ pub use router::{
     AttemptReport, KeysLater, LaterKeys, QuotaBoard, Recording, Reply, Route, Routed, Router, Snapshot, Target,
     Transport, TurnRun, DROPPED_ACCOUNT_STATE, MAX_QUOTA_READINGS, MAX_RESPONSE_ORIGINS, QUOTA_FLUSH_EVERY,
 };
-pub use routing_views::{
-    AffinityView, EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness, QuotaAwareView,
-    RoutingStatus, VerifyEvent, VerifyReport, VerifyResult,
-};
 pub use staging::LEASE_MS;
 pub use start_with_system::START_WITH_SYSTEM_KEY;
 pub use switchyard_core::portable::MAX_BYTES as MAX_IMPORT_BYTES;
@@ -123,4 +116,9 @@ pub use switchyard_vault::Secret;
 pub use time_zone::{TimeZoneView, TIME_ZONE_KEY};
 pub use upstream_timeout::DEFAULT_FIRST_BYTE_TIMEOUT;
 pub use usage::{UsageBy, UsageChart, UsageRow, UsageSeries, UsageView, NO_MODEL, UNTAGGED};
+pub use views::{
+    AffinityView, EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness, QuotaAwareView,
+    RoutingStatus, VerifyEvent, VerifyReport, VerifyResult,
+};
+pub use views::{CacheView, TrafficView};
 pub use views::{ConnectionDetail, ConnectionView, HeaderView, ModelMapping, ProfileView, Removal};

@@ -2,8 +2,7 @@
 //! subscription key's monthly fee. Prices are what the user typed, never looked up or
 //! guessed; a model without a price costs "unknown" in usage (invariant 18).
 
-use serde::Serialize;
-use specta::Type;
+pub use crate::views::{KeyFeeView, PriceTable, PriceView};
 use switchyard_core::validate::validate_model;
 use switchyard_core::InvalidInput;
 use switchyard_store::key_fees::{self, KeyFeeRow};
@@ -16,34 +15,6 @@ use crate::error::EngineError;
 
 /// The highest price accepted, USD per million tokens (and per month for a fee).
 pub const MAX_USD: f64 = 100_000.0;
-
-/// One model's price, USD per million tokens; `None`: not given.
-#[derive(Debug, Clone, PartialEq, Serialize, Type)]
-pub struct PriceView {
-    pub model: String,
-    pub input: f64,
-    pub output: f64,
-    pub cache_read: Option<f64>,
-    pub cache_write: Option<f64>,
-    pub updated_at: String,
-}
-
-/// A subscription key's monthly fee.
-#[derive(Debug, Clone, PartialEq, Serialize, Type)]
-pub struct KeyFeeView {
-    pub connection: String,
-    /// Stable profile id.
-    pub profile: String,
-    pub label: String,
-    pub monthly_usd: f64,
-}
-
-/// The whole table.
-#[derive(Debug, Clone, PartialEq, Serialize, Type)]
-pub struct PriceTable {
-    pub prices: Vec<PriceView>,
-    pub fees: Vec<KeyFeeView>,
-}
 
 /// A price as given: input and output required, cache prices optional.
 #[derive(Debug, Clone, Copy, PartialEq)]

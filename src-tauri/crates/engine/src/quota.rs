@@ -3,54 +3,13 @@
 //! Each reading carries its age; one whose window has reset since it was seen is marked
 //! stale — its numbers no longer hold (invariant 18). Unknown values stay `None`.
 
-use serde::Serialize;
-use specta::Type;
+pub use crate::views::{ProfileQuota, QuotaView, QuotaWindowView};
 use switchyard_store::{profiles, quota};
 
 use crate::clock::rfc3339;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::views::small;
-
-/// The readings of one connection, profile by profile (priority order).
-#[derive(Debug, Clone, PartialEq, Serialize, Type)]
-pub struct QuotaView {
-    pub slug: String,
-    pub profiles: Vec<ProfileQuota>,
-}
-
-/// One profile's readings; `windows` is empty when no answer reported any.
-#[derive(Debug, Clone, PartialEq, Serialize, Type)]
-pub struct ProfileQuota {
-    pub id: String,
-    pub label: String,
-    pub windows: Vec<QuotaWindowView>,
-}
-
-/// One limit window as last seen. `None` wherever the provider said nothing readable.
-#[derive(Debug, Clone, PartialEq, Serialize, Type)]
-pub struct QuotaWindowView {
-    /// `requests`, `tokens`, `input_tokens`, `output_tokens`, `unified`, `unified_5h`,
-    /// `unified_7d`, `codex_primary`, `codex_secondary`.
-    pub name: String,
-    /// The model the reading belongs to; `None` for windows of the whole account.
-    pub model: Option<String>,
-    pub limit: Option<i32>,
-    pub remaining: Option<i32>,
-    /// Share used, 0.0 ..= 1.0.
-    pub utilization: Option<f64>,
-    pub resets_at: Option<String>,
-    pub seen_at: String,
-    /// The provider's status word (e.g. `allowed`, `allowed_warning`, `rejected`).
-    pub status: Option<String>,
-    pub window_minutes: Option<i32>,
-    /// Seconds since the reading was seen.
-    pub age_secs: i32,
-    /// Seconds until the window resets (negative: it reset that long ago).
-    pub resets_in_secs: Option<i32>,
-    /// The window has reset since the reading was seen: its numbers no longer hold.
-    pub stale: bool,
-}
 
 impl Engine {
     /// The latest quota readings of every profile of `slug`.

@@ -11,7 +11,7 @@ use switchyard_store::settings;
 
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::routing_views::{QuotaAwareView, RoutingStatus};
+use crate::views::{QuotaAwareView, RoutingStatus};
 
 fn key(connection_id: &str) -> String {
     format!("quota_aware:{connection_id}")

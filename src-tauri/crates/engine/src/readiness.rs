@@ -44,20 +44,20 @@ impl Readiness {
     }
 
     /// The gate report as shown to people and scripts.
-    pub fn gate_view(&self) -> crate::routing_views::GateView {
-        crate::routing_views::GateView::new(&self.gates(), &|id| self.label_of(id))
+    pub fn gate_view(&self) -> crate::views::GateView {
+        crate::views::GateView::new(&self.gates(), &|id| self.label_of(id))
     }
 
     /// The gate report as shown, with the keys quota-aware selection skips now listed as
     /// `quota_reserve`; `ok` and `failures` stay those of [`Readiness::gates`] (quota blocks end
     /// by themselves and, like cooldowns, do not decide activation or suspension).
-    pub fn gate_view_under_quota(&self, blocks: &QuotaBlocks) -> crate::routing_views::GateView {
+    pub fn gate_view_under_quota(&self, blocks: &QuotaBlocks) -> crate::views::GateView {
         let mut view = self.gate_view();
         if blocks.is_empty() {
             return view;
         }
         let shown = evaluate_gates_under_quota(&self.routes, &self.def.models, &self.criteria(), &NoCircuits, blocks);
-        view.models = crate::routing_views::GateView::new(&shown, &|id| self.label_of(id)).models;
+        view.models = crate::views::GateView::new(&shown, &|id| self.label_of(id)).models;
         view
     }
 

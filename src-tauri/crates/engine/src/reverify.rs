@@ -7,13 +7,12 @@
 //! The relay's `Service` owns the task ([`ReverifyTask`]); [`Engine::reverify_plan`] is what
 //! front ends show (last checked, next due).
 
+pub use crate::views::KeyCheck;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures_util::stream::{self, StreamExt};
-use serde::Serialize;
-use specta::Type;
 use switchyard_store::{connections, evidence, profiles};
 
 use crate::clock::rfc3339;
@@ -26,17 +25,6 @@ pub const REVERIFY_CONCURRENCY: usize = 2;
 pub const REVERIFY_POLL: Duration = Duration::from_secs(30);
 /// The first retry after a failed re-verification; doubles per failure.
 pub const REVERIFY_BACKOFF_MS: i64 = 5 * 60 * 1000;
-
-/// One key's schedule, as front ends show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
-pub struct KeyCheck {
-    pub profile_id: String,
-    pub label: String,
-    /// When the key's evidence was last taken (RFC 3339), if ever.
-    pub last_checked: Option<String>,
-    /// When the background check is due next (RFC 3339); `None` without evidence to keep fresh.
-    pub next_due: Option<String>,
-}
 
 /// What one background pass did to one key.
 #[derive(Debug, Clone, PartialEq, Eq)]

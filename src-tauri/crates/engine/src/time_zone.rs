@@ -3,11 +3,10 @@
 //! system tz database through `jiff`, offline; DST changes come from that database, so a day
 //! is 23, 24 or 25 hours long as it really was. Also the `--since` forms (`RFC 3339` or `Nd`).
 
+pub use crate::views::TimeZoneView;
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, ToSpan};
-use serde::Serialize;
-use specta::Type;
 use switchyard_core::InvalidInput;
 use switchyard_store::settings;
 
@@ -16,15 +15,6 @@ use crate::error::EngineError;
 
 /// Settings key of the time zone (an IANA name); absent means the system's.
 pub const TIME_ZONE_KEY: &str = "time_zone";
-
-/// The time zone in use and where it comes from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
-pub struct TimeZoneView {
-    /// The IANA name (`UTC`, `Europe/Berlin`); `system` when the system's has no name.
-    pub name: String,
-    /// `setting` or `system`.
-    pub source: String,
-}
 
 impl Engine {
     /// The time zone usage counts days in.

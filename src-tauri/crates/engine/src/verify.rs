@@ -15,8 +15,8 @@ use switchyard_store::profiles::ProfileRow;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::evidence::{ModelProof, OUTCOME_AUTH_INVALID, OUTCOME_OK};
-use crate::routing_views::{VerifyEvent, VerifyReport, VerifyResult};
 use crate::rows::{locator_of, Definition};
+use crate::views::{VerifyEvent, VerifyReport, VerifyResult};
 
 /// Profiles verified at once.
 const CONCURRENCY: usize = 4;

@@ -108,7 +108,11 @@ pub async fn handle(
     let model = skim.model().map(|m| m.into_owned());
     let previous_response_id = skim.previous_response_id().map(|p| p.into_owned());
     let (turn, conversation, session, later) = if forward_only && model.is_some() {
-        let later = keys_later(protocol, &slug, from_headers.clone(), body.clone(), responses);
+        // A small body is copied: the `Bytes` may be a slice of the connection's read buffer,
+        // which the ledger's queue would otherwise keep alive (measured: +20 MB of relay RSS
+        // at 256 streams). A large body was collected from several frames into its own buffer.
+        let copy = if body.len() <= 64 * 1024 { Bytes::copy_from_slice(&body) } else { body.clone() };
+        let later = keys_later(protocol, &slug, from_headers.clone(), copy, responses);
         (LEGACY_TURN.to_string(), None, None, Some(later))
     } else {
         let ids = skim.client_ids(from_headers.clone());

@@ -124,10 +124,10 @@ pub struct ProfileReadiness {
     pub evidence_detail: Option<EvidenceSummary>,
     pub health: Vec<HealthView>,
     /// Prompt-cache reads against the whole prompt over the profile's successful attempts in
-    /// the ledger (`cache_views.rs`).
-    pub cache: crate::cache_views::CacheView,
+    /// the ledger (`views/cache.rs`).
+    pub cache: crate::views::CacheView,
     /// Its share of the connection's conversations and prompt tokens in the ledger.
-    pub traffic: crate::cache_views::TrafficView,
+    pub traffic: crate::views::TrafficView,
 }
 
 /// A connection's affinity as `routing status` shows it.

@@ -1,0 +1,43 @@
+//! One physical attempt as `switchyard attempts` and the Activity view show it.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use specta::Type;
+
+/// One physical attempt as `switchyard attempts` shows it (docs/interface.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct AttemptView {
+    pub at: String,
+    /// The connection's slug.
+    pub connection: String,
+    pub turn: String,
+    pub attempt: i32,
+    /// Stable profile id (never the label).
+    pub profile: String,
+    pub reason: String,
+    pub model: Option<String>,
+    pub status: Option<i32>,
+    pub failure_kind: Option<String>,
+    pub scope: Option<String>,
+    pub ttfb_ms: Option<i32>,
+    pub duration_ms: Option<i32>,
+    pub input_tokens: Option<i32>,
+    pub output_tokens: Option<i32>,
+    /// The client session the attempt belongs to (a hash, never the client's raw id).
+    pub session: Option<String>,
+    /// The conversation the attempt belongs to (a hash, never the client's raw id).
+    pub conversation: Option<String>,
+    /// Why this turn moved its conversation off its key (`excluded:<exclusion>`,
+    /// `unavailable` or `removed`); `None` when it did not move.
+    pub moved: Option<String>,
+    /// Input tokens read from the provider's prompt cache, as reported.
+    pub cache_read_tokens: Option<i32>,
+    /// Input tokens written to the provider's prompt cache, as reported (Anthropic only).
+    pub cache_write_tokens: Option<i32>,
+    /// The whole prompt, cached or not, on one scale for both dialects (Anthropic: input +
+    /// cache read + cache write; OpenAI: input, which includes the cached tokens).
+    pub prompt_tokens: Option<i32>,
+    /// The caller's tags (`x-switchyard-tag-NAME: value`), by name; empty without tags.
+    pub tags: BTreeMap<String, String>,
+}

@@ -1,0 +1,43 @@
+//! What the engine returns to front ends — JSON for the CLI, IPC for the desktop (specta
+//! types) — in one module: never database rows, never secret material; small integers are
+//! i32 (or typed as such for TypeScript) and times RFC 3339 text. States are the closed enums of
+//! `switchyard_core::states` (docs/interface.md, "Desktop IPC").
+//!
+//! - `connection.rs` — connections, profiles, headers, mappings, removals.
+//! - `routing.rs` — `routing status`: gates, per-profile readiness and health, affinity,
+//!   quota-aware selection; verification progress and results.
+//! - `cache.rs` — prompt-cache hit ratios and traffic shares per profile.
+//! - `attempt.rs`, `quota.rs`, `usage.rs`, `prices.rs` — the ledger, limit readings, usage and cost.
+//! - `fallback.rs`, `key_check.rs` — fallback chains, background re-verification.
+//! - `evidence.rs`, `import.rs`, `client.rs`, `time_zone.rs` — verification proofs, import
+//!   reports, client set-up, the user's time zone.
+//!
+//! The use-case files build these and re-export the ones they return.
+
+mod attempt;
+mod cache;
+mod client;
+mod connection;
+mod evidence;
+mod fallback;
+mod import;
+mod key_check;
+mod prices;
+mod quota;
+mod routing;
+mod time_zone;
+mod usage;
+
+pub use attempt::*;
+pub use cache::*;
+pub use client::*;
+pub use connection::*;
+pub use evidence::*;
+pub use fallback::*;
+pub use import::*;
+pub use key_check::*;
+pub use prices::*;
+pub use quota::*;
+pub use routing::*;
+pub use time_zone::*;
+pub use usage::*;
