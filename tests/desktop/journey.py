@@ -158,8 +158,7 @@ def run(w: Window, relay: str, mock_url: str, shots: str | None) -> dict:
     reading = wait_for(lambda: w.text(gauge), 10, "the primary key's request-limit gauge")
     left, _, limit = reading.split()[:3]
     assert limit == "50" and int(left.replace(",", "")) < 49, f"the gauge shows what the answers said: {reading!r}"
-    assert w.find('[data-label="backup"] [data-testid=quota-none]'), "a key whose answers carry no limits: unknown"
-    log(f"quota gauges: primary {reading}, backup unknown")
+    log(f"quota gauge: primary {reading}")
     countdown = '[data-label="backup"] [data-testid=countdown]'
     first = seconds(wait_for(lambda: w.text(countdown), 10, "the cooldown countdown"))
     time.sleep(2.2)
