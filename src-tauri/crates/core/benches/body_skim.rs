@@ -1,6 +1,6 @@
 //! Criterion bench: the relay's pre-forward key path per request, old (parse the body into a
 //! `serde_json::Value`, then `turn_key` + `conversation_key`) against the body skim
-//! (`body_skim.rs`), for a one-line body, a system prompt plus one message (~9 KB) and
+//! (`body_skim/`), for a one-line body, a system prompt plus one message (~9 KB) and
 //! Claude-Code-shaped agent conversations (~200 KB and ~1 MB: 25 tools, cached system blocks,
 //! tool_use / tool_result rounds carrying code full of escapes), plus the paths where headers
 //! carry ids: Claude Code's `x-claude-code-session-id` (the conversation from the header, the

@@ -70,7 +70,7 @@ impl ClientIds {
     }
 
     /// What the headers alone say (no body): `read` is this plus `with_body_ids`. The relay
-    /// reads these first to know how much of the body it must read (`body_skim.rs`).
+    /// reads these first to know how much of the body it must read (`body_skim/`).
     pub fn read_headers<'h>(header: impl Fn(&str) -> Option<&'h str>) -> Self {
         let client_turn = header("x-codex-turn-metadata")
             .and_then(|m| serde_json::from_str::<Value>(m).ok())

@@ -1,4 +1,4 @@
-//! The body skim (`body_skim.rs`) against the `Value`-based keys of `turn.rs` and
+//! The body skim (`body_skim/`) against the `Value`-based keys of `turn.rs` and
 //! `conversation.rs`: on generated Anthropic, chat-completions and Responses bodies (tool
 //! loops, new human messages, moved `cache_control` marks, reordered keys, varied whitespace,
 //! unicode and escapes) both say SAME or DIFFERENT for exactly the same pairs, and read the

@@ -96,7 +96,7 @@ pub async fn handle(
     if method == Method::GET && snap.strategy.is_some() && is_models_listing(&rest) {
         return reply::models(snap.protocol, &snap.served_models(state.router.engine().now_ms()));
     }
-    // What routing needs from the body, in one pass and no JSON tree (core `body_skim.rs`).
+    // What routing needs from the body, in one pass and no JSON tree (core `body_skim/`).
     // Legacy forwarding without a fallback chain routes by nothing in the body: it reads only
     // the model and leaves the ledger's keys to the ledger's task (`keys_later`).
     let protocol = snap.protocol;
