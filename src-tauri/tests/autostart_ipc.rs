@@ -2,65 +2,13 @@
 //! off by default; turning it on writes the XDG autostart entry for this binary and persists
 //! the wish in the engine; turning it off removes the entry.
 
-use std::sync::Arc;
+mod common;
 
-use serde_json::{json, Value};
-use switchyard_engine::{Engine, SystemClock};
-use switchyard_vault::MemoryVault;
-use tauri::test::{mock_builder, mock_context, noop_assets, MockRuntime, INVOKE_KEY};
-use tauri::webview::InvokeRequest;
-use tauri::WebviewWindow;
+use common::Shell;
+
+use serde_json::json;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-struct Shell {
-    _app: tauri::App<MockRuntime>,
-    window: WebviewWindow<MockRuntime>,
-    _dir: tempfile::TempDir,
-}
-
-impl Shell {
-    fn start() -> Result<Self, Box<dyn std::error::Error>> {
-        let dir = tempfile::tempdir()?;
-        let engine = Arc::new(tauri::async_runtime::block_on(Engine::open_with(
-            dir.path(),
-            Arc::new(MemoryVault::new()),
-            Arc::new(SystemClock),
-        ))?);
-        let builder = switchyard_desktop::specta_builder_for!(MockRuntime);
-        let app = mock_builder()
-            .invoke_handler(builder.invoke_handler())
-            .manage(engine)
-            .build(mock_context(noop_assets()))?;
-        let window = tauri::WebviewWindowBuilder::new(&app, "main", Default::default()).build()?;
-        Ok(Shell { _app: app, window, _dir: dir })
-    }
-
-    fn call(&self, cmd: &str, args: Value) -> Result<Value, Value> {
-        let request = InvokeRequest {
-            cmd: cmd.into(),
-            callback: tauri::ipc::CallbackFn(0),
-            error: tauri::ipc::CallbackFn(1),
-            url: "tauri://localhost".parse().map_err(|_| json!("bad url"))?,
-            body: tauri::ipc::InvokeBody::Json(args),
-            headers: Default::default(),
-            invoke_key: INVOKE_KEY.to_string(),
-        };
-        tauri::test::get_ipc_response(&self.window, request)
-            .and_then(|body| body.deserialize::<Value>().map_err(|e| json!(e.to_string())))
-    }
-
-    fn ok(&self, cmd: &str, args: Value) -> Result<Value, Box<dyn std::error::Error>> {
-        self.call(cmd, args).map_err(|e| format!("{cmd} failed: {e}").into())
-    }
-
-    fn err(&self, cmd: &str, args: Value) -> Result<Value, Box<dyn std::error::Error>> {
-        match self.call(cmd, args) {
-            Ok(v) => Err(format!("{cmd} should have failed but answered {v}").into()),
-            Err(e) => Ok(e),
-        }
-    }
-}
 
 #[test]
 fn autostart_writes_and_removes_the_xdg_entry_and_persists_the_wish() -> TestResult {

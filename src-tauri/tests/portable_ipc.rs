@@ -2,91 +2,18 @@
 //! file carries no key, the preview writes nothing, applying creates disabled profiles without
 //! keys, and bad files fail with the engine's path-named message.
 
-use std::sync::Arc;
+mod common;
+
+use common::Shell;
 
 use serde_json::{json, Value};
-use switchyard_engine::{Engine, SystemClock};
-use switchyard_vault::MemoryVault;
-use tauri::test::{mock_builder, mock_context, noop_assets, MockRuntime, INVOKE_KEY};
-use tauri::webview::InvokeRequest;
-use tauri::WebviewWindow;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 const CANARY: &str = "sk-canary-portable";
 
-struct Shell {
-    _app: tauri::App<MockRuntime>,
-    window: WebviewWindow<MockRuntime>,
-    _dir: tempfile::TempDir,
-}
-
-impl Shell {
-    fn start() -> Result<Self, Box<dyn std::error::Error>> {
-        let dir = tempfile::tempdir()?;
-        let engine = Arc::new(tauri::async_runtime::block_on(Engine::open_with(
-            dir.path(),
-            Arc::new(MemoryVault::new()),
-            Arc::new(SystemClock),
-        ))?);
-        let builder = switchyard_desktop::specta_builder_for!(MockRuntime);
-        let app = mock_builder()
-            .invoke_handler(builder.invoke_handler())
-            .manage(engine)
-            .build(mock_context(noop_assets()))?;
-        let window = tauri::WebviewWindowBuilder::new(&app, "main", Default::default()).build()?;
-        Ok(Shell { _app: app, window, _dir: dir })
-    }
-
-    fn call(&self, cmd: &str, args: Value) -> Result<Value, Value> {
-        let request = InvokeRequest {
-            cmd: cmd.into(),
-            callback: tauri::ipc::CallbackFn(0),
-            error: tauri::ipc::CallbackFn(1),
-            url: "tauri://localhost".parse().map_err(|_| json!("bad url"))?,
-            body: tauri::ipc::InvokeBody::Json(args),
-            headers: Default::default(),
-            invoke_key: INVOKE_KEY.to_string(),
-        };
-        tauri::test::get_ipc_response(&self.window, request)
-            .and_then(|body| body.deserialize::<Value>().map_err(|e| json!(e.to_string())))
-    }
-
-    fn ok(&self, cmd: &str, args: Value) -> Result<Value, Box<dyn std::error::Error>> {
-        self.call(cmd, args).map_err(|e| format!("{cmd} failed: {e}").into())
-    }
-
-    fn err(&self, cmd: &str, args: Value) -> Result<Value, Box<dyn std::error::Error>> {
-        match self.call(cmd, args) {
-            Ok(v) => Err(format!("{cmd} should have failed but answered {v}").into()),
-            Err(e) => Ok(e),
-        }
-    }
-
-    fn slugs(&self) -> Result<Vec<String>, Box<dyn std::error::Error>> {
-        let list = self.ok("list_connections", json!({}))?;
-        Ok(list
-            .as_array()
-            .map(|a| a.iter().filter_map(|d| d["connection"]["slug"].as_str().map(str::to_string)).collect())
-            .unwrap_or_default())
-    }
-}
-
 fn seeded() -> Result<Shell, Box<dyn std::error::Error>> {
-    let shell = Shell::start()?;
-    for slug in ["main", "other"] {
-        shell.ok(
-            "connection_add",
-            json!({ "input": { "slug": slug, "protocol": "openai", "base_url": "https://api.example.com/v1",
-                    "models": ["m1", "m2"], "mappings": [], "headers": ["OpenAI-Organization: org-1"] },
-                    "secret": format!("{CANARY}-{slug}") }),
-        )?;
-    }
-    shell.ok(
-        "profile_add",
-        json!({ "slug": "main", "input": { "label": "backup", "weight": 3, "priority": null }, "secret": format!("{CANARY}-2") }),
-    )?;
-    Ok(shell)
+    common::two_connections(CANARY)
 }
 
 #[test]
