@@ -114,6 +114,11 @@ pub async fn handle(
         let copy = if body.len() <= 64 * 1024 { Bytes::copy_from_slice(&body) } else { body.clone() };
         let later = keys_later(protocol, &slug, from_headers.clone(), copy, responses);
         (LEGACY_TURN.to_string(), None, None, Some(later))
+    } else if forward_only {
+        // No model (not JSON, or a body without one): the skim read only the model, so the
+        // keys need their own read.
+        let (turn, conversation, session) = keys_of(protocol, &slug, from_headers.clone(), &body, responses);
+        (turn, Some(conversation), session, None)
     } else {
         let ids = skim.client_ids(from_headers.clone());
         let (turn, _) = skim.turn_key(&slug, &ids);

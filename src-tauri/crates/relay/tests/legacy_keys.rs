@@ -70,3 +70,21 @@ async fn legacy_rows_carry_the_keys_routing_would_compute() -> TestResult {
     assert_eq!(rows[0].conversation, rows[2].conversation, "all in one conversation");
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_body_without_a_model_still_gets_its_keys() -> TestResult {
+    let r = relay("openai", &["m1"], one_key(), None).await?;
+    let body = json!({"messages": [system(), user("no model named")]});
+    let resp = r.http.post(format!("{}{}", r.base(), r.path())).bearer_auth(&r.token).json(&body).send().await?;
+    assert!(resp.status().as_u16() < 500, "the request is forwarded, not failed by the relay: {}", resp.status());
+    let r = r.stop().await?;
+    let rows = r.engine.attempts("c", 10).await?;
+    let (turn, conversation, _) = expected(&body, &[]);
+    assert_eq!(rows.first().map(|a| a.turn.as_str()), Some(turn.as_str()), "the keys come from the body's own read");
+    assert_eq!(
+        rows.first().and_then(|a| a.conversation.as_deref()),
+        Some(conversation.as_str()),
+        "and its conversation"
+    );
+    Ok(())
+}
