@@ -123,7 +123,8 @@ impl World {
         turn: &str,
         script: &Script,
     ) -> Result<Routed<&'static str, u16>, Box<dyn std::error::Error>> {
-        let run = self.router.start_turn("c", Some("m1"), turn.to_string(), None, None).await?;
+        let run =
+            self.router.start_turn(self.router.snapshot("c").await?, Some("m1"), turn.to_string(), None, None).await?;
         Ok(self.router.route(run, script).await?)
     }
 

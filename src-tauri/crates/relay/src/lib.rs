@@ -18,6 +18,7 @@ mod service;
 mod state;
 #[cfg(test)]
 mod stream_props;
+mod streamed_body;
 mod transport;
 mod upstream;
 mod upstream_request;

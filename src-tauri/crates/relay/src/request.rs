@@ -1,8 +1,9 @@
 //! The entry of every `/c/{slug}/…` request: host and method checks and the token check on
-//! the headers alone, then the path and the body (only for a client that presented the
-//! token), the connection snapshot, the turn and conversation keys, a Responses request's
-//! `previous_response_id` (continuity), and the legacy or the routed path; a routed
-//! Responses answer's id is remembered with the profile that produced it.
+//! the headers alone, then the path, the connection snapshot (looked up once per request)
+//! and the body (only for a client that presented the token): forwarded as it streams in
+//! (legacy without a fallback chain), or buffered and skimmed for the turn and conversation
+//! keys and a Responses request's `previous_response_id` (continuity); a routed Responses
+//! answer's id is remembered with the profile that produced it.
 
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use axum::response::Response;
 use axum::Extension;
 use bytes::Bytes;
 use switchyard_core::body_skim::{BodySkim, Wants};
+use switchyard_core::conversation::ConversationKey;
 use switchyard_core::tag::{read_tags, tags_json};
 use switchyard_core::turn::ClientIds;
 use switchyard_core::Protocol;
@@ -22,6 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::respond::respond;
 use crate::server::ConnMark;
 use crate::state::RelayState;
+use crate::streamed_body::{BodyCopy, Outgoing, StreamedBody};
 use crate::transport::{Delivered, HttpTransport};
 use crate::upstream_request::{is_models_listing, upstream_url};
 use crate::{guard, reply, MAX_BODY_BYTES};
@@ -33,6 +36,7 @@ pub struct Incoming {
     pub rest: String,
     pub query: Option<String>,
     pub headers: HeaderMap,
+    /// The buffered body (empty when it streams: `streamed_body.rs`).
     pub body: Bytes,
     /// The connection's dialect (how the body is read).
     pub protocol: Protocol,
@@ -85,10 +89,6 @@ pub async fn handle(
     if guard::declared_length(&headers).is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         return guard::too_large();
     }
-    let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
-        Ok(b) => b,
-        Err(_) => return guard::too_large(),
-    };
     let snap = match state.router.snapshot(&slug).await {
         Ok(s) => s,
         Err(e) => return reply::engine_error(reply::guess_protocol(&rest, &headers), &e),
@@ -96,74 +96,71 @@ pub async fn handle(
     if method == Method::GET && snap.strategy.is_some() && is_models_listing(&rest) {
         return reply::models(snap.protocol, &snap.served_models(state.router.engine().now_ms()));
     }
-    // What routing needs from the body, in one pass and no JSON tree (core `body_skim/`).
-    // Legacy forwarding without a fallback chain routes by nothing in the body: it reads only
-    // the model and leaves the ledger's keys to the ledger's task (`keys_later`).
-    let protocol = snap.protocol;
-    let from_headers = ClientIds::read_headers(|name| headers.get(name).and_then(|v| v.to_str().ok()));
-    let responses = rest.trim_end_matches('/').ends_with("responses");
-    let forward_only = snap.strategy.is_none() && snap.fallback.is_empty();
-    let wants = if forward_only { Wants::MODEL } else { Wants::for_ids(&from_headers, responses) };
-    let skim = BodySkim::read_for(protocol, &body, wants).unwrap_or_else(|_| BodySkim::empty(protocol));
-    let model = skim.model().map(|m| m.into_owned());
-    let previous_response_id = skim.previous_response_id().map(|p| p.into_owned());
-    let (turn, conversation, session, later) = if forward_only && model.is_some() {
-        // A small body is copied: the `Bytes` may be a slice of the connection's read buffer,
-        // which the ledger's queue would otherwise keep alive (measured: +20 MB of relay RSS
-        // at 256 streams). A large body was collected from several frames into its own buffer.
-        let copy = if body.len() <= 64 * 1024 { Bytes::copy_from_slice(&body) } else { body.clone() };
-        let later = keys_later(protocol, &slug, from_headers.clone(), copy, responses);
-        (LEGACY_TURN.to_string(), None, None, Some(later))
-    } else if forward_only {
-        // No model (not JSON, or a body without one): the skim read only the model, so the
-        // keys need their own read.
-        let (turn, conversation, session) = keys_of(protocol, &slug, from_headers.clone(), &body, responses);
-        (turn, Some(conversation), session, None)
-    } else {
-        let ids = skim.client_ids(from_headers.clone());
-        let (turn, _) = skim.turn_key(&slug, &ids);
-        let (conversation, _) = skim.conversation_key(&slug, &ids);
-        (turn, Some(conversation), ids.session_key(&slug), None)
-    };
-    drop(skim);
-    let incoming = Incoming {
-        method,
-        rest,
-        query: uri.query().map(str::to_string),
-        headers,
-        body,
-        protocol,
-        model,
-        previous_response_id,
-    };
-    let model = incoming.model.clone();
-    let tags = match read_tags(incoming.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes()))) {
+    let tags = match read_tags(headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes()))) {
         Ok(tags) => tags_json(&tags),
         Err(invalid) => return reply::invalid_tag(snap.protocol, &invalid),
     };
-    let mut run = match state.router.start_turn(&slug, model.as_deref(), turn, conversation, session).await {
+    let protocol = snap.protocol;
+    let from_headers = ClientIds::read_headers(|name| headers.get(name).and_then(|v| v.to_str().ok()));
+    let responses = rest.trim_end_matches('/').ends_with("responses");
+    let query = uri.query().map(str::to_string);
+    // Forwarding (legacy without a fallback chain) routes by nothing in the body: the body
+    // streams upstream as it arrives and the ledger's keys are read from its copy on the
+    // ledger's task (`streamed_body.rs`, `keys_later`). Routed requests are buffered (an
+    // attempt may be retried) and read once, with no JSON tree (core `body_skim/`).
+    let forward_only = snap.strategy.is_none() && snap.fallback.is_empty();
+    let (incoming, outgoing, keys) = if forward_only {
+        let (streamed, copy) = StreamedBody::new(body, MAX_BODY_BYTES);
+        let later = keys_later(protocol, &slug, from_headers, copy.clone(), responses);
+        let incoming = Incoming {
+            method,
+            rest,
+            query,
+            headers,
+            body: Bytes::new(),
+            protocol,
+            model: None,
+            previous_response_id: None,
+        };
+        (incoming, Outgoing::streamed(streamed, copy), Keys::Later(later))
+    } else {
+        let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+            Ok(b) => b,
+            Err(_) => return guard::too_large(),
+        };
+        let wants = Wants::for_ids(&from_headers, responses);
+        let skim = BodySkim::read_for(protocol, &body, wants).unwrap_or_else(|_| BodySkim::empty(protocol));
+        let ids = skim.client_ids(from_headers);
+        let (turn, _) = skim.turn_key(&slug, &ids);
+        let (conversation, _) = skim.conversation_key(&slug, &ids);
+        let keys = Keys::Now { turn, conversation, session: ids.session_key(&slug) };
+        let model = skim.model().map(|m| m.into_owned());
+        let previous_response_id = skim.previous_response_id().map(|p| p.into_owned());
+        drop(skim);
+        let incoming =
+            Incoming { method, rest, query, headers, body: body.clone(), protocol, model, previous_response_id };
+        (incoming, Outgoing::Buffered(body), keys)
+    };
+    let model = incoming.model.clone();
+    let (turn, conversation, session, later) = match keys {
+        Keys::Later(later) => (LEGACY_TURN.to_string(), None, None, Some(later)),
+        Keys::Now { turn, conversation, session } => (turn, Some(conversation), session, None),
+    };
+    let mut run = match state.router.start_turn(snap.clone(), model.as_deref(), turn, conversation, session).await {
         Ok(run) => run,
         Err(e) => return reply::engine_error(snap.protocol, &e),
     };
     run.tags = tags;
-    match later {
-        // A chain became usable between the two snapshot reads: this request may fall back
-        // (and a turn that falls back is kept by its key), so it gets its real keys now.
-        Some(_) if !run.snapshot.fallback.is_empty() => {
-            let (turn, conversation, session) = keys_of(protocol, &slug, from_headers, &incoming.body, responses);
-            (run.turn, run.conversation, run.session) = (turn, Some(conversation), session);
-        }
-        Some(later) => *run.keys_later.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(later),
-        None => {}
-    }
+    *run.keys_later.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = later;
     if let Some(previous) = incoming.previous_response_id() {
         state.router.continue_response(&mut run, previous);
     }
     let legacy = run.is_legacy();
-    let body = if legacy {
-        incoming.body.clone()
-    } else {
-        upstream_body(&incoming, run.model.as_deref().map(|m| snap.upstream_model(m)))
+    let body = match outgoing {
+        Outgoing::Buffered(_) if !legacy => {
+            Outgoing::Buffered(upstream_body(&incoming, run.model.as_deref().map(|m| snap.upstream_model(m))))
+        }
+        outgoing => outgoing,
     };
     let transport = HttpTransport {
         state: &state,
@@ -182,6 +179,9 @@ pub async fn handle(
     };
     if let Routed::Delivered { body: Delivered { response_id: Some(id), .. }, route, .. } = &routed {
         state.router.remember_response(&route.connection_id, id, &route.profile_id);
+    }
+    if transport.body.copy().is_some_and(|copy| copy.too_large()) {
+        return guard::too_large();
     }
     let timed_out = transport.timed_out.load(Ordering::Relaxed);
     respond(snap.protocol, incoming.is_responses_api(), timed_out, legacy, routed)
@@ -206,13 +206,25 @@ pub(crate) fn upstream_body(incoming: &Incoming, upstream_model: Option<&str>) -
 /// gets the real keys from [`keys_later`].
 const LEGACY_TURN: &str = "legacy";
 
-/// The request's turn, conversation and session keys, computed from a copy of its body (a
-/// reference-counted `Bytes`, no copy of the bytes) by the ledger's task once the attempt is
-/// recorded: the same keys a routed request gets, off the request path.
-fn keys_later(protocol: Protocol, slug: &str, from_headers: ClientIds, body: Bytes, responses: bool) -> KeysLater {
+/// The keys a request routes by, or the promise of them (forwarding).
+enum Keys {
+    Now { turn: String, conversation: ConversationKey, session: Option<String> },
+    Later(KeysLater),
+}
+
+/// The request's turn, conversation and session keys, computed by the ledger's task from
+/// the copy of its streamed body once the attempt is recorded: the same keys a routed
+/// request gets, off the request path.
+fn keys_later(
+    protocol: Protocol,
+    slug: &str,
+    from_headers: ClientIds,
+    copy: Arc<BodyCopy>,
+    responses: bool,
+) -> KeysLater {
     let slug = slug.to_string();
     KeysLater(Box::new(move || {
-        let (turn, conversation, session) = keys_of(protocol, &slug, from_headers, &body, responses);
+        let (turn, conversation, session) = keys_of(protocol, &slug, from_headers, &copy.bytes(), responses);
         LaterKeys { turn, conversation: Some(conversation.as_str().to_string()), session }
     }))
 }
@@ -224,7 +236,7 @@ fn keys_of(
     from_headers: ClientIds,
     body: &[u8],
     responses: bool,
-) -> (String, switchyard_core::conversation::ConversationKey, Option<String>) {
+) -> (String, ConversationKey, Option<String>) {
     let wants = Wants::for_ids(&from_headers, responses);
     let skim = BodySkim::read_for(protocol, body, wants).unwrap_or_else(|_| BodySkim::empty(protocol));
     let ids = skim.client_ids(from_headers);

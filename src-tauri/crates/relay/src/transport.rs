@@ -13,7 +13,7 @@ use std::time::{Instant, SystemTime};
 
 use axum::http::{HeaderMap, Method, Response, StatusCode};
 use bytes::Bytes;
-use http_body_util::BodyExt;
+use http_body_util::{BodyExt, Either, Full};
 use switchyard_core::routing::Failure;
 use switchyard_core::Protocol;
 use switchyard_engine::{Reply, Snapshot, Target, Transport};
@@ -25,6 +25,7 @@ use switchyard_providers::usage::{usage_from_body, Usage};
 use crate::account_state::strip_account_state;
 use crate::request::{upstream_body, Incoming};
 use crate::state::RelayState;
+use crate::streamed_body::Outgoing;
 use crate::upstream::{self, NoAnswer, UpstreamBody};
 use crate::upstream_request::{is_event_stream, upstream_headers, upstream_url};
 
@@ -64,7 +65,7 @@ pub(crate) struct HttpTransport<'a> {
     pub method: Method,
     pub url: String,
     pub client_headers: &'a HeaderMap,
-    pub body: Bytes,
+    pub body: Outgoing,
     /// The last attempt got no response head within the first-byte timeout.
     pub timed_out: AtomicBool,
     /// The last attempt's body had account-bound items dropped.
@@ -79,16 +80,27 @@ impl Transport for HttpTransport<'_> {
         // A fallback hop: that connection's base URL, headers, mapping and timeout.
         let snap = target.snapshot;
         let hop = snap.connection_id != self.snap.connection_id;
-        let (url, own_body) = if hop {
-            let url = upstream_url(snap, &self.incoming.rest, self.incoming.query.as_deref());
-            (std::borrow::Cow::Owned(url), hop_body(self.incoming, snap, target.model, target.pass_through))
+        let url = if hop {
+            std::borrow::Cow::Owned(upstream_url(snap, &self.incoming.rest, self.incoming.query.as_deref()))
         } else {
-            (std::borrow::Cow::Borrowed(self.url.as_str()), self.body.clone())
+            std::borrow::Cow::Borrowed(self.url.as_str())
         };
         let headers = upstream_headers(self.client_headers, snap, target.secret);
-        let stripped = if target.strip_account_state { strip_account_state(snap.protocol, &own_body) } else { None };
-        self.dropped.store(stripped.is_some(), Ordering::Relaxed);
-        let body = stripped.unwrap_or(own_body);
+        let body = match (&self.body, hop) {
+            (Outgoing::Buffered(own), false) => Either::Left(Full::new(self.account_bound(own.clone(), target))),
+            (_, true) => {
+                let body = hop_body(self.incoming, snap, target.model, target.pass_through);
+                Either::Left(Full::new(self.account_bound(body, target)))
+            }
+            (Outgoing::Streamed { body, .. }, false) => {
+                let taken = body.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+                debug_assert!(taken.is_some(), "a streamed body is sent by one attempt");
+                match taken {
+                    Some(streamed) => Either::Right(streamed),
+                    None => Either::Left(Full::new(Bytes::new())),
+                }
+            }
+        };
         let started = Instant::now();
         let sent = self.state.http.send_within(snap.first_byte_timeout, self.method.clone(), &url, headers, body).await;
         self.timed_out.store(matches!(sent, Err(NoAnswer::TimedOut)), Ordering::Relaxed);
@@ -96,7 +108,9 @@ impl Transport for HttpTransport<'_> {
             Err(_) => Answer::Failed(Failure::network(), None, None),
             Ok(resp) => {
                 // Every answer's limit headers, before anything is read: the bytes stay as they are.
-                self.state.router.observe_quota(self.snap.protocol, target.profile_id, target.model, resp.headers());
+                let late = self.late_model();
+                let model = target.model.or(late.as_deref());
+                self.state.router.observe_quota(self.snap.protocol, target.profile_id, model, resp.headers());
                 let now = self.state.router.engine().now_system();
                 read_answer(self.snap.protocol, started, now, resp, !target.pass_through).await
             }
@@ -111,6 +125,22 @@ impl Transport for HttpTransport<'_> {
 
     fn dropped_account_state(&self) -> bool {
         self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// A streamed body's model, read from its copy once the attempt was answered.
+    fn late_model(&self) -> Option<String> {
+        self.body.copy().and_then(|copy| copy.model(self.snap.protocol))
+    }
+}
+
+impl HttpTransport<'_> {
+    /// `body` without its account-bound items when the attempt asks for that (and notes
+    /// whether any were dropped).
+    fn account_bound(&self, body: Bytes, target: Target<'_>) -> Bytes {
+        let stripped =
+            if target.strip_account_state { strip_account_state(target.snapshot.protocol, &body) } else { None };
+        self.dropped.store(stripped.is_some(), Ordering::Relaxed);
+        stripped.unwrap_or(body)
     }
 }
 

@@ -11,7 +11,9 @@ use std::time::Duration;
 use axum::http::{HeaderMap, Method, Request, Response, Uri};
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full};
+#[cfg(test)]
+use http_body_util::Full;
+use http_body_util::{BodyExt, Either};
 use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
@@ -19,6 +21,8 @@ use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+use crate::streamed_body::UpstreamRequestBody;
 
 /// An upstream answer's body, whichever client carried it.
 pub(crate) type UpstreamBody = BoxBody<Bytes, BoxError>;
@@ -28,7 +32,7 @@ const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 const POOL_MAX_IDLE_PER_HOST: usize = 512;
 
 pub(crate) struct Upstream {
-    direct: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    direct: Client<HttpsConnector<HttpConnector>, UpstreamRequestBody>,
     proxied: reqwest::Client,
     proxies: Matcher,
 }
@@ -68,21 +72,27 @@ impl Upstream {
         Ok(Upstream { direct, proxied, proxies })
     }
 
-    /// Sends one request; redirects are not followed, bodies are not decoded.
+    /// Sends one request; redirects are not followed, bodies are not decoded. A streamed
+    /// body goes on as it arrives, except through an HTTP proxy (reqwest), where it is
+    /// collected first.
     pub(crate) async fn send(
         &self,
         method: Method,
         url: &str,
         headers: HeaderMap,
-        body: Bytes,
+        body: UpstreamRequestBody,
     ) -> Result<Response<UpstreamBody>, BoxError> {
         let uri: Uri = url.parse()?;
         if self.proxies.intercept(&uri).is_some() {
+            let body = match body {
+                Either::Left(full) => full.collect().await?.to_bytes(),
+                Either::Right(streamed) => streamed.collect().await?.to_bytes(),
+            };
             let resp = self.proxied.request(method, url).headers(headers).body(body).send().await?;
             let resp: Response<reqwest::Body> = resp.into();
             return Ok(resp.map(|b| b.map_err(BoxError::from).boxed()));
         }
-        let mut req = Request::new(Full::new(body));
+        let mut req = Request::new(body);
         *req.method_mut() = method;
         *req.uri_mut() = uri;
         *req.headers_mut() = headers;
@@ -107,7 +117,7 @@ impl Upstream {
         method: Method,
         url: &str,
         headers: HeaderMap,
-        body: Bytes,
+        body: UpstreamRequestBody,
     ) -> Result<Response<UpstreamBody>, NoAnswer> {
         match tokio::time::timeout(first_byte, self.send(method, url, headers, body)).await {
             Ok(Ok(resp)) => Ok(resp),
@@ -150,7 +160,10 @@ mod tests {
     }
 
     async fn get(up: &Upstream, url: &str) -> String {
-        let resp = up.send(Method::GET, url, HeaderMap::new(), Bytes::new()).await.unwrap_or_else(|e| panic!("{e}"));
+        let resp = up
+            .send(Method::GET, url, HeaderMap::new(), Either::Left(Full::new(Bytes::new())))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         let body = collect(resp.into_body()).await.unwrap_or_else(|e| panic!("{e}"));
         String::from_utf8_lossy(&body).into_owned()
     }
@@ -181,7 +194,8 @@ mod tests {
             byte[0]
         });
         let up = Upstream::new().unwrap_or_else(|e| panic!("{e}"));
-        let sent = up.send(Method::GET, &format!("https://{addr}/v1/models"), HeaderMap::new(), Bytes::new()).await;
+        let empty = Either::Left(Full::new(Bytes::new()));
+        let sent = up.send(Method::GET, &format!("https://{addr}/v1/models"), HeaderMap::new(), empty).await;
         assert!(sent.is_err(), "a server that never completes the handshake gives no answer");
         let byte = first_byte.await.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(byte, 0x16, "the first byte on the wire is a TLS handshake record, not plain HTTP");

@@ -54,7 +54,9 @@ pub struct TurnRun {
     attempts: u32,
     same_retries: u32,
     tried: Vec<String>,
-    pub(crate) eligible_at_start: usize,
+    /// Profiles eligible when the request (or its hop) started: counted by the first
+    /// choice's evaluation, so a request evaluates eligibility once to start (legacy: 1).
+    pub(crate) eligible_at_start: Option<usize>,
     pending: Pending,
     pub(crate) committed: bool,
     /// Where the request stands on its connection's fallback chain (`fallback.rs`).
@@ -155,6 +157,8 @@ struct Choice {
     step: ConversationStep,
     /// A first attempt that left the turn's bound profile (it is no longer eligible).
     switched: bool,
+    /// How many untried profiles were eligible (0 for a retry, which does not evaluate).
+    eligible: usize,
 }
 
 /// The next step of a request.
@@ -186,17 +190,17 @@ pub struct AttemptReport {
 }
 
 impl Router {
-    /// Starts the routing of one request to `slug` for `model` in turn `turn` of
-    /// `conversation`, from the client session `session` (hashed).
+    /// Starts the routing of one request on `snapshot` (the caller's [`Router::snapshot`],
+    /// looked up once per request) for `model` in turn `turn` of `conversation`, from the
+    /// client session `session` (hashed).
     pub async fn start_turn(
         &self,
-        slug: &str,
+        snapshot: Arc<Snapshot>,
         model: Option<&str>,
         turn: String,
         conversation: Option<ConversationKey>,
         session: Option<String>,
     ) -> Result<TurnRun, EngineError> {
-        let snapshot = self.snapshot(slug).await?;
         let committed = self.bindings_lock().peek(&turn, self.engine.monotonic()).is_some_and(|b| b.committed);
         let mut run = TurnRun {
             snapshot,
@@ -209,7 +213,7 @@ impl Router {
             attempts: 0,
             same_retries: 0,
             tried: Vec::new(),
-            eligible_at_start: 0,
+            eligible_at_start: None,
             pending: Pending::First,
             committed,
             continuing: None,
@@ -218,7 +222,9 @@ impl Router {
             requested: None,
             hop_base: 0,
         };
-        run.eligible_at_start = if run.is_legacy() { 1 } else { self.eligible(&run).len() };
+        if run.is_legacy() {
+            run.eligible_at_start = Some(1);
+        }
         self.resume_fallen_turn(&mut run).await?;
         Ok(run)
     }
@@ -240,9 +246,10 @@ impl Router {
             return self.legacy_attempt(run).await;
         }
         loop {
-            let Some(Choice { index, mut reason, step, switched }) = self.choose(run) else {
+            let Some(Choice { index, mut reason, step, switched, eligible }) = self.choose(run) else {
                 return Ok(self.unavailable(run));
             };
+            run.eligible_at_start.get_or_insert(eligible);
             let snap = run.snapshot.clone();
             let profile = &snap.profiles[index];
             let model = run.model.as_deref().unwrap_or("");
@@ -333,7 +340,7 @@ impl Router {
             attempts: run.attempts - run.hop_base,
             same_retries: run.same_retries,
             max_attempts: DEFAULT_MAX_ATTEMPTS,
-            eligible_count: run.eligible_at_start,
+            eligible_count: run.eligible_at_start.unwrap_or(0),
             alternatives: &alternatives,
         });
         match &plan {
@@ -453,7 +460,8 @@ impl Router {
         let strategy = snap.strategy?;
         if let Pending::RetrySame(id, reason) = &run.pending {
             let index = snap.profiles.iter().position(|p| &p.id == id)?;
-            return Some(Choice { index, reason: *reason, step: ConversationStep::Untracked, switched: false });
+            let step = ConversationStep::Untracked;
+            return Some(Choice { index, reason: *reason, step, switched: false, eligible: 0 });
         }
         let evaluated = self.evaluate(run);
         let eligible = untried(run, &evaluated);
@@ -461,7 +469,8 @@ impl Router {
         if let Some(pinned) = &run.continuing {
             let index = eligible.iter().copied().find(|&i| &snap.profiles[i].id == pinned)?;
             let step = ConversationStep::Untracked;
-            return Some(Choice { index, reason: SelectionReason::Continuity, step, switched: false });
+            let eligible = eligible.len();
+            return Some(Choice { index, reason: SelectionReason::Continuity, step, switched: false, eligible });
         }
         if eligible.is_empty() {
             return None;
@@ -499,12 +508,14 @@ impl Router {
                 let index =
                     eligible.iter().copied().find(|&i| &snap.profiles[i].id == id).unwrap_or(call.selection.index);
                 let step = ConversationStep::Untracked;
-                Some(Choice { index, reason: SelectionReason::Failover(*kind), step, switched: false })
+                let eligible = eligible.len();
+                Some(Choice { index, reason: SelectionReason::Failover(*kind), step, switched: false, eligible })
             }
             _ => {
                 let index = call.selection.index;
                 let switched = bound.as_deref().is_some_and(|b| b != snap.profiles[index].id);
-                Some(Choice { index, reason: call.selection.reason, step: call.conversation, switched })
+                let eligible = eligible.len();
+                Some(Choice { index, reason: call.selection.reason, step: call.conversation, switched, eligible })
             }
         }
     }

@@ -184,7 +184,7 @@ impl Router {
         run.snapshot = snap;
         run.model = Some(model);
         run.enter_hop();
-        run.eligible_at_start = if run.is_legacy() { 1 } else { self.eligible(run).len() };
+        run.eligible_at_start = run.is_legacy().then_some(1);
     }
 
     /// The hop's current evidence supports `model` and a profile of it may serve it now (a

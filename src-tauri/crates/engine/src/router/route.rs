@@ -65,6 +65,13 @@ pub trait Transport {
     fn dropped_account_state(&self) -> bool {
         false
     }
+
+    /// The model of a request whose body was still streaming when it was sent (legacy
+    /// forwarding reads no body first), read once the attempt was answered; the loop takes
+    /// it when the run has none.
+    fn late_model(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The `moved` value of an attempt whose body had account-bound items dropped (appended
@@ -155,6 +162,13 @@ impl Recording {
         self.report.output_tokens = usage.output_tokens;
         self.report.cache_read_tokens = usage.cache_read_tokens;
         self.report.cache_write_tokens = usage.cache_write_tokens;
+    }
+
+    /// The model the row names (learned after the attempt: `Transport::late_model`).
+    fn set_model(&mut self, model: Option<&str>) {
+        if let Some(row) = self.row.as_mut() {
+            row.model = model.map(str::to_string);
+        }
     }
 
     /// Records a failure seen after delivery started (the first one counts).
@@ -269,6 +283,10 @@ impl Router {
                 strip_account_state: attempt.strip_account_state,
             };
             let reply = transport.attempt(target).await;
+            if run.model.is_none() {
+                run.model = transport.late_model();
+                recording.set_model(run.model.as_deref());
+            }
             if attempt.strip_account_state && transport.dropped_account_state() {
                 recording.mark_dropped_account_state();
             }
