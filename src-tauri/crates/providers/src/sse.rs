@@ -2,26 +2,32 @@
 //! events — the relay passes the bytes themselves on unchanged — and tell preamble,
 //! content, error and terminal events apart per dialect. Pure; no I/O.
 
+use std::ops::ControlFlow;
+
 use serde_json::Value;
 use switchyard_core::Protocol;
 
-/// One complete event: its `event:` name (if any) and its `data:` lines joined with `\n`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SseEvent {
-    pub event: Option<String>,
-    pub data: String,
+/// One complete event, borrowed from the splitter: its `event:` name (if any) and its
+/// `data:` lines joined with `\n`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SseEvent<'a> {
+    pub event: Option<&'a str>,
+    pub data: &'a str,
 }
 
 /// Incremental splitter: feed chunks split anywhere, get the events they complete. Lines end
 /// in LF, CRLF or a lone CR (the SSE spec allows all three, and a CRLF may be split across
 /// chunks); comment lines (`:`) and fields other than `event`/`data` are skipped; a blank line
 /// dispatches the event when it had data (as browsers do). An event not ended by a blank line
-/// when the stream stops is incomplete and never dispatched.
+/// when the stream stops is incomplete and never dispatched. Events are handed out borrowed
+/// from buffers the splitter reuses, so a stream allocates nothing per event once they have
+/// grown to its largest event.
 #[derive(Debug, Default)]
 pub struct SseSplitter {
     /// The current line when it spans chunks.
     line: Vec<u8>,
-    event: Option<String>,
+    name: String,
+    has_name: bool,
     data: String,
     has_data: bool,
     /// The previous chunk ended in CR: a LF starting the next one belongs to it.
@@ -29,8 +35,9 @@ pub struct SseSplitter {
 }
 
 impl SseSplitter {
-    pub fn push(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
-        let mut out = Vec::new();
+    /// Feeds `chunk`, calling `each` with every event it completes, in order, until `each`
+    /// says stop.
+    pub fn push(&mut self, chunk: &[u8], mut each: impl FnMut(SseEvent<'_>) -> ControlFlow<()>) {
         let mut rest = chunk;
         if self.after_cr && !rest.is_empty() {
             self.after_cr = false;
@@ -38,16 +45,17 @@ impl SseSplitter {
                 rest = &rest[1..];
             }
         }
-        while let Some(i) = rest.iter().position(|&b| b == b'\n' || b == b'\r') {
-            if self.line.is_empty() {
-                self.end_line(&rest[..i], &mut out);
+        while let Some(i) = memchr::memchr2(b'\n', b'\r', rest) {
+            let flow = if self.line.is_empty() {
+                self.end_line(&rest[..i], &mut each)
             } else {
                 let mut line = std::mem::take(&mut self.line);
                 line.extend_from_slice(&rest[..i]);
-                self.end_line(&line, &mut out);
+                let flow = self.end_line(&line, &mut each);
                 line.clear();
                 self.line = line;
-            }
+                flow
+            };
             let cr = rest[i] == b'\r';
             rest = &rest[i + 1..];
             if cr {
@@ -57,29 +65,39 @@ impl SseSplitter {
                     None => self.after_cr = true,
                 }
             }
+            if flow.is_break() {
+                return;
+            }
         }
         self.line.extend_from_slice(rest);
-        out
     }
 
-    fn end_line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) {
+    fn end_line(&mut self, line: &[u8], each: &mut impl FnMut(SseEvent<'_>) -> ControlFlow<()>) -> ControlFlow<()> {
         if line.is_empty() {
-            if self.has_data {
-                out.push(SseEvent { event: self.event.take(), data: std::mem::take(&mut self.data) });
-            }
-            self.event = None;
+            let flow = if self.has_data {
+                each(SseEvent { event: self.has_name.then_some(self.name.as_str()), data: &self.data })
+            } else {
+                ControlFlow::Continue(())
+            };
+            self.name.clear();
+            self.data.clear();
+            self.has_name = false;
             self.has_data = false;
-            return;
+            return flow;
         }
         if line[0] == b':' {
-            return;
+            return ControlFlow::Continue(());
         }
         let (name, value) = match line.iter().position(|&b| b == b':') {
             Some(c) => (&line[..c], line[c + 1..].strip_prefix(b" ").unwrap_or(&line[c + 1..])),
             None => (line, &[][..]),
         };
         match name {
-            b"event" => self.event = Some(String::from_utf8_lossy(value).into_owned()),
+            b"event" => {
+                self.name.clear();
+                self.name.push_str(&String::from_utf8_lossy(value));
+                self.has_name = true;
+            }
             b"data" => {
                 if self.has_data {
                     self.data.push('\n');
@@ -89,6 +107,7 @@ impl SseSplitter {
             }
             _ => {}
         }
+        ControlFlow::Continue(())
     }
 }
 
@@ -108,8 +127,8 @@ pub enum EventRole {
 }
 
 /// Classifies an event of `protocol`'s streams.
-pub fn event_role(protocol: Protocol, e: &SseEvent) -> EventRole {
-    let name = e.event.as_deref().unwrap_or("");
+pub fn event_role(protocol: Protocol, e: &SseEvent<'_>) -> EventRole {
+    let name = e.event.unwrap_or("");
     match protocol {
         Protocol::Anthropic => match name {
             "message_start" | "ping" | "content_block_start" => EventRole::Preamble,
@@ -123,7 +142,7 @@ pub fn event_role(protocol: Protocol, e: &SseEvent) -> EventRole {
                 return EventRole::Terminal;
             }
             match name {
-                "" => openai_chunk_role(&e.data),
+                "" => openai_chunk_role(e.data),
                 "error" | "response.failed" => EventRole::Error,
                 "response.completed" | "response.incomplete" => EventRole::Terminal,
                 n if n.ends_with(".delta")
@@ -146,7 +165,7 @@ pub fn event_role(protocol: Protocol, e: &SseEvent) -> EventRole {
 /// The role of an event after output started, when only errors and the clean end matter:
 /// like [`event_role`] but parses a chat-completions chunk only when it may be an error
 /// (the common content chunk costs a substring search, not a JSON parse).
-pub fn event_role_after_output(protocol: Protocol, e: &SseEvent) -> EventRole {
+pub fn event_role_after_output(protocol: Protocol, e: &SseEvent<'_>) -> EventRole {
     if protocol == Protocol::Openai && e.event.is_none() && e.data.trim() != "[DONE]" && !e.data.contains("\"error\"") {
         return EventRole::Other;
     }
@@ -209,33 +228,55 @@ pub fn interrupted_event(protocol: Protocol, responses_api: bool) -> Vec<u8> {
 mod tests {
     use super::*;
 
+    /// The events `chunk` completes, owned.
+    fn events(s: &mut SseSplitter, chunk: &[u8]) -> Vec<(Option<String>, String)> {
+        let mut out = Vec::new();
+        s.push(chunk, |e| {
+            out.push((e.event.map(str::to_string), e.data.to_string()));
+            ControlFlow::Continue(())
+        });
+        out
+    }
+
     #[test]
     fn splits_across_chunks_and_line_ends() {
         let mut s = SseSplitter::default();
-        assert!(s.push(b"event: ping\nda").is_empty(), "an incomplete event is held");
-        let events = s.push(b"ta: {}\n\ndata: [DONE]\n\n");
-        assert_eq!(events.len(), 2, "two events completed");
-        assert_eq!(events[0].event.as_deref(), Some("ping"), "event name parsed");
-        assert_eq!(events[0].data, "{}", "data parsed");
-        assert_eq!(event_role(Protocol::Openai, &events[1]), EventRole::Terminal, "[DONE] ends the stream");
+        assert!(events(&mut s, b"event: ping\nda").is_empty(), "an incomplete event is held");
+        let got = events(&mut s, b"ta: {}\n\ndata: [DONE]\n\n");
+        assert_eq!(got.len(), 2, "two events completed");
+        assert_eq!(got[0].0.as_deref(), Some("ping"), "event name parsed");
+        assert_eq!(got[0].1, "{}", "data parsed");
+        assert_eq!(got[1].0, None, "the name of one event does not carry over to the next");
+        let done = SseEvent { event: None, data: &got[1].1 };
+        assert_eq!(event_role(Protocol::Openai, &done), EventRole::Terminal, "[DONE] ends the stream");
         let mut crlf = SseSplitter::default();
-        assert!(crlf.push(b": keep-alive\r\n\r\nevent: a\r\ndata: 1\r\ndata: 2\r").is_empty(), "CR at the end waits");
-        let got = crlf.push(b"\n\r\n");
-        assert_eq!(got, vec![SseEvent { event: Some("a".into()), data: "1\n2".into() }], "CRLF split across chunks");
+        assert!(
+            events(&mut crlf, b": keep-alive\r\n\r\nevent: a\r\ndata: 1\r\ndata: 2\r").is_empty(),
+            "CR at the end waits"
+        );
+        let got = events(&mut crlf, b"\n\r\n");
+        assert_eq!(got, vec![(Some("a".to_string()), "1\n2".to_string())], "CRLF split across chunks");
         let mut cr = SseSplitter::default();
-        let got = cr.push(b"data:x\r\rdata: y\n\n");
+        let got = events(&mut cr, b"data:x\r\rdata: y\n\n");
         assert_eq!(got.len(), 2, "lone CR line ends count too: {got:?}");
-        assert_eq!(got[0].data, "x", "no space after the colon is fine");
+        assert_eq!(got[0].1, "x", "no space after the colon is fine");
         let mut comment = SseSplitter::default();
         assert!(
-            comment.push(b": ping\n\nevent: only-a-name\n\n").is_empty(),
+            events(&mut comment, b": ping\n\nevent: only-a-name\n\n").is_empty(),
             "comments and data-less blocks dispatch nothing"
         );
+        let mut stop = SseSplitter::default();
+        let mut seen = 0;
+        stop.push(b"data: 1\n\ndata: 2\n\n", |_| {
+            seen += 1;
+            ControlFlow::Break(())
+        });
+        assert_eq!(seen, 1, "a stop is obeyed at once");
     }
 
     #[test]
     fn openai_role_only_delta_is_preamble_and_text_is_content() {
-        let ev = |d: &str| SseEvent { event: None, data: d.to_string() };
+        let ev = |d| SseEvent { event: None, data: d };
         let role = ev(r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#);
         assert_eq!(event_role(Protocol::Openai, &role), EventRole::Preamble, "role-only deltas may be held");
         let text = ev(r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#);
@@ -248,7 +289,7 @@ mod tests {
 
     #[test]
     fn after_output_only_errors_and_the_end_are_told_apart() {
-        let ev = |d: &str| SseEvent { event: None, data: d.to_string() };
+        let ev = |d| SseEvent { event: None, data: d };
         let text = ev(r#"{"choices":[{"delta":{"content":"Hi"}}]}"#);
         assert_eq!(
             event_role_after_output(Protocol::Openai, &text),
@@ -262,7 +303,7 @@ mod tests {
 
     #[test]
     fn anthropic_roles() {
-        let ev = |n: &str| SseEvent { event: Some(n.to_string()), data: "{}".into() };
+        let ev = |n| SseEvent { event: Some(n), data: "{}" };
         assert_eq!(
             event_role(Protocol::Anthropic, &ev("message_start")),
             EventRole::Preamble,

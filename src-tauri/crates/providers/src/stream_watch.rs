@@ -5,6 +5,7 @@
 //! that arrives in the same read as the first content (a closing `message_stop`, `[DONE]` or
 //! `response.completed` of a short answer) is seen exactly like one that arrives alone. Pure.
 
+use std::ops::ControlFlow;
 use std::time::SystemTime;
 
 use switchyard_core::routing::Failure;
@@ -73,13 +74,13 @@ impl StreamWatch {
             return;
         }
         let decoded = self.decoder.push(chunk);
-        for ev in self.splitter.push(&decoded) {
-            self.usage.merge(usage_from_event(&ev.data));
-            if self.response_id.is_none() && self.protocol == Protocol::Openai {
-                self.response_id = response_id_from_event(&ev.data);
+        let protocol = self.protocol;
+        self.splitter.push(&decoded, |ev| {
+            self.usage.merge(usage_from_event(ev.data));
+            if self.response_id.is_none() && protocol == Protocol::Openai {
+                self.response_id = response_id_from_event(ev.data);
             }
-            let role =
-                if self.output { event_role_after_output(self.protocol, &ev) } else { event_role(self.protocol, &ev) };
+            let role = if self.output { event_role_after_output(protocol, &ev) } else { event_role(protocol, &ev) };
             match role {
                 EventRole::Content => self.output = true,
                 EventRole::Terminal => {
@@ -87,16 +88,17 @@ impl StreamWatch {
                     self.clean_end = true;
                 }
                 EventRole::Error if self.error.is_none() => {
-                    let c = crate::classify(self.protocol, 200, &(), ev.data.as_bytes(), now);
+                    let c = crate::classify(protocol, 200, &(), ev.data.as_bytes(), now);
                     self.error = Some(c.failure);
                     if !self.output {
                         self.error_before_output = true;
-                        return;
+                        return ControlFlow::Break(());
                     }
                 }
                 EventRole::Error | EventRole::Preamble | EventRole::Other => {}
             }
-        }
+            ControlFlow::Continue(())
+        });
     }
 
     pub fn phase(&self) -> Phase {
