@@ -3,13 +3,15 @@
 //! the relay injects a credential), forwards to the upstream over a pooled keep-alive client
 //! and streams the answer back. Same runtime shape as `switchyard relay serve` (tokio
 //! current-thread runtime, TCP_NODELAY both ways). Started by the bench as
-//! `relay-bench --bare-proxy URL KEY`.
+//! `relay-bench --bare-proxy URL KEY`. With `--bare-buffering-proxy` it first reads the
+//! whole request body and then sends it (what any proxy that may retry a request must do):
+//! the floor for routed requests, whose body is kept for a failover.
 
 use std::convert::Infallible;
 
 use anyhow::{Context, Result};
 use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Empty};
+use http_body_util::{BodyExt, Either, Empty, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderValue, AUTHORIZATION, HOST};
 use hyper::{Request, Response, Uri};
@@ -18,14 +20,14 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::TcpListener;
 
-type Upstream = Client<HttpConnector, Incoming>;
+type Upstream = Client<HttpConnector, Either<Incoming, Full<Bytes>>>;
 
-pub fn run(upstream: &str, key: &str) -> Result<()> {
+pub fn run(upstream: &str, key: &str, buffer: bool) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    runtime.block_on(serve(upstream.parse().context("upstream URL")?, format!("Bearer {key}")))
+    runtime.block_on(serve(upstream.parse().context("upstream URL")?, format!("Bearer {key}"), buffer))
 }
 
-async fn serve(upstream: Uri, auth: String) -> Result<()> {
+async fn serve(upstream: Uri, auth: String, buffer: bool) -> Result<()> {
     let authority = upstream.authority().context("upstream authority")?.clone();
     let auth = HeaderValue::from_str(&auth)?;
     let mut connector = HttpConnector::new();
@@ -40,7 +42,7 @@ async fn serve(upstream: Uri, auth: String) -> Result<()> {
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req: Request<Incoming>| {
                 let (client, authority, auth) = (client.clone(), authority.clone(), auth.clone());
-                async move { Ok::<_, Infallible>(forward(&client, authority, auth, req).await) }
+                async move { Ok::<_, Infallible>(forward(&client, authority, auth, req, buffer).await) }
             });
             let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tcp), service).await;
         });
@@ -52,6 +54,7 @@ async fn forward(
     authority: hyper::http::uri::Authority,
     auth: HeaderValue,
     req: Request<Incoming>,
+    buffer: bool,
 ) -> Response<BoxBody<Bytes, hyper::Error>> {
     let (mut parts, body) = req.into_parts();
     let path = parts.uri.path_and_query().cloned();
@@ -65,6 +68,14 @@ async fn forward(
     }
     parts.headers.remove(HOST);
     parts.headers.insert(AUTHORIZATION, auth);
+    let body = if buffer {
+        match body.collect().await {
+            Ok(all) => Either::Right(Full::new(all.to_bytes())),
+            Err(_) => return status(400),
+        }
+    } else {
+        Either::Left(body)
+    };
     match client.request(Request::from_parts(parts, body)).await {
         Ok(resp) => resp.map(BodyExt::boxed),
         Err(_) => status(502),

@@ -73,6 +73,14 @@ fn claude_code(rounds: usize) -> Vec<u8> {
     .into_bytes()
 }
 
+/// The same body with `model` moved to the end: a model-only skim then checks the grammar
+/// of the whole body without hashing anything (the structural floor).
+fn model_last(body: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(body);
+    let rest = text.strip_prefix(r#"{"model":"claude-sonnet-4-5","#).unwrap_or(&text);
+    format!(r#"{{{},"model":"claude-sonnet-4-5"}}"#, rest.trim_end_matches('}')).into_bytes()
+}
+
 /// A chat-completions body: a long system prompt and one user message (~9 KB).
 fn system_and_one_message() -> Vec<u8> {
     serde_json::to_vec(&json!({"model": "gpt-model-01", "stream": true, "messages": [
@@ -142,6 +150,23 @@ fn bench_body_skim(c: &mut Criterion) {
         });
     }
     group.finish();
+    // What any reader of this body costs here, for the same 200 KB body: one JSON grammar
+    // pass without hashing (the skim's own scanner, model last), memchr over every quote
+    // (SIMD inside the memchr crate), and XXH3-128 over all the bytes.
+    let mut floors = c.benchmark_group("floors_200kb");
+    let body = claude_code(105);
+    let last = model_last(&body);
+    assert!(BodySkim::read_for(Protocol::Anthropic, &last, Wants::MODEL).is_ok_and(|s| s.model().is_some()));
+    floors.throughput(Throughput::Bytes(body.len() as u64));
+    floors.bench_function("grammar_pass_no_hashing", |b| {
+        b.iter(|| black_box(BodySkim::read_for(Protocol::Anthropic, black_box(&last), Wants::MODEL).is_ok()))
+    });
+    floors.bench_function("memchr_every_quote", |b| {
+        b.iter(|| black_box(memchr::memchr_iter(b'"', black_box(&body)).count()))
+    });
+    floors
+        .bench_function("xxh3_128_whole_body", |b| b.iter(|| black_box(xxhash_rust::xxh3::xxh3_128(black_box(&body)))));
+    floors.finish();
 }
 
 criterion_group!(benches, bench_body_skim);

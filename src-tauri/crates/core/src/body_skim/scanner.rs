@@ -582,8 +582,12 @@ mod tests {
             s.extend(std::iter::repeat_n(b'p', plain));
             s.extend(more);
             let mut sc = Scanner::new(&s);
-            let got = sc.string().ok().map(|span| span.end);
-            prop_assert_eq!(got, reference_end(&s), "string end in {:?}", String::from_utf8_lossy(&s));
+            let got = sc.string().ok();
+            let want = reference_end(&s);
+            prop_assert_eq!(got.map(|span| span.end), want, "string end in {:?}", String::from_utf8_lossy(&s));
+            if let (Some(span), Some(end)) = (got, want) {
+                prop_assert_eq!(span.escaped, s[1..end].contains(&b'\\'), "escape flag of {:?}", String::from_utf8_lossy(&s));
+            }
         }
     }
 }
