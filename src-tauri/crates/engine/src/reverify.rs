@@ -77,6 +77,8 @@ fn due_at(id: &str, verified_at: i64, max_age_ms: i64) -> i64 {
 #[derive(Debug)]
 pub struct ReverifyTask {
     handle: tokio::task::JoinHandle<()>,
+    /// Passes done (tests wait on it instead of sleeping).
+    passes: tokio::sync::watch::Receiver<u64>,
 }
 
 impl Drop for ReverifyTask {
@@ -89,15 +91,24 @@ impl ReverifyTask {
     /// Starts re-verifying `engine`'s keys on the current tokio runtime, looking every `poll`.
     pub fn start(engine: Arc<Engine>, poll: Duration) -> Self {
         let backoff = Arc::new(Backoff::default());
+        let (done, passes) = tokio::sync::watch::channel(0u64);
         let handle = tokio::spawn(async move {
             loop {
                 tokio::time::sleep(poll).await;
                 if let Err(e) = engine.reverify_due(&backoff).await {
                     tracing::warn!(code = e.code().as_str(), "background re-verification pass failed");
                 }
+                done.send_modify(|n| *n += 1);
             }
         });
-        ReverifyTask { handle }
+        ReverifyTask { handle, passes }
+    }
+
+    /// Waits until `n` more passes have run from now (each reads the clock afresh).
+    pub async fn passes(&self, n: u64) {
+        let mut passes = self.passes.clone();
+        let from = *passes.borrow_and_update();
+        let _ = passes.wait_for(|&done| done >= from + n).await;
     }
 }
 

@@ -140,16 +140,16 @@ async fn changed_readings_are_written_periodically_off_the_request_path() -> Tes
     let router = Arc::new(Router::new(engine.clone()));
     router.observe_quota(Protocol::Anthropic, &a, Some("m1"), api_headers(7, T0, 60_000).as_slice());
     assert!(engine.quota("c").await?.profiles[0].windows.is_empty(), "observing writes nothing on the request path");
-    let deadline = std::time::Instant::now() + QUOTA_FLUSH_EVERY * 3;
-    loop {
-        let windows = engine.quota("c").await?.profiles[0].windows.clone();
-        if let Some(w) = windows.iter().find(|w| w.name == "requests") {
-            assert_eq!(w.remaining, Some(7), "the periodic writer stored the reading");
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "the writer runs every {QUOTA_FLUSH_EVERY:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    // The writer's tick is real time (a tokio interval, not a routing decision): wait for
+    // its next pass, not for a guessed duration.
+    let mut passes = router.quota_writer_passes();
+    let seen = *passes.borrow_and_update();
+    tokio::time::timeout(QUOTA_FLUSH_EVERY * 3, passes.wait_for(|&n| n > seen))
+        .await
+        .map_err(|_| format!("the writer runs every {QUOTA_FLUSH_EVERY:?}"))??;
+    let windows = engine.quota("c").await?.profiles[0].windows.clone();
+    let requests = windows.iter().find(|w| w.name == "requests").ok_or("the periodic writer stored the reading")?;
+    assert_eq!(requests.remaining, Some(7), "the periodic writer stored the reading");
     router.shutdown().await;
     Ok(())
 }

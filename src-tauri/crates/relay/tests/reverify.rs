@@ -18,19 +18,11 @@ async fn last_checked(engine: &Engine) -> Result<Vec<Option<String>>, Box<dyn st
     Ok(engine.reverify_plan("c").await?.into_iter().map(|k| k.last_checked).collect())
 }
 
-/// Waits (real time, up to 10 s) until `done` holds.
-async fn eventually<F, Fut>(mut done: F) -> Result<bool, Box<dyn std::error::Error>>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<bool, Box<dyn std::error::Error>>>,
-{
-    for _ in 0..200 {
-        if done().await? {
-            return Ok(true);
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    Ok(false)
+/// Waits until the task has run two more passes (the first may have begun before the
+/// clock moved), for at most 10 s of real time.
+async fn two_passes(task: &ReverifyTask) -> Result<(), Box<dyn std::error::Error>> {
+    tokio::time::timeout(Duration::from_secs(10), task.passes(2)).await.map_err(|_| "the task stopped passing")?;
+    Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -45,16 +37,16 @@ async fn evidence_is_refreshed_at_half_its_age_and_a_key_that_stopped_working_su
     let plan = engine.reverify_plan("c").await?;
     assert!(plan.iter().all(|k| k.next_due.is_some()), "each key shows when its next check is due: {plan:?}");
     mock.reset_counts();
-    let _task = ReverifyTask::start(engine.clone(), Duration::from_millis(20));
+    let task = ReverifyTask::start(engine.clone(), Duration::from_millis(20));
 
     let max = DEFAULT_MAX_EVIDENCE_AGE_MS;
     clock.step(max * 45 / 100);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    two_passes(&task).await?;
     assert_eq!(last_checked(&engine).await?, before, "at 45 % of the max age nothing is due yet");
 
     clock.step(max * 16 / 100);
-    let refreshed =
-        eventually(|| async { Ok(last_checked(&engine).await?.iter().zip(&before).all(|(a, b)| a != b)) }).await?;
+    two_passes(&task).await?;
+    let refreshed = last_checked(&engine).await?.iter().zip(&before).all(|(a, b)| a != b);
     assert!(refreshed, "at 61 % of the max age both keys were re-verified without user action");
     assert_eq!(engine.routing_status("c").await?.state.to_string().as_str(), "active", "routing stays on");
 
@@ -62,10 +54,8 @@ async fn evidence_is_refreshed_at_half_its_age_and_a_key_that_stopped_working_su
     // pair with one key left fails the gates, so the connection suspends.
     mock.set_key("sk-r2", KeyScript::new(["m1"]).listing(Behaviour::Unauthorized));
     clock.step(max * 61 / 100);
-    let suspended = eventually(|| async {
-        Ok(matches!(engine.routing_status("c").await?.state.to_string().as_str(), "suspended"))
-    })
-    .await?;
+    two_passes(&task).await?;
+    let suspended = engine.routing_status("c").await?.state.to_string() == "suspended";
     assert!(suspended, "a key that really stopped working suspends the connection");
     let status = engine.routing_status("c").await?;
     assert!(status.note.as_deref().unwrap_or_default().contains("suspended"), "and says why: {:?}", status.note);

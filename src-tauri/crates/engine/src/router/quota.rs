@@ -40,9 +40,17 @@ struct Reading {
 }
 
 /// The latest readings, shared by the request path and the writer.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct QuotaBoard {
     readings: Mutex<HashMap<Key, Reading>>,
+    /// Periodic writer passes done (tests wait on it instead of sleeping through the tick).
+    passes: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for QuotaBoard {
+    fn default() -> Self {
+        QuotaBoard { readings: Mutex::default(), passes: tokio::sync::watch::channel(0).0 }
+    }
 }
 
 impl QuotaBoard {
@@ -164,11 +172,18 @@ pub(crate) fn spawn_writer(board: &Arc<QuotaBoard>, store: Store) {
             tick.tick().await;
             let Some(board) = board.upgrade() else { break };
             write_changed(&board, &store).await;
+            board.passes.send_modify(|n| *n += 1);
         }
     });
 }
 
 impl Router {
+    /// The number of periodic quota writer passes done so far, as it changes (every
+    /// [`FLUSH_EVERY`]); a pass writes the readings that changed since the last one.
+    pub fn quota_writer_passes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.quota.passes.subscribe()
+    }
+
     /// Reads the limit headers of one upstream answer (any status, streaming or not, legacy
     /// included) and keeps them as `profile_id`'s latest readings; `model` is the model the
     /// client asked for (client-facing name), for windows the provider scopes per model.
