@@ -5,7 +5,6 @@
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use switchyard_core::Protocol;
 use switchyard_engine::{Clock, Engine, NewConnection, NewProfile, Router, Secret, QUOTA_FLUSH_EVERY};
