@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::respond::respond;
 use crate::server::ConnMark;
 use crate::state::RelayState;
-use crate::streamed_body::{BodyCopy, Outgoing, StreamedBody};
+use crate::streamed_body::{BodyCopy, Outgoing, StreamedBody, SMALL_BODY};
 use crate::transport::{Delivered, HttpTransport};
 use crate::upstream_request::{is_models_listing, upstream_url};
 use crate::{guard, reply, MAX_BODY_BYTES};
@@ -109,8 +109,15 @@ pub async fn handle(
     // ledger's task (`streamed_body.rs`, `keys_later`). Routed requests are buffered (an
     // attempt may be retried) and read once, with no JSON tree (core `body_skim/`).
     let forward_only = snap.strategy.is_none() && snap.fallback.is_empty();
-    let (incoming, outgoing, keys) = if forward_only {
-        let (streamed, copy) = StreamedBody::new(body, MAX_BODY_BYTES);
+    let (incoming, outgoing, keys, copy) = if forward_only {
+        let (outgoing, copy) = if guard::declared_length(&headers).is_some_and(|n| n <= SMALL_BODY) {
+            let Ok(body) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else { return guard::too_large() };
+            let copy = Arc::new(BodyCopy::whole(&body));
+            (Outgoing::Buffered(body), copy)
+        } else {
+            let (streamed, copy) = StreamedBody::new(body, MAX_BODY_BYTES);
+            (Outgoing::streamed(streamed), copy)
+        };
         let later = keys_later(protocol, &slug, from_headers, copy.clone(), responses);
         let incoming = Incoming {
             method,
@@ -122,7 +129,7 @@ pub async fn handle(
             model: None,
             previous_response_id: None,
         };
-        (incoming, Outgoing::streamed(streamed, copy), Keys::Later(later))
+        (incoming, outgoing, Keys::Later(later), Some(copy))
     } else {
         let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
             Ok(b) => b,
@@ -139,7 +146,7 @@ pub async fn handle(
         drop(skim);
         let incoming =
             Incoming { method, rest, query, headers, body: body.clone(), protocol, model, previous_response_id };
-        (incoming, Outgoing::Buffered(body), keys)
+        (incoming, Outgoing::Buffered(body), keys, None)
     };
     let model = incoming.model.clone();
     let (turn, conversation, session, later) = match keys {
@@ -170,6 +177,7 @@ pub async fn handle(
         url: upstream_url(&snap, &incoming.rest, incoming.query.as_deref()),
         client_headers: &incoming.headers,
         body,
+        copy,
         timed_out: AtomicBool::new(false),
         dropped: AtomicBool::new(false),
     };
@@ -180,7 +188,7 @@ pub async fn handle(
     if let Routed::Delivered { body: Delivered { response_id: Some(id), .. }, route, .. } = &routed {
         state.router.remember_response(&route.connection_id, id, &route.profile_id);
     }
-    if transport.body.copy().is_some_and(|copy| copy.too_large()) {
+    if transport.copy.as_ref().is_some_and(|copy| copy.too_large()) {
         return guard::too_large();
     }
     let timed_out = transport.timed_out.load(Ordering::Relaxed);

@@ -25,7 +25,7 @@ use switchyard_providers::usage::{usage_from_body, Usage};
 use crate::account_state::strip_account_state;
 use crate::request::{upstream_body, Incoming};
 use crate::state::RelayState;
-use crate::streamed_body::Outgoing;
+use crate::streamed_body::{BodyCopy, Outgoing};
 use crate::upstream::{self, NoAnswer, UpstreamBody};
 use crate::upstream_request::{is_event_stream, upstream_headers, upstream_url};
 
@@ -66,6 +66,8 @@ pub(crate) struct HttpTransport<'a> {
     pub url: String,
     pub client_headers: &'a HeaderMap,
     pub body: Outgoing,
+    /// A forwarded body's copy (the model is read from it after the answer).
+    pub copy: Option<Arc<BodyCopy>>,
     /// The last attempt got no response head within the first-byte timeout.
     pub timed_out: AtomicBool,
     /// The last attempt's body had account-bound items dropped.
@@ -92,7 +94,7 @@ impl Transport for HttpTransport<'_> {
                 let body = hop_body(self.incoming, snap, target.model, target.pass_through);
                 Either::Left(Full::new(self.account_bound(body, target)))
             }
-            (Outgoing::Streamed { body, .. }, false) => {
+            (Outgoing::Streamed(body), false) => {
                 let taken = body.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
                 debug_assert!(taken.is_some(), "a streamed body is sent by one attempt");
                 match taken {
@@ -129,7 +131,7 @@ impl Transport for HttpTransport<'_> {
 
     /// A streamed body's model, read from its copy once the attempt was answered.
     fn late_model(&self) -> Option<String> {
-        self.body.copy().and_then(|copy| copy.model(self.snap.protocol))
+        self.copy.as_ref().and_then(|copy| copy.model(self.snap.protocol))
     }
 }
 

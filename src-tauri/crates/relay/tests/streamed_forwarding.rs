@@ -1,6 +1,7 @@
-//! Legacy forwarding streams the request body (issue 18.1): the provider gets the first
-//! bytes while the client is still sending the rest, with the client's `content-length`;
-//! the ledger still gets the model and the keys routing would compute, from the copy.
+//! Legacy forwarding streams a request body past 64 KB (issue 18.1): the provider gets the
+//! first bytes while the client is still sending the rest, with the client's
+//! `content-length`; the ledger still gets the model and the keys routing would compute,
+//! from the copy.
 
 mod common;
 
@@ -74,8 +75,10 @@ async fn a_legacy_body_reaches_the_provider_while_the_client_is_still_sending_it
     r.engine.connection_edit("c", edit).await?;
 
     let first = r#"{"model":"m-stream","messages":[{"role":"system","content":"You are a coding agent."},"#;
-    let rest = r#"{"role":"user","content":"FIRST-HALF-DONE then the second half"}]}"#;
+    // Past 64 KB (a body declared smaller is taken whole: it comes with the head).
+    let rest = format!(r#"{{"role":"user","content":"FIRST-HALF-DONE {}"}}]}}"#, "a long paste ".repeat(8_000));
     let body = format!("{first}{rest}");
+    assert!(body.len() > 64 * 1024, "the body must be one the relay streams");
     let addr = r.url.trim_start_matches("http://").to_string();
     let mut client = TcpStream::connect(&addr).await?;
     let head = format!(
@@ -112,6 +115,7 @@ async fn a_legacy_body_reaches_the_provider_while_the_client_is_still_sending_it
     assert!(answer.starts_with("HTTP/1.1 200"), "the provider's answer comes back: {answer}");
     let received = seen_text(&seen);
     assert!(received.ends_with(&body), "the provider got the client's body byte for byte");
+    assert_eq!(received.matches("FIRST-HALF-DONE").count(), 1, "once");
     assert!(!received.contains(&r.token), "the relay token never goes upstream");
 
     let r = r.stop().await?;
