@@ -100,7 +100,7 @@ pub use portable::{Conflict, ImportReport, ImportedConnection, ImportedProfile};
 pub use prices::{KeyFeeView, NewPrice, PriceTable, PriceView};
 pub use quota::{ProfileQuota, QuotaView, QuotaWindowView};
 pub use readiness::MAX_EVIDENCE_AGE_KEY;
-pub use relay_settings::{DEFAULT_RELAY_PORT, RELAY_PORT_KEY};
+pub use relay_settings::{DEFAULT_RELAY_PORT, RELAY_PORT_KEY, RELAY_TOKEN_REVISION_KEY};
 pub use reorder::OrderEntry;
 pub use reverify::{Backoff as ReverifyBackoff, KeyCheck, Reverified, ReverifyTask, REVERIFY_POLL};
 pub use router::{

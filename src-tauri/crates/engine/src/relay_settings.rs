@@ -10,6 +10,10 @@ use crate::error::EngineError;
 
 /// Settings key of the relay port.
 pub const RELAY_PORT_KEY: &str = "relay_port";
+
+/// Settings row bumped whenever the relay token is created or rotated: a running relay polls
+/// this (one SQLite read) and reads the keychain only when it moved (`relay_token_revision`).
+pub const RELAY_TOKEN_REVISION_KEY: &str = "relay_token_revision";
 pub const DEFAULT_RELAY_PORT: u16 = 4141;
 
 impl Engine {
@@ -33,7 +37,18 @@ impl Engine {
         getrandom::fill(&mut bytes).map_err(|e| EngineError::Internal(format!("no randomness: {e}")))?;
         let token = format!("sy_{}", hex::encode(bytes));
         self.vault_put(locator, Secret::new(token.clone())).await?;
+        let mut conn = self.store.acquire().await?;
+        let current = settings::get(&mut conn, RELAY_TOKEN_REVISION_KEY).await?.map(|(_, rev)| rev);
+        let at = self.now_ms();
+        settings::put(&mut conn, RELAY_TOKEN_REVISION_KEY, &at.to_string(), current, at).await?;
         Ok(Secret::new(token))
+    }
+
+    /// The revision of the relay token's settings row (`None` before any token was made):
+    /// it changes whenever [`Engine::relay_token`] creates or rotates the token.
+    pub async fn relay_token_revision(&self) -> Result<Option<i64>, EngineError> {
+        let mut conn = self.store.acquire().await?;
+        Ok(settings::get(&mut conn, RELAY_TOKEN_REVISION_KEY).await?.map(|(_, rev)| rev))
     }
 
     /// The relay port from settings (default 4141).

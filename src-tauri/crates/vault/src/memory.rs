@@ -9,6 +9,8 @@ use crate::{Locator, Secret, Vault, VaultError};
 pub struct MemoryVault {
     entries: Mutex<HashMap<Locator, String>>,
     unavailable: bool,
+    /// `get` calls so far (tests count keychain reads with it).
+    reads: std::sync::atomic::AtomicUsize,
 }
 
 impl MemoryVault {
@@ -18,7 +20,12 @@ impl MemoryVault {
 
     /// A vault that behaves like an unreachable keychain.
     pub fn unavailable() -> Self {
-        Self { entries: Mutex::default(), unavailable: true }
+        Self { unavailable: true, ..Self::default() }
+    }
+
+    /// How many times `get` was called.
+    pub fn reads(&self) -> usize {
+        self.reads.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Locators currently stored (tests check for orphans with it).
@@ -43,6 +50,7 @@ impl Vault for MemoryVault {
     }
 
     fn get(&self, locator: &Locator) -> Result<Option<Secret>, VaultError> {
+        self.reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(self.lock()?.get(locator).map(|s| Secret::new(s.clone())))
     }
 
