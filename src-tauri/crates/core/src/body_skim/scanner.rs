@@ -131,7 +131,7 @@ impl<'b> Scanner<'b> {
 
     /// The rest of a string from its first backslash (at `from`), 64 bytes at a time: a
     /// quote ends the string unless an odd run of backslashes precedes it (simdjson's
-    /// branch-free escape masks, on 64-bit words: `unsafe` SIMD is forbidden here).
+    /// branch-free escape masks; the masks come from SSE2 compares, `strings.rs`).
     fn escaped_string(&mut self, start: usize, from: usize) -> Read<Span> {
         let b = self.b;
         let mut i = from;
