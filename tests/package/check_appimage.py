@@ -12,19 +12,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import tomllib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_deb import check_cli, check_desktop, check_desktop_entry, log  # noqa: E402
+from check_deb import check_cli, check_desktop, check_desktop_entry, log, workspace_version  # noqa: E402
 
 ROOT_FILES = ["AppRun", "Switchyard.desktop", "switchyard-desktop.png", ".DirIcon",
               "usr/bin/switchyard-desktop", "usr/bin/switchyard"]
-
-
-def workspace_version() -> str:
-    here = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(here, "..", "..", "Cargo.toml"), "rb") as f:
-        return tomllib.load(f)["workspace"]["package"]["version"]
 
 
 def main() -> int:
