@@ -100,54 +100,16 @@ pub async fn handle(
         Ok(tags) => tags_json(&tags),
         Err(invalid) => return reply::invalid_tag(snap.protocol, &invalid),
     };
-    let protocol = snap.protocol;
     let from_headers = ClientIds::read_headers(|name| headers.get(name).and_then(|v| v.to_str().ok()));
-    let responses = rest.trim_end_matches('/').ends_with("responses");
-    let query = uri.query().map(str::to_string);
-    // Forwarding (legacy without a fallback chain) routes by nothing in the body: the body
-    // streams upstream as it arrives and the ledger's keys are read from its copy on the
-    // ledger's task (`streamed_body.rs`, `keys_later`). Routed requests are buffered (an
-    // attempt may be retried) and read once, with no JSON tree (core `body_skim/`).
-    let forward_only = snap.strategy.is_none() && snap.fallback.is_empty();
-    let (incoming, outgoing, keys, copy) = if forward_only {
-        let (outgoing, copy) = if guard::declared_length(&headers).is_some_and(|n| n <= SMALL_BODY) {
-            let Ok(body) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else { return guard::too_large() };
-            let copy = Arc::new(BodyCopy::whole(&body));
-            (Outgoing::Buffered(body), copy)
-        } else {
-            let (streamed, copy) = StreamedBody::new(body, MAX_BODY_BYTES);
-            (Outgoing::streamed(streamed), copy)
-        };
-        let later = keys_later(protocol, &slug, from_headers, copy.clone(), responses);
-        let incoming = Incoming {
-            method,
-            rest,
-            query,
-            headers,
-            body: Bytes::new(),
-            protocol,
-            model: None,
-            previous_response_id: None,
-        };
-        (incoming, outgoing, Keys::Later(later), Some(copy))
+    let received = Received { method, rest, query: uri.query().map(str::to_string), headers, protocol: snap.protocol };
+    // Forwarding (legacy without a fallback chain) routes by nothing in the body; routed
+    // requests are buffered (an attempt may be retried) and read once.
+    let read = if snap.strategy.is_none() && snap.fallback.is_empty() {
+        forwarded(received, body, &slug, from_headers).await
     } else {
-        let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
-            Ok(b) => b,
-            Err(_) => return guard::too_large(),
-        };
-        let wants = Wants::for_ids(&from_headers, responses);
-        let skim = BodySkim::read_for(protocol, &body, wants).unwrap_or_else(|_| BodySkim::empty(protocol));
-        let ids = skim.client_ids(from_headers);
-        let (turn, _) = skim.turn_key(&slug, &ids);
-        let (conversation, _) = skim.conversation_key(&slug, &ids);
-        let keys = Keys::Now { turn, conversation, session: ids.session_key(&slug) };
-        let model = skim.model().map(|m| m.into_owned());
-        let previous_response_id = skim.previous_response_id().map(|p| p.into_owned());
-        drop(skim);
-        let incoming =
-            Incoming { method, rest, query, headers, body: body.clone(), protocol, model, previous_response_id };
-        (incoming, Outgoing::Buffered(body), keys, None)
+        buffered(received, body, &slug, from_headers).await
     };
+    let Ok(Prepared { incoming, outgoing, keys, copy }) = read else { return guard::too_large() };
     let model = incoming.model.clone();
     let (turn, conversation, session, later) = match keys {
         Keys::Later(later) => (LEGACY_TURN.to_string(), None, None, Some(later)),
@@ -193,6 +155,79 @@ pub async fn handle(
     }
     let timed_out = transport.timed_out.load(Ordering::Relaxed);
     respond(snap.protocol, incoming.is_responses_api(), timed_out, legacy, routed)
+}
+
+/// The parts of a request read before its body.
+struct Received {
+    method: Method,
+    rest: String,
+    query: Option<String>,
+    headers: HeaderMap,
+    protocol: Protocol,
+}
+
+impl Received {
+    fn responses_api(&self) -> bool {
+        self.rest.trim_end_matches('/').ends_with("responses")
+    }
+}
+
+/// A request ready to route: as received, what its attempts send, its keys, and (forwarded)
+/// the copy of its body the model and the keys are read from later.
+struct Prepared {
+    incoming: Incoming,
+    outgoing: Outgoing,
+    keys: Keys,
+    copy: Option<Arc<BodyCopy>>,
+}
+
+/// The body over the relay's limit.
+struct TooLarge;
+
+/// Forwarding: nothing in the body is read before it goes upstream. A body declared at most
+/// `SMALL_BODY` long is taken whole (it comes with the head); a larger one streams
+/// (`streamed_body.rs`). The model and the ledger's keys come from the copy later.
+async fn forwarded(r: Received, body: axum::body::Body, slug: &str, ids: ClientIds) -> Result<Prepared, TooLarge> {
+    let (outgoing, copy) = if guard::declared_length(&r.headers).is_some_and(|n| n <= SMALL_BODY) {
+        let body = axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| TooLarge)?;
+        let copy = Arc::new(BodyCopy::whole(&body));
+        (Outgoing::Buffered(body), copy)
+    } else {
+        let (streamed, copy) = StreamedBody::new(body, MAX_BODY_BYTES);
+        (Outgoing::streamed(streamed), copy)
+    };
+    let keys = Keys::Later(keys_later(r.protocol, slug, ids, copy.clone(), r.responses_api()));
+    let Received { method, rest, query, headers, protocol } = r;
+    let incoming = Incoming {
+        method,
+        rest,
+        query,
+        headers,
+        body: Bytes::new(),
+        protocol,
+        model: None,
+        previous_response_id: None,
+    };
+    Ok(Prepared { incoming, outgoing, keys, copy: Some(copy) })
+}
+
+/// Routed: the whole body, skimmed once with no JSON tree (core `body_skim/`) for what the
+/// headers leave open.
+async fn buffered(r: Received, body: axum::body::Body, slug: &str, ids: ClientIds) -> Result<Prepared, TooLarge> {
+    let body = axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| TooLarge)?;
+    let protocol = r.protocol;
+    let wants = Wants::for_ids(&ids, r.responses_api());
+    let skim = BodySkim::read_for(protocol, &body, wants).unwrap_or_else(|_| BodySkim::empty(protocol));
+    let ids = skim.client_ids(ids);
+    let (turn, _) = skim.turn_key(slug, &ids);
+    let (conversation, _) = skim.conversation_key(slug, &ids);
+    let keys = Keys::Now { turn, conversation, session: ids.session_key(slug) };
+    let model = skim.model().map(|m| m.into_owned());
+    let previous_response_id = skim.previous_response_id().map(|p| p.into_owned());
+    drop(skim);
+    let Received { method, rest, query, headers, protocol } = r;
+    let incoming = Incoming { method, rest, query, headers, body: body.clone(), protocol, model, previous_response_id };
+    Ok(Prepared { incoming, outgoing: Outgoing::Buffered(body), keys, copy: None })
 }
 
 /// The request body sent upstream: the client's bytes, with the model renamed only where
