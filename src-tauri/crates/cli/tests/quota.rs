@@ -5,30 +5,11 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::process::{Command, Stdio};
-use std::time::Duration;
-
-use common::{run, TestResult};
+use common::{post_messages, run, TestResult};
 use serde_json::Value;
 use switchyard_mock_provider::{KeyScript, MockProvider};
 
 const CANARY: &str = "sk-canary-cli-quota-5e1b";
-
-fn post(addr: &str, token: &str) -> Result<String, Box<dyn std::error::Error>> {
-    let mut s = TcpStream::connect(addr)?;
-    s.set_read_timeout(Some(Duration::from_secs(10)))?;
-    let body = r#"{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}"#;
-    let req = format!(
-        "POST /c/c/v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: {token}\r\nanthropic-version: 2023-06-01\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    s.write_all(req.as_bytes())?;
-    let mut answer = String::new();
-    let _ = s.read_to_string(&mut answer);
-    Ok(answer)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quota_shows_what_the_relay_read_with_its_age_in_the_contract_shape() -> TestResult {
@@ -45,21 +26,10 @@ async fn quota_shows_what_the_relay_read_with_its_age_in_the_contract_shape() ->
     assert_eq!(empty["profiles"][0]["windows"], serde_json::json!([]), "no readings before any answer");
 
     let token = run(d, &["relay", "token"], None)?.stdout.trim().to_string();
-    let bin = assert_cmd::cargo::cargo_bin("switchyard");
-    let mut relay = Command::new(&bin)
-        .arg("--data-dir")
-        .arg(d)
-        .args(["relay", "serve", "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
-    let mut first = String::new();
-    BufReader::new(relay.stdout.take().ok_or("relay stdout")?).read_line(&mut first)?;
-    let addr = first.trim().rsplit("http://").next().ok_or("relay address")?.to_string();
-    let answers: Vec<String> = (0..3).map(|_| post(&addr, &token)).collect::<Result<_, _>>()?;
-    let _ = Command::new("kill").arg(relay.id().to_string()).status();
-    let stopped = relay.wait()?;
-    assert!(stopped.success(), "SIGTERM stops the relay cleanly, writing what it read");
+    let relay = common::serve(d)?;
+    let addr = relay.addr.clone();
+    let answers: Vec<String> = (0..3).map(|_| post_messages(&addr, &token, "")).collect::<Result<_, _>>()?;
+    assert!(relay.stop()?, "SIGTERM stops the relay cleanly, writing what it read");
     for a in &answers {
         assert!(a.starts_with("HTTP/1.1 200"), "each call is served: {a:.80}");
     }

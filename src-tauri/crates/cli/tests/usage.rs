@@ -6,32 +6,13 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::process::{Command, Stdio};
-use std::time::Duration;
-
-use common::{run, TestResult};
+use common::{post_messages, run, TestResult};
 use serde_json::Value;
 use switchyard_mock_provider::{KeyScript, MockProvider};
 use switchyard_store::attempts::{self, AttemptRow};
 use switchyard_store::Store;
 
 const CANARY: &str = "sk-canary-cli-usage-8f2d41";
-
-fn post(addr: &str, token: &str, tags: &str) -> Result<String, Box<dyn std::error::Error>> {
-    let mut s = TcpStream::connect(addr)?;
-    s.set_read_timeout(Some(Duration::from_secs(10)))?;
-    let body = r#"{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}"#;
-    let req = format!(
-        "POST /c/c/v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: {token}\r\nanthropic-version: 2023-06-01\r\n{tags}content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    s.write_all(req.as_bytes())?;
-    let mut answer = String::new();
-    let _ = s.read_to_string(&mut answer);
-    Ok(answer)
-}
 
 fn keys_of(v: &Value) -> Vec<String> {
     let mut k: Vec<String> = v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
@@ -54,22 +35,16 @@ async fn usage_prices_and_the_export_read_what_the_relay_recorded() -> TestResul
     assert_eq!(bad_zone.code, 2, "an unknown zone is invalid input: {}", bad_zone.stderr);
 
     let token = run(d, &["relay", "token"], None)?.stdout.trim().to_string();
-    let bin = assert_cmd::cargo::cargo_bin("switchyard");
-    let mut relay = Command::new(&bin)
-        .arg("--data-dir")
-        .arg(d)
-        .args(["relay", "serve", "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
-    let mut first = String::new();
-    BufReader::new(relay.stdout.take().ok_or("relay stdout")?).read_line(&mut first)?;
-    let addr = first.trim().rsplit("http://").next().ok_or("relay address")?.to_string();
+    let relay = common::serve(d)?;
+    let addr = relay.addr.clone();
     let tagged = "x-switchyard-tag-job: nightly\r\n";
-    let answers = [post(&addr, &token, tagged)?, post(&addr, &token, tagged)?, post(&addr, &token, "")?];
-    let refused = post(&addr, &token, &format!("x-switchyard-tag-job: {CANARY}\r\n"))?;
-    let _ = Command::new("kill").arg(relay.id().to_string()).status();
-    assert!(relay.wait()?.success(), "SIGTERM stops the relay, flushing the ledger");
+    let answers = [
+        post_messages(&addr, &token, tagged)?,
+        post_messages(&addr, &token, tagged)?,
+        post_messages(&addr, &token, "")?,
+    ];
+    let refused = post_messages(&addr, &token, &format!("x-switchyard-tag-job: {CANARY}\r\n"))?;
+    assert!(relay.stop()?, "SIGTERM stops the relay, flushing the ledger");
     for a in &answers {
         assert!(a.starts_with("HTTP/1.1 200"), "each call is served: {a:.80}");
     }

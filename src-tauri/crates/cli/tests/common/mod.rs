@@ -1,7 +1,11 @@
 //! Running the built `switchyard` binary on a data dir and keeping what it printed.
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::Duration;
 
 use assert_cmd::Command;
 
@@ -42,4 +46,50 @@ pub fn add_legacy(dir: &Path, slug: &str, secret: &str) -> Result<Run, Box<dyn s
         "--secret-stdin",
     ];
     run(dir, &args, Some(secret))
+}
+
+/// `switchyard --data-dir DIR relay serve` on a free loopback port, until [`Served::stop`].
+pub struct Served {
+    child: Child,
+    /// `127.0.0.1:PORT`, as the relay announced it.
+    pub addr: String,
+}
+
+pub fn serve(dir: &Path) -> Result<Served, Box<dyn std::error::Error>> {
+    let bin = assert_cmd::cargo::cargo_bin("switchyard");
+    let mut child = std::process::Command::new(&bin)
+        .arg("--data-dir")
+        .arg(dir)
+        .args(["relay", "serve", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().ok_or("relay stdout")?).read_line(&mut first)?;
+    let addr = first.trim().rsplit("http://").next().ok_or("relay address")?.to_string();
+    Ok(Served { child, addr })
+}
+
+impl Served {
+    /// SIGTERM; whether the relay exited cleanly (it flushes the ledger and quota readings).
+    pub fn stop(mut self) -> Result<bool, Box<dyn std::error::Error>> {
+        let _ = std::process::Command::new("kill").arg(self.child.id().to_string()).status();
+        Ok(self.child.wait()?.success())
+    }
+}
+
+/// One Anthropic messages call for model `m1` to connection `c` through the relay at `addr`,
+/// with `extra` header lines (each ending in CRLF); the raw HTTP answer.
+pub fn post_messages(addr: &str, token: &str, extra: &str) -> Result<String, Box<dyn std::error::Error>> {
+    let mut s = TcpStream::connect(addr)?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let body = r#"{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}"#;
+    let req = format!(
+        "POST /c/c/v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: {token}\r\nanthropic-version: 2023-06-01\r\n{extra}content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes())?;
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    Ok(answer)
 }
