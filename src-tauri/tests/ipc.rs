@@ -10,9 +10,10 @@ use switchyard_desktop::relay::RelayService;
 use switchyard_engine::{Engine, SystemClock};
 use switchyard_mock_provider::{KeyScript, MockProvider};
 use switchyard_vault::MemoryVault;
-use tauri::test::{mock_builder, mock_context, noop_assets, MockRuntime, INVOKE_KEY};
-use tauri::webview::InvokeRequest;
+use tauri::test::{mock_builder, mock_context, noop_assets, MockRuntime};
 use tauri::{Listener, WebviewWindow};
+
+mod common;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -82,17 +83,7 @@ impl Shell {
 
     /// Invokes `cmd` as the window would; `Err` is the serialized `IpcError`.
     fn call(&mut self, cmd: &str, args: Value) -> Result<Value, Value> {
-        let request = InvokeRequest {
-            cmd: cmd.into(),
-            callback: tauri::ipc::CallbackFn(0),
-            error: tauri::ipc::CallbackFn(1),
-            url: "tauri://localhost".parse().map_err(|_| json!("bad url"))?,
-            body: tauri::ipc::InvokeBody::Json(args),
-            headers: Default::default(),
-            invoke_key: INVOKE_KEY.to_string(),
-        };
-        let out = tauri::test::get_ipc_response(&self.window, request)
-            .and_then(|body| body.deserialize::<Value>().map_err(|e| json!(e.to_string())));
+        let out = common::invoke(&self.window, cmd, args);
         let text = match &out {
             Ok(v) | Err(v) => v.to_string(),
         };

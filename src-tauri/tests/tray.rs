@@ -14,9 +14,10 @@ use switchyard_engine::{Engine, ErrorCode, SystemClock};
 use switchyard_mock_provider::{KeyScript, MockProvider};
 use switchyard_vault::MemoryVault;
 use tauri::menu::MenuItemKind;
-use tauri::test::{mock_builder, mock_context, noop_assets, MockRuntime, INVOKE_KEY};
-use tauri::webview::InvokeRequest;
+use tauri::test::{mock_builder, mock_context, noop_assets, MockRuntime};
 use tauri::{Manager, WebviewWindow};
+
+mod common;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -72,19 +73,7 @@ impl Shell {
     }
 
     fn ok(&self, cmd: &str, args: Value) -> Result<Value, Box<dyn std::error::Error>> {
-        let request = InvokeRequest {
-            cmd: cmd.into(),
-            callback: tauri::ipc::CallbackFn(0),
-            error: tauri::ipc::CallbackFn(1),
-            url: "tauri://localhost".parse()?,
-            body: tauri::ipc::InvokeBody::Json(args),
-            headers: Default::default(),
-            invoke_key: INVOKE_KEY.to_string(),
-        };
-        tauri::test::get_ipc_response(&self.window, request)
-            .map_err(|e| format!("{cmd} failed: {e}"))?
-            .deserialize::<Value>()
-            .map_err(|e| e.to_string().into())
+        common::invoke(&self.window, cmd, args).map_err(|e| format!("{cmd} failed: {e}").into())
     }
 
     fn add(&self, slug: &str, keys: &[u32]) -> TestResult {
