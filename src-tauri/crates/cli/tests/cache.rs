@@ -25,18 +25,14 @@ fn row(connection: &str, profile: &str, conversation: &str, counts: (i64, i64, i
         reason: "legacy_primary".into(),
         model: Some("m1".into()),
         status: Some(status),
-        failure_kind: None,
-        scope: None,
         ttfb_ms: Some(1),
         duration_ms: Some(2),
         input_tokens: Some(input),
         output_tokens: Some(1),
-        session: None,
         conversation: Some(conversation.into()),
-        moved: None,
         cache_read_tokens: Some(read),
         cache_write_tokens: Some(write),
-        tags: None,
+        ..Default::default()
     }
 }
 

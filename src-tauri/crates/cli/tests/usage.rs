@@ -135,18 +135,11 @@ async fn jsonl_streams_every_row_past_the_old_listing_cap() -> TestResult {
             reason: "primary".into(),
             model: Some("m1".into()),
             status: Some(200),
-            failure_kind: None,
-            scope: None,
             ttfb_ms: Some(1),
             duration_ms: Some(2),
             input_tokens: Some(i),
             output_tokens: Some(1),
-            session: None,
-            conversation: None,
-            moved: None,
-            cache_read_tokens: None,
-            cache_write_tokens: None,
-            tags: None,
+            ..Default::default()
         })
         .collect();
     attempts::insert_batch(&mut *store.acquire().await?, &rows).await?;

@@ -148,20 +148,8 @@ mod tests {
             attempt: 1,
             profile_id: "p".into(),
             reason: "legacy_primary".into(),
-            model: None,
             status: Some(200),
-            failure_kind: None,
-            scope: None,
-            ttfb_ms: None,
-            duration_ms: None,
-            input_tokens: None,
-            output_tokens: None,
-            session: None,
-            conversation: None,
-            moved: None,
-            cache_read_tokens: None,
-            cache_write_tokens: None,
-            tags: None,
+            ..Default::default()
         }
     }
 

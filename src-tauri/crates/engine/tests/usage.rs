@@ -77,18 +77,13 @@ fn row(f: &Fixture, profile: &str, at_ms: i64, model: Option<&str>, tokens: [Opt
         reason: "swrr".into(),
         model: model.map(str::to_string),
         status: Some(200),
-        failure_kind: None,
-        scope: None,
         ttfb_ms: Some(5),
         duration_ms: Some(9),
         input_tokens: tokens[0],
         output_tokens: tokens[1],
-        session: None,
-        conversation: None,
-        moved: None,
         cache_read_tokens: tokens[2],
         cache_write_tokens: tokens[3],
-        tags: None,
+        ..Default::default()
     }
 }
 

@@ -5,7 +5,7 @@ use sqlx::{FromRow, SqliteConnection};
 
 use crate::error::StoreError;
 
-#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, FromRow)]
 pub struct AttemptRow {
     pub at_ms: i64,
     pub connection_id: String,

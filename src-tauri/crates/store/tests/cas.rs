@@ -119,8 +119,6 @@ async fn attempt_batches_keep_every_row_in_order_and_prune_keeps_the_newest() ->
         reason: "swrr".into(),
         model: Some("m".into()),
         status: Some(200),
-        failure_kind: None,
-        scope: None,
         ttfb_ms: Some(1),
         duration_ms: Some(2),
         input_tokens: Some(3),
@@ -131,6 +129,7 @@ async fn attempt_batches_keep_every_row_in_order_and_prune_keeps_the_newest() ->
         cache_read_tokens: Some(i * 10),
         cache_write_tokens: Some(i),
         tags: (i % 4 == 0).then(|| format!(r#"{{"job":"j{i}"}}"#)),
+        ..Default::default()
     };
     // Odd text, and the NULL columns of a failed attempt.
     let odd = AttemptRow {
