@@ -43,17 +43,27 @@ pub struct LedgerRow {
     pub row: AttemptRow,
 }
 
+/// The columns of an [`AttemptRow`], in its field order (what the selects read and the
+/// insert binds).
+macro_rules! columns {
+    () => {
+        "at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, scope, ttfb_ms, \
+         duration_ms, input_tokens, output_tokens, session, conversation, moved, cache_read_tokens, \
+         cache_write_tokens, tags"
+    };
+}
+
 /// Newest first.
 pub async fn for_connection(
     conn: &mut SqliteConnection,
     connection_id: &str,
     limit: i64,
 ) -> Result<Vec<AttemptRow>, StoreError> {
-    Ok(sqlx::query_as::<_, AttemptRow>(
-        "SELECT at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, scope, ttfb_ms, \
-         duration_ms, input_tokens, output_tokens, session, conversation, moved, cache_read_tokens, cache_write_tokens, \
-         tags FROM attempts WHERE connection_id = ? ORDER BY id DESC LIMIT ?",
-    )
+    Ok(sqlx::query_as::<_, AttemptRow>(concat!(
+        "SELECT ",
+        columns!(),
+        " FROM attempts WHERE connection_id = ? ORDER BY id DESC LIMIT ?"
+    ))
     .bind(connection_id)
     .bind(limit)
     .fetch_all(conn)
@@ -67,11 +77,11 @@ pub async fn for_connection_since(
     since_ms: i64,
     limit: i64,
 ) -> Result<Vec<AttemptRow>, StoreError> {
-    Ok(sqlx::query_as::<_, AttemptRow>(
-        "SELECT at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, scope, ttfb_ms, \
-         duration_ms, input_tokens, output_tokens, session, conversation, moved, cache_read_tokens, cache_write_tokens, \
-         tags FROM attempts WHERE connection_id = ? AND at_ms >= ? ORDER BY id DESC LIMIT ?",
-    )
+    Ok(sqlx::query_as::<_, AttemptRow>(concat!(
+        "SELECT ",
+        columns!(),
+        " FROM attempts WHERE connection_id = ? AND at_ms >= ? ORDER BY id DESC LIMIT ?"
+    ))
     .bind(connection_id)
     .bind(since_ms)
     .bind(limit)
@@ -104,11 +114,11 @@ pub async fn page_since(
     after_id: i64,
     limit: i64,
 ) -> Result<Vec<LedgerRow>, StoreError> {
-    Ok(sqlx::query_as::<_, LedgerRow>(
-        "SELECT id, at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, scope, \
-         ttfb_ms, duration_ms, input_tokens, output_tokens, session, conversation, moved, cache_read_tokens, \
-         cache_write_tokens, tags FROM attempts WHERE connection_id = ? AND id > ? AND at_ms >= ? ORDER BY id LIMIT ?",
-    )
+    Ok(sqlx::query_as::<_, LedgerRow>(concat!(
+        "SELECT id, ",
+        columns!(),
+        " FROM attempts WHERE connection_id = ? AND id > ? AND at_ms >= ? ORDER BY id LIMIT ?"
+    ))
     .bind(connection_id)
     .bind(after_id)
     .bind(since_ms)
@@ -184,9 +194,7 @@ fn values_sql() -> &'static str {
     SQL.get_or_init(|| {
         let row = format!("({})", vec!["?"; COLUMNS].join(","));
         format!(
-            "INSERT INTO attempts (at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, \
-             scope, ttfb_ms, duration_ms, input_tokens, output_tokens, session, conversation, moved, cache_read_tokens, \
-             cache_write_tokens, tags) SELECT * FROM (VALUES {}) WHERE column1 IS NOT NULL",
+            concat!("INSERT INTO attempts (", columns!(), ") SELECT * FROM (VALUES {}) WHERE column1 IS NOT NULL"),
             vec![row; SHAPE_ROWS].join(",")
         )
     })
