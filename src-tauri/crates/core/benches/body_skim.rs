@@ -5,12 +5,15 @@
 //! tool_use / tool_result rounds carrying code full of escapes), plus the paths where headers
 //! carry ids: Claude Code's `x-claude-code-session-id` (the conversation from the header, the
 //! turn still needs the anchor) and Codex's turn id + session (only the model is read).
+//! `memo/…` runs the new path with a `DigestMemo`: empty (a conversation's first call, every
+//! value read and remembered) and as agents call, the memo having seen the conversation's
+//! previous call (one tool round fewer, the prompt-cache mark one message earlier).
 
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use serde_json::{json, Value};
-use switchyard_core::body_skim::{BodySkim, Wants};
+use switchyard_core::body_skim::{BodySkim, DigestMemo, Wants};
 use switchyard_core::connection::Protocol;
 use switchyard_core::conversation::conversation_key;
 use switchyard_core::turn::{turn_key, ClientIds};
@@ -115,6 +118,52 @@ fn new_path(p: Protocol, headers: Headers, body: &[u8]) -> (String, String, Opti
     (turn, conversation.as_str().to_string(), skim.model().map(|m| m.into_owned()))
 }
 
+/// The new path with a memo.
+fn memo_path(p: Protocol, headers: Headers, body: &[u8], memo: &DigestMemo) -> (String, String, Option<String>) {
+    let from_headers = ClientIds::read_headers(header(headers));
+    let wants = Wants::for_ids(&from_headers, false);
+    let skim = BodySkim::read_for_remembered(p, body, wants, memo).unwrap_or_else(|_| BodySkim::empty(p));
+    let ids = skim.client_ids(from_headers);
+    let (turn, _) = skim.turn_key("c", &ids);
+    let (conversation, _) = skim.conversation_key("c", &ids);
+    (turn, conversation.as_str().to_string(), skim.model().map(|m| m.into_owned()))
+}
+
+fn bench_memo(c: &mut Criterion) {
+    let mut group = c.benchmark_group("memo");
+    let session: Headers = &[("x-claude-code-session-id", "0199-cc-sess")];
+    for rounds in [105, 540] {
+        let body = claude_code(rounds);
+        let previous = claude_code(rounds - 1);
+        let seen = DigestMemo::default();
+        let _ = memo_path(Protocol::Anthropic, &[], &previous, &seen);
+        assert_eq!(
+            memo_path(Protocol::Anthropic, &[], &body, &seen.clone()),
+            new_path(Protocol::Anthropic, &[], &body),
+            "the memo changes no key"
+        );
+        let name = format!("claude_code_{}kb", body.len() / 1024);
+        group.throughput(Throughput::Bytes(body.len() as u64));
+        for (case, headers) in [("", &[][..]), ("_session_header", session)] {
+            group.bench_function(BenchmarkId::new("first_call", format!("{name}{case}")), |b| {
+                b.iter_batched(
+                    DigestMemo::default,
+                    |memo| black_box(memo_path(Protocol::Anthropic, headers, black_box(&body), &memo)),
+                    BatchSize::SmallInput,
+                )
+            });
+            group.bench_function(BenchmarkId::new("next_call", format!("{name}{case}")), |b| {
+                b.iter_batched(
+                    || seen.clone(),
+                    |memo| black_box(memo_path(Protocol::Anthropic, headers, black_box(&body), &memo)),
+                    BatchSize::SmallInput,
+                )
+            });
+        }
+    }
+    group.finish();
+}
+
 fn bench_body_skim(c: &mut Criterion) {
     let mut group = c.benchmark_group("pre_forward_keys");
     let tiny = br#"{"model":"m1","stream":false,"messages":[{"role":"user","content":"w1 n1"}]}"#.to_vec();
@@ -169,5 +218,5 @@ fn bench_body_skim(c: &mut Criterion) {
     floors.finish();
 }
 
-criterion_group!(benches, bench_body_skim);
+criterion_group!(benches, bench_body_skim, bench_memo);
 criterion_main!(benches);

@@ -2,11 +2,12 @@
 //! `conversation.rs`: on generated Anthropic, chat-completions and Responses bodies (tool
 //! loops, new human messages, moved `cache_control` marks, reordered keys, varied whitespace,
 //! unicode and escapes) both say SAME or DIFFERENT for exactly the same pairs, and read the
-//! same model and ids; arbitrary bytes never panic.
+//! same model and ids; arbitrary bytes never panic. A skim with a memo (`DigestMemo`) shared by
+//! the bodies of a case gives exactly the keys and reads of one without.
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use switchyard_core::body_skim::{BodySkim, NotJson, Wants};
+use switchyard_core::body_skim::{BodySkim, DigestMemo, NotJson, Wants};
 use switchyard_core::connection::Protocol;
 use switchyard_core::conversation::conversation_key;
 use switchyard_core::turn::{turn_key, ClientIds};
@@ -360,6 +361,41 @@ fn check_reads(shape: Shape, bytes: &[u8]) {
     assert_eq!(skim.stream(), value.get("stream").and_then(Value::as_bool), "stream");
 }
 
+/// What a skim reads and keys from `bytes`, for every header set (lazy and full reads).
+fn skim_outcome(p: Protocol, bytes: &[u8], memo: Option<&DigestMemo>) -> Vec<String> {
+    let full = match memo {
+        Some(m) => BodySkim::read_remembered(p, bytes, m),
+        None => BodySkim::read(p, bytes),
+    };
+    let mut out = vec![format!("{:?}", full.as_ref().map(|s| (s.model(), s.stream(), s.previous_response_id())))];
+    for h in HEADER_SETS {
+        let from_headers = ClientIds::read_headers(header(h));
+        let wants = Wants::for_ids(&from_headers, p == Protocol::Openai);
+        let lazy = match memo {
+            Some(m) => BodySkim::read_for_remembered(p, bytes, wants, m),
+            None => BodySkim::read_for(p, bytes, wants),
+        };
+        for skim in [&full, &lazy] {
+            out.push(match skim {
+                Ok(skim) => {
+                    let ids = skim.client_ids(from_headers.clone());
+                    format!("{:?} {} {}", ids, skim.turn_key("c", &ids).0, skim.conversation_key("c", &ids).0.as_str())
+                }
+                Err(NotJson) => "not JSON".into(),
+            });
+        }
+    }
+    out
+}
+
+/// A memo answers what a read answers: on first sight (filling it) and again (hitting it).
+fn memo_agrees(shape: Shape, memo: &DigestMemo, bytes: &[u8], what: &str) {
+    let p = shape.protocol();
+    let plain = skim_outcome(p, bytes, None);
+    assert_eq!(skim_outcome(p, bytes, Some(memo)), plain, "a memo changes nothing ({what}, first sight)");
+    assert_eq!(skim_outcome(p, bytes, Some(memo)), plain, "a memo changes nothing ({what}, seen before)");
+}
+
 /// Old and new say SAME for exactly the same pairs (turn and conversation, every header set).
 fn agree(shape: Shape, a: &[u8], b: &[u8], what: &str) {
     for (i, (ka, kb)) in keys(shape, a).into_iter().zip(keys(shape, b)).enumerate() {
@@ -393,6 +429,11 @@ fn case(seed: u64, shape: Shape) {
     let base = conv.body(&mut r, &system);
     let base_bytes = render(&base, style, &mut r);
     check_reads(shape, &base_bytes);
+    // every value memoised (1 byte and up), shared by the case's bodies
+    let memo = DigestMemo::with_limits(64, 1);
+    memo_agrees(shape, &memo, &base_bytes, "base");
+    let compact = |v: &Value| serde_json::to_vec(v).unwrap_or_default();
+    memo_agrees(shape, &memo, &compact(&base), "base, compact");
 
     // the same body written differently, cache marks moved
     let rerendered = render(&base, style, &mut r);
@@ -407,11 +448,16 @@ fn case(seed: u64, shape: Shape) {
     let looped_body = looped.body(&mut r, &system);
     let looped_bytes = render(&looped_body, style, &mut r);
     check_reads(shape, &looped_bytes);
+    memo_agrees(shape, &memo, &looped_bytes, "tool loop");
+    // the same messages in the same bytes: the memo answers for all but the new ones
+    memo_agrees(shape, &memo, &compact(&looped_body), "tool loop, compact");
     agree(shape, &base_bytes, &looped_bytes, "tool loop");
     let mut next = Conversation { shape, items: looped.items.clone(), n: looped.n };
     next.answer(&mut r);
     next.human(&mut r);
-    let next_bytes = render(&next.body(&mut r, &system), style, &mut r);
+    let next_body = next.body(&mut r, &system);
+    let next_bytes = render(&next_body, style, &mut r);
+    memo_agrees(shape, &memo, &compact(&next_body), "new human message, compact");
     agree(shape, &base_bytes, &next_bytes, "new human message");
     agree(shape, &looped_bytes, &next_bytes, "new human message after a tool loop");
 
@@ -460,6 +506,7 @@ proptest! {
         conv.tool_round(&mut r);
         let style = Style { ascii_only: r.chance(50), escaped_keys: r.chance(50) };
         let mut bytes = render(&conv.body(&mut r, &json!("s")), style, &mut r);
+        let whole = bytes.clone();
         let at = cut % bytes.len().max(1);
         if r.chance(50) {
             bytes.truncate(at);
@@ -467,6 +514,10 @@ proptest! {
             *b = flip;
         }
         let p = shape.protocol();
+        // a memo that has seen the body whole and undamaged answers as a read does
+        let memo = DigestMemo::with_limits(64, 1);
+        let _ = BodySkim::read_remembered(p, &whole, &memo);
+        prop_assert_eq!(skim_outcome(p, &bytes, Some(&memo)), skim_outcome(p, &bytes, None), "a damaged body");
         let parsed = serde_json::from_slice::<Value>(&bytes).ok();
         let skim = BodySkim::read(p, &bytes);
         if let Some(Value::Object(_)) = &parsed {

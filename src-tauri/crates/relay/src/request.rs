@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, Method};
 use axum::response::Response;
 use axum::Extension;
 use bytes::Bytes;
-use switchyard_core::body_skim::{BodySkim, Wants};
+use switchyard_core::body_skim::{BodySkim, DigestMemo, Wants};
 use switchyard_core::conversation::ConversationKey;
 use switchyard_core::tag::{read_tags, tags_json};
 use switchyard_core::turn::ClientIds;
@@ -105,9 +105,9 @@ pub async fn handle(
     // Forwarding (legacy without a fallback chain) routes by nothing in the body; routed
     // requests are buffered (an attempt may be retried) and read once.
     let read = if snap.strategy.is_none() && snap.fallback.is_empty() {
-        forwarded(received, body, &slug, from_headers).await
+        forwarded(received, body, &slug, from_headers, &state.memo).await
     } else {
-        buffered(received, body, &slug, from_headers).await
+        buffered(received, body, &slug, from_headers, &state.memo).await
     };
     let Ok(Prepared { incoming, outgoing, keys, copy }) = read else { return guard::too_large() };
     let model = incoming.model.clone();
@@ -187,7 +187,13 @@ struct TooLarge;
 /// Forwarding: nothing in the body is read before it goes upstream. A body declared at most
 /// `SMALL_BODY` long is taken whole (it comes with the head); a larger one streams
 /// (`streamed_body.rs`). The model and the ledger's keys come from the copy later.
-async fn forwarded(r: Received, body: axum::body::Body, slug: &str, ids: ClientIds) -> Result<Prepared, TooLarge> {
+async fn forwarded(
+    r: Received,
+    body: axum::body::Body,
+    slug: &str,
+    ids: ClientIds,
+    memo: &Arc<DigestMemo>,
+) -> Result<Prepared, TooLarge> {
     let (outgoing, copy) = if guard::declared_length(&r.headers).is_some_and(|n| n <= SMALL_BODY) {
         let body = axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| TooLarge)?;
         let copy = Arc::new(BodyCopy::whole(&body));
@@ -196,7 +202,7 @@ async fn forwarded(r: Received, body: axum::body::Body, slug: &str, ids: ClientI
         let (streamed, copy) = StreamedBody::new(body, MAX_BODY_BYTES);
         (Outgoing::streamed(streamed), copy)
     };
-    let keys = Keys::Later(keys_later(r.protocol, slug, ids, copy.clone(), r.responses_api()));
+    let keys = Keys::Later(keys_later(r.protocol, slug, ids, copy.clone(), r.responses_api(), memo.clone()));
     let Received { method, rest, query, headers, protocol } = r;
     let incoming = Incoming {
         method,
@@ -212,12 +218,19 @@ async fn forwarded(r: Received, body: axum::body::Body, slug: &str, ids: ClientI
 }
 
 /// Routed: the whole body, skimmed once with no JSON tree (core `body_skim/`) for what the
-/// headers leave open.
-async fn buffered(r: Received, body: axum::body::Body, slug: &str, ids: ClientIds) -> Result<Prepared, TooLarge> {
+/// headers leave open, the messages seen before taken from the memo.
+async fn buffered(
+    r: Received,
+    body: axum::body::Body,
+    slug: &str,
+    ids: ClientIds,
+    memo: &DigestMemo,
+) -> Result<Prepared, TooLarge> {
     let body = axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| TooLarge)?;
     let protocol = r.protocol;
     let wants = Wants::for_ids(&ids, r.responses_api());
-    let skim = BodySkim::read_for(protocol, &body, wants).unwrap_or_else(|_| BodySkim::empty(protocol));
+    let skim =
+        BodySkim::read_for_remembered(protocol, &body, wants, memo).unwrap_or_else(|_| BodySkim::empty(protocol));
     let ids = skim.client_ids(ids);
     let (turn, _) = skim.turn_key(slug, &ids);
     let (conversation, _) = skim.conversation_key(slug, &ids);
@@ -264,10 +277,11 @@ fn keys_later(
     from_headers: ClientIds,
     copy: Arc<BodyCopy>,
     responses: bool,
+    memo: Arc<DigestMemo>,
 ) -> KeysLater {
     let slug = slug.to_string();
     KeysLater(Box::new(move || {
-        let (turn, conversation, session) = keys_of(protocol, &slug, from_headers, &copy.bytes(), responses);
+        let (turn, conversation, session) = keys_of(protocol, &slug, from_headers, &copy.bytes(), responses, &memo);
         LaterKeys { turn, conversation: Some(conversation.as_str().to_string()), session }
     }))
 }
@@ -279,9 +293,10 @@ fn keys_of(
     from_headers: ClientIds,
     body: &[u8],
     responses: bool,
+    memo: &DigestMemo,
 ) -> (String, ConversationKey, Option<String>) {
     let wants = Wants::for_ids(&from_headers, responses);
-    let skim = BodySkim::read_for(protocol, body, wants).unwrap_or_else(|_| BodySkim::empty(protocol));
+    let skim = BodySkim::read_for_remembered(protocol, body, wants, memo).unwrap_or_else(|_| BodySkim::empty(protocol));
     let ids = skim.client_ids(from_headers);
     let (turn, _) = skim.turn_key(slug, &ids);
     let (conversation, _) = skim.conversation_key(slug, &ids);

@@ -5,6 +5,7 @@
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
+use switchyard_core::body_skim::DigestMemo;
 use switchyard_engine::Router;
 use switchyard_vault::Secret;
 
@@ -26,12 +27,21 @@ pub struct RelayState {
     /// The token revision last read from the keychain, and when (engine clock).
     token_read: Mutex<(Option<i64>, Option<std::time::Instant>)>,
     pub(crate) http: Upstream,
+    /// Digests of the messages routed bodies (and forwarded ones, off the request path) held
+    /// before: an agent resends its conversation on every call (core `body_skim/memo.rs`).
+    pub(crate) memo: Arc<DigestMemo>,
 }
 
 impl RelayState {
     pub fn new(router: Arc<Router>, token: Secret) -> std::io::Result<Self> {
         let http = Upstream::new()?;
-        Ok(RelayState { router, token: RwLock::new(token), token_read: Mutex::new((None, None)), http })
+        Ok(RelayState {
+            router,
+            token: RwLock::new(token),
+            token_read: Mutex::new((None, None)),
+            http,
+            memo: Arc::new(DigestMemo::default()),
+        })
     }
 
     /// Whether `headers` carry the current relay token.

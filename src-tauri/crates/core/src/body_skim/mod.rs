@@ -52,9 +52,11 @@ use crate::connection::Protocol;
 use crate::conversation::{conversation_key_with, ConversationKey, ConversationSource};
 use crate::turn::{turn_key_with, ClientIds, Cut, TurnSource};
 
+mod memo;
 mod scanner;
 mod strings;
 
+pub use memo::{DigestMemo, DEFAULT_MEMO_ENTRIES, DEFAULT_MEMO_MIN_BYTES};
 use scanner::Scanner;
 
 /// Deepest nesting accepted: `serde_json`'s recursion limit (128) refuses 128 levels.
@@ -68,6 +70,11 @@ const SEED_ARRAY: u64 = 0x4152_5241_5900_0004;
 const SEED_OBJECT: u64 = 0x4f42_4a45_4354_0005;
 const SEED_PREFIX: u64 = 0x5052_4546_4958_0006;
 const SEED_ANCHOR: u64 = 0x414e_4348_4f52_0007;
+// Memo keys (raw bytes), one seed per reader of the value (`memo.rs`).
+const SEED_MEMO_SKIP: u64 = 0x4d45_4d4f_534b_0008;
+const SEED_MEMO_VALUE: u64 = 0x4d45_4d4f_5641_0009;
+const SEED_MEMO_ANTHROPIC_ITEM: u64 = 0x4d45_4d4f_414e_000a;
+const SEED_MEMO_OPENAI_ITEM: u64 = 0x4d45_4d4f_4f41_000b;
 
 type Digest = [u8; 16];
 
@@ -168,12 +175,29 @@ pub struct BodySkim<'b> {
 impl<'b> BodySkim<'b> {
     /// Reads the whole body (and checks it is a JSON object).
     pub fn read(protocol: Protocol, body: &'b [u8]) -> Result<Self, NotJson> {
-        Scanner::new(body).top(protocol, Wants::EVERYTHING, false)
+        Scanner::new(body, None).top(protocol, Wants::EVERYTHING, false)
     }
 
     /// Reads only what `wants` asks for, stopping once all of it has been seen (module docs).
     pub fn read_for(protocol: Protocol, body: &'b [u8], wants: Wants) -> Result<Self, NotJson> {
-        Scanner::new(body).top(protocol, wants, true)
+        Scanner::new(body, None).top(protocol, wants, true)
+    }
+
+    /// `read`, taking the digests of messages (and of the system prompt, and the validity of
+    /// other large top-level values) seen before from `memo`, and adding those it reads
+    /// (`memo.rs`). The same result as `read`.
+    pub fn read_remembered(protocol: Protocol, body: &'b [u8], memo: &'b DigestMemo) -> Result<Self, NotJson> {
+        Scanner::new(body, Some(memo)).top(protocol, Wants::EVERYTHING, false)
+    }
+
+    /// `read_for` with a memo (`read_remembered`). The same result as `read_for`.
+    pub fn read_for_remembered(
+        protocol: Protocol,
+        body: &'b [u8],
+        wants: Wants,
+        memo: &'b DigestMemo,
+    ) -> Result<Self, NotJson> {
+        Scanner::new(body, Some(memo)).top(protocol, wants, true)
     }
 
     /// A body that is not JSON: no model, no ids, no conversation (the keys then depend on

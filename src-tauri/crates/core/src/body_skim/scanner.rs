@@ -6,7 +6,8 @@ use std::borrow::Cow;
 
 use memchr::memchr2;
 
-use super::strings::{block_masks, escaped_bytes};
+use super::memo::Known;
+use super::strings::{block_masks, escaped_bytes, lane_stops};
 use super::*;
 
 /// The content of a message, as far as `is_human` cares.
@@ -25,6 +26,8 @@ type Hook<'h, 'b> = &'h mut dyn FnMut(&mut Scanner<'b>, &[u8]) -> Read<Option<Di
 
 pub(super) struct Scanner<'b> {
     b: &'b [u8],
+    /// Digests of values read before (`memo.rs`), when the caller keeps one.
+    memo: Option<&'b DigestMemo>,
     i: usize,
     depth: u32,
     /// Digests of the elements of the arrays being read (innermost last).
@@ -35,8 +38,43 @@ pub(super) struct Scanner<'b> {
 }
 
 impl<'b> Scanner<'b> {
-    pub(super) fn new(b: &'b [u8]) -> Self {
-        Scanner { b, i: 0, depth: 0, elements: Vec::new(), members: Vec::new(), scratch: Vec::new() }
+    pub(super) fn new(b: &'b [u8], memo: Option<&'b DigestMemo>) -> Self {
+        Scanner { b, memo, i: 0, depth: 0, elements: Vec::new(), members: Vec::new(), scratch: Vec::new() }
+    }
+
+    /// Reads the value at the cursor with `read`, or takes what the memo knows of its bytes
+    /// (`memo.rs`: only bytes read in full and found valid before, by the reader `seed` names).
+    fn remembered(&mut self, seed: u64, read: impl FnOnce(&mut Self) -> Read<Known>) -> Read<Known> {
+        self.ws();
+        let start = self.i;
+        let Some(memo) = self.memo else { return read(self) };
+        if let Some((end, known)) = memo.recall(seed, self.b, start) {
+            self.i = end;
+            return Ok(known);
+        }
+        let known = read(self)?;
+        memo.remember(seed, self.b, start, self.i, known);
+        Ok(known)
+    }
+
+    /// A top-level member's value skipped (grammar checked), or known valid from the memo.
+    fn skip_remembered(&mut self) -> Read<()> {
+        self.remembered(SEED_MEMO_SKIP, |sc| sc.skip().map(|()| Known { digest: [0; 16], human: false })).map(drop)
+    }
+
+    /// A top-level member's digest, read or remembered.
+    fn value_remembered(&mut self) -> Read<Digest> {
+        self.remembered(SEED_MEMO_VALUE, |sc| sc.value().map(|digest| Known { digest, human: false })).map(|k| k.digest)
+    }
+
+    /// An item of `messages` / `input`, read or remembered (the class depends on the protocol).
+    fn message_remembered(&mut self, protocol: Protocol) -> Read<(Digest, bool)> {
+        let seed = match protocol {
+            Protocol::Anthropic => SEED_MEMO_ANTHROPIC_ITEM,
+            Protocol::Openai => SEED_MEMO_OPENAI_ITEM,
+        };
+        self.remembered(seed, |sc| sc.message(protocol).map(|(digest, human)| Known { digest, human }))
+            .map(|k| (k.digest, k.human))
     }
 
     fn peek(&self) -> Option<u8> {
@@ -110,16 +148,19 @@ impl<'b> Scanner<'b> {
         let b = self.b;
         let start = self.i + 1;
         let mut i = start;
-        let short = (start + 32).min(b.len());
-        while i < short {
-            match b[i] {
-                b'"' => {
-                    self.i = i + 1;
-                    return Ok(Span { start, end: i, escaped: false });
+        // two 16-byte lanes first: most strings are keys and short values
+        for _ in 0..2 {
+            let Some(lane) = b.get(i..i + 16).and_then(|l| <&[u8; 16]>::try_from(l).ok()) else { break };
+            let stops = lane_stops(lane);
+            if stops != 0 {
+                let j = i + stops.trailing_zeros() as usize;
+                if b[j] == b'\\' {
+                    return self.escaped_string(start, j);
                 }
-                b'\\' => return self.escaped_string(start, i),
-                _ => i += 1,
+                self.i = j + 1;
+                return Ok(Span { start, end: j, escaped: false });
             }
+            i += 16;
         }
         let j = i + memchr2(b'"', b'\\', b.get(i..).ok_or(NotJson)?).ok_or(NotJson)?;
         if b[j] == b'\\' {
@@ -428,7 +469,7 @@ impl<'b> Scanner<'b> {
         self.enter()?;
         if !self.empty(b']') {
             loop {
-                let (d, human) = self.message(protocol)?;
+                let (d, human) = self.message_remembered(protocol)?;
                 items.push(d, human);
                 if self.end_or_comma(b']')? {
                     break;
@@ -496,11 +537,11 @@ impl<'b> Scanner<'b> {
                             _ => self.skip().map(|()| None)?,
                         }
                     }
-                    b"system" if wants.anchors && !openai => skim.system = Some(self.value()?),
-                    b"instructions" if wants.anchors && openai => skim.system = Some(self.value()?),
+                    b"system" if wants.anchors && !openai => skim.system = Some(self.value_remembered()?),
+                    b"instructions" if wants.anchors && openai => skim.system = Some(self.value_remembered()?),
                     b"messages" if wants.anchors => skim.messages = Some(self.items(protocol, false)?),
                     b"input" if wants.anchors && openai => skim.input = Some(self.items(protocol, true)?),
-                    _ => self.skip()?,
+                    _ => self.skip_remembered()?,
                 }
                 if self.end_or_comma(b'}')? {
                     break;
@@ -581,7 +622,7 @@ mod tests {
             // a long plain run (memchr takes over between blocks), then more escapes
             s.extend(std::iter::repeat_n(b'p', plain));
             s.extend(more);
-            let mut sc = Scanner::new(&s);
+            let mut sc = Scanner::new(&s, None);
             let got = sc.string().ok();
             let want = reference_end(&s);
             prop_assert_eq!(got.map(|span| span.end), want, "string end in {:?}", String::from_utf8_lossy(&s));

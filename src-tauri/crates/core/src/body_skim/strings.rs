@@ -48,6 +48,30 @@ pub(super) fn block_masks(block: &[u8]) -> (u64, u64) {
     block_masks_swar(block)
 }
 
+/// Bit `k` set where `lane[k]` is a quote or a backslash (16 bytes, one SSE2 compare each):
+/// where a short string (a key, a role, a type) ends or first escapes.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+pub(super) fn lane_stops(lane: &[u8; 16]) -> u32 {
+    use safe_arch::{bitor_m128i, cmp_eq_mask_i8_m128i, load_unaligned_m128i, move_mask_i8_m128i, set_splat_i8_m128i};
+    let v = load_unaligned_m128i(lane);
+    let stops = bitor_m128i(
+        cmp_eq_mask_i8_m128i(v, set_splat_i8_m128i(b'"' as i8)),
+        cmp_eq_mask_i8_m128i(v, set_splat_i8_m128i(b'\\' as i8)),
+    );
+    move_mask_i8_m128i(stops) as u32 & 0xffff
+}
+
+/// The same bits byte by byte (targets without SSE2; the reference in tests).
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+pub(super) fn lane_stops_bytes(lane: &[u8; 16]) -> u32 {
+    lane.iter().enumerate().fold(0, |m, (k, &c)| m | (u32::from(c == b'"' || c == b'\\') << k))
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+pub(super) fn lane_stops(lane: &[u8; 16]) -> u32 {
+    lane_stops_bytes(lane)
+}
+
 /// The bytes escaped by a backslash in a 64-byte block (simdjson's `find_escaped`): a run
 /// of backslashes escapes the byte after it when the run is odd. `carry` says the block
 /// starts escaped, and is set for the next block.
@@ -76,6 +100,9 @@ mod tests {
             });
             prop_assert_eq!(block_masks(&block), want, "masks of {:?}", block);
             prop_assert_eq!(block_masks_swar(&block), want, "SWAR masks of {:?}", block);
+            for lane in block.chunks_exact(16).filter_map(|l| <&[u8; 16]>::try_from(l).ok()) {
+                prop_assert_eq!(lane_stops(lane), lane_stops_bytes(lane), "stops of {:?}", lane);
+            }
         }
     }
 }
