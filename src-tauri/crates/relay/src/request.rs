@@ -302,3 +302,48 @@ fn keys_of(
     let (conversation, _) = skim.conversation_key(slug, &ids);
     (turn, conversation, ids.session_key(slug))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Claude-Code-like body: a system prompt and `rounds` tool rounds after one human message.
+    fn conversation(rounds: usize) -> Vec<u8> {
+        let mut messages =
+            vec![serde_json::json!({"role": "user", "content": [{"type": "text", "text": "fix the test"}]})];
+        for i in 0..rounds {
+            messages.push(serde_json::json!({"role": "assistant", "content": [
+                {"type": "tool_use", "id": format!("toolu_{i:024}"), "name": "Read", "input": {"file_path": format!("/src/f{i}.rs")}}]}));
+            messages.push(serde_json::json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": format!("toolu_{i:024}"), "content": "\tfn x() {}\n".repeat(40)}]}));
+        }
+        serde_json::to_vec(
+            &serde_json::json!({"model": "m", "system": "You are a coding agent. ".repeat(20), "messages": messages}),
+        )
+        .unwrap_or_default()
+    }
+
+    #[test]
+    fn keys_read_with_the_relay_s_memo_are_the_keys_read_without() {
+        let memo = DigestMemo::default();
+        let headers = ClientIds::default();
+        for rounds in [1, 2, 3] {
+            let body = conversation(rounds);
+            let without = {
+                let skim =
+                    BodySkim::read(Protocol::Anthropic, &body).unwrap_or_else(|_| BodySkim::empty(Protocol::Anthropic));
+                let ids = skim.client_ids(headers.clone());
+                (skim.turn_key("c", &ids).0, skim.conversation_key("c", &ids).0)
+            };
+            for sight in ["first", "again"] {
+                let (turn, conversation, _) = keys_of(Protocol::Anthropic, "c", headers.clone(), &body, false, &memo);
+                assert_eq!(
+                    (turn, conversation),
+                    without.clone(),
+                    "{rounds} rounds, {sight} sight: the memo changes no key"
+                );
+            }
+        }
+        assert!(memo.len() >= 4, "the tool results and the system prompt were remembered: {}", memo.len());
+    }
+}
