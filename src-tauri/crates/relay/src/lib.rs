@@ -6,6 +6,7 @@
 
 mod account_state;
 mod auth;
+mod copy_buffers;
 mod guard;
 mod healthz;
 mod logging;

@@ -105,7 +105,7 @@ pub async fn handle(
     // Forwarding (legacy without a fallback chain) routes by nothing in the body; routed
     // requests are buffered (an attempt may be retried) and read once.
     let read = if snap.strategy.is_none() && snap.fallback.is_empty() {
-        forwarded(received, body, &slug, from_headers, &state.memo).await
+        forwarded(received, body, &slug, from_headers, &state).await
     } else {
         buffered(received, body, &slug, from_headers, &state.memo).await
     };
@@ -192,14 +192,15 @@ async fn forwarded(
     body: axum::body::Body,
     slug: &str,
     ids: ClientIds,
-    memo: &Arc<DigestMemo>,
+    state: &RelayState,
 ) -> Result<Prepared, TooLarge> {
+    let memo = &state.memo;
     let (outgoing, copy) = if guard::declared_length(&r.headers).is_some_and(|n| n <= SMALL_BODY) {
         let body = axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| TooLarge)?;
-        let copy = Arc::new(BodyCopy::whole(&body));
+        let copy = Arc::new(BodyCopy::whole(&body, &state.copies));
         (Outgoing::Buffered(body), copy)
     } else {
-        let (streamed, copy) = StreamedBody::new(body, MAX_BODY_BYTES);
+        let (streamed, copy) = StreamedBody::new(body, MAX_BODY_BYTES, &state.copies);
         (Outgoing::streamed(streamed), copy)
     };
     let keys = Keys::Later(keys_later(r.protocol, slug, ids, copy.clone(), r.responses_api(), memo.clone()));
@@ -281,7 +282,8 @@ fn keys_later(
 ) -> KeysLater {
     let slug = slug.to_string();
     KeysLater(Box::new(move || {
-        let (turn, conversation, session) = keys_of(protocol, &slug, from_headers, &copy.bytes(), responses, &memo);
+        let (turn, conversation, session) =
+            copy.read(|body| keys_of(protocol, &slug, from_headers, body, responses, &memo));
         LaterKeys { turn, conversation: Some(conversation.as_str().to_string()), session }
     }))
 }

@@ -17,20 +17,20 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{ready, Context, Poll};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::{Either, Full};
 use switchyard_core::body_skim::{BodySkim, Wants};
 use switchyard_core::Protocol;
 
+use crate::copy_buffers::CopyBuffers;
 use crate::upstream::BoxError;
 
-/// The first bytes of a copy, up to this many, are copied into its own buffer: the frames
-/// are slices of the connection's read buffer, which the ledger's queue would otherwise keep
-/// alive until the answer ends (measured: 66.2 MB of relay RSS at 256 streams against 50.4
-/// MB when small bodies are copied). Past it, frames are kept as they came (a large body's
-/// frames fill their buffers).
-const OWN_BUFFER_BELOW: usize = 64 * 1024;
+// A copy's bytes are copied into one buffer (taken from the relay's `CopyBuffers` and given
+// back when the copy is dropped), never kept as the frames that came: the frames are slices
+// of the connection's read buffer, which a kept frame pins until the ledger's task is done with
+// the copy (at 256 streams of small bodies that held 66.2 MB of relay RSS against 50.4 MB). One
+// buffer also spares the join before the skim, and a reused one its page faults.
 
 /// Bodies declared at most this long are taken whole before forwarding (module docs).
 pub(crate) const SMALL_BODY: u64 = 64 * 1024;
@@ -61,8 +61,9 @@ pub(crate) struct StreamedBody {
 }
 
 impl StreamedBody {
-    pub(crate) fn new(inner: axum::body::Body, limit: usize) -> (Self, Arc<BodyCopy>) {
-        let copy = Arc::new(BodyCopy::default());
+    pub(crate) fn new(inner: axum::body::Body, limit: usize, buffers: &Arc<CopyBuffers>) -> (Self, Arc<BodyCopy>) {
+        let declared = inner.size_hint().exact().map_or(0, |n| usize::try_from(n).unwrap_or(0).min(limit));
+        let copy = Arc::new(BodyCopy::with_buffer(buffers, declared));
         (StreamedBody { inner, copy: copy.clone(), seen: 0, limit }, copy)
     }
 }
@@ -81,7 +82,7 @@ impl Body for StreamedBody {
                         this.copy.lock().too_large = true;
                         return Poll::Ready(Some(Err("the request body is over the relay's limit".into())));
                     }
-                    this.copy.push(data.clone());
+                    this.copy.push(data);
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
@@ -102,18 +103,24 @@ impl Body for StreamedBody {
 }
 
 /// What a streamed body has carried so far.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct BodyCopy {
     state: Mutex<CopyState>,
+    /// Where the buffer goes back to.
+    buffers: Arc<CopyBuffers>,
+}
+
+impl Drop for BodyCopy {
+    fn drop(&mut self) {
+        let s = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+        self.buffers.give(std::mem::take(&mut s.own));
+    }
 }
 
 #[derive(Debug, Default)]
 struct CopyState {
-    /// The first bytes, copied (up to [`OWN_BUFFER_BELOW`]).
-    own: BytesMut,
-    /// Later frames, as they came.
-    frames: Vec<Bytes>,
-    len: usize,
+    /// The bytes so far, copied (see above).
+    own: Vec<u8>,
     too_large: bool,
     /// The model, once read (`Some(None)`: read, and the body names none).
     model: Option<Option<String>>,
@@ -125,26 +132,20 @@ impl BodyCopy {
     }
 
     /// A copy of a body taken whole (`SMALL_BODY`): its bytes, copied.
-    pub(crate) fn whole(body: &[u8]) -> Self {
-        let copy = BodyCopy::default();
-        copy.push_slice(body);
+    pub(crate) fn whole(body: &[u8], buffers: &Arc<CopyBuffers>) -> Self {
+        let copy = BodyCopy::with_buffer(buffers, body.len());
+        copy.push(body);
         copy
     }
 
-    fn push(&self, data: Bytes) {
-        let mut s = self.lock();
-        s.len += data.len();
-        if s.frames.is_empty() && s.own.len() + data.len() <= OWN_BUFFER_BELOW {
-            s.own.extend_from_slice(&data);
-        } else {
-            s.frames.push(data);
-        }
+    /// An empty copy with room for `declared` bytes.
+    fn with_buffer(buffers: &Arc<CopyBuffers>, declared: usize) -> Self {
+        let own = buffers.take(declared);
+        BodyCopy { state: Mutex::new(CopyState { own, ..CopyState::default() }), buffers: buffers.clone() }
     }
 
-    fn push_slice(&self, data: &[u8]) {
-        let mut s = self.lock();
-        s.len += data.len();
-        s.own.extend_from_slice(data);
+    fn push(&self, data: &[u8]) {
+        self.lock().own.extend_from_slice(data);
     }
 
     /// The body went past the relay's limit (the upstream request was cut off).
@@ -152,26 +153,14 @@ impl BodyCopy {
         self.lock().too_large
     }
 
-    /// The bytes carried so far (the whole body once it has ended), in one buffer.
-    pub(crate) fn bytes(&self) -> Bytes {
-        let mut s = self.lock();
-        if s.frames.is_empty() {
-            // Frozen once and kept as the copy's only frame: later calls clone it.
-            let own = std::mem::take(&mut s.own).freeze();
-            if !own.is_empty() {
-                s.frames.push(own.clone());
-            }
-            return own;
-        }
-        if s.own.is_empty() && s.frames.len() == 1 {
-            return s.frames[0].clone();
-        }
-        let mut all = BytesMut::with_capacity(s.len);
-        all.extend_from_slice(&s.own);
-        for f in &s.frames {
-            all.extend_from_slice(f);
-        }
-        all.freeze()
+    /// `read` of the bytes carried so far (the whole body once it has ended).
+    pub(crate) fn read<R>(&self, read: impl FnOnce(&[u8]) -> R) -> R {
+        read(&self.lock().own)
+    }
+
+    #[cfg(test)]
+    fn bytes(&self) -> Bytes {
+        self.read(Bytes::copy_from_slice)
     }
 
     /// The body's top-level `model` (a lazy skim that stops at it; the first frame alone
@@ -180,13 +169,9 @@ impl BodyCopy {
         if let Some(model) = &self.lock().model {
             return model.clone();
         }
-        let first = self.lock().frames.first().cloned().unwrap_or_default();
-        let read =
-            |b: &[u8]| BodySkim::read_for(protocol, b, Wants::MODEL).ok().map(|s| s.model().map(|m| m.into_owned()));
-        let model = match read(&first) {
-            Some(Some(model)) => Some(model),
-            _ => read(&self.bytes()).flatten(),
-        };
+        let model = self.read(|b| {
+            BodySkim::read_for(protocol, b, Wants::MODEL).ok().and_then(|s| s.model().map(|m| m.into_owned()))
+        });
         self.lock().model = Some(model.clone());
         model
     }
@@ -205,7 +190,7 @@ mod tests {
     #[tokio::test]
     async fn frames_pass_unchanged_and_the_copy_holds_the_whole_body() {
         let parts: &[&'static [u8]] = &[b"{\"mess", b"ages\":[],\"mo", b"del\":\"m-late\"}"];
-        let (body, copy) = StreamedBody::new(chunked(parts), 1024);
+        let (body, copy) = StreamedBody::new(chunked(parts), 1024, &Arc::default());
         let sent = body.collect().await.unwrap_or_else(|e| panic!("{e}")).to_bytes();
         assert_eq!(&sent[..], &parts.concat()[..], "what goes upstream is the client's bytes, in order");
         assert_eq!(copy.bytes(), sent, "the copy is the whole body once it ended");
@@ -214,37 +199,50 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_large_body_keeps_its_later_frames_and_a_small_one_is_copied_off_the_read_buffer() {
+    async fn copies_are_off_the_read_buffer_and_their_buffers_are_reused() {
         let opening = format!(r#"{{"model":"m-big","messages":[{{"role":"user","content":"{}"#, "x".repeat(60_000));
         let parts: Vec<Bytes> =
             vec![Bytes::from(opening), Bytes::from("y".repeat(10_000)), Bytes::from_static(b"\"}]}")];
         let frames: Vec<Result<Bytes, std::io::Error>> = parts.iter().cloned().map(Ok).collect();
-        let (body, copy) =
-            StreamedBody::new(axum::body::Body::from_stream(futures_util::stream::iter(frames)), 1 << 20);
+        let (body, copy) = StreamedBody::new(
+            axum::body::Body::from_stream(futures_util::stream::iter(frames)),
+            1 << 20,
+            &Arc::default(),
+        );
         let sent = body.collect().await.unwrap_or_else(|e| panic!("{e}")).to_bytes();
-        assert_eq!(copy.bytes(), sent, "the copy joins the copied opening and the kept frames, in order");
+        assert_eq!(copy.bytes(), sent, "the copy holds every frame, in order");
         assert_eq!(copy.model(Protocol::Anthropic).as_deref(), Some("m-big"), "the model from the opening");
         assert!(BodySkim::read(Protocol::Anthropic, &copy.bytes()).is_ok(), "the joined copy is the whole JSON body");
 
-        let read_buffer = Bytes::from(vec![b' '; 8192]);
-        let small = read_buffer.slice(0..2);
-        let copy = BodyCopy::default();
-        copy.push(small);
-        let kept = copy.bytes();
-        let buffer = read_buffer.as_ptr_range();
-        assert!(!buffer.contains(&kept.as_ptr()), "a small copy must not keep the connection's read buffer alive");
+        let buffers = Arc::new(CopyBuffers::default());
+        for size in [2, 100_000] {
+            let read_buffer = Bytes::from(vec![b' '; 200_000]);
+            let frame = read_buffer.slice(0..size);
+            let (body, copy) = StreamedBody::new(axum::body::Body::new(Full::new(frame)), 1 << 20, &buffers);
+            body.collect().await.unwrap_or_else(|e| panic!("{e}"));
+            let (len, at) = copy.read(|b| (b.len(), b.as_ptr()));
+            assert_eq!(len, size, "the copy holds the frame");
+            assert!(!read_buffer.as_ptr_range().contains(&at), "a copy must not pin the read buffer ({size} bytes)");
+            drop(copy);
+            let kept = buffers.kept_bytes();
+            if size as u64 > SMALL_BODY {
+                assert!(kept >= size, "a large copy's buffer is kept for the next: {kept}");
+            } else {
+                assert_eq!(kept, 0, "a small copy's buffer goes back to the allocator");
+            }
+        }
     }
 
     #[tokio::test]
     async fn a_body_past_the_limit_is_cut_off() {
-        let (body, copy) = StreamedBody::new(chunked(&[b"0123456789", b"0123456789"]), 15);
+        let (body, copy) = StreamedBody::new(chunked(&[b"0123456789", b"0123456789"]), 15, &Arc::default());
         assert!(body.collect().await.is_err(), "the upstream request must not complete past the limit");
         assert!(copy.too_large(), "the relay answers 413 from this");
     }
 
     #[tokio::test]
     async fn a_body_that_is_not_json_has_no_model() {
-        let (body, copy) = StreamedBody::new(chunked(&[b"not json"]), 1024);
+        let (body, copy) = StreamedBody::new(chunked(&[b"not json"]), 1024, &Arc::default());
         body.collect().await.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(copy.model(Protocol::Anthropic), None);
     }
