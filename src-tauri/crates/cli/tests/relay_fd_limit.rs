@@ -5,12 +5,11 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{run, TestResult};
+use common::{post, run, serve_with, TestResult};
 use switchyard_mock_provider::{KeyScript, MockProvider};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -23,18 +22,13 @@ async fn a_real_request_is_served_through_an_idle_flood_under_a_low_fd_limit() -
         ["connection", "add", "c", "--protocol", "openai", "--base-url", &base, "--model", "m1", "--secret-stdin"];
     assert_eq!(run(dir.path(), &add, Some("sk-canary-fd"))?.code, 0, "connection added");
     let token = run(dir.path(), &["relay", "token"], None)?.stdout.trim().to_string();
-    let bin = assert_cmd::cargo::cargo_bin("switchyard");
-    let mut relay = Command::new("sh")
-        .arg("-c")
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
         .arg(r#"ulimit -n 200 && exec "$0" --data-dir "$1" relay serve --listen 127.0.0.1:0"#)
-        .arg(&bin)
-        .arg(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
-    let mut first = String::new();
-    BufReader::new(relay.stdout.take().ok_or("relay stdout")?).read_line(&mut first)?;
-    let addr = first.trim().rsplit("http://").next().ok_or("relay address")?.to_string();
+        .arg(assert_cmd::cargo::cargo_bin("switchyard"))
+        .arg(dir.path());
+    let relay = serve_with(cmd)?;
+    let addr = relay.addr.clone();
     let result = async {
         let mut idle = Vec::new();
         for _ in 0..300 {
@@ -45,23 +39,14 @@ async fn a_real_request_is_served_through_an_idle_flood_under_a_low_fd_limit() -
         }
         std::thread::sleep(Duration::from_millis(200));
         let started = Instant::now();
-        let mut s = TcpStream::connect(&addr)?;
-        s.set_read_timeout(Some(Duration::from_secs(10)))?;
         let body = r#"{"model":"m1","messages":[{"role":"user","content":"hi"}]}"#;
-        let req = format!(
-            "POST /c/c/v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {token}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        s.write_all(req.as_bytes())?;
-        let mut answer = String::new();
-        let _ = s.read_to_string(&mut answer);
+        let answer = post(&addr, "/c/c/v1/chat/completions", &format!("authorization: Bearer {token}\r\n"), body)?;
         assert!(answer.starts_with("HTTP/1.1 200"), "served through 300 idle sockets at ulimit -n 200: {answer:.80}");
         assert!(started.elapsed() < Duration::from_secs(5), "at once, not after idle timeouts");
         drop(idle);
         Ok::<(), Box<dyn std::error::Error>>(())
     }
     .await;
-    let _ = Command::new("kill").arg(relay.id().to_string()).status();
-    let _ = relay.wait();
+    let _ = relay.stop();
     result
 }

@@ -56,14 +56,15 @@ pub struct Served {
 }
 
 pub fn serve(dir: &Path) -> Result<Served, Box<dyn std::error::Error>> {
-    let bin = assert_cmd::cargo::cargo_bin("switchyard");
-    let mut child = std::process::Command::new(&bin)
-        .arg("--data-dir")
-        .arg(dir)
-        .args(["relay", "serve", "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("switchyard"));
+    cmd.arg("--data-dir").arg(dir).args(["relay", "serve", "--listen", "127.0.0.1:0"]);
+    serve_with(cmd)
+}
+
+/// Spawns `cmd` (a `relay serve` command line, possibly wrapped) and reads the address the
+/// relay announces on its first stdout line.
+pub fn serve_with(mut cmd: std::process::Command) -> Result<Served, Box<dyn std::error::Error>> {
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::null()).spawn()?;
     let mut first = String::new();
     BufReader::new(child.stdout.take().ok_or("relay stdout")?).read_line(&mut first)?;
     let addr = first.trim().rsplit("http://").next().ok_or("relay address")?.to_string();
@@ -81,11 +82,18 @@ impl Served {
 /// One Anthropic messages call for model `m1` to connection `c` through the relay at `addr`,
 /// with `extra` header lines (each ending in CRLF); the raw HTTP answer.
 pub fn post_messages(addr: &str, token: &str, extra: &str) -> Result<String, Box<dyn std::error::Error>> {
+    let body = r#"{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}"#;
+    let headers = format!("x-api-key: {token}\r\nanthropic-version: 2023-06-01\r\n{extra}");
+    post(addr, "/c/c/v1/messages", &headers, body)
+}
+
+/// A raw HTTP/1.1 JSON POST of `body` to `path` at `addr` with `headers` (lines ending in
+/// CRLF) and `connection: close`, read with a 10 s timeout; the raw answer.
+pub fn post(addr: &str, path: &str, headers: &str, body: &str) -> Result<String, Box<dyn std::error::Error>> {
     let mut s = TcpStream::connect(addr)?;
     s.set_read_timeout(Some(Duration::from_secs(10)))?;
-    let body = r#"{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}"#;
     let req = format!(
-        "POST /c/c/v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: {token}\r\nanthropic-version: 2023-06-01\r\n{extra}content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        "POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\n{headers}content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     );
     s.write_all(req.as_bytes())?;
