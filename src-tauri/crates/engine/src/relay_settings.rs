@@ -10,11 +10,11 @@ use crate::error::EngineError;
 
 /// Settings key of the relay port.
 pub const RELAY_PORT_KEY: &str = "relay_port";
+pub const DEFAULT_RELAY_PORT: u16 = 4141;
 
 /// Settings row bumped whenever the relay token is created or rotated: a running relay polls
 /// this (one SQLite read) and reads the keychain only when it moved (`relay_token_revision`).
 pub const RELAY_TOKEN_REVISION_KEY: &str = "relay_token_revision";
-pub const DEFAULT_RELAY_PORT: u16 = 4141;
 
 impl Engine {
     /// The relay token; created on first use, replaced when `rotate`. Creation and rotation
@@ -37,8 +37,8 @@ impl Engine {
         getrandom::fill(&mut bytes).map_err(|e| EngineError::Internal(format!("no randomness: {e}")))?;
         let token = format!("sy_{}", hex::encode(bytes));
         self.vault_put(locator, Secret::new(token.clone())).await?;
+        let current = self.relay_token_revision().await?;
         let mut conn = self.store.acquire().await?;
-        let current = settings::get(&mut conn, RELAY_TOKEN_REVISION_KEY).await?.map(|(_, rev)| rev);
         let at = self.now_ms();
         settings::put(&mut conn, RELAY_TOKEN_REVISION_KEY, &at.to_string(), current, at).await?;
         Ok(Secret::new(token))

@@ -228,14 +228,9 @@ async fn buffered(
     memo: &DigestMemo,
 ) -> Result<Prepared, TooLarge> {
     let body = axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| TooLarge)?;
-    let protocol = r.protocol;
-    let wants = Wants::for_ids(&ids, r.responses_api());
-    let skim =
-        BodySkim::read_for_remembered(protocol, &body, wants, memo).unwrap_or_else(|_| BodySkim::empty(protocol));
-    let ids = skim.client_ids(ids);
-    let (turn, _) = skim.turn_key(slug, &ids);
-    let (conversation, _) = skim.conversation_key(slug, &ids);
-    let keys = Keys::Now { turn, conversation, session: ids.session_key(slug) };
+    let skim = skim(r.protocol, &body, &ids, r.responses_api(), memo);
+    let (turn, conversation, session) = keys_from(&skim, slug, ids);
+    let keys = Keys::Now { turn, conversation, session };
     let model = skim.model().map(|m| m.into_owned());
     let previous_response_id = skim.previous_response_id().map(|p| p.into_owned());
     drop(skim);
@@ -297,8 +292,24 @@ fn keys_of(
     responses: bool,
     memo: &DigestMemo,
 ) -> (String, ConversationKey, Option<String>) {
-    let wants = Wants::for_ids(&from_headers, responses);
-    let skim = BodySkim::read_for_remembered(protocol, body, wants, memo).unwrap_or_else(|_| BodySkim::empty(protocol));
+    keys_from(&skim(protocol, body, &from_headers, responses, memo), slug, from_headers)
+}
+
+/// The skim of what the headers leave open (`Wants::for_ids`), messages seen before taken
+/// from the memo; a body that is not JSON skims as empty.
+fn skim<'b>(
+    protocol: Protocol,
+    body: &'b [u8],
+    from_headers: &ClientIds,
+    responses: bool,
+    memo: &'b DigestMemo,
+) -> BodySkim<'b> {
+    let wants = Wants::for_ids(from_headers, responses);
+    BodySkim::read_for_remembered(protocol, body, wants, memo).unwrap_or_else(|_| BodySkim::empty(protocol))
+}
+
+/// Turn, conversation and session keys from a skim and the ids the headers carried.
+fn keys_from(skim: &BodySkim<'_>, slug: &str, from_headers: ClientIds) -> (String, ConversationKey, Option<String>) {
     let ids = skim.client_ids(from_headers);
     let (turn, _) = skim.turn_key(slug, &ids);
     let (conversation, _) = skim.conversation_key(slug, &ids);

@@ -163,16 +163,16 @@ impl BodyCopy {
         self.read(Bytes::copy_from_slice)
     }
 
-    /// The body's top-level `model` (a lazy skim that stops at it; the first frame alone
-    /// when it holds it, as an agent's `{"model":…` opening does), read once.
+    /// The body's top-level `model` (a lazy skim that stops at it), read once.
     pub(crate) fn model(&self, protocol: Protocol) -> Option<String> {
-        if let Some(model) = &self.lock().model {
+        let mut s = self.lock();
+        if let Some(model) = &s.model {
             return model.clone();
         }
-        let model = self.read(|b| {
-            BodySkim::read_for(protocol, b, Wants::MODEL).ok().and_then(|s| s.model().map(|m| m.into_owned()))
-        });
-        self.lock().model = Some(model.clone());
+        let model = BodySkim::read_for(protocol, &s.own, Wants::MODEL)
+            .ok()
+            .and_then(|skim| skim.model().map(|m| m.into_owned()));
+        s.model = Some(model.clone());
         model
     }
 }
