@@ -107,22 +107,16 @@ fn old_path(p: Protocol, headers: Headers, body: &[u8]) -> (String, String, Opti
     (turn, conversation.as_str().to_string(), json.get("model").and_then(Value::as_str).map(str::to_string))
 }
 
-/// The new path: ids from headers, a skim of what they leave open, both keys.
-fn new_path(p: Protocol, headers: Headers, body: &[u8]) -> (String, String, Option<String>) {
+/// The new path: ids from headers, a skim of what they leave open (with `memo` when given),
+/// both keys.
+fn new_path(p: Protocol, headers: Headers, body: &[u8], memo: Option<&DigestMemo>) -> (String, String, Option<String>) {
     let from_headers = ClientIds::read_headers(header(headers));
     let wants = Wants::for_ids(&from_headers, false);
-    let skim = BodySkim::read_for(p, body, wants).unwrap_or_else(|_| BodySkim::empty(p));
-    let ids = skim.client_ids(from_headers);
-    let (turn, _) = skim.turn_key("c", &ids);
-    let (conversation, _) = skim.conversation_key("c", &ids);
-    (turn, conversation.as_str().to_string(), skim.model().map(|m| m.into_owned()))
-}
-
-/// The new path with a memo.
-fn memo_path(p: Protocol, headers: Headers, body: &[u8], memo: &DigestMemo) -> (String, String, Option<String>) {
-    let from_headers = ClientIds::read_headers(header(headers));
-    let wants = Wants::for_ids(&from_headers, false);
-    let skim = BodySkim::read_for_remembered(p, body, wants, memo).unwrap_or_else(|_| BodySkim::empty(p));
+    let read = match memo {
+        Some(memo) => BodySkim::read_for_remembered(p, body, wants, memo),
+        None => BodySkim::read_for(p, body, wants),
+    };
+    let skim = read.unwrap_or_else(|_| BodySkim::empty(p));
     let ids = skim.client_ids(from_headers);
     let (turn, _) = skim.turn_key("c", &ids);
     let (conversation, _) = skim.conversation_key("c", &ids);
@@ -136,10 +130,10 @@ fn bench_memo(c: &mut Criterion) {
         let body = claude_code(rounds);
         let previous = claude_code(rounds - 1);
         let seen = DigestMemo::default();
-        let _ = memo_path(Protocol::Anthropic, &[], &previous, &seen);
+        let _ = new_path(Protocol::Anthropic, &[], &previous, Some(&seen));
         assert_eq!(
-            memo_path(Protocol::Anthropic, &[], &body, &seen.clone()),
-            new_path(Protocol::Anthropic, &[], &body),
+            new_path(Protocol::Anthropic, &[], &body, Some(&seen.clone())),
+            new_path(Protocol::Anthropic, &[], &body, None),
             "the memo changes no key"
         );
         let name = format!("claude_code_{}kb", body.len() / 1024);
@@ -148,14 +142,14 @@ fn bench_memo(c: &mut Criterion) {
             group.bench_function(BenchmarkId::new("first_call", format!("{name}{case}")), |b| {
                 b.iter_batched(
                     DigestMemo::default,
-                    |memo| black_box(memo_path(Protocol::Anthropic, headers, black_box(&body), &memo)),
+                    |memo| black_box(new_path(Protocol::Anthropic, headers, black_box(&body), Some(&memo))),
                     BatchSize::SmallInput,
                 )
             });
             group.bench_function(BenchmarkId::new("next_call", format!("{name}{case}")), |b| {
                 b.iter_batched(
                     || seen.clone(),
-                    |memo| black_box(memo_path(Protocol::Anthropic, headers, black_box(&body), &memo)),
+                    |memo| black_box(new_path(Protocol::Anthropic, headers, black_box(&body), Some(&memo))),
                     BatchSize::SmallInput,
                 )
             });
@@ -195,7 +189,7 @@ fn bench_body_skim(c: &mut Criterion) {
             b.iter(|| black_box(old_path(*p, headers, black_box(body))))
         });
         group.bench_function(BenchmarkId::new("new", &name), |b| {
-            b.iter(|| black_box(new_path(*p, headers, black_box(body))))
+            b.iter(|| black_box(new_path(*p, headers, black_box(body), None)))
         });
     }
     group.finish();
