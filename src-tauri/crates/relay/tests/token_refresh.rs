@@ -9,11 +9,10 @@ use std::sync::Arc;
 
 use axum::http::HeaderMap;
 use common::clock::ManualClock;
+use common::TestResult;
 use switchyard_engine::{Engine, Router};
 use switchyard_relay::RelayState;
 use switchyard_vault::MemoryVault;
-
-type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 fn bearer(token: &str) -> Result<HeaderMap, Box<dyn std::error::Error>> {
     let mut h = HeaderMap::new();
