@@ -34,17 +34,31 @@ pub fn is_loopback_host(headers: &HeaderMap) -> bool {
         || name.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-/// The raw path after `/c/{slug}/`, refused when a segment is `.` or `..` in any spelling.
-pub fn relay_path(path: &str) -> Result<&str, Refusal> {
-    let rest = path.splitn(4, '/').nth(3).unwrap_or("");
-    let dotted = rest.split('/').any(|segment| {
-        let lower = segment.to_ascii_lowercase().replace("%2e", ".");
-        lower == "." || lower == ".."
-    });
-    if dotted {
+/// The slug and the raw path after `/c/{slug}/`, refused when a segment of the rest is `.`
+/// or `..` in any spelling.
+pub fn relay_path(path: &str) -> Result<(&str, &str), Refusal> {
+    let mut parts = path.splitn(4, '/');
+    let slug = parts.nth(2).unwrap_or("");
+    let rest = parts.next().unwrap_or("");
+    if rest.split('/').any(is_dot_segment) {
         return Err(refuse(StatusCode::BAD_REQUEST, "bad_path", "dot-segments are not allowed in relay paths"));
     }
-    Ok(rest)
+    Ok((slug, rest))
+}
+
+/// `.` or `..`, each dot written as itself or as `%2e` in either case.
+fn is_dot_segment(segment: &str) -> bool {
+    let mut dots = 0;
+    let mut rest = segment.as_bytes();
+    while !rest.is_empty() {
+        match rest {
+            [b'.', tail @ ..] => rest = tail,
+            [b'%', b'2', b'e' | b'E', tail @ ..] => rest = tail,
+            _ => return false,
+        }
+        dots += 1;
+    }
+    dots == 1 || dots == 2
 }
 
 /// The `content-length` a client declared, if any.
@@ -99,10 +113,13 @@ mod tests {
 
     #[test]
     fn dot_segments_are_refused_in_every_spelling() {
-        assert_eq!(relay_path("/c/s/v1/messages").ok(), Some("v1/messages"), "the rest after the slug");
-        for bad in ["/c/s/../admin", "/c/s/v1/%2e%2e/x", "/c/s/v1/%2E%2e", "/c/s/./v1", "/c/s/v1/.%2E/y"] {
+        assert_eq!(relay_path("/c/s/v1/messages").ok(), Some(("s", "v1/messages")), "the slug and the rest after it");
+        for bad in ["/c/s/../admin", "/c/s/v1/%2e%2e/x", "/c/s/v1/%2E%2e", "/c/s/./v1", "/c/s/v1/.%2E/y", "/c/s/v1/%2e"]
+        {
             assert!(relay_path(bad).is_err(), "{bad} is refused");
         }
-        assert!(relay_path("/c/s/v1/..x/y").is_ok(), "a name that starts with dots is fine");
+        for fine in ["/c/s/v1/..x/y", "/c/s/v1/.../y", "/c/s/v1/%2e%2e%2e", "/c/s/v1/%2f", "/c/s/v1/%2", "/c/s/v1//x"] {
+            assert!(relay_path(fine).is_ok(), "{fine}: not a dot-segment");
+        }
     }
 }

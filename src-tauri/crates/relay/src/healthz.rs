@@ -1,9 +1,6 @@
 //! `GET /healthz`: `{"ok":true}` for anyone; with the relay token, also each connection's
 //! routing mode and state (never secrets).
 
-use std::sync::Arc;
-
-use axum::extract::State;
 use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -11,11 +8,11 @@ use serde_json::json;
 
 use crate::state::RelayState;
 
-pub async fn healthz(State(state): State<Arc<RelayState>>, method: Method, headers: HeaderMap) -> Response {
-    if let Err(refused) = crate::guard::before_auth(&method, &headers) {
+pub async fn healthz(state: &RelayState, method: &Method, headers: &HeaderMap) -> Response {
+    if let Err(refused) = crate::guard::before_auth(method, headers) {
         return refused.response();
     }
-    if !state.is_authorized(&headers) {
+    if !state.is_authorized(headers) {
         return Json(json!({"ok": true})).into_response();
     }
     let connections = match state.router.engine().connection_list().await {

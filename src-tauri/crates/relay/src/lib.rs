@@ -1,4 +1,4 @@
-//! The local relay: an axum server on loopback that coding agents and SDKs point at. Every
+//! The local relay: a hyper server on loopback that coding agents and SDKs point at. Every
 //! route but `GET /healthz` needs the relay token. Per connection, `/c/{slug}/…` speaks the
 //! provider's own shape; legacy connections are forwarded to the primary byte for byte, and
 //! balanced/priority connections go through the engine's router (sticky turns, failover
@@ -14,6 +14,7 @@ mod relayed_body;
 mod reply;
 mod request;
 mod respond;
+mod routes;
 mod server;
 mod service;
 mod state;
@@ -27,7 +28,6 @@ mod upstream_request;
 use std::future::Future;
 use std::sync::Arc;
 
-use axum::routing::{any, get};
 use switchyard_engine::Router as EngineRouter;
 use switchyard_vault::Secret;
 use tokio::net::TcpListener;
@@ -39,14 +39,6 @@ pub use state::RelayState;
 
 /// Largest request body accepted (long agent conversations are big).
 pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
-
-/// The relay's routes over `state`.
-pub fn app(state: Arc<RelayState>) -> axum::Router {
-    axum::Router::new()
-        .route("/healthz", get(healthz::healthz))
-        .route("/c/{slug}/{*rest}", any(request::handle))
-        .with_state(state)
-}
 
 /// Serves the relay on `listener` (bind it to 127.0.0.1) until `shutdown` resolves; then
 /// stops accepting and lets in-flight responses, streams included, finish. Connection limits
@@ -80,7 +72,7 @@ pub async fn serve_state(
         })
     };
     let router = state.router.clone();
-    let served = server::run(listener, app(state), limits, shutdown).await;
+    let served = server::run(listener, state, limits, shutdown).await;
     refresher.abort();
     router.shutdown().await;
     served

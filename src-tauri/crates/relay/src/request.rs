@@ -7,10 +7,9 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, Method};
 use axum::response::Response;
-use axum::Extension;
 use bytes::Bytes;
 use switchyard_core::body_skim::{BodySkim, DigestMemo, Wants};
 use switchyard_core::conversation::ConversationKey;
@@ -65,12 +64,8 @@ impl Incoming {
     }
 }
 
-pub async fn handle(
-    State(state): State<Arc<RelayState>>,
-    Path((slug, _)): Path<(String, String)>,
-    mark: Option<Extension<ConnMark>>,
-    req: Request,
-) -> Response {
+/// A `/c/{slug}/{rest}` request (`routes.rs` matched the path's shape).
+pub async fn handle(state: &Arc<RelayState>, mark: &ConnMark, req: Request) -> Response {
     let (parts, body) = req.into_parts();
     let (method, uri, headers) = (parts.method, parts.uri, parts.headers);
     if let Err(refused) = guard::before_auth(&method, &headers) {
@@ -79,17 +74,15 @@ pub async fn handle(
     if !state.is_authorized(&headers) {
         return reply::unauthorized();
     }
-    if let Some(Extension(mark)) = mark {
-        mark.authenticated();
-    }
-    let rest = match guard::relay_path(uri.path()) {
-        Ok(rest) => rest.to_string(),
+    mark.authenticated();
+    let (slug, rest) = match guard::relay_path(uri.path()) {
+        Ok((slug, rest)) => (slug, rest.to_string()),
         Err(refused) => return refused.response(),
     };
     if guard::declared_length(&headers).is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         return guard::too_large();
     }
-    let snap = match state.router.snapshot(&slug).await {
+    let snap = match state.router.snapshot(slug).await {
         Ok(s) => s,
         Err(e) => return reply::engine_error(reply::guess_protocol(&rest, &headers), &e),
     };
@@ -105,9 +98,9 @@ pub async fn handle(
     // Forwarding (legacy without a fallback chain) routes by nothing in the body; routed
     // requests are buffered (an attempt may be retried) and read once.
     let read = if snap.strategy.is_none() && snap.fallback.is_empty() {
-        forwarded(received, body, &slug, from_headers, &state).await
+        forwarded(received, body, slug, from_headers, state).await
     } else {
-        buffered(received, body, &slug, from_headers, &state.memo).await
+        buffered(received, body, slug, from_headers, &state.memo).await
     };
     let Ok(Prepared { incoming, outgoing, keys, copy }) = read else { return guard::too_large() };
     let model = incoming.model.clone();
@@ -132,7 +125,7 @@ pub async fn handle(
         outgoing => outgoing,
     };
     let transport = HttpTransport {
-        state: &state,
+        state,
         incoming: &incoming,
         snap: snap.clone(),
         method: incoming.method.clone(),

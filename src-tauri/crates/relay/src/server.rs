@@ -19,7 +19,8 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
-use tower_service::Service;
+
+use crate::state::RelayState;
 
 /// How long a client may take to send a request's headers, and how long a kept-alive
 /// connection may wait for its next request.
@@ -110,10 +111,10 @@ impl Registry {
     }
 }
 
-/// Serves `app` on `listener` until `shutdown` resolves.
+/// Serves the relay's routes over `state` on `listener` until `shutdown` resolves.
 pub async fn run(
     listener: TcpListener,
-    app: axum::Router,
+    state: Arc<RelayState>,
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
@@ -153,11 +154,13 @@ pub async fn run(
         }
         let (authenticated, evict) = slot;
         let mark = ConnMark(authenticated);
-        let app = app.clone();
-        let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
-            req.extensions_mut().insert(mark.clone());
-            let mut app = app.clone();
-            async move { app.call(req.map(axum::body::Body::new)).await }
+        let state = state.clone();
+        let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+            let (state, mark) = (state.clone(), mark.clone());
+            async move {
+                let resp = crate::routes::dispatch(state, &mark, req.map(axum::body::Body::new)).await;
+                Ok::<_, std::convert::Infallible>(resp)
+            }
         });
         let conn = graceful.watch(builder.serve_connection(TokioIo::new(tcp), service));
         let registry = registry.clone();

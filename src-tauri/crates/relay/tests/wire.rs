@@ -228,6 +228,16 @@ async fn errors_the_relay_makes_itself_have_their_status_shape_and_reason() -> T
     let body: Value = resp.json().await?;
     assert_eq!(body["type"], "error", "in the Anthropic error shape: {body}");
     assert_eq!(body["error"]["type"], "not_found_error", "typed as not found: {body}");
+    for path in ["/v1/messages", "/c/", "/c/work/", "/c//v1/messages", "/healthz/"] {
+        let resp = post(format!("{}{path}", r.url)).send().await?;
+        assert_eq!(resp.status(), 404, "{path} is no route of the relay");
+        assert!(resp.headers().get("x-switchyard-reason").is_none(), "{path}: a bare 404, not a connection's");
+    }
+    let resp = post(format!("{}/healthz", r.url)).send().await?;
+    assert_eq!(resp.status(), 405, "healthz is read-only");
+    assert_eq!(common::header(&resp, "allow"), "GET,HEAD", "and says which methods it takes");
+    let resp = r.http.head(format!("{}/healthz", r.url)).send().await?;
+    assert_eq!(resp.status(), 200, "HEAD /healthz answers like GET");
 
     // The keychain locked: a relay whose engine cannot read any secret.
     let locked =
