@@ -12,7 +12,8 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::connection::Protocol;
-use crate::turn::{anchor_through, short_hash, ClientIds, Cut, SessionOrigin};
+use crate::hex_text::{hex_text, prefixed};
+use crate::turn::{anchor_through, short_digest, ClientIds, Cut, SessionOrigin};
 
 /// Where a conversation key came from (for the ledger and diagnostics).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -81,7 +82,7 @@ pub(crate) fn conversation_key_with(
     opening: impl FnOnce() -> String,
 ) -> (ConversationKey, ConversationSource) {
     let id_key = |tag: &[u8], id: &str, prefix: &str| {
-        ConversationKey(format!("{prefix}{}", short_hash(&[tag, slug.as_bytes(), id.as_bytes()])))
+        ConversationKey(hex_text(prefix, &short_digest(&[tag, slug.as_bytes(), id.as_bytes()])))
     };
     if let Some(c) = &ids.explicit_conversation {
         return (id_key(b"conversation-explicit", c, "x:"), ConversationSource::Explicit);
@@ -96,7 +97,7 @@ pub(crate) fn conversation_key_with(
     if let Some(s) = &ids.session {
         return (id_key(b"conversation", s, "s:"), ConversationSource::Session);
     }
-    (ConversationKey(format!("a:{}", opening())), ConversationSource::Opening)
+    (ConversationKey(prefixed("a:", &opening())), ConversationSource::Opening)
 }
 
 /// Hash of the connection, the system prompt and the messages through the first human

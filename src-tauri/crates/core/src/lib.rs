@@ -7,6 +7,7 @@ pub mod code;
 pub mod connection;
 pub mod conversation;
 pub mod header;
+mod hex_text;
 pub mod portable;
 pub mod profile;
 pub mod prompt_cache;

@@ -16,6 +16,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::connection::Protocol;
+use crate::hex_text::{hex_text, prefixed};
 
 /// Where a turn key came from (recorded for diagnostics, never routing-relevant).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,7 +113,7 @@ impl ClientIds {
 
     /// The session as the ledger keeps it: hashed with the connection, never the raw id.
     pub fn session_key(&self, slug: &str) -> Option<String> {
-        self.session.as_deref().map(|s| short_hash(&[b"session", slug.as_bytes(), s.as_bytes()]))
+        self.session.as_deref().map(|s| hex_text("", &short_digest(&[b"session", slug.as_bytes(), s.as_bytes()])))
     }
 }
 
@@ -140,15 +141,15 @@ pub fn turn_key(protocol: Protocol, slug: &str, ids: &ClientIds, body: &Value) -
 /// `turn_key` with the anchor computed by `anchor` (only called when no turn id decides).
 pub(crate) fn turn_key_with(slug: &str, ids: &ClientIds, anchor: impl FnOnce() -> String) -> (String, TurnSource) {
     if let Some(t) = &ids.explicit_turn {
-        return (format!("x:{}", short_hash(&[slug.as_bytes(), t.as_bytes()])), TurnSource::Explicit);
+        return (hex_text("x:", &short_digest(&[slug.as_bytes(), t.as_bytes()])), TurnSource::Explicit);
     }
     if let Some(t) = &ids.client_turn {
-        return (format!("t:{}", short_hash(&[b"turn", slug.as_bytes(), t.as_bytes()])), TurnSource::ClientTurn);
+        return (hex_text("t:", &short_digest(&[b"turn", slug.as_bytes(), t.as_bytes()])), TurnSource::ClientTurn);
     }
     let anchor = anchor();
     match &ids.session {
-        Some(s) => (format!("s:{}", short_hash(&[s.as_bytes(), anchor.as_bytes()])), TurnSource::Session),
-        None => (format!("a:{anchor}"), TurnSource::Anchor),
+        Some(s) => (hex_text("s:", &short_digest(&[s.as_bytes(), anchor.as_bytes()])), TurnSource::Session),
+        None => (prefixed("a:", &anchor), TurnSource::Anchor),
     }
 }
 
@@ -198,7 +199,7 @@ pub(crate) fn anchor_through(protocol: Protocol, slug: &str, body: &Value, cut: 
         let _ = sink.write_all(b"\n");
         let _ = write_canonical(&mut sink, m);
     }
-    hex::encode(&sink.0.finalize()[..16])
+    hex_text("", &sink.0.finalize()[..16])
 }
 
 /// Hashes what is written into it.
@@ -283,13 +284,16 @@ fn is_human(protocol: Protocol, m: &Value) -> bool {
     }
 }
 
-pub(crate) fn short_hash(parts: &[&[u8]]) -> String {
+/// The first 16 bytes of the SHA-256 of `parts`, each framed by its length.
+pub(crate) fn short_digest(parts: &[&[u8]]) -> [u8; 16] {
     let mut h = Sha256::new();
     for p in parts {
         h.update((p.len() as u64).to_be_bytes());
         h.update(p);
     }
-    hex::encode(&h.finalize()[..16])
+    let mut first = [0u8; 16];
+    first.copy_from_slice(&h.finalize()[..16]);
+    first
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Where and how to call a connection's provider: URLs per dialect and the credential
 //! header injected for a profile (the only header Switchyard adds to a legacy request).
 
+use reqwest::header::{HeaderName, HeaderValue};
 use switchyard_core::{Header, Protocol};
 use switchyard_vault::Secret;
 
@@ -49,13 +50,16 @@ impl Endpoint<'_> {
 
 /// The header carrying a profile's secret in this dialect. The value is marked sensitive so
 /// HTTP libraries never print it.
-pub fn credential_header(protocol: Protocol, secret: &Secret) -> (&'static str, reqwest::header::HeaderValue) {
-    let (name, text) = match protocol {
-        Protocol::Openai => ("authorization", format!("Bearer {}", secret.expose())),
-        Protocol::Anthropic => ("x-api-key", secret.expose().to_string()),
+pub fn credential_header(protocol: Protocol, secret: &Secret) -> (HeaderName, HeaderValue) {
+    let (name, scheme) = match protocol {
+        Protocol::Openai => (reqwest::header::AUTHORIZATION, "Bearer "),
+        Protocol::Anthropic => (HeaderName::from_static("x-api-key"), ""),
     };
-    let mut value = reqwest::header::HeaderValue::from_str(&text)
-        .unwrap_or_else(|_| reqwest::header::HeaderValue::from_static("invalid-secret"));
+    // Written into one buffer (this runs on every relayed request).
+    let mut text = Vec::with_capacity(scheme.len() + secret.expose().len());
+    text.extend_from_slice(scheme.as_bytes());
+    text.extend_from_slice(secret.expose().as_bytes());
+    let mut value = HeaderValue::from_bytes(&text).unwrap_or_else(|_| HeaderValue::from_static("invalid-secret"));
     value.set_sensitive(true);
     (name, value)
 }

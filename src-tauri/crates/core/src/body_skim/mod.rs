@@ -50,6 +50,7 @@ use xxhash_rust::xxh3::{xxh3_128_with_seed, Xxh3};
 
 use crate::connection::Protocol;
 use crate::conversation::{conversation_key_with, ConversationKey, ConversationSource};
+use crate::hex_text::hex_text;
 use crate::turn::{turn_key_with, ClientIds, Cut, TurnSource};
 
 mod memo;
@@ -306,7 +307,7 @@ impl<'b> BodySkim<'b> {
         framed.extend_from_slice(&(slug.len() as u64).to_le_bytes());
         framed.extend_from_slice(slug.as_bytes());
         framed.extend_from_slice(&prefix.digest128().to_le_bytes());
-        hex::encode(digest(SEED_ANCHOR, &framed))
+        hex_text("", &digest(SEED_ANCHOR, &framed))
     }
 }
 
