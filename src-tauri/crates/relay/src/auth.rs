@@ -9,12 +9,12 @@ use switchyard_vault::Secret;
 
 /// The token a client presented, if any.
 pub fn presented(headers: &HeaderMap) -> Option<Secret> {
-    if let Some(v) = headers.get("authorization").and_then(|v| v.to_str().ok()) {
+    if let Some(v) = headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
         let v = v.trim();
         let (scheme, token) = v.split_once(' ')?;
         return scheme.eq_ignore_ascii_case("bearer").then(|| Secret::new(token.trim()));
     }
-    headers.get("x-api-key").and_then(|v| v.to_str().ok()).map(Secret::new)
+    headers.get(crate::header_names::X_API_KEY).and_then(|v| v.to_str().ok()).map(Secret::new)
 }
 
 /// Whether the request carries the relay token.

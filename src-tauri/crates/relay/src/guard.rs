@@ -3,7 +3,7 @@
 //! no `TRACE`/`CONNECT`, a path without dot-segments (raw or percent-encoded: they would
 //! reach the provider's request target), and a declared length under the cap.
 
-use axum::http::{HeaderMap, Method, StatusCode};
+use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::Response;
 
 use crate::reply::{neutral_error, with_reason};
@@ -21,7 +21,7 @@ pub fn before_auth(method: &Method, headers: &HeaderMap) -> Result<(), Refusal> 
 
 /// `Host` is `127.0.0.1`, `localhost` or `[::1]`, with or without a port.
 pub fn is_loopback_host(headers: &HeaderMap) -> bool {
-    let Some(host) = headers.get("host").and_then(|v| v.to_str().ok()) else {
+    let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else {
         return false;
     };
     let name = match host.strip_prefix('[') {
@@ -63,7 +63,7 @@ fn is_dot_segment(segment: &str) -> bool {
 
 /// The `content-length` a client declared, if any.
 pub fn declared_length(headers: &HeaderMap) -> Option<u64> {
-    headers.get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok())
+    headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok())
 }
 
 pub fn too_large() -> Response {

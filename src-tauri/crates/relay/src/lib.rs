@@ -8,6 +8,7 @@ mod account_state;
 mod auth;
 mod copy_buffers;
 mod guard;
+mod header_names;
 mod healthz;
 mod logging;
 mod relayed_body;

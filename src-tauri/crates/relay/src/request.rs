@@ -26,7 +26,7 @@ use crate::state::RelayState;
 use crate::streamed_body::{BodyCopy, Outgoing, StreamedBody, SMALL_BODY};
 use crate::transport::{Delivered, HttpTransport};
 use crate::upstream_request::{is_models_listing, upstream_url};
-use crate::{guard, reply, MAX_BODY_BYTES};
+use crate::{guard, header_names, reply, MAX_BODY_BYTES};
 
 /// A client request, as received.
 #[derive(Debug)]
@@ -93,7 +93,7 @@ pub async fn handle(state: &Arc<RelayState>, mark: &ConnMark, req: Request) -> R
         Ok(tags) => tags_json(&tags),
         Err(invalid) => return reply::invalid_tag(snap.protocol, &invalid),
     };
-    let from_headers = ClientIds::read_headers(|name| headers.get(name).and_then(|v| v.to_str().ok()));
+    let from_headers = ClientIds::read_headers(|name| header_names::text(&headers, name));
     let received = Received { method, rest, query: uri.query().map(str::to_string), headers, protocol: snap.protocol };
     // Forwarding (legacy without a fallback chain) routes by nothing in the body; routed
     // requests are buffered (an attempt may be retried) and read once.

@@ -160,7 +160,7 @@ pub(crate) async fn read_answer(
     let ttfb = Some(ms_since(started));
     let (parts, mut upstream) = resp.into_parts();
     let headers = parts.headers;
-    let coding = Coding::from_header(headers.get("content-encoding").and_then(|v| v.to_str().ok()));
+    let coding = Coding::from_header(headers.get(axum::http::header::CONTENT_ENCODING).and_then(|v| v.to_str().ok()));
     if !status.is_success() {
         let body = upstream::collect(upstream).await.unwrap_or_default();
         let readable = Decoder::decode_all(coding, &body).unwrap_or_default();

@@ -3,7 +3,7 @@
 //! connection's configured headers and the profile's credential. And the reverse filter for
 //! response headers.
 
-use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue};
 use switchyard_core::Protocol;
 use switchyard_engine::Snapshot;
 use switchyard_providers::endpoint::credential_header;
@@ -33,7 +33,7 @@ const CLIENT_CREDENTIALS: &[&str] = &["authorization", "x-api-key", "api-key", "
 /// Headers the client's `Connection` header nominates as hop-by-hop (RFC 9110 §7.6.1).
 fn nominated(client: &HeaderMap) -> Vec<String> {
     client
-        .get_all("connection")
+        .get_all(header::CONNECTION)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
@@ -49,7 +49,11 @@ pub fn upstream_url(snap: &Snapshot, rest: &str, query: Option<&str>) -> String 
         Protocol::Openai => rest.strip_prefix("v1/").unwrap_or(rest),
         Protocol::Anthropic => rest,
     };
-    let mut url = format!("{}/{}", snap.base_url, tail.trim_start_matches('/'));
+    let tail = tail.trim_start_matches('/');
+    let mut url = String::with_capacity(snap.base_url.len() + tail.len() + 2 + query.map_or(0, str::len));
+    url.push_str(&snap.base_url);
+    url.push('/');
+    url.push_str(tail);
     if let Some(q) = query {
         url.push('?');
         url.push_str(q);
@@ -61,7 +65,7 @@ pub fn upstream_url(snap: &Snapshot, rest: &str, query: Option<&str>) -> String 
 /// (a compressed answer is read through its coding on the side and relayed as it came).
 pub fn upstream_headers(client: &HeaderMap, snap: &Snapshot, secret: &Secret) -> HeaderMap {
     let mut out = HeaderMap::with_capacity(client.len() + snap.headers.len() + 1);
-    let nominated = if client.contains_key("connection") { nominated(client) } else { Vec::new() };
+    let nominated = if client.contains_key(header::CONNECTION) { nominated(client) } else { Vec::new() };
     for (name, value) in client {
         let n = name.as_str();
         if HOP_BY_HOP.contains(&n)
@@ -89,7 +93,7 @@ pub fn upstream_headers(client: &HeaderMap, snap: &Snapshot, secret: &Secret) ->
 /// provider's `Connection` nominates, stay on their hop).
 pub fn client_headers(upstream: &HeaderMap) -> HeaderMap {
     let mut out = HeaderMap::with_capacity(upstream.len() + 3);
-    let nominated = if upstream.contains_key("connection") { nominated(upstream) } else { Vec::new() };
+    let nominated = if upstream.contains_key(header::CONNECTION) { nominated(upstream) } else { Vec::new() };
     for (name, value) in upstream {
         if !HOP_BY_HOP.contains(&name.as_str()) && !nominated.iter().any(|x| x == name.as_str()) {
             out.append(name.clone(), value.clone());
@@ -100,7 +104,7 @@ pub fn client_headers(upstream: &HeaderMap) -> HeaderMap {
 
 /// Whether an answer is a server-sent event stream.
 pub fn is_event_stream(headers: &HeaderMap) -> bool {
-    headers.get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/event-stream"))
+    headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/event-stream"))
 }
 
 /// Whether a path is the dialect's models listing.

@@ -1,0 +1,48 @@
+//! Header names the relay looks up on every request, spelled once as `HeaderName`s: a lookup
+//! by `&str` parses and checks the name first (`HdrName::from_bytes`, ~400 instructions for a
+//! custom name), a lookup by `HeaderName` only hashes it.
+
+use axum::http::{HeaderMap, HeaderName};
+
+pub const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
+pub const X_CODEX_TURN_METADATA: HeaderName = HeaderName::from_static("x-codex-turn-metadata");
+pub const SESSION_ID: HeaderName = HeaderName::from_static("session-id");
+pub const X_CLAUDE_CODE_SESSION_ID: HeaderName = HeaderName::from_static("x-claude-code-session-id");
+pub const X_SESSION_ID: HeaderName = HeaderName::from_static("x-session-id");
+pub const X_SWITCHYARD_TURN: HeaderName = HeaderName::from_static("x-switchyard-turn");
+pub const X_SWITCHYARD_CONVERSATION: HeaderName = HeaderName::from_static("x-switchyard-conversation");
+
+/// `headers[name]` as text, for core's readers that ask by name (`ClientIds::read_headers`).
+pub fn text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    let known = match name {
+        "x-codex-turn-metadata" => Some(X_CODEX_TURN_METADATA),
+        "session-id" => Some(SESSION_ID),
+        "x-claude-code-session-id" => Some(X_CLAUDE_CODE_SESSION_ID),
+        "x-session-id" => Some(X_SESSION_ID),
+        "x-switchyard-turn" => Some(X_SWITCHYARD_TURN),
+        "x-switchyard-conversation" => Some(X_SWITCHYARD_CONVERSATION),
+        _ => None,
+    };
+    let value = match known {
+        Some(name) => headers.get(name),
+        None => headers.get(name),
+    };
+    value.and_then(|v| v.to_str().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_known_name_and_any_other_read_alike() {
+        let mut h = HeaderMap::new();
+        for (name, value) in [("session-id", "s1"), ("x-switchyard-turn", "t1"), ("x-other", "o1")] {
+            h.insert(HeaderName::from_static(name), value.parse().unwrap_or_else(|_| unreachable!()));
+        }
+        assert_eq!(text(&h, "session-id"), Some("s1"), "a name spelled here");
+        assert_eq!(text(&h, "x-switchyard-turn"), Some("t1"));
+        assert_eq!(text(&h, "x-other"), Some("o1"), "a name not spelled here is looked up as given");
+        assert_eq!(text(&h, "x-session-id"), None, "absent");
+    }
+}
