@@ -6,6 +6,7 @@
 //! `discovery` and `endpoint` make the HTTP calls of test/discovery with reqwest.
 
 pub mod anthropic;
+pub mod chat_chunk;
 pub mod classify;
 pub mod content_coding;
 pub mod discovery;

@@ -4,7 +4,6 @@
 
 use std::ops::ControlFlow;
 
-use serde_json::Value;
 use switchyard_core::Protocol;
 
 /// One complete event, borrowed from the splitter: its `event:` name (if any) and its
@@ -95,19 +94,29 @@ impl SseSplitter {
         match name {
             b"event" => {
                 self.name.clear();
-                self.name.push_str(&String::from_utf8_lossy(value));
+                push_text(&mut self.name, value);
                 self.has_name = true;
             }
             b"data" => {
                 if self.has_data {
                     self.data.push('\n');
                 }
-                self.data.push_str(&String::from_utf8_lossy(value));
+                push_text(&mut self.data, value);
                 self.has_data = true;
             }
             _ => {}
         }
         ControlFlow::Continue(())
+    }
+}
+
+/// Appends `bytes` as text, invalid UTF-8 replaced. A valid line (every line a provider sends)
+/// is checked in one pass and copied; `from_utf8_lossy` walks it in chunks first (1.4k
+/// instructions for a 200-byte line).
+fn push_text(out: &mut String, bytes: &[u8]) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => out.push_str(text),
+        Err(_) => out.push_str(&String::from_utf8_lossy(bytes)),
     }
 }
 
@@ -142,7 +151,7 @@ pub fn event_role(protocol: Protocol, e: &SseEvent<'_>) -> EventRole {
                 return EventRole::Terminal;
             }
             match name {
-                "" => openai_chunk_role(e.data),
+                "" => crate::chat_chunk::chunk_role(e.data),
                 "error" | "response.failed" => EventRole::Error,
                 "response.completed" | "response.incomplete" => EventRole::Terminal,
                 n if n.ends_with(".delta")
@@ -170,37 +179,6 @@ pub fn event_role_after_output(protocol: Protocol, e: &SseEvent<'_>) -> EventRol
         return EventRole::Other;
     }
     event_role(protocol, e)
-}
-
-/// A chat-completions chunk: content when a delta carries text, a refusal or tool calls.
-fn openai_chunk_role(data: &str) -> EventRole {
-    let Ok(v) = serde_json::from_str::<Value>(data) else {
-        return EventRole::Other;
-    };
-    if v.get("error").is_some() {
-        return EventRole::Error;
-    }
-    let Some(choices) = v.get("choices").and_then(Value::as_array) else {
-        return EventRole::Other;
-    };
-    if choices.is_empty() {
-        return EventRole::Other;
-    }
-    let has = |d: &Value, k: &str| match d.get(k) {
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(Value::Array(a)) => !a.is_empty(),
-        _ => false,
-    };
-    let content = choices.iter().any(|c| {
-        c.get("delta").is_some_and(|d| {
-            has(d, "content") || has(d, "tool_calls") || has(d, "refusal") || d.get("function_call").is_some()
-        })
-    });
-    if content {
-        EventRole::Content
-    } else {
-        EventRole::Preamble
-    }
 }
 
 /// The event the relay sends when the upstream stream breaks after output: the dialect's

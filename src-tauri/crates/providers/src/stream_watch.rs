@@ -70,6 +70,12 @@ impl StreamWatch {
     /// Reads the next bytes of the answer, as they came from the provider. `now` dates
     /// cooldown hints in error events.
     pub fn push(&mut self, chunk: &[u8], now: SystemTime) {
+        self.push_dated(chunk, || now);
+    }
+
+    /// [`StreamWatch::push`], asking `now` for the time only when an error event needs dating
+    /// (the relay's clock is read through the engine: not on every chunk of a stream).
+    pub fn push_dated(&mut self, chunk: &[u8], now: impl Fn() -> SystemTime) {
         if self.error_before_output {
             return;
         }
@@ -88,7 +94,7 @@ impl StreamWatch {
                     self.clean_end = true;
                 }
                 EventRole::Error if self.error.is_none() => {
-                    let c = crate::classify(protocol, 200, &(), ev.data.as_bytes(), now);
+                    let c = crate::classify(protocol, 200, &(), ev.data.as_bytes(), now());
                     self.error = Some(c.failure);
                     if !self.output {
                         self.error_before_output = true;

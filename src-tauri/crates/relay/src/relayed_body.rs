@@ -79,11 +79,9 @@ impl<R: Ledgered> Tail<R> {
     }
 
     fn observe(&mut self, chunk: &[u8]) {
+        let recorder = &self.recorder;
         match &mut self.sniff {
-            Sniff::Sse { watch, .. } => {
-                let now = self.recorder.now();
-                watch.push(chunk, now);
-            }
+            Sniff::Sse { watch, .. } => watch.push_dated(chunk, || recorder.now()),
             Sniff::Json { copy, .. } => {
                 if copy.len() + chunk.len() <= USAGE_COPY_CAP {
                     copy.extend_from_slice(chunk);
