@@ -16,7 +16,7 @@ use switchyard_core::Protocol;
 /// The body without its account-bound items, or `None` when it has none (or is not JSON):
 /// then the original bytes go unchanged.
 pub(crate) fn strip_account_state(protocol: Protocol, body: &[u8]) -> Option<Bytes> {
-    if body.first() != Some(&b'{') {
+    if body.first() != Some(&b'{') || !may_hold_account_state(protocol, body) {
         return None;
     }
     let mut json: Value = serde_json::from_slice(body).ok()?;
@@ -28,6 +28,19 @@ pub(crate) fn strip_account_state(protocol: Protocol, body: &[u8]) -> Option<Byt
         return None;
     }
     serde_json::to_vec(&json).ok().map(Bytes::from)
+}
+
+/// Whether `body` can hold an account-bound item at all, from its bytes: every such item
+/// spells `encrypted_content` (Responses) or `thinking` (Anthropic: `thinking` and
+/// `redacted_thinking` blocks), unless a `\u` escape spells it another way. A body with
+/// neither is not parsed: after a conversation moves every attempt asks, and parsing a
+/// 200 KB body into a `Value` to find nothing cost 107k instructions per request.
+fn may_hold_account_state(protocol: Protocol, body: &[u8]) -> bool {
+    let needle: &[u8] = match protocol {
+        Protocol::Openai => b"encrypted_content",
+        Protocol::Anthropic => b"thinking",
+    };
+    memchr::memmem::find(body, needle).is_some() || memchr::memmem::find(body, b"\\u").is_some()
 }
 
 fn kind(v: &Value) -> Option<&str> {
@@ -135,5 +148,17 @@ mod tests {
         assert_eq!(strip_account_state(Protocol::Openai, wrong_dialect), None, "each dialect drops its own items");
         assert_eq!(strip_account_state(Protocol::Openai, b"not json"), None, "non-JSON passes");
         assert_eq!(strip_account_state(Protocol::Anthropic, b"{broken"), None, "broken JSON passes");
+    }
+
+    #[test]
+    fn items_spelled_with_escapes_are_still_found() {
+        let responses = br#"{"input":[{"type":"reasoning","encrypted\u005fcontent":"gAAA"},{"type":"message"}]}"#;
+        let kept = strip_account_state(Protocol::Openai, responses).map(|b| String::from_utf8_lossy(&b).into_owned());
+        assert_eq!(kept.as_deref(), Some(r#"{"input":[{"type":"message"}]}"#), "an escaped key names the same item");
+        let anthropic =
+            br#"{"messages":[{"role":"assistant","content":[{"type":"redacted_thi\u006eking"},{"type":"text"}]}]}"#;
+        assert!(strip_account_state(Protocol::Anthropic, anthropic).is_some(), "an escaped type names the same block");
+        assert!(!may_hold_account_state(Protocol::Openai, br#"{"input":[{"type":"message","content":"hi"}]}"#));
+        assert!(may_hold_account_state(Protocol::Anthropic, br#"{"x":"thinking"}"#), "the needle anywhere");
     }
 }
