@@ -31,6 +31,12 @@ fn usable(id: Option<String>) -> Option<String> {
 
 /// The response id of a whole (non-streamed) Responses answer.
 pub fn response_id_from_body(body: &[u8]) -> Option<String> {
+    // Cheap pre-check: a chat-completions answer (`"object":"chat.completion"`) is read for
+    // this too, and a parse of it allocates its object and id for nothing. A Responses answer
+    // spells `"response"`, unless a `\u` escape spells it another way.
+    if memchr::memmem::find(body, b"\"response\"").is_none() && memchr::memmem::find(body, b"\\u").is_none() {
+        return None;
+    }
     let body: Body = serde_json::from_slice(body).ok()?;
     if body.object.as_deref() != Some("response") {
         return None;
@@ -61,6 +67,10 @@ mod tests {
         assert_eq!(response_id_from_body(body).as_deref(), Some("resp_1"), "a response body's id");
         let chat = br#"{"id":"chatcmpl-1","object":"chat.completion"}"#;
         assert_eq!(response_id_from_body(chat), None, "chat completions have no response id");
+        let spaced = br#"{"id":"resp_3", "object" : "response"}"#;
+        assert_eq!(response_id_from_body(spaced).as_deref(), Some("resp_3"), "found past the pre-check");
+        let escaped = br#"{"id":"resp_4","object":"respons\u0065"}"#;
+        assert_eq!(response_id_from_body(escaped).as_deref(), Some("resp_4"), "an escaped object name too");
         let created = r#"{"type":"response.created","response":{"id":"resp_2","object":"response"}}"#;
         assert_eq!(response_id_from_event(created).as_deref(), Some("resp_2"), "response.created");
         let done = r#"{"type":"response.completed","response":{"id":"resp_2"}}"#;
