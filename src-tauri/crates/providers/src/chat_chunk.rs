@@ -12,6 +12,7 @@
 
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
+use crate::lenient::{deserialize_leniently, Shapes};
 use crate::sse::EventRole;
 
 /// The role of one chunk's data.
@@ -25,28 +26,6 @@ pub fn chunk_role(data: &str) -> EventRole {
         Chunk { choices: Some(Choices { any: true, content: false }), .. } => EventRole::Preamble,
         Chunk { .. } => EventRole::Other,
     }
-}
-
-/// Which of the visited value's shapes a reader takes; every other shape is skipped and
-/// reads as `Default`.
-macro_rules! skip_other_shapes {
-    ($value:ty) => {
-        fn visit_bool<E>(self, _: bool) -> Result<$value, E> {
-            Ok(<$value>::default())
-        }
-        fn visit_i64<E>(self, _: i64) -> Result<$value, E> {
-            Ok(<$value>::default())
-        }
-        fn visit_u64<E>(self, _: u64) -> Result<$value, E> {
-            Ok(<$value>::default())
-        }
-        fn visit_f64<E>(self, _: f64) -> Result<$value, E> {
-            Ok(<$value>::default())
-        }
-        fn visit_unit<E>(self) -> Result<$value, E> {
-            Ok(<$value>::default())
-        }
-    };
 }
 
 #[derive(Default)]
@@ -64,20 +43,8 @@ struct Choices {
     content: bool,
 }
 
-impl<'de> serde::Deserialize<'de> for Chunk {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ChunkReader)
-    }
-}
-
-struct ChunkReader;
-
-impl<'de> Visitor<'de> for ChunkReader {
-    type Value = Chunk;
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a chunk")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Chunk, A::Error> {
+impl<'de> Shapes<'de> for Chunk {
+    fn object<A: MapAccess<'de>>(mut map: A) -> Result<Chunk, A::Error> {
         let mut chunk = Chunk::default();
         while let Some(key) = map.next_key::<Key>()? {
             match key.0.as_ref() {
@@ -93,15 +60,86 @@ impl<'de> Visitor<'de> for ChunkReader {
         }
         Ok(chunk)
     }
-    fn visit_str<E>(self, _: &str) -> Result<Chunk, E> {
-        Ok(Chunk::default())
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Chunk, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Chunk::default())
-    }
-    skip_other_shapes!(Chunk);
 }
+
+/// `choices`: `Some` only for an array.
+#[derive(Default)]
+struct ChoicesValue(Option<Choices>);
+
+impl<'de> Shapes<'de> for ChoicesValue {
+    fn array<A: SeqAccess<'de>>(mut seq: A) -> Result<ChoicesValue, A::Error> {
+        let mut choices = Choices::default();
+        while let Some(choice) = seq.next_element::<Choice>()? {
+            choices.any = true;
+            choices.content |= choice.0;
+        }
+        Ok(ChoicesValue(Some(choices)))
+    }
+}
+
+/// One choice: whether its `delta` carries content.
+#[derive(Default)]
+struct Choice(bool);
+
+impl<'de> Shapes<'de> for Choice {
+    fn object<A: MapAccess<'de>>(mut map: A) -> Result<Choice, A::Error> {
+        let mut content = false;
+        while let Some(key) = map.next_key::<Key>()? {
+            if key.0 == "delta" {
+                content = map.next_value::<Delta>()?.0;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(Choice(content))
+    }
+}
+
+/// A delta: whether it carries content.
+#[derive(Default)]
+struct Delta(bool);
+
+impl<'de> Shapes<'de> for Delta {
+    fn object<A: MapAccess<'de>>(mut map: A) -> Result<Delta, A::Error> {
+        // content, tool_calls, refusal: each its last value's; function_call: present.
+        let mut has = [false; 3];
+        let mut function_call = false;
+        while let Some(key) = map.next_key::<Key>()? {
+            let slot = match key.0.as_ref() {
+                "content" => 0,
+                "tool_calls" => 1,
+                "refusal" => 2,
+                other => {
+                    function_call |= other == "function_call";
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            has[slot] = map.next_value::<NonEmpty>()?.0;
+        }
+        Ok(Delta(function_call || has.contains(&true)))
+    }
+}
+
+/// A non-empty string or array.
+#[derive(Default)]
+struct NonEmpty(bool);
+
+impl<'de> Shapes<'de> for NonEmpty {
+    fn text(v: &str) -> NonEmpty {
+        NonEmpty(!v.is_empty())
+    }
+
+    fn array<A: SeqAccess<'de>>(mut seq: A) -> Result<NonEmpty, A::Error> {
+        let mut any = false;
+        while seq.next_element::<IgnoredAny>()?.is_some() {
+            any = true;
+        }
+        Ok(NonEmpty(any))
+    }
+}
+
+deserialize_leniently!(Chunk, ChoicesValue, Choice, Delta, NonEmpty);
 
 /// A key, borrowed when it has no escapes.
 struct Key<'de>(std::borrow::Cow<'de, str>);
@@ -122,150 +160,5 @@ impl<'de> serde::Deserialize<'de> for Key<'de> {
             }
         }
         d.deserialize_str(Text)
-    }
-}
-
-/// `choices`: `Some` only for an array.
-#[derive(Default)]
-struct ChoicesValue(Option<Choices>);
-
-impl<'de> serde::Deserialize<'de> for ChoicesValue {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Reader;
-        impl<'de> Visitor<'de> for Reader {
-            type Value = ChoicesValue;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("choices")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ChoicesValue, A::Error> {
-                let mut choices = Choices::default();
-                while let Some(choice) = seq.next_element::<Choice>()? {
-                    choices.any = true;
-                    choices.content |= choice.0;
-                }
-                Ok(ChoicesValue(Some(choices)))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ChoicesValue, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(ChoicesValue(None))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<ChoicesValue, E> {
-                Ok(ChoicesValue(None))
-            }
-            skip_other_shapes!(ChoicesValue);
-        }
-        d.deserialize_any(Reader)
-    }
-}
-
-/// One choice: whether its `delta` carries content.
-#[derive(Default)]
-struct Choice(bool);
-
-impl<'de> serde::Deserialize<'de> for Choice {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Reader;
-        impl<'de> Visitor<'de> for Reader {
-            type Value = Choice;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a choice")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Choice, A::Error> {
-                let mut content = false;
-                while let Some(key) = map.next_key::<Key>()? {
-                    if key.0 == "delta" {
-                        content = map.next_value::<Delta>()?.0;
-                    } else {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                }
-                Ok(Choice(content))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Choice, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Choice(false))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Choice, E> {
-                Ok(Choice(false))
-            }
-            skip_other_shapes!(Choice);
-        }
-        d.deserialize_any(Reader)
-    }
-}
-
-/// A delta: whether it carries content.
-#[derive(Default)]
-struct Delta(bool);
-
-impl<'de> serde::Deserialize<'de> for Delta {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Reader;
-        impl<'de> Visitor<'de> for Reader {
-            type Value = Delta;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a delta")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Delta, A::Error> {
-                // content, tool_calls, refusal: each its last value's; function_call: present.
-                let mut has = [false; 3];
-                let mut function_call = false;
-                while let Some(key) = map.next_key::<Key>()? {
-                    let slot = match key.0.as_ref() {
-                        "content" => 0,
-                        "tool_calls" => 1,
-                        "refusal" => 2,
-                        other => {
-                            function_call |= other == "function_call";
-                            map.next_value::<IgnoredAny>()?;
-                            continue;
-                        }
-                    };
-                    has[slot] = map.next_value::<NonEmpty>()?.0;
-                }
-                Ok(Delta(function_call || has.contains(&true)))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Delta, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Delta(false))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Delta, E> {
-                Ok(Delta(false))
-            }
-            skip_other_shapes!(Delta);
-        }
-        d.deserialize_any(Reader)
-    }
-}
-
-/// A non-empty string or array.
-#[derive(Default)]
-struct NonEmpty(bool);
-
-impl<'de> serde::Deserialize<'de> for NonEmpty {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Reader;
-        impl<'de> Visitor<'de> for Reader {
-            type Value = NonEmpty;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a string or an array")
-            }
-            fn visit_str<E>(self, v: &str) -> Result<NonEmpty, E> {
-                Ok(NonEmpty(!v.is_empty()))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<NonEmpty, A::Error> {
-                let mut any = false;
-                while seq.next_element::<IgnoredAny>()?.is_some() {
-                    any = true;
-                }
-                Ok(NonEmpty(any))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NonEmpty, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(NonEmpty(false))
-            }
-            skip_other_shapes!(NonEmpty);
-        }
-        d.deserialize_any(Reader)
     }
 }

@@ -6,8 +6,10 @@
 //! (OpenAI reports no cache writes). Counts are recorded as the provider states them: Anthropic's
 //! `input_tokens` excludes cached tokens, OpenAI's `prompt_tokens` includes them. Pure.
 
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{IgnoredAny, MapAccess};
 use serde::Deserialize;
+
+use crate::lenient::{deserialize_leniently, Shapes};
 
 /// Tokens of one attempt; `None` when the provider did not say.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -118,42 +120,30 @@ enum DetailField {
     Other,
 }
 
-impl<'de> Deserialize<'de> for Counts {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Object;
-        impl<'de> Visitor<'de> for Object {
-            type Value = Counts;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a usage object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Counts, A::Error> {
-                let mut c = Counts::default();
-                while let Some(field) = map.next_key::<CountField>()? {
-                    let slot = match field {
-                        CountField::InputTokens => &mut c.input_tokens,
-                        CountField::PromptTokens => &mut c.prompt_tokens,
-                        CountField::OutputTokens => &mut c.output_tokens,
-                        CountField::CompletionTokens => &mut c.completion_tokens,
-                        CountField::CacheReadInputTokens => &mut c.cache_read_input_tokens,
-                        CountField::CacheCreationInputTokens => &mut c.cache_creation_input_tokens,
-                        CountField::PromptTokensDetails => &mut c.prompt_cached,
-                        CountField::InputTokensDetails => &mut c.input_cached,
-                        CountField::Other => {
-                            map.next_value::<IgnoredAny>()?;
-                            continue;
-                        }
-                    };
-                    *slot = match field {
-                        CountField::PromptTokensDetails | CountField::InputTokensDetails => {
-                            map.next_value::<Cached>()?.0
-                        }
-                        _ => map.next_value::<Count>()?.0,
-                    };
+impl<'de> Shapes<'de> for Counts {
+    fn object<A: MapAccess<'de>>(mut map: A) -> Result<Counts, A::Error> {
+        let mut c = Counts::default();
+        while let Some(field) = map.next_key::<CountField>()? {
+            let slot = match field {
+                CountField::InputTokens => &mut c.input_tokens,
+                CountField::PromptTokens => &mut c.prompt_tokens,
+                CountField::OutputTokens => &mut c.output_tokens,
+                CountField::CompletionTokens => &mut c.completion_tokens,
+                CountField::CacheReadInputTokens => &mut c.cache_read_input_tokens,
+                CountField::CacheCreationInputTokens => &mut c.cache_creation_input_tokens,
+                CountField::PromptTokensDetails => &mut c.prompt_cached,
+                CountField::InputTokensDetails => &mut c.input_cached,
+                CountField::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
                 }
-                Ok(c)
-            }
+            };
+            *slot = match field {
+                CountField::PromptTokensDetails | CountField::InputTokensDetails => map.next_value::<Cached>()?.0,
+                _ => map.next_value::<Count>()?.0,
+            };
         }
-        d.deserialize_any(NotObject(Object))
+        Ok(c)
     }
 }
 
@@ -161,99 +151,32 @@ impl<'de> Deserialize<'de> for Counts {
 #[derive(Default)]
 struct Cached(Option<i64>);
 
-impl<'de> Deserialize<'de> for Cached {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Object;
-        impl<'de> Visitor<'de> for Object {
-            type Value = Cached;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a details object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Cached, A::Error> {
-                let mut cached = None;
-                while let Some(field) = map.next_key::<DetailField>()? {
-                    match field {
-                        DetailField::CachedTokens => cached = map.next_value::<Count>()?.0,
-                        DetailField::Other => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
+impl<'de> Shapes<'de> for Cached {
+    fn object<A: MapAccess<'de>>(mut map: A) -> Result<Cached, A::Error> {
+        let mut cached = None;
+        while let Some(field) = map.next_key::<DetailField>()? {
+            match field {
+                DetailField::CachedTokens => cached = map.next_value::<Count>()?.0,
+                DetailField::Other => {
+                    map.next_value::<IgnoredAny>()?;
                 }
-                Ok(Cached(cached))
             }
         }
-        d.deserialize_any(NotObject(Object))
-    }
-}
-
-/// Whatever `V` does not take reads as its default: `V`'s own `visit_map` and integers (where
-/// it takes them) go to it, anything else is skipped.
-struct NotObject<V>(V);
-
-impl<'de, V: Visitor<'de>> Visitor<'de> for NotObject<V>
-where
-    V::Value: Default,
-{
-    type Value = V::Value;
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.expecting(f)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
-        self.0.visit_map(map)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<V::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(V::Value::default())
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<V::Value, E> {
-        Ok(V::Value::default())
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<V::Value, E> {
-        self.0.visit_i64(v).or_else(|_: E| Ok(V::Value::default()))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<V::Value, E> {
-        self.0.visit_u64(v).or_else(|_: E| Ok(V::Value::default()))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<V::Value, E> {
-        Ok(V::Value::default())
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<V::Value, E> {
-        Ok(V::Value::default())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<V::Value, E> {
-        Ok(V::Value::default())
+        Ok(Cached(cached))
     }
 }
 
 /// A token count: an integer that fits `i64`, or unknown (any other value).
+#[derive(Default)]
 struct Count(Option<i64>);
 
-impl<'de> Deserialize<'de> for Count {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(NotObject(Integer)).map(Count)
+impl Shapes<'_> for Count {
+    fn integer(v: Option<i64>) -> Count {
+        Count(v)
     }
 }
 
-/// Takes an integer; any other number, a string or a literal reads as unknown (and an
-/// object or array too, through [`NotObject`]).
-struct Integer;
-
-impl<'de> Visitor<'de> for Integer {
-    type Value = Option<i64>;
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a token count")
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Option<i64>, E> {
-        Ok(Some(v))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Option<i64>, E> {
-        Ok(i64::try_from(v).ok())
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<i64>, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
-}
+deserialize_leniently!(Counts, Cached, Count);
 
 /// Usage in a whole JSON answer (any dialect).
 pub fn usage_from_body(body: &[u8]) -> Usage {

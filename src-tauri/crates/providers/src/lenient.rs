@@ -1,0 +1,92 @@
+//! JSON read the way a reader of a `serde_json::Value` would, without building one: a reader
+//! ([`Shapes`]) says which shapes of a value it takes — an object, an array, a string, an
+//! integer — and every other shape is skipped and reads as its `Default`. `usage.rs` and
+//! `chat_chunk.rs` read the relay's per-request JSON this way (a `Value` there was an
+//! allocation per node, on every answer and every streamed chunk before the first content).
+
+use std::marker::PhantomData;
+
+use serde::de::{Error, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+/// The shapes a lenient reader takes; the defaults skip the value and read as `Default`.
+pub(crate) trait Shapes<'de>: Default {
+    fn object<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Self::default())
+    }
+
+    fn array<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Self::default())
+    }
+
+    fn text(_: &str) -> Self {
+        Self::default()
+    }
+
+    /// An integer; `None` when it does not fit `i64` (as `Value::as_i64` says).
+    fn integer(_: Option<i64>) -> Self {
+        Self::default()
+    }
+}
+
+/// `Deserialize` for lenient readers: any value, through [`Shapes`].
+macro_rules! deserialize_leniently {
+    ($($reader:ty),+ $(,)?) => {$(
+        impl<'de> serde::Deserialize<'de> for $reader {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                d.deserialize_any($crate::lenient::Lenient::new())
+            }
+        }
+    )+};
+}
+pub(crate) use deserialize_leniently;
+
+/// The visitor behind [`deserialize_leniently`].
+pub(crate) struct Lenient<T>(PhantomData<T>);
+
+impl<T> Lenient<T> {
+    pub(crate) fn new() -> Self {
+        Lenient(PhantomData)
+    }
+}
+
+impl<'de, T: Shapes<'de>> Visitor<'de> for Lenient<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+        T::object(map)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
+        T::array(seq)
+    }
+
+    fn visit_str<E: Error>(self, v: &str) -> Result<T, E> {
+        Ok(T::text(v))
+    }
+
+    fn visit_i64<E: Error>(self, v: i64) -> Result<T, E> {
+        Ok(T::integer(Some(v)))
+    }
+
+    fn visit_u64<E: Error>(self, v: u64) -> Result<T, E> {
+        Ok(T::integer(i64::try_from(v).ok()))
+    }
+
+    fn visit_f64<E: Error>(self, _: f64) -> Result<T, E> {
+        Ok(T::default())
+    }
+
+    fn visit_bool<E: Error>(self, _: bool) -> Result<T, E> {
+        Ok(T::default())
+    }
+
+    fn visit_unit<E: Error>(self) -> Result<T, E> {
+        Ok(T::default())
+    }
+}
