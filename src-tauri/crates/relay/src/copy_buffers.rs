@@ -1,5 +1,5 @@
 //! Buffers for the copies of forwarded bodies (`streamed_body.rs`), kept for reuse. A copy
-//! lives until the ledger's task has read its keys (up to the ledger's linger, 100 ms), so a
+//! lives until the ledger's writer has read its keys (up to the ledger's linger, 100 ms), so a
 //! relay forwarding 200 KB bodies at 200 req/s holds ~20 of them; allocating each afresh
 //! faults its pages in from the kernel on every request (measured forwarding 1 MB bodies at 50
 //! req/s: 65 page faults and 1,825 µs of relay CPU per request before, 14 and 1,374 after).

@@ -257,7 +257,7 @@ enum Keys {
     Later(KeysLater),
 }
 
-/// The request's turn, conversation and session keys, computed by the ledger's task from
+/// The request's turn, conversation and session keys, computed by the ledger's writer from
 /// the copy of its streamed body once the attempt is recorded: the same keys a routed
 /// request gets, off the request path.
 fn keys_later(

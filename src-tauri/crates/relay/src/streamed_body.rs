@@ -2,7 +2,7 @@
 //! sent on as it arrives from the client — no retry can happen, so nothing waits for the
 //! whole body — and kept in a [`BodyCopy`]. The model is read from the copy once the
 //! provider has answered (the provider has read the body by then), and the ledger's turn,
-//! conversation and session keys on the ledger's task (`request::keys_later`).
+//! conversation and session keys on the ledger's writer thread (`request::keys_later`).
 //!
 //! A body the client declares at most [`SMALL_BODY`] long is taken whole instead (it comes
 //! with the head, or within one 64 KB upload) and sent like a routed one: hyper then writes
@@ -28,7 +28,7 @@ use crate::upstream::BoxError;
 
 // A copy's bytes are copied into one buffer (taken from the relay's `CopyBuffers` and given
 // back when the copy is dropped), never kept as the frames that came: the frames are slices
-// of the connection's read buffer, which a kept frame pins until the ledger's task is done with
+// of the connection's read buffer, which a kept frame pins until the ledger's writer is done with
 // the copy (at 256 streams of small bodies that held 66.2 MB of relay RSS against 50.4 MB). One
 // buffer also spares the join before the skim, and a reused one its page faults.
 
