@@ -12,8 +12,8 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::connection::Protocol;
-use crate::hex_text::{hex_text, prefixed};
-use crate::turn::{anchor_through, short_digest, ClientIds, Cut, SessionOrigin};
+use crate::hex_text::prefixed;
+use crate::turn::{anchor_through, short_key, ClientIds, Cut, SessionOrigin};
 
 /// Where a conversation key came from (for the ledger and diagnostics).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -81,9 +81,8 @@ pub(crate) fn conversation_key_with(
     ids: &ClientIds,
     opening: impl FnOnce() -> String,
 ) -> (ConversationKey, ConversationSource) {
-    let id_key = |tag: &[u8], id: &str, prefix: &str| {
-        ConversationKey(hex_text(prefix, &short_digest(&[tag, slug.as_bytes(), id.as_bytes()])))
-    };
+    let id_key =
+        |tag: &[u8], id: &str, prefix: &str| ConversationKey(short_key(prefix, &[tag, slug.as_bytes(), id.as_bytes()]));
     if let Some(c) = &ids.explicit_conversation {
         return (id_key(b"conversation-explicit", c, "x:"), ConversationSource::Explicit);
     }

@@ -113,7 +113,7 @@ impl ClientIds {
 
     /// The session as the ledger keeps it: hashed with the connection, never the raw id.
     pub fn session_key(&self, slug: &str) -> Option<String> {
-        self.session.as_deref().map(|s| hex_text("", &short_digest(&[b"session", slug.as_bytes(), s.as_bytes()])))
+        self.session.as_deref().map(|s| short_key("", &[b"session", slug.as_bytes(), s.as_bytes()]))
     }
 }
 
@@ -141,14 +141,14 @@ pub fn turn_key(protocol: Protocol, slug: &str, ids: &ClientIds, body: &Value) -
 /// `turn_key` with the anchor computed by `anchor` (only called when no turn id decides).
 pub(crate) fn turn_key_with(slug: &str, ids: &ClientIds, anchor: impl FnOnce() -> String) -> (String, TurnSource) {
     if let Some(t) = &ids.explicit_turn {
-        return (hex_text("x:", &short_digest(&[slug.as_bytes(), t.as_bytes()])), TurnSource::Explicit);
+        return (short_key("x:", &[slug.as_bytes(), t.as_bytes()]), TurnSource::Explicit);
     }
     if let Some(t) = &ids.client_turn {
-        return (hex_text("t:", &short_digest(&[b"turn", slug.as_bytes(), t.as_bytes()])), TurnSource::ClientTurn);
+        return (short_key("t:", &[b"turn", slug.as_bytes(), t.as_bytes()]), TurnSource::ClientTurn);
     }
     let anchor = anchor();
     match &ids.session {
-        Some(s) => (hex_text("s:", &short_digest(&[s.as_bytes(), anchor.as_bytes()])), TurnSource::Session),
+        Some(s) => (short_key("s:", &[s.as_bytes(), anchor.as_bytes()]), TurnSource::Session),
         None => (prefixed("a:", &anchor), TurnSource::Anchor),
     }
 }
@@ -284,16 +284,15 @@ fn is_human(protocol: Protocol, m: &Value) -> bool {
     }
 }
 
-/// The first 16 bytes of the SHA-256 of `parts`, each framed by its length.
-pub(crate) fn short_digest(parts: &[&[u8]]) -> [u8; 16] {
+/// `prefix` and the hex of the first 16 bytes of the SHA-256 of `parts`, each framed by its
+/// length: the id-derived keys.
+pub(crate) fn short_key(prefix: &str, parts: &[&[u8]]) -> String {
     let mut h = Sha256::new();
     for p in parts {
         h.update((p.len() as u64).to_be_bytes());
         h.update(p);
     }
-    let mut first = [0u8; 16];
-    first.copy_from_slice(&h.finalize()[..16]);
-    first
+    hex_text(prefix, &h.finalize()[..16])
 }
 
 #[cfg(test)]
