@@ -50,21 +50,15 @@ struct Carriers {
     usage: Counts,
     /// Anthropic `message_start`: `{"message": {"usage": {...}}}`.
     #[serde(default)]
-    message: Option<Inner>,
+    message: Option<UsageOnly>,
     /// Responses API `response.completed`: `{"response": {"usage": {...}}}`.
     #[serde(default)]
-    response: Option<Inner>,
+    response: Option<UsageOnly>,
 }
 
-/// A whole answer: only its top-level `usage` counts.
+/// Only an object's `usage` counts: a whole answer, or the object an event nests its usage in.
 #[derive(Deserialize)]
-struct Answer {
-    #[serde(default)]
-    usage: Counts,
-}
-
-#[derive(Deserialize)]
-struct Inner {
+struct UsageOnly {
     #[serde(default)]
     usage: Counts,
 }
@@ -180,7 +174,7 @@ deserialize_leniently!(Counts, Cached, Count);
 
 /// Usage in a whole JSON answer (any dialect).
 pub fn usage_from_body(body: &[u8]) -> Usage {
-    serde_json::from_slice::<Answer>(body).map(|a| a.usage.usage()).unwrap_or_default()
+    serde_json::from_slice::<UsageOnly>(body).map(|a| a.usage.usage()).unwrap_or_default()
 }
 
 /// Usage carried by one stream event's data (any dialect).
