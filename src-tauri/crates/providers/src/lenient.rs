@@ -2,11 +2,19 @@
 //! ([`Shapes`]) says which shapes of a value it takes — an object, an array, a string, an
 //! integer — and every other shape is skipped and reads as its `Default`. `usage.rs` and
 //! `chat_chunk.rs` read the relay's per-request JSON this way (a `Value` there was an
-//! allocation per node, on every answer and every streamed chunk before the first content).
+//! allocation per node, on every answer and every streamed chunk before the first content);
+//! [`may_spell`] tells from the bytes alone whether a parse could find what it looks for.
 
 use std::marker::PhantomData;
 
 use serde::de::{Error, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+/// Whether JSON text can spell `text` at all, in a key or a string: it holds `text` as
+/// written, or a `\u` escape that could write it another way. A pre-check that spares a parse
+/// looking for `text` in a document that cannot hold it (a memchr pass over the bytes).
+pub fn may_spell(json: &[u8], text: &[u8]) -> bool {
+    memchr::memmem::find(json, text).is_some() || memchr::memmem::find(json, b"\\u").is_some()
+}
 
 /// The shapes a lenient reader takes; the defaults skip the value and read as `Default`.
 pub(crate) trait Shapes<'de>: Default {

@@ -13,7 +13,7 @@ pub mod discovery;
 pub mod endpoint;
 pub mod headers;
 pub mod hint;
-mod lenient;
+pub mod lenient;
 pub mod openai;
 pub mod quota;
 pub mod response_id;

@@ -34,7 +34,7 @@ pub fn response_id_from_body(body: &[u8]) -> Option<String> {
     // Cheap pre-check: a chat-completions answer (`"object":"chat.completion"`) is read for
     // this too, and a parse of it allocates its object and id for nothing. A Responses answer
     // spells `"response"`, unless a `\u` escape spells it another way.
-    if memchr::memmem::find(body, b"\"response\"").is_none() && memchr::memmem::find(body, b"\\u").is_none() {
+    if !crate::lenient::may_spell(body, b"\"response\"") {
         return None;
     }
     let body: Body = serde_json::from_slice(body).ok()?;

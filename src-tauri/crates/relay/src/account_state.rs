@@ -12,6 +12,7 @@
 use bytes::Bytes;
 use serde_json::Value;
 use switchyard_core::Protocol;
+use switchyard_providers::lenient::may_spell;
 
 /// The body without its account-bound items, or `None` when it has none (or is not JSON):
 /// then the original bytes go unchanged.
@@ -40,7 +41,7 @@ fn may_hold_account_state(protocol: Protocol, body: &[u8]) -> bool {
         Protocol::Openai => b"encrypted_content",
         Protocol::Anthropic => b"thinking",
     };
-    memchr::memmem::find(body, needle).is_some() || memchr::memmem::find(body, b"\\u").is_some()
+    may_spell(body, needle)
 }
 
 fn kind(v: &Value) -> Option<&str> {
