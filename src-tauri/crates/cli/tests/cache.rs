@@ -71,7 +71,7 @@ async fn hit_ratios_count_the_whole_prompt_per_dialect() -> TestResult {
         // OpenAI: the prompt includes the cached tokens (800 of 1000).
         row(&o_conn, &o_key, "conv-3", (1000, 800, 0), 200),
     ];
-    attempts::insert_batch(&mut *store.acquire().await?, &rows).await?;
+    attempts::insert_batch(&mut *store.acquire().await?, rows.to_vec()).await?;
     store.close().await;
 
     let status: Value = serde_json::from_str(&run(d, &["--json", "routing", "status", "a"], None)?.stdout)?;

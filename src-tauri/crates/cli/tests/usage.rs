@@ -142,7 +142,7 @@ async fn jsonl_streams_every_row_past_the_old_listing_cap() -> TestResult {
             ..Default::default()
         })
         .collect();
-    attempts::insert_batch(&mut *store.acquire().await?, &rows).await?;
+    attempts::insert_batch(&mut *store.acquire().await?, rows.to_vec()).await?;
     store.close().await;
 
     let started = std::time::Instant::now();

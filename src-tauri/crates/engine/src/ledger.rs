@@ -97,10 +97,11 @@ async fn write_loop(store: Store, mut rx: mpsc::Receiver<Msg>) {
         }
         if !batch.is_empty() {
             since_prune += batch.len();
-            if let Err(e) = write_batch(&store, &batch).await {
-                tracing::warn!(error = %e, rows = batch.len(), "attempt ledger write failed");
+            let rows = batch.len();
+            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+            if let Err(e) = write_batch(&store, full).await {
+                tracing::warn!(error = %e, rows, "attempt ledger write failed");
             }
-            batch.clear();
             if since_prune >= 1000 {
                 since_prune = 0;
                 if let Ok(mut conn) = store.acquire().await {
@@ -141,9 +142,9 @@ fn take(m: Msg, batch: &mut Vec<AttemptRow>, flushes: &mut Vec<oneshot::Sender<(
     }
 }
 
-/// Up to 64 rows are one statement (an implicit transaction); `insert_batch` wraps longer
-/// batches in one transaction itself.
-async fn write_batch(store: &Store, rows: &[AttemptRow]) -> Result<(), switchyard_store::StoreError> {
+/// A batch (at most 256 rows) is one statement, an implicit transaction; the rows move into
+/// it (see `attempts::insert_batch`).
+async fn write_batch(store: &Store, rows: Vec<AttemptRow>) -> Result<(), switchyard_store::StoreError> {
     let mut conn = store.acquire().await?;
     attempts::insert_batch(&mut conn, rows).await
 }

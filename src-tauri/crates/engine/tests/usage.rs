@@ -89,7 +89,7 @@ fn row(f: &Fixture, profile: &str, at_ms: i64, model: Option<&str>, tokens: [Opt
 
 async fn insert(f: &Fixture, rows: &[AttemptRow]) -> TestResult {
     let mut conn = f.store.acquire().await?;
-    attempts::insert_batch(&mut conn, rows).await?;
+    attempts::insert_batch(&mut conn, rows.to_vec()).await?;
     Ok(())
 }
 

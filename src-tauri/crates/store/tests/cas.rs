@@ -153,9 +153,9 @@ async fn attempt_batches_keep_every_row_in_order_and_prune_keeps_the_newest() ->
     };
     let rows: Vec<AttemptRow> = (0..150).map(row).chain([odd.clone()]).collect();
     let mut conn = store.acquire().await?;
-    attempts::insert_batch(&mut conn, &[]).await?;
-    attempts::insert_batch(&mut conn, &rows[..1]).await?;
-    attempts::insert_batch(&mut conn, &rows[1..]).await?;
+    attempts::insert_batch(&mut conn, Vec::new()).await?;
+    attempts::insert_batch(&mut conn, rows[..1].to_vec()).await?;
+    attempts::insert_batch(&mut conn, rows[1..].to_vec()).await?;
     let newest = attempts::for_connection(&mut conn, "c1", 1000).await?;
     assert_eq!(
         newest.len(),
