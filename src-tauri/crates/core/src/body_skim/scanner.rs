@@ -39,7 +39,10 @@ pub(super) struct Scanner<'b> {
 
 impl<'b> Scanner<'b> {
     pub(super) fn new(b: &'b [u8], memo: Option<&'b DigestMemo>) -> Self {
-        Scanner { b, memo, i: 0, depth: 0, elements: Vec::new(), members: Vec::new(), scratch: Vec::new() }
+        // Room for a small body up front: grown from empty, the vectors reallocated four times
+        // each on a one-line chat body (1.4k of the 8k instructions of its keys, callgrind).
+        let (elements, members, scratch) = (Vec::with_capacity(16), Vec::with_capacity(16), Vec::with_capacity(512));
+        Scanner { b, memo, i: 0, depth: 0, elements, members, scratch }
     }
 
     /// Reads the value at the cursor with `read`, or takes what the memo knows of its bytes
