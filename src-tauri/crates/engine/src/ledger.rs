@@ -142,8 +142,8 @@ fn take(m: Msg, batch: &mut Vec<AttemptRow>, flushes: &mut Vec<oneshot::Sender<(
     }
 }
 
-/// A batch (at most 256 rows) is one statement, an implicit transaction; the rows move into
-/// it (see `attempts::insert_batch`).
+/// Up to 64 rows are one statement (an implicit transaction); `insert_batch` wraps longer
+/// batches in one transaction itself. The rows move into the statement's arguments.
 async fn write_batch(store: &Store, rows: Vec<AttemptRow>) -> Result<(), switchyard_store::StoreError> {
     let mut conn = store.acquire().await?;
     attempts::insert_batch(&mut conn, rows).await
