@@ -96,8 +96,8 @@ async fn write_loop(store: Store, mut rx: mpsc::Receiver<Msg>) {
             drain(&mut rx, &mut batch, &mut flushes);
         }
         if !batch.is_empty() {
-            since_prune += batch.len();
             let rows = batch.len();
+            since_prune += rows;
             let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
             if let Err(e) = write_batch(&store, full).await {
                 tracing::warn!(error = %e, rows, "attempt ledger write failed");
