@@ -31,11 +31,12 @@
 //! A request's path through [`Router::route`] (docs/design.md, "The request path"):
 //!
 //! ```text
-//! start_turn ─► loop { next_attempt ─► Transport::attempt ─► Reply
-//!                        │ Unavailable → Routed::Unavailable / Kept
-//!                        │ Deliver → attempt_succeeded, commit → Routed::Delivered(Recording)
-//!                        └ Failed  → Recording written, attempt_failed → plan:
-//!                                    FailoverTo / RetrySame → loop; GiveUp → Kept / NoAnswer }
+//! RouteRequest ─► start ─► loop { next_attempt ─► Transport::attempt ─► Reply { outcome, facts }
+//!                                  │ Unavailable → Routed::Unavailable (why) / Kept
+//!                                  │ facts → model, account state, quota board, response origins
+//!                                  │ Deliver → attempt_succeeded, commit → Routed::Delivered(Recording)
+//!                                  └ Failed  → Recording written, attempt_failed → plan:
+//!                                              FailoverTo / RetrySame → loop; GiveUp → Kept / NoAnswer }
 //! ```
 
 mod activation;
@@ -104,8 +105,9 @@ pub use relay_settings::{DEFAULT_RELAY_PORT, RELAY_PORT_KEY, RELAY_TOKEN_REVISIO
 pub use reorder::OrderEntry;
 pub use reverify::{Backoff as ReverifyBackoff, KeyCheck, Reverified, ReverifyTask, REVERIFY_POLL};
 pub use router::{
-    AttemptReport, KeysLater, LaterKeys, QuotaBoard, Recording, Reply, Route, Routed, Router, Snapshot, Target,
-    Transport, TurnRun, DROPPED_ACCOUNT_STATE, MAX_QUOTA_READINGS, MAX_RESPONSE_ORIGINS, QUOTA_FLUSH_EVERY,
+    AttemptFacts, AttemptReport, KeysLater, LaterKeys, Outcome, QuotaBoard, Recording, Refusal, Reply, RequestKeys,
+    Route, RouteRequest, Routed, Router, Snapshot, Target, Transport, DROPPED_ACCOUNT_STATE, MAX_QUOTA_READINGS,
+    MAX_RESPONSE_ORIGINS, QUOTA_FLUSH_EVERY,
 };
 pub use staging::LEASE_MS;
 pub use start_with_system::START_WITH_SYSTEM_KEY;

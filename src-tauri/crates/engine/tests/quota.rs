@@ -52,6 +52,17 @@ async fn seed(engine: &Engine) -> Result<(String, String), Box<dyn std::error::E
     Ok((a, b))
 }
 
+/// What the routing loop does with an answer's limit headers (the transport reads them into
+/// windows dated by the engine clock; the loop keeps them on the router's board).
+fn observe<H: switchyard_providers::HeaderSource + ?Sized>(router: &Router, profile: &str, headers: &H) {
+    let now_ms = router.engine().now_ms();
+    let now = std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(now_ms).unwrap_or_default());
+    let windows = switchyard_providers::read_quota(Protocol::Anthropic, headers, now);
+    if !windows.is_empty() {
+        router.quota_board().record(profile, Some("m1"), windows, now_ms);
+    }
+}
+
 fn rfc3339(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
         .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
@@ -76,17 +87,17 @@ async fn readings_survive_a_restart_with_their_age_and_stale_ones_say_so() -> Te
     let (a, b) = seed(&engine).await?;
     let router = Arc::new(Router::new(engine.clone()));
 
-    router.observe_quota(Protocol::Anthropic, &a, Some("m1"), api_headers(49, T0, 60_000).as_slice());
+    observe(&router, &a, api_headers(49, T0, 60_000).as_slice());
     clock.advance(1_000);
     let t1 = T0 + 1_000;
-    router.observe_quota(Protocol::Anthropic, &a, Some("m1"), api_headers(48, t1, 3_600_000).as_slice());
+    observe(&router, &a, api_headers(48, t1, 3_600_000).as_slice());
     let unified = [
         ("anthropic-ratelimit-unified-5h-utilization", "0.25".to_string()),
         ("anthropic-ratelimit-unified-5h-reset", ((t1 + 120_000) / 1000).to_string()),
         ("anthropic-ratelimit-unified-5h-status", CANARY.to_string()),
     ];
-    router.observe_quota(Protocol::Anthropic, &b, Some("m1"), &unified[..]);
-    router.observe_quota(Protocol::Anthropic, &b, Some("m1"), &[("content-type", "application/json")][..]);
+    observe(&router, &b, &unified[..]);
+    observe(&router, &b, &[("content-type", "application/json")][..]);
     router.shutdown().await;
     drop(router);
     engine.close().await;
@@ -137,7 +148,7 @@ async fn changed_readings_are_written_periodically_off_the_request_path() -> Tes
     let engine = open(dir.path(), &clock).await?;
     let (a, _) = seed(&engine).await?;
     let router = Arc::new(Router::new(engine.clone()));
-    router.observe_quota(Protocol::Anthropic, &a, Some("m1"), api_headers(7, T0, 60_000).as_slice());
+    observe(&router, &a, api_headers(7, T0, 60_000).as_slice());
     assert!(engine.quota("c").await?.profiles[0].windows.is_empty(), "observing writes nothing on the request path");
     // The writer's tick is real time (a tokio interval, not a routing decision): wait for
     // its next pass, not for a guessed duration.

@@ -1,8 +1,11 @@
 //! The engine's one routing loop (`Router::route`) driven by a scripted fake transport (issue
 //! 13): one test per planner branch — deliver, retry the same profile once, fail over, give
 //! up, probe success and failure, abort mid-attempt, committed stream error — each asserting
-//! the ledger rows written: exactly one per physical attempt. A manual clock steps time;
-//! the memory vault holds the keys (the keychain is not what these test).
+//! the ledger rows written: exactly one per physical attempt. And what an attempt learned
+//! besides its outcome (issue 26: the `Reply`'s facts) — a Responses id remembered through the
+//! loop, a late model in the row, dropped account state marked, quota readings on the board, a
+//! timeout told apart. A manual clock steps time; the memory vault holds the keys (the
+//! keychain is not what these test).
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -12,7 +15,8 @@ use std::time::Duration;
 
 use switchyard_core::routing::{Failure, FailureKind, Scope};
 use switchyard_engine::{
-    AttemptView, Clock, Engine, NewConnection, NewProfile, Reply, Routed, Router, Secret, Target, Transport,
+    AttemptFacts, AttemptView, Clock, Engine, NewConnection, NewProfile, Reply, RequestKeys, RouteRequest, Routed,
+    Router, Secret, Target, Transport,
 };
 use switchyard_mock_provider::{KeyScript, MockProvider};
 use switchyard_vault::MemoryVault;
@@ -38,20 +42,32 @@ enum Step {
     Hang,
 }
 
-/// Plays the steps in order and notes which profile each attempt went to.
+/// Plays the steps in order (each with the facts queued for it, if any) and notes which
+/// profile each attempt went to and whether it was asked to drop account-bound state.
 #[derive(Default)]
 struct Script {
     steps: Mutex<VecDeque<Step>>,
+    facts: Mutex<VecDeque<AttemptFacts>>,
     targets: Mutex<Vec<String>>,
+    strips: Mutex<Vec<bool>>,
 }
 
 impl Script {
     fn new(steps: impl IntoIterator<Item = Step>) -> Self {
-        Script { steps: Mutex::new(steps.into_iter().collect()), targets: Mutex::default() }
+        Script { steps: Mutex::new(steps.into_iter().collect()), ..Script::default() }
+    }
+
+    /// The attempts' facts, in order (attempts past the list learn nothing).
+    fn learning(self, facts: impl IntoIterator<Item = AttemptFacts>) -> Self {
+        Script { facts: Mutex::new(facts.into_iter().collect()), ..self }
     }
 
     fn targets(&self) -> Vec<String> {
         self.targets.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    fn strips(&self) -> Vec<bool> {
+        self.strips.lock().map(|t| t.clone()).unwrap_or_default()
     }
 }
 
@@ -63,13 +79,18 @@ impl Transport for Script {
         if let Ok(mut t) = self.targets.lock() {
             t.push(target.profile_id.to_string());
         }
+        if let Ok(mut s) = self.strips.lock() {
+            s.push(target.strip_account_state);
+        }
         let step = self.steps.lock().ok().and_then(|mut s| s.pop_front()).unwrap_or(Step::Ok);
+        let facts = self.facts.lock().ok().and_then(|mut f| f.pop_front()).unwrap_or_default();
         async move {
-            match step {
-                Step::Ok => Reply::Deliver { status: 200, ttfb_ms: Some(1), body: "answer" },
-                Step::Fail(failure, kept) => Reply::Failed { failure, status: kept, ttfb_ms: Some(1), kept },
+            let reply = match step {
+                Step::Ok => Reply::deliver(200, Some(1), "answer"),
+                Step::Fail(failure, kept) => Reply::failed(failure, kept, Some(1), kept),
                 Step::Hang => std::future::pending().await,
-            }
+            };
+            reply.with(facts)
         }
     }
 }
@@ -123,9 +144,20 @@ impl World {
         turn: &str,
         script: &Script,
     ) -> Result<Routed<&'static str, u16>, Box<dyn std::error::Error>> {
-        let run =
-            self.router.start_turn(self.router.snapshot("c").await?, Some("m1"), turn.to_string(), None, None).await?;
-        Ok(self.router.route(run, script).await?)
+        self.route_request(self.request(turn).await?, script).await
+    }
+
+    /// A request for `m1` in turn `turn`, to change before routing it.
+    async fn request(&self, turn: &str) -> Result<RouteRequest, Box<dyn std::error::Error>> {
+        Ok(RouteRequest::new(self.router.snapshot("c").await?, Some("m1"), RequestKeys::turn(turn)))
+    }
+
+    async fn route_request(
+        &self,
+        request: RouteRequest,
+        script: &Script,
+    ) -> Result<Routed<&'static str, u16>, Box<dyn std::error::Error>> {
+        Ok(self.router.route(request, script).await?)
     }
 
     /// The ledger, oldest first, after the writer flushed.
@@ -305,5 +337,111 @@ async fn a_stream_error_after_output_is_recorded_and_the_turn_never_fails_over()
         Some("rate_limited"),
         "the in-stream error is on the delivered attempt"
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_responses_id_learned_by_an_attempt_pins_the_request_that_continues_it() -> TestResult {
+    let w = world(2, "balanced").await?;
+    let learned = AttemptFacts { response_id: Some("resp_42".into()), ..AttemptFacts::default() };
+    let first = Script::new([Step::Ok]).learning([learned]);
+    drop(w.route("t1", &first).await?);
+    let producer = first.targets()[0].clone();
+    // SWRR over two equal keys would pick the other key for the next fresh turns.
+    for turn in ["t2", "t3"] {
+        let mut request = w.request(turn).await?;
+        request.previous_response_id = Some("resp_42".into());
+        let script = Script::new([Step::Ok]);
+        let routed = w.route_request(request, &script).await?;
+        let Routed::Delivered { route, .. } = routed else { panic!("delivered: {routed:?}") };
+        assert_eq!(
+            script.targets(),
+            std::slice::from_ref(&producer),
+            "{turn}: a continued response goes to its producer"
+        );
+        assert_eq!(route.reason, "continuity", "{turn}: and says why");
+    }
+    let mut unknown = w.request("t4").await?;
+    unknown.previous_response_id = Some("resp_never_seen".into());
+    let script = Script::new([Step::Ok]);
+    let Routed::Delivered { route, .. } = w.route_request(unknown, &script).await? else { panic!("delivered") };
+    assert_eq!(route.reason, "swrr", "an id the loop never learned routes normally");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_model_read_late_names_the_row_and_the_request() -> TestResult {
+    let w = world(2, "balanced").await?;
+    // Forwarding: the request names no model when it is sent; the transport reads it later.
+    let request = RouteRequest::new(w.router.snapshot("c").await?, None, RequestKeys::turn("t1"));
+    let learned = AttemptFacts { late_model: Some("m1".into()), ..AttemptFacts::default() };
+    let script = Script::new([Step::Ok]).learning([learned]);
+    let Routed::Delivered { route, recording, .. } = w.route_request(request, &script).await? else {
+        panic!("delivered")
+    };
+    drop(recording);
+    assert!(route.legacy, "a request without a model routes as legacy (one key, pass-through)");
+    let rows = w.ledger().await?;
+    assert_eq!(rows.len(), 1, "one attempt, one row");
+    assert_eq!(rows[0].model.as_deref(), Some("m1"), "the model learned after the answer is in the row");
+    assert_eq!(rows[0].reason, "legacy_primary", "legacy's one attempt");
+    Ok(())
+}
+
+#[tokio::test]
+async fn dropped_account_state_marks_only_the_attempt_that_was_asked_to_drop_it() -> TestResult {
+    let w = world(2, "priority").await?;
+    let dropped = || AttemptFacts { dropped_account_state: true, ..AttemptFacts::default() };
+    // The first attempt claims a drop it was never asked for: the loop does not believe it.
+    let script = Script::new([Step::Fail(rate_limited(), Some(429)), Step::Ok]).learning([dropped(), dropped()]);
+    let Routed::Delivered { recording, .. } = w.route("t1", &script).await? else { panic!("delivered") };
+    drop(recording);
+    assert_eq!(script.strips(), [false, true], "only the failover leaves the request's own account");
+    let rows = w.ledger().await?;
+    let moved: Vec<Option<&str>> = rows.iter().map(|r| r.moved.as_deref()).collect();
+    assert_eq!(moved, [None, Some("dropped_account_state")], "the failover attempt's row says what was dropped");
+    Ok(())
+}
+
+#[tokio::test]
+async fn quota_readings_an_attempt_learned_reach_the_board() -> TestResult {
+    let w = world(2, "balanced").await?;
+    assert_eq!(w.router.quota_board().len(), 0, "nothing read yet");
+    let window = switchyard_providers::QuotaWindow {
+        name: "requests",
+        per_model: true,
+        limit: Some(50),
+        remaining: Some(0),
+        utilization: None,
+        resets_at_ms: Some(w.engine.now_ms() + 60_000),
+        status: None,
+        window_minutes: None,
+    };
+    let learned = AttemptFacts { quota: vec![window], ..AttemptFacts::default() };
+    let script = Script::new([Step::Fail(rate_limited(), Some(429)), Step::Ok]).learning([learned]);
+    drop(w.route("t1", &script).await?);
+    assert_eq!(w.router.quota_board().len(), 1, "the failed attempt's reading is kept (any status counts)");
+    w.router.shutdown().await;
+    let view = w.engine.quota("c").await?;
+    let first = script.targets()[0].clone();
+    let p = view.profiles.iter().find(|p| p.id == first).ok_or("the first key has a view")?;
+    let names: Vec<(&str, Option<&str>, Option<i32>)> =
+        p.windows.iter().map(|w| (w.name.as_str(), w.model.as_deref(), w.remaining)).collect();
+    assert_eq!(names, [("requests", Some("m1"), Some(0))], "stored under the key that answered and the model asked");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_timeout_is_told_apart_from_an_unreachable_provider() -> TestResult {
+    let w = world(2, "balanced").await?;
+    for timed_out in [true, false] {
+        let facts = || AttemptFacts { timed_out, ..AttemptFacts::default() };
+        let script = Script::new([Step::Fail(Failure::network(), None), Step::Fail(Failure::network(), None)])
+            .learning([facts(), facts()]);
+        let routed = w.route(&format!("t{timed_out}"), &script).await?;
+        let Routed::NoAnswer { timed_out: told, failure, .. } = routed else { panic!("no answer: {routed:?}") };
+        assert_eq!(told, timed_out, "the relay answers 504 upstream_timeout only for a timeout, else 502");
+        assert_eq!(failure.kind, FailureKind::Network, "both are network failures in the ledger");
+    }
     Ok(())
 }

@@ -16,15 +16,13 @@ use switchyard_core::conversation::ConversationKey;
 use switchyard_core::tag::{read_tags, tags_json};
 use switchyard_core::turn::ClientIds;
 use switchyard_core::Protocol;
-use switchyard_engine::{KeysLater, LaterKeys, Routed};
-
-use std::sync::atomic::{AtomicBool, Ordering};
+use switchyard_engine::{KeysLater, LaterKeys, RequestKeys, RouteRequest};
 
 use crate::respond::respond;
 use crate::server::ConnMark;
 use crate::state::RelayState;
 use crate::streamed_body::{BodyCopy, Outgoing, StreamedBody, SMALL_BODY};
-use crate::transport::{Delivered, HttpTransport};
+use crate::transport::HttpTransport;
 use crate::upstream_request::{is_models_listing, upstream_url};
 use crate::{guard, header_names, reply, MAX_BODY_BYTES};
 
@@ -37,8 +35,6 @@ pub struct Incoming {
     pub headers: HeaderMap,
     /// The buffered body (empty when it streams: `streamed_body.rs`).
     pub body: Bytes,
-    /// The connection's dialect (how the body is read).
-    pub protocol: Protocol,
     /// The body's top-level `model` string, read by the skim (`None` when not JSON).
     pub model: Option<String>,
     /// A Responses request's non-empty `previous_response_id`.
@@ -86,8 +82,8 @@ pub async fn handle(state: &Arc<RelayState>, mark: &ConnMark, req: Request) -> R
         Ok(s) => s,
         Err(e) => return reply::engine_error(reply::guess_protocol(&rest, &headers), &e),
     };
-    if method == Method::GET && snap.strategy.is_some() && is_models_listing(&rest) {
-        return reply::models(snap.protocol, &snap.served_models(state.router.engine().now_ms()));
+    if method == Method::GET && snap.lists_models() && is_models_listing(&rest) {
+        return reply::models(snap.protocol, &state.router.served_models(&snap));
     }
     let tags = match read_tags(headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes()))) {
         Ok(tags) => tags_json(&tags),
@@ -95,59 +91,37 @@ pub async fn handle(state: &Arc<RelayState>, mark: &ConnMark, req: Request) -> R
     };
     let from_headers = ClientIds::read_headers(|name| header_names::text(&headers, name));
     let received = Received { method, rest, query: uri.query().map(str::to_string), headers, protocol: snap.protocol };
-    // Forwarding (legacy without a fallback chain) routes by nothing in the body; routed
-    // requests are buffered (an attempt may be retried) and read once.
-    let read = if snap.strategy.is_none() && snap.fallback.is_empty() {
+    // Forwarding routes by nothing in the body; routed requests are buffered (an attempt may
+    // be retried) and read once.
+    let read = if snap.forwards() {
         forwarded(received, body, slug, from_headers, state).await
     } else {
         buffered(received, body, slug, from_headers, &state.memo).await
     };
     let Ok(Prepared { incoming, outgoing, keys, copy }) = read else { return guard::too_large() };
-    let model = incoming.model.clone();
-    let (turn, conversation, session, later) = match keys {
-        Keys::Later(later) => (LEGACY_TURN.to_string(), None, None, Some(later)),
-        Keys::Now { turn, conversation, session } => (turn, Some(conversation), session, None),
-    };
-    let mut run = match state.router.start_turn(snap.clone(), model.as_deref(), turn, conversation, session).await {
-        Ok(run) => run,
-        Err(e) => return reply::engine_error(snap.protocol, &e),
-    };
-    run.tags = tags;
-    *run.keys_later.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = later;
-    if let Some(previous) = incoming.previous_response_id() {
-        state.router.continue_response(&mut run, previous);
-    }
-    let legacy = run.is_legacy();
-    let body = match outgoing {
-        Outgoing::Buffered(_) if !legacy => {
-            Outgoing::Buffered(upstream_body(&incoming, run.model.as_deref().map(|m| snap.upstream_model(m))))
-        }
-        outgoing => outgoing,
+    let request = RouteRequest {
+        snapshot: snap.clone(),
+        model: incoming.model.clone(),
+        keys,
+        tags,
+        previous_response_id: incoming.previous_response_id().map(str::to_string),
     };
     let transport = HttpTransport {
-        state,
+        http: &state.http,
         incoming: &incoming,
-        snap: snap.clone(),
-        method: incoming.method.clone(),
+        connection_id: &snap.connection_id,
         url: upstream_url(&snap, &incoming.rest, incoming.query.as_deref()),
-        client_headers: &incoming.headers,
-        body,
+        body: outgoing,
         copy,
-        timed_out: AtomicBool::new(false),
-        dropped: AtomicBool::new(false),
     };
-    let routed = match state.router.route(run, &transport).await {
+    let routed = match state.router.route(request, &transport).await {
         Ok(r) => r,
         Err(e) => return reply::engine_error(snap.protocol, &e),
     };
-    if let Routed::Delivered { body: Delivered { response_id: Some(id), .. }, route, .. } = &routed {
-        state.router.remember_response(&route.connection_id, id, &route.profile_id);
-    }
     if transport.copy.as_ref().is_some_and(|copy| copy.too_large()) {
         return guard::too_large();
     }
-    let timed_out = transport.timed_out.load(Ordering::Relaxed);
-    respond(snap.protocol, incoming.is_responses_api(), timed_out, legacy, routed)
+    respond(snap.protocol, incoming.is_responses_api(), routed)
 }
 
 /// The parts of a request read before its body.
@@ -170,7 +144,7 @@ impl Received {
 struct Prepared {
     incoming: Incoming,
     outgoing: Outgoing,
-    keys: Keys,
+    keys: RequestKeys,
     copy: Option<Arc<BodyCopy>>,
 }
 
@@ -196,18 +170,10 @@ async fn forwarded(
         let (streamed, copy) = StreamedBody::new(body, MAX_BODY_BYTES, &state.copies);
         (Outgoing::streamed(streamed), copy)
     };
-    let keys = Keys::Later(keys_later(r.protocol, slug, ids, copy.clone(), r.responses_api(), memo.clone()));
-    let Received { method, rest, query, headers, protocol } = r;
-    let incoming = Incoming {
-        method,
-        rest,
-        query,
-        headers,
-        body: Bytes::new(),
-        protocol,
-        model: None,
-        previous_response_id: None,
-    };
+    let keys = RequestKeys::Later(keys_later(r.protocol, slug, ids, copy.clone(), r.responses_api(), memo.clone()));
+    let Received { method, rest, query, headers, .. } = r;
+    let incoming =
+        Incoming { method, rest, query, headers, body: Bytes::new(), model: None, previous_response_id: None };
     Ok(Prepared { incoming, outgoing, keys, copy: Some(copy) })
 }
 
@@ -223,38 +189,27 @@ async fn buffered(
     let body = axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| TooLarge)?;
     let skim = skim(r.protocol, &body, &ids, r.responses_api(), memo);
     let (turn, conversation, session) = keys_from(&skim, slug, ids);
-    let keys = Keys::Now { turn, conversation, session };
+    let keys = RequestKeys::Now { turn, conversation: Some(conversation), session };
     let model = skim.model().map(|m| m.into_owned());
     let previous_response_id = skim.previous_response_id().map(|p| p.into_owned());
     drop(skim);
-    let Received { method, rest, query, headers, protocol } = r;
-    let incoming = Incoming { method, rest, query, headers, body: body.clone(), protocol, model, previous_response_id };
+    let Received { method, rest, query, headers, .. } = r;
+    let incoming = Incoming { method, rest, query, headers, body: body.clone(), model, previous_response_id };
     Ok(Prepared { incoming, outgoing: Outgoing::Buffered(body), keys, copy: None })
 }
 
-/// The request body sent upstream: the client's bytes, with the model renamed only where
-/// the connection's mapping says so.
-pub(crate) fn upstream_body(incoming: &Incoming, upstream_model: Option<&str>) -> Bytes {
-    match (incoming.model(), upstream_model) {
-        (Some(asked), Some(mapped)) if asked != mapped => {
-            BodySkim::read_for(incoming.protocol, &incoming.body, Wants::MODEL)
-                .ok()
-                .and_then(|skim| skim.with_model(mapped))
-                .map(Bytes::from)
-                .unwrap_or_else(|| incoming.body.clone())
-        }
-        _ => incoming.body.clone(),
+/// The request body sent upstream: the client's bytes (`body`, naming `asked`), with the
+/// model renamed only where the engine's target names another (`upstream`: a mapping, or a
+/// fallback hop's own model).
+pub(crate) fn upstream_body(protocol: Protocol, body: &Bytes, asked: Option<&str>, upstream: Option<&str>) -> Bytes {
+    match (asked, upstream) {
+        (Some(asked), Some(upstream)) if asked != upstream => BodySkim::read_for(protocol, body, Wants::MODEL)
+            .ok()
+            .and_then(|skim| skim.with_model(upstream))
+            .map(Bytes::from)
+            .unwrap_or_else(|| body.clone()),
+        _ => body.clone(),
     }
-}
-
-/// The turn key legacy forwarding routes with (by nothing: one key, one attempt); the ledger
-/// gets the real keys from [`keys_later`].
-const LEGACY_TURN: &str = "legacy";
-
-/// The keys a request routes by, or the promise of them (forwarding).
-enum Keys {
-    Now { turn: String, conversation: ConversationKey, session: Option<String> },
-    Later(KeysLater),
 }
 
 /// The request's turn, conversation and session keys, computed by the ledger's writer from

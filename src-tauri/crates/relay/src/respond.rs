@@ -7,20 +7,14 @@ use axum::body::Body;
 use axum::http::HeaderValue;
 use axum::response::Response;
 use switchyard_core::Protocol;
-use switchyard_engine::{Recording, Route, Routed};
+use switchyard_engine::{Recording, Refusal, Route, Routed};
 
 use crate::relayed_body::{Sniff, Tail};
 use crate::reply;
 use crate::transport::{Delivered, Kept};
 use crate::upstream_request::client_headers;
 
-pub(crate) fn respond(
-    protocol: Protocol,
-    responses_api: bool,
-    timed_out: bool,
-    legacy: bool,
-    routed: Routed<Delivered, Kept>,
-) -> Response {
+pub(crate) fn respond(protocol: Protocol, responses_api: bool, routed: Routed<Delivered, Kept>) -> Response {
     match routed {
         Routed::Delivered { body, recording, route } => {
             let resp = deliver(protocol, responses_api, !route.legacy, body, recording);
@@ -33,7 +27,7 @@ pub(crate) fn respond(
             with_route(resp, &route)
         }
         // An answer the relay makes itself keeps its own reason after the route headers.
-        Routed::NoAnswer { route, .. } => {
+        Routed::NoAnswer { route, timed_out, .. } => {
             let resp = reply::no_answer(protocol, timed_out);
             let reason = resp.headers().get("x-switchyard-reason").cloned();
             let mut resp = with_route(resp, &route);
@@ -42,12 +36,12 @@ pub(crate) fn respond(
             }
             resp
         }
-        Routed::Unavailable { status, retry_after_secs, message, continuity: true } => {
-            reply::with_reason(reply::continuity(protocol, status, &message, retry_after_secs), "continuity")
-        }
-        Routed::Unavailable { status, retry_after_secs, message, continuity: false } => {
-            let reason = if legacy { "primary_unavailable" } else { "no_eligible_profile" };
-            reply::with_reason(reply::error(protocol, status, &message, retry_after_secs), reason)
+        Routed::Unavailable { status, retry_after_secs, message, why: Refusal::Continuity } => reply::with_reason(
+            reply::continuity(protocol, status, &message, retry_after_secs),
+            Refusal::Continuity.as_str(),
+        ),
+        Routed::Unavailable { status, retry_after_secs, message, why } => {
+            reply::with_reason(reply::error(protocol, status, &message, retry_after_secs), why.as_str())
         }
     }
 }

@@ -4,10 +4,11 @@
 //! through; a routed stream is read only until its first content event (or clean end),
 //! which is when it becomes a success — the watch that read the held bytes goes on reading
 //! the tail, so nothing it saw is lost. An attempt the engine marks `strip_account_state`
-//! sends the body without its account-bound items (`account_state.rs`); a success names its
-//! Responses id, for the router to remember which profile produced it.
+//! sends the body without its account-bound items (`account_state.rs`). Everything else the
+//! attempt learned — the answer's quota readings, its Responses id, a streamed body's model,
+//! whether account state was dropped, a first-byte timeout — goes back in the [`Reply`]'s
+//! facts; the transport holds no router and no shared flags.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
@@ -16,17 +17,17 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Either, Full};
 use switchyard_core::routing::Failure;
 use switchyard_core::Protocol;
-use switchyard_engine::{Reply, Snapshot, Target, Transport};
+use switchyard_engine::{AttemptFacts, Reply, Target, Transport};
 use switchyard_providers::content_coding::{Coding, Decoder};
+use switchyard_providers::read_quota;
 use switchyard_providers::response_id::response_id_from_body;
 use switchyard_providers::stream_watch::{Phase, StreamWatch};
 use switchyard_providers::usage::{usage_from_body, Usage};
 
 use crate::account_state::strip_account_state;
 use crate::request::{upstream_body, Incoming};
-use crate::state::RelayState;
 use crate::streamed_body::{BodyCopy, Outgoing};
-use crate::upstream::{self, NoAnswer, UpstreamBody};
+use crate::upstream::{self, NoAnswer, Upstream, UpstreamBody};
 use crate::upstream_request::{is_event_stream, upstream_headers, upstream_url};
 
 /// An upstream error answer kept to deliver as is if no other attempt succeeds.
@@ -58,20 +59,16 @@ pub(crate) enum Answer {
 }
 
 pub(crate) struct HttpTransport<'a> {
-    pub state: &'a RelayState,
+    pub http: &'a Upstream,
     /// The request as received (a fallback hop builds its own URL and body from it).
     pub incoming: &'a Incoming,
-    pub snap: Arc<Snapshot>,
-    pub method: Method,
+    /// The request's own connection (an attempt to another one is a fallback hop).
+    pub connection_id: &'a str,
+    /// The request's own connection's upstream URL.
     pub url: String,
-    pub client_headers: &'a HeaderMap,
     pub body: Outgoing,
     /// A forwarded body's copy (the model is read from it after the answer).
     pub copy: Option<Arc<BodyCopy>>,
-    /// The last attempt got no response head within the first-byte timeout.
-    pub timed_out: AtomicBool,
-    /// The last attempt's body had account-bound items dropped.
-    pub dropped: AtomicBool,
 }
 
 impl Transport for HttpTransport<'_> {
@@ -81,18 +78,23 @@ impl Transport for HttpTransport<'_> {
     async fn attempt(&self, target: Target<'_>) -> Reply<Delivered, Kept> {
         // A fallback hop: that connection's base URL, headers, mapping and timeout.
         let snap = target.snapshot;
-        let hop = snap.connection_id != self.snap.connection_id;
+        let hop = snap.connection_id != self.connection_id;
         let url = if hop {
             std::borrow::Cow::Owned(upstream_url(snap, &self.incoming.rest, self.incoming.query.as_deref()))
         } else {
             std::borrow::Cow::Borrowed(self.url.as_str())
         };
-        let headers = upstream_headers(self.client_headers, snap, target.secret);
+        let headers = upstream_headers(&self.incoming.headers, snap, target.secret);
+        let mut facts = AttemptFacts::default();
         let body = match (&self.body, hop) {
-            (Outgoing::Buffered(own), false) => Either::Left(Full::new(self.account_bound(own.clone(), target))),
+            (Outgoing::Buffered(own), false) => {
+                let body = upstream_body(snap.protocol, own, self.incoming.model(), target.upstream_model);
+                Either::Left(Full::new(account_bound(body, target, &mut facts)))
+            }
             (_, true) => {
-                let body = hop_body(self.incoming, snap, target.model, target.pass_through);
-                Either::Left(Full::new(self.account_bound(body, target)))
+                let body =
+                    upstream_body(snap.protocol, &self.incoming.body, self.incoming.model(), target.upstream_model);
+                Either::Left(Full::new(account_bound(body, target, &mut facts)))
             }
             (Outgoing::Streamed(body), false) => {
                 let taken = body.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
@@ -104,46 +106,45 @@ impl Transport for HttpTransport<'_> {
             }
         };
         let started = Instant::now();
-        let sent = self.state.http.send_within(snap.first_byte_timeout, self.method.clone(), &url, headers, body).await;
-        self.timed_out.store(matches!(sent, Err(NoAnswer::TimedOut)), Ordering::Relaxed);
+        let sent = self.http.send_within(snap.first_byte_timeout, self.method(), &url, headers, body).await;
+        facts.timed_out = matches!(sent, Err(NoAnswer::TimedOut));
+        // A streamed body's model, read from its copy once the attempt was answered.
+        if target.model.is_none() {
+            facts.late_model = self.copy.as_ref().and_then(|copy| copy.model(snap.protocol));
+        }
         let answer = match sent {
             Err(_) => Answer::Failed(Failure::network(), None, None),
             Ok(resp) => {
                 // Every answer's limit headers, before anything is read: the bytes stay as they are.
-                let late = self.late_model();
-                let model = target.model.or(late.as_deref());
-                self.state.router.observe_quota(self.snap.protocol, target.profile_id, model, resp.headers());
-                let now = self.state.router.engine().now_system();
-                read_answer(self.snap.protocol, started, now, resp, !target.pass_through).await
+                facts.quota = read_quota(snap.protocol, resp.headers(), target.now);
+                read_answer(snap.protocol, started, target.now, resp, !target.pass_through).await
             }
         };
-        match answer {
-            Answer::Success(d, ttfb_ms) => Reply::Deliver { status: d.status.as_u16(), ttfb_ms, body: d },
-            Answer::Failed(failure, kept, ttfb_ms) => {
-                Reply::Failed { failure, status: kept.as_ref().map(|k| k.status.as_u16()), ttfb_ms, kept }
+        let reply = match answer {
+            Answer::Success(mut d, ttfb_ms) => {
+                facts.response_id = d.response_id.take();
+                Reply::deliver(d.status.as_u16(), ttfb_ms, d)
             }
-        }
-    }
-
-    fn dropped_account_state(&self) -> bool {
-        self.dropped.load(Ordering::Relaxed)
-    }
-
-    /// A streamed body's model, read from its copy once the attempt was answered.
-    fn late_model(&self) -> Option<String> {
-        self.copy.as_ref().and_then(|copy| copy.model(self.snap.protocol))
+            Answer::Failed(failure, kept, ttfb_ms) => {
+                Reply::failed(failure, kept.as_ref().map(|k| k.status.as_u16()), ttfb_ms, kept)
+            }
+        };
+        reply.with(facts)
     }
 }
 
 impl HttpTransport<'_> {
-    /// `body` without its account-bound items when the attempt asks for that (and notes
-    /// whether any were dropped).
-    fn account_bound(&self, body: Bytes, target: Target<'_>) -> Bytes {
-        let stripped =
-            if target.strip_account_state { strip_account_state(target.snapshot.protocol, &body) } else { None };
-        self.dropped.store(stripped.is_some(), Ordering::Relaxed);
-        stripped.unwrap_or(body)
+    fn method(&self) -> Method {
+        self.incoming.method.clone()
     }
+}
+
+/// `body` without its account-bound items when the attempt asks for that (noted in `facts`
+/// when any were dropped).
+fn account_bound(body: Bytes, target: Target<'_>, facts: &mut AttemptFacts) -> Bytes {
+    let stripped = if target.strip_account_state { strip_account_state(target.snapshot.protocol, &body) } else { None };
+    facts.dropped_account_state = stripped.is_some();
+    stripped.unwrap_or(body)
 }
 
 /// Reads an upstream answer. `hold`: a stream is read until its first content (routed);
@@ -227,14 +228,6 @@ pub(crate) async fn read_answer(
             Some(Err(_)) | None => return Answer::Failed(Failure::network(), None, ttfb),
         }
     }
-}
-
-/// The body a fallback hop is sent: the client's, with the model the hop is asked for
-/// (`target_model`, the requested one unless the hop names its own), mapped by the hop's
-/// mapping when the hop routes (a legacy hop sends names unmapped, as legacy does).
-fn hop_body(incoming: &Incoming, snap: &Snapshot, target_model: Option<&str>, legacy: bool) -> Bytes {
-    let model = target_model.map(|m| if legacy { m } else { snap.upstream_model(m) });
-    upstream_body(incoming, model)
 }
 
 fn ms_since(started: Instant) -> i64 {

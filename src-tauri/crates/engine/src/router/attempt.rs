@@ -21,6 +21,7 @@ use switchyard_vault::Secret;
 
 use crate::error::EngineError;
 use crate::router::fallback::ChainPosition;
+use crate::router::request::{KeysLater, RequestKeys, RouteRequest, FORWARDED_TURN};
 use crate::router::{Router, Snapshot};
 
 /// What the next attempt of a request should be.
@@ -32,25 +33,20 @@ enum Pending {
     RetrySame(String, SelectionReason),
 }
 
-/// The routing state of one request (one HTTP call to the relay).
+/// The routing state of one request (one HTTP call to the relay), made from its
+/// [`RouteRequest`] by [`Router::start`] and owned by the loop.
 #[derive(Debug)]
-pub struct TurnRun {
-    pub snapshot: Arc<Snapshot>,
+pub(crate) struct TurnRun {
+    pub(crate) snapshot: Arc<Snapshot>,
     /// The model the client asked for (client-facing name), if the request names one.
-    pub model: Option<String>,
-    pub turn: String,
-    /// The request's conversation (a hash); conversation affinity keys its binding by this
-    /// and the model. `None`: not tracked (the request still routes by turn).
-    pub conversation: Option<ConversationKey>,
-    /// The client's session, hashed (ledger only; routing never reads it).
-    pub session: Option<String>,
-    /// The caller's tags (`x-switchyard-tag-*`) as a JSON object, stored with every attempt
-    /// of the request (ledger only; routing never reads them). Set by the relay.
-    pub tags: Option<String>,
-    /// Legacy forwarding: the turn, conversation and session keys are computed from the body
-    /// on the ledger's task after the answer, not before forwarding (`turn` is a placeholder
-    /// meanwhile; legacy without a fallback chain never routes by it). Set by the relay.
-    pub keys_later: std::sync::Mutex<Option<KeysLater>>,
+    pub(crate) model: Option<String>,
+    pub(crate) turn: String,
+    pub(crate) conversation: Option<ConversationKey>,
+    pub(crate) session: Option<String>,
+    pub(crate) tags: Option<String>,
+    /// Forwarding: the keys the first attempt's ledger row computes later (`turn` is
+    /// [`FORWARDED_TURN`] meanwhile; forwarding never routes by it).
+    pub(crate) keys_later: Option<KeysLater>,
     attempts: u32,
     same_retries: u32,
     tried: Vec<String>,
@@ -75,16 +71,16 @@ pub struct TurnRun {
 
 impl TurnRun {
     /// Legacy routing: the primary only, one attempt, no retries.
-    pub fn is_legacy(&self) -> bool {
+    pub(crate) fn is_legacy(&self) -> bool {
         self.snapshot.strategy.is_none() || self.model.is_none()
     }
 
-    pub fn attempts(&self) -> u32 {
+    pub(crate) fn attempts(&self) -> u32 {
         self.attempts
     }
 
     /// The profile this request is pinned to by its `previous_response_id`, if known.
-    pub fn continuing(&self) -> Option<&str> {
+    pub(crate) fn continuing(&self) -> Option<&str> {
         self.continuing.as_deref()
     }
 
@@ -116,26 +112,9 @@ impl TurnRun {
     }
 }
 
-/// The keys of a request, computed later (legacy forwarding, `TurnRun::keys_later`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LaterKeys {
-    pub turn: String,
-    pub conversation: Option<String>,
-    pub session: Option<String>,
-}
-
-/// Computes a request's [`LaterKeys`] (from its body, which it holds) on the ledger's task.
-pub struct KeysLater(pub Box<dyn FnOnce() -> LaterKeys + Send>);
-
-impl std::fmt::Debug for KeysLater {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("KeysLater")
-    }
-}
-
 /// One physical attempt: the chosen profile and its secret, read for this attempt.
 #[derive(Debug)]
-pub struct Attempt {
+pub(crate) struct Attempt {
     pub profile_id: String,
     pub number: u32,
     pub reason: SelectionReason,
@@ -163,7 +142,7 @@ struct Choice {
 
 /// The next step of a request.
 #[derive(Debug)]
-pub enum NextAttempt {
+pub(crate) enum NextAttempt {
     Go(Attempt),
     /// No profile may serve the request now: answer `status` (503, or 429 when every
     /// profile is cooling down for rate or quota reasons) with `Retry-After`.
@@ -190,26 +169,25 @@ pub struct AttemptReport {
 }
 
 impl Router {
-    /// Starts the routing of one request on `snapshot` (the caller's [`Router::snapshot`],
-    /// looked up once per request) for `model` in turn `turn` of `conversation`, from the
-    /// client session `session` (hashed).
-    pub async fn start_turn(
-        &self,
-        snapshot: Arc<Snapshot>,
-        model: Option<&str>,
-        turn: String,
-        conversation: Option<ConversationKey>,
-        session: Option<String>,
-    ) -> Result<TurnRun, EngineError> {
+    /// Starts the routing of one request: its turn's committed state, a fallen turn resumed
+    /// on its hop, and (routed only: legacy has one key anyway) the profile a continued
+    /// Responses answer came from, when remembered — an unknown id (evicted, or from before
+    /// a restart) routes normally.
+    pub(crate) async fn start(&self, request: RouteRequest) -> Result<TurnRun, EngineError> {
+        let RouteRequest { snapshot, model, keys, tags, previous_response_id } = request;
+        let (turn, conversation, session, keys_later) = match keys {
+            RequestKeys::Now { turn, conversation, session } => (turn, conversation, session, None),
+            RequestKeys::Later(later) => (FORWARDED_TURN.to_string(), None, None, Some(later)),
+        };
         let committed = self.bindings_lock().peek(&turn, self.engine.monotonic()).is_some_and(|b| b.committed);
         let mut run = TurnRun {
             snapshot,
-            model: model.map(str::to_string),
+            model,
             turn,
             conversation,
             session,
-            tags: None,
-            keys_later: std::sync::Mutex::new(None),
+            tags,
+            keys_later,
             attempts: 0,
             same_retries: 0,
             tried: Vec::new(),
@@ -226,18 +204,10 @@ impl Router {
             run.eligible_at_start = Some(1);
         }
         self.resume_fallen_turn(&mut run).await?;
-        Ok(run)
-    }
-
-    /// Pins `run` to the profile that produced `previous_response_id`, when the router
-    /// remembers it (routed mode only; legacy has one key anyway). Returns whether it did; an
-    /// unknown id (evicted, or from before a restart) routes normally.
-    pub fn continue_response(&self, run: &mut TurnRun, previous_response_id: &str) -> bool {
-        if run.is_legacy() {
-            return false;
+        if let Some(previous) = previous_response_id.filter(|_| !run.is_legacy()) {
+            run.continuing = self.responses_lock().origin(&run.snapshot.connection_id, &previous);
         }
-        run.continuing = self.responses_lock().origin(&run.snapshot.connection_id, previous_response_id);
-        run.continuing.is_some()
+        Ok(run)
     }
 
     /// Chooses the profile of the next attempt and reads its secret.

@@ -74,7 +74,7 @@ const LEGACY_HEALTH: [Exclusion; 7] = [
 
 impl TurnRun {
     /// The request left its connection for a hop of the chain.
-    pub fn fell_back(&self) -> bool {
+    pub(crate) fn fell_back(&self) -> bool {
         self.chain.origin.is_some()
     }
 

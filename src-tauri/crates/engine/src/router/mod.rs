@@ -8,9 +8,12 @@
 mod attempt;
 mod fallback;
 mod quota;
+mod recording;
+mod request;
 mod response_origins;
 mod route;
 mod snapshot;
+mod transport;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -22,13 +25,16 @@ use crate::error::EngineError;
 use crate::ledger::Ledger;
 
 use crate::secret_cache::SecretCache;
-pub use attempt::{AttemptReport, NextAttempt, TurnRun};
-pub use attempt::{KeysLater, LaterKeys};
+pub use attempt::AttemptReport;
+pub(crate) use attempt::{NextAttempt, TurnRun};
 pub use quota::{QuotaBoard, FLUSH_EVERY as QUOTA_FLUSH_EVERY, MAX_READINGS as MAX_QUOTA_READINGS};
+pub use recording::{Recording, DROPPED_ACCOUNT_STATE};
+pub use request::{KeysLater, LaterKeys, RequestKeys, RouteRequest};
 use response_origins::ResponseOrigins;
 pub use response_origins::MAX_RESPONSE_ORIGINS;
-pub use route::{Recording, Reply, Route, Routed, Target, Transport, DROPPED_ACCOUNT_STATE};
+pub use route::{Refusal, Route, Routed};
 pub use snapshot::Snapshot;
+pub use transport::{AttemptFacts, Outcome, Reply, Target, Transport};
 
 /// Shared by every request of a relay. Cheap to clone behind an `Arc`.
 #[derive(Debug)]
@@ -108,6 +114,12 @@ impl Router {
         Ok(fresh)
     }
 
+    /// The models `snap` can serve now (some profile has current evidence for them): what a
+    /// routed connection's `GET …/models` lists.
+    pub fn served_models(&self, snap: &Snapshot) -> Vec<String> {
+        snap.served_models(self.engine.now_ms())
+    }
+
     /// Flushes the attempt ledger and the quota readings (call before the process exits).
     pub async fn shutdown(&self) {
         self.ledger.flush().await;
@@ -124,12 +136,6 @@ impl Router {
 
     pub(crate) fn bindings_lock(&self) -> std::sync::MutexGuard<'_, TurnBindings> {
         self.bindings.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Remembers that `profile_id` of `connection_id` produced the Responses answer
-    /// `response_id` (learned from every successful routed answer that names its id).
-    pub fn remember_response(&self, connection_id: &str, response_id: &str, profile_id: &str) {
-        self.responses_lock().remember(connection_id, response_id, profile_id);
     }
 
     pub(crate) fn responses_lock(&self) -> std::sync::MutexGuard<'_, ResponseOrigins> {

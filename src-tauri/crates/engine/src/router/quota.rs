@@ -7,11 +7,10 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::Duration;
 
 use switchyard_core::routing::{ProfileView as RouteProfile, QuotaBlocks, QuotaPolicy, QuotaReading};
-use switchyard_core::Protocol;
-use switchyard_providers::{read_quota, HeaderSource, QuotaWindow};
+use switchyard_providers::QuotaWindow;
 use switchyard_store::quota::{self, QuotaRow};
 use switchyard_store::Store;
 
@@ -182,25 +181,6 @@ impl Router {
     /// [`FLUSH_EVERY`]); a pass writes the readings that changed since the last one.
     pub fn quota_writer_passes(&self) -> tokio::sync::watch::Receiver<u64> {
         self.quota.passes.subscribe()
-    }
-
-    /// Reads the limit headers of one upstream answer (any status, streaming or not, legacy
-    /// included) and keeps them as `profile_id`'s latest readings; `model` is the model the
-    /// client asked for (client-facing name), for windows the provider scopes per model.
-    /// Reads the headers only; cheap when the answer carries none of the dialect's.
-    pub fn observe_quota<H: HeaderSource + ?Sized>(
-        &self,
-        protocol: Protocol,
-        profile_id: &str,
-        model: Option<&str>,
-        headers: &H,
-    ) {
-        let now_ms = self.engine.now_ms();
-        let now = UNIX_EPOCH + Duration::from_millis(u64::try_from(now_ms).unwrap_or_default());
-        let windows = read_quota(protocol, headers, now);
-        if !windows.is_empty() {
-            self.quota.record(profile_id, model, windows, now_ms);
-        }
     }
 
     /// Writes every changed quota reading now (the writer does it every [`FLUSH_EVERY`]).

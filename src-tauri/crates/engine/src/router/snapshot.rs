@@ -52,6 +52,19 @@ impl Snapshot {
         Criteria { basis: &self.basis, max_evidence_age_ms: self.max_age_ms, now_ms }
     }
 
+    /// Whether a request to this connection is forwarded: legacy routing with no fallback
+    /// chain routes by nothing in the body, so the body goes upstream as it streams in and
+    /// is read (for the ledger's keys and the model) only after the answer.
+    pub fn forwards(&self) -> bool {
+        self.strategy.is_none() && self.fallback.is_empty()
+    }
+
+    /// Whether the relay answers `GET …/models` itself: a routed connection lists the models
+    /// some profile has current evidence for; legacy passes the listing through.
+    pub fn lists_models(&self) -> bool {
+        self.strategy.is_some()
+    }
+
     /// The model name sent upstream: mapped only where the connection's mapping says so.
     pub fn upstream_model<'a>(&'a self, model: &'a str) -> &'a str {
         self.mapping.get(model).map_or(model, String::as_str)

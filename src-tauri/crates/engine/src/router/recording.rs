@@ -1,0 +1,153 @@
+//! The ledger row of one physical attempt, written exactly once through a drop guard
+//! ([`Recording`]): on completion, on failure, or when the client goes away mid-attempt or
+//! mid-stream. A successful routed attempt also teaches its key's token load.
+
+use std::sync::Arc;
+
+use switchyard_core::connection::Protocol;
+use switchyard_core::prompt_cache::prompt_tokens;
+use switchyard_core::routing::Failure;
+use switchyard_providers::usage::Usage;
+use switchyard_store::attempts::AttemptRow;
+
+use crate::router::attempt::Attempt;
+use crate::router::request::KeysLater;
+use crate::router::{AttemptReport, Router, TurnRun};
+
+/// The `moved` value of an attempt whose body had account-bound items dropped (appended
+/// after a conversation move's cause: `excluded:rate_limited;dropped_account_state`).
+pub const DROPPED_ACCOUNT_STATE: &str = "dropped_account_state";
+
+/// The ledger row of one physical attempt, written exactly once: by [`Recording::finish`]
+/// or when dropped (the client went away mid-attempt or mid-stream).
+#[derive(Debug)]
+pub struct Recording {
+    router: Arc<Router>,
+    row: Option<AttemptRow>,
+    /// The connection's dialect, to count the prompt for the token load; `None` for legacy
+    /// attempts (no load is kept for them).
+    load_protocol: Option<Protocol>,
+    started: std::time::Instant,
+    /// Legacy forwarding: the keys the ledger's task computes before writing the row.
+    keys_later: Option<KeysLater>,
+    pub report: AttemptReport,
+}
+
+impl Recording {
+    pub(crate) fn start(router: &Arc<Router>, run: &mut TurnRun, attempt: &Attempt, reason: String) -> Self {
+        let row = AttemptRow {
+            at_ms: 0,
+            connection_id: run.snapshot.connection_id.clone(),
+            turn: run.turn.clone(),
+            attempt: i64::from(attempt.number),
+            profile_id: attempt.profile_id.clone(),
+            reason,
+            model: run.model.clone(),
+            status: None,
+            failure_kind: None,
+            scope: None,
+            ttfb_ms: None,
+            duration_ms: None,
+            input_tokens: None,
+            output_tokens: None,
+            session: run.session.clone(),
+            conversation: run.conversation.as_ref().map(|c| c.as_str().to_string()),
+            moved: attempt.moved.map(|m| m.to_string()),
+            cache_read_tokens: None,
+            cache_write_tokens: None,
+            tags: run.tags.clone(),
+        };
+        Recording {
+            router: router.clone(),
+            keys_later: run.keys_later.take(),
+            row: Some(row),
+            load_protocol: (!run.is_legacy()).then_some(run.snapshot.protocol),
+            // Durations are measurements of the real wire, not decisions: the real clock.
+            started: std::time::Instant::now(),
+            report: AttemptReport::default(),
+        }
+    }
+
+    /// Sets the tokens the answer reported (input, output and prompt-cache counts).
+    pub fn set_usage(&mut self, usage: Usage) {
+        self.report.input_tokens = usage.input_tokens;
+        self.report.output_tokens = usage.output_tokens;
+        self.report.cache_read_tokens = usage.cache_read_tokens;
+        self.report.cache_write_tokens = usage.cache_write_tokens;
+    }
+
+    /// The model the row names (learned after the attempt: `AttemptFacts::late_model`).
+    pub(crate) fn set_model(&mut self, model: Option<&str>) {
+        if let Some(row) = self.row.as_mut() {
+            row.model = model.map(str::to_string);
+        }
+    }
+
+    /// Records a failure seen after delivery started (the first one counts).
+    pub fn set_failure(&mut self, failure: Failure) {
+        self.report.failure.get_or_insert(failure);
+    }
+
+    /// The engine clock's wall time.
+    pub fn now(&self) -> std::time::SystemTime {
+        self.router.engine.now_system()
+    }
+
+    /// Notes in the `moved` column that the attempt's body had account-bound items dropped.
+    pub(crate) fn mark_dropped_account_state(&mut self) {
+        if let Some(row) = self.row.as_mut() {
+            row.moved = Some(match row.moved.take() {
+                Some(cause) => format!("{cause};{DROPPED_ACCOUNT_STATE}"),
+                None => DROPPED_ACCOUNT_STATE.to_string(),
+            });
+        }
+    }
+
+    /// Writes the row now.
+    pub fn finish(mut self) {
+        self.write();
+    }
+
+    fn write(&mut self) {
+        let Some(mut row) = self.row.take() else { return };
+        let duration_ms = i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        let r = &self.report;
+        row.at_ms = self.router.engine.now_ms() - duration_ms;
+        row.status = r.status.map(i64::from);
+        row.failure_kind = r.failure.map(|f| f.kind.as_str().to_string());
+        row.scope = r.failure.map(|f| f.scope.as_str().to_string());
+        row.ttfb_ms = r.ttfb_ms;
+        row.duration_ms = Some(duration_ms);
+        row.input_tokens = r.input_tokens;
+        row.output_tokens = r.output_tokens;
+        row.cache_read_tokens = r.cache_read_tokens;
+        row.cache_write_tokens = r.cache_write_tokens;
+        self.learn_load(&row);
+        match self.keys_later.take() {
+            Some(keys) => self.router.ledger.record_later(row, keys),
+            None => self.router.ledger.record(row),
+        }
+    }
+}
+
+impl Recording {
+    /// Adds a successful attempt's prompt tokens to its key's token load (in memory; the
+    /// balance moves of `token_load.rs` read it).
+    fn learn_load(&self, row: &AttemptRow) {
+        let Some(protocol) = self.load_protocol else { return };
+        if !row.status.is_some_and(|s| (200..300).contains(&s)) {
+            return;
+        }
+        let prompt = prompt_tokens(protocol, row.input_tokens, row.cache_read_tokens, row.cache_write_tokens);
+        let Some(tokens) = prompt.and_then(|p| u64::try_from(p).ok()).filter(|&p| p > 0) else { return };
+        let model = row.model.as_deref().unwrap_or("");
+        let now = self.router.engine.monotonic();
+        self.router.loads_lock().load_mut(&row.connection_id, model).record(&row.profile_id, tokens, now);
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        self.write();
+    }
+}

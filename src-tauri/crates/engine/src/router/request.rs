@@ -1,0 +1,80 @@
+//! What a request carries into routing, built once by the relay ([`RouteRequest`]): the
+//! connection's snapshot, the model, the request's keys (or the promise of them, for legacy
+//! forwarding), the tags and the Responses id it continues. [`Router::route`] takes it whole;
+//! nothing about a request is set on the router by a second call.
+//!
+//! [`Router::route`]: crate::Router::route
+
+use std::sync::Arc;
+
+use switchyard_core::conversation::ConversationKey;
+
+use crate::router::Snapshot;
+
+/// One request to route.
+#[derive(Debug)]
+pub struct RouteRequest {
+    /// The connection's snapshot (`Router::snapshot`, looked up once per request).
+    pub snapshot: Arc<Snapshot>,
+    /// The model the client asked for (client-facing name); `None` when the body was not read
+    /// first (forwarding) or names none — the request then routes as legacy.
+    pub model: Option<String>,
+    pub keys: RequestKeys,
+    /// The caller's tags (`x-switchyard-tag-*`) as a JSON object, stored with every attempt
+    /// of the request (ledger only; routing never reads them).
+    pub tags: Option<String>,
+    /// A Responses request's `previous_response_id`: state held by the account that made it.
+    pub previous_response_id: Option<String>,
+}
+
+impl RouteRequest {
+    /// A request on `snapshot` for `model` with `keys`, no tags and no continued response.
+    pub fn new(snapshot: Arc<Snapshot>, model: Option<&str>, keys: RequestKeys) -> Self {
+        RouteRequest { snapshot, model: model.map(str::to_string), keys, tags: None, previous_response_id: None }
+    }
+}
+
+/// The keys a request is routed and recorded by.
+#[derive(Debug)]
+pub enum RequestKeys {
+    /// Read before routing (a routed request's body was skimmed).
+    Now {
+        turn: String,
+        /// The request's conversation (a hash); conversation affinity keys its binding by
+        /// this and the model. `None`: not tracked (the request still routes by turn).
+        conversation: Option<ConversationKey>,
+        /// The client's session, hashed (ledger only; routing never reads it).
+        session: Option<String>,
+    },
+    /// Legacy forwarding routes by none of them (one key, one attempt): the ledger's writer
+    /// computes them from the body's copy after the answer, off the request path.
+    Later(KeysLater),
+}
+
+impl RequestKeys {
+    /// Keys read now: `turn`, with no conversation and no session.
+    pub fn turn(turn: impl Into<String>) -> Self {
+        RequestKeys::Now { turn: turn.into(), conversation: None, session: None }
+    }
+}
+
+/// The turn key a forwarded request routes with (by nothing: one key, one attempt); its
+/// ledger row gets the real keys from [`KeysLater`].
+pub(crate) const FORWARDED_TURN: &str = "legacy";
+
+/// The keys of a request, computed later (legacy forwarding, [`RequestKeys::Later`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LaterKeys {
+    pub turn: String,
+    pub conversation: Option<String>,
+    pub session: Option<String>,
+}
+
+/// Computes a request's [`LaterKeys`] (from its body, which it holds) on the ledger's writer.
+pub struct KeysLater(pub Box<dyn FnOnce() -> LaterKeys + Send>);
+
+impl std::fmt::Debug for KeysLater {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeysLater")
+    }
+}
