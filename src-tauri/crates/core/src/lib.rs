@@ -8,6 +8,7 @@ pub mod connection;
 pub mod conversation;
 pub mod header;
 mod hex_text;
+pub mod lru;
 pub mod portable;
 pub mod profile;
 pub mod prompt_cache;

@@ -1,8 +1,9 @@
 //! Turn bindings: turn key → the profile the turn is pinned to, whether the turn is
 //! committed, and when it was last used. Idle entries expire; the table is a bounded LRU.
 
-use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
+
+use crate::lru::Lru;
 
 /// Bindings expire after this long without use (docs/design.md ("Turn and session keys")).
 pub const BINDING_IDLE_TTL: Duration = Duration::from_secs(30 * 60);
@@ -15,8 +16,6 @@ pub struct Binding {
     pub profile_id: String,
     /// Some output of this turn reached the client: no more credential failover.
     pub committed: bool,
-    pub last_used: Instant,
-    stamp: u64,
 }
 
 /// Why a failover rebind was refused.
@@ -28,15 +27,10 @@ pub enum RebindError {
     Unbound,
 }
 
-/// Turn key → binding, bounded and idle-expiring. Time is passed in (`now: Instant`).
+/// Turn key → binding, bounded and idle-expiring ([`Lru`]). Time is passed in (`now: Instant`).
 #[derive(Debug, Clone)]
 pub struct TurnBindings {
-    map: HashMap<String, Binding>,
-    /// stamp → turn key, oldest use first.
-    order: BTreeMap<u64, String>,
-    next_stamp: u64,
-    capacity: usize,
-    ttl: Duration,
+    turns: Lru<String, Binding>,
 }
 
 impl Default for TurnBindings {
@@ -47,54 +41,37 @@ impl Default for TurnBindings {
 
 impl TurnBindings {
     pub fn new(capacity: usize, ttl: Duration) -> Self {
-        TurnBindings { map: HashMap::new(), order: BTreeMap::new(), next_stamp: 0, capacity: capacity.max(1), ttl }
+        TurnBindings { turns: Lru::new(capacity, Some(ttl)) }
     }
 
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.turns.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
-
-    fn expired(&self, b: &Binding, now: Instant) -> bool {
-        now.saturating_duration_since(b.last_used) > self.ttl
+        self.turns.is_empty()
     }
 
     /// The live binding of `turn`, refreshed as used now; an expired one is removed.
     pub fn get(&mut self, turn: &str, now: Instant) -> Option<&Binding> {
-        let expired = self.expired(self.map.get(turn)?, now);
-        if expired {
-            self.remove(turn);
-            return None;
-        }
-        self.touch(turn, now);
-        self.map.get(turn)
+        self.turns.get(turn, now)
     }
 
     /// The live binding of `turn` without refreshing it.
     pub fn peek(&self, turn: &str, now: Instant) -> Option<&Binding> {
-        self.map.get(turn).filter(|b| !self.expired(b, now))
+        self.turns.peek(turn, now)
     }
 
     /// Pins `turn` to `profile` (a new turn, or a new selection because the bound profile
     /// left the eligible set). An existing committed flag is kept.
     pub fn bind(&mut self, turn: &str, profile: &str, now: Instant) {
-        if let Some(b) = self.map.get_mut(turn) {
+        if let Some(b) = self.turns.get_mut(turn, now) {
             if b.profile_id != profile {
                 b.profile_id = profile.to_string();
             }
-            self.touch(turn, now);
             return;
         }
-        let stamp = self.bump();
-        self.map.insert(
-            turn.to_string(),
-            Binding { profile_id: profile.to_string(), committed: false, last_used: now, stamp },
-        );
-        self.order.insert(stamp, turn.to_string());
-        self.evict(now);
+        self.turns.insert(turn.to_string(), Binding { profile_id: profile.to_string(), committed: false }, now);
     }
 
     /// Moves an uncommitted turn to another profile after a credential-scoped failure.
@@ -111,10 +88,9 @@ impl TurnBindings {
 
     /// Marks the turn committed (first content byte reached the client). False when unbound.
     pub fn commit(&mut self, turn: &str, now: Instant) -> bool {
-        match self.map.get_mut(turn) {
+        match self.turns.get_mut(turn, now) {
             Some(b) => {
                 b.committed = true;
-                self.touch(turn, now);
                 true
             }
             None => false,
@@ -122,38 +98,7 @@ impl TurnBindings {
     }
 
     pub fn remove(&mut self, turn: &str) -> Option<Binding> {
-        let b = self.map.remove(turn)?;
-        self.order.remove(&b.stamp);
-        Some(b)
-    }
-
-    fn bump(&mut self) -> u64 {
-        self.next_stamp += 1;
-        self.next_stamp
-    }
-
-    fn touch(&mut self, turn: &str, now: Instant) {
-        let stamp = self.bump();
-        if let Some(b) = self.map.get_mut(turn) {
-            if let Some(key) = self.order.remove(&b.stamp) {
-                self.order.insert(stamp, key);
-            }
-            b.stamp = stamp;
-            b.last_used = now;
-        }
-    }
-
-    /// Drops idle-expired turns from the old end, then the least recently used over capacity.
-    fn evict(&mut self, now: Instant) {
-        while let Some((_, turn)) = self.order.first_key_value() {
-            let drop_it = self.map.len() > self.capacity || self.map.get(turn).is_none_or(|b| self.expired(b, now));
-            if !drop_it {
-                break;
-            }
-            if let Some((_, turn)) = self.order.pop_first() {
-                self.map.remove(&turn);
-            }
-        }
+        self.turns.remove(turn)
     }
 }
 

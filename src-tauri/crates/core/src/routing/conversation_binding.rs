@@ -4,10 +4,10 @@
 //! `ConversationKey`s (hashes), model names and profile ids — never a client's raw id. Which
 //! profile to bind is decided by `affinity.rs`; turn bindings are in `binding.rs`.
 
-use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use crate::conversation::ConversationKey;
+use crate::lru::Lru;
 
 /// Default bound on remembered conversations; the least recently called goes first.
 pub const DEFAULT_CONVERSATION_CAPACITY: usize = 10_000;
@@ -30,31 +30,23 @@ impl ConversationBinding {
 }
 
 /// One conversation: a binding per model (prompt caches are per model, and so are SWRR
-/// states and model-scoped exclusions), and its place in the LRU order.
-#[derive(Debug, Clone)]
+/// states and model-scoped exclusions).
+#[derive(Debug, Clone, Default)]
 struct Entry {
     slots: Vec<(String, ConversationBinding)>,
-    stamp: u64,
 }
 
 impl Entry {
     fn slot(&self, model: &str) -> Option<&ConversationBinding> {
         self.slots.iter().find(|(m, _)| m == model).map(|(_, b)| b)
     }
-
-    fn all_expired(&self, now: Instant) -> bool {
-        self.slots.iter().all(|(_, b)| !b.is_warm(b.window, now))
-    }
 }
 
-/// Conversation key → per-model bindings, bounded and idle-expiring. Time is passed in.
+/// Conversation key → per-model bindings, bounded ([`Lru`] over conversations, the least
+/// recently called evicted first); each binding expires by its own window. Time is passed in.
 #[derive(Debug, Clone)]
 pub struct ConversationBindings {
-    map: HashMap<String, Entry>,
-    /// stamp → conversation key, least recently called first.
-    order: BTreeMap<u64, String>,
-    next_stamp: u64,
-    capacity: usize,
+    conversations: Lru<String, Entry>,
 }
 
 impl Default for ConversationBindings {
@@ -66,116 +58,77 @@ impl Default for ConversationBindings {
 impl ConversationBindings {
     /// At most `capacity` conversations (at least 1).
     pub fn new(capacity: usize) -> Self {
-        ConversationBindings { map: HashMap::new(), order: BTreeMap::new(), next_stamp: 0, capacity: capacity.max(1) }
+        ConversationBindings { conversations: Lru::new(capacity, None) }
     }
 
     /// Remembered conversations.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.conversations.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.conversations.is_empty()
     }
 
     /// The live binding of `conversation` for `model`, not refreshed (a call refreshes it:
     /// `touch` or `bind`). An expired binding is removed, and the conversation with its last one.
     pub fn get(&mut self, conversation: &ConversationKey, model: &str, now: Instant) -> Option<&ConversationBinding> {
         let key = conversation.as_str();
-        let entry = self.map.get_mut(key)?;
-        let expired = entry.slot(model).is_some_and(|b| !b.is_warm(b.window, now));
-        if expired {
-            entry.slots.retain(|(m, _)| m != model);
-            if entry.slots.is_empty() {
+        let entry = self.conversations.peek(key, now)?;
+        if entry.slot(model).is_some_and(|b| !b.is_warm(b.window, now)) {
+            let emptied = match self.conversations.get_mut(key, now) {
+                Some(entry) => {
+                    entry.slots.retain(|(m, _)| m != model);
+                    entry.slots.is_empty()
+                }
+                None => false,
+            };
+            if emptied {
                 self.remove(conversation);
             }
             return None;
         }
-        self.map.get(key).and_then(|e| e.slot(model))
+        self.conversations.peek(key, now).and_then(|e| e.slot(model))
     }
 
     /// The live binding without changing anything.
     pub fn peek(&self, conversation: &ConversationKey, model: &str, now: Instant) -> Option<&ConversationBinding> {
-        self.map.get(conversation.as_str())?.slot(model).filter(|b| b.is_warm(b.window, now))
+        self.conversations.peek(conversation.as_str(), now)?.slot(model).filter(|b| b.is_warm(b.window, now))
     }
 
     /// Binds `conversation`'s calls to `model` to `profile` (a new or cold conversation was
     /// assigned, or it moved) and records a call now.
     pub fn bind(&mut self, conversation: &ConversationKey, model: &str, profile: &str, window: Duration, now: Instant) {
-        let stamp = self.bump();
+        let binding = ConversationBinding { profile_id: profile.to_string(), last_call: now, window };
         let key = conversation.as_str();
-        let binding = || ConversationBinding { profile_id: profile.to_string(), last_call: now, window };
-        match self.map.get_mut(key) {
-            Some(entry) => {
-                match entry.slots.iter_mut().find(|(m, _)| m == model) {
-                    Some((_, b)) => {
-                        if b.profile_id != profile {
-                            b.profile_id = profile.to_string();
-                        }
-                        b.last_call = now;
-                        b.window = window;
-                    }
-                    None => entry.slots.push((model.to_string(), binding())),
-                }
-                if let Some(k) = self.order.remove(&entry.stamp) {
-                    self.order.insert(stamp, k);
-                }
-                entry.stamp = stamp;
-            }
+        match self.conversations.get_mut(key, now) {
+            Some(entry) => match entry.slots.iter_mut().find(|(m, _)| m == model) {
+                Some((_, b)) => *b = binding,
+                None => entry.slots.push((model.to_string(), binding)),
+            },
             None => {
-                self.map.insert(key.to_string(), Entry { slots: vec![(model.to_string(), binding())], stamp });
-                self.order.insert(stamp, key.to_string());
+                let entry = Entry { slots: vec![(model.to_string(), binding)] };
+                self.conversations.insert(key.to_string(), entry, now);
             }
         }
-        self.evict(now);
     }
 
     /// Records a call of `conversation` to `model` now, on its current binding. False when it
     /// has none (nothing to refresh).
     pub fn touch(&mut self, conversation: &ConversationKey, model: &str, now: Instant) -> bool {
-        let stamp = self.bump();
-        let Some(entry) = self.map.get_mut(conversation.as_str()) else {
+        let Some(entry) = self.conversations.get_mut(conversation.as_str(), now) else {
             return false;
         };
         let Some((_, b)) = entry.slots.iter_mut().find(|(m, _)| m == model) else {
             return false;
         };
         b.last_call = now;
-        if let Some(k) = self.order.remove(&entry.stamp) {
-            self.order.insert(stamp, k);
-        }
-        entry.stamp = stamp;
         true
     }
 
     /// Forgets a conversation (all its models).
     pub fn remove(&mut self, conversation: &ConversationKey) -> bool {
-        match self.map.remove(conversation.as_str()) {
-            Some(e) => {
-                self.order.remove(&e.stamp);
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn bump(&mut self) -> u64 {
-        self.next_stamp += 1;
-        self.next_stamp
-    }
-
-    /// Drops fully expired conversations from the old end, then the least recently called
-    /// over capacity.
-    fn evict(&mut self, now: Instant) {
-        while let Some((_, key)) = self.order.first_key_value() {
-            let drop_it = self.map.len() > self.capacity || self.map.get(key).is_none_or(|e| e.all_expired(now));
-            if !drop_it {
-                break;
-            }
-            if let Some((_, key)) = self.order.pop_first() {
-                self.map.remove(&key);
-            }
-        }
+        self.conversations.remove(conversation.as_str()).is_some()
     }
 }
 

@@ -8,9 +8,9 @@
 //! an active chain behaves as a one-key connection (its primary's health decides); without a
 //! chain nothing here runs.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
+use switchyard_core::lru::Lru;
 
 use switchyard_core::routing::fallback::{decide, selection_kind, Decision, FallbackKind, Moment};
 use switchyard_core::routing::{Eligibility, Exclusion, Failure, FailureKind, GiveUp, Plan, Scope, BINDING_IDLE_TTL};
@@ -32,31 +32,31 @@ pub(crate) struct ChainPosition {
     pub fresh: Option<FallbackKind>,
 }
 
-/// Turns that fell back: turn key → (origin connection id, hop index, last seen). Memory only.
-#[derive(Debug, Default)]
+/// Turns that fell back: turn key → (origin connection id, hop index), idle-expiring like
+/// turn bindings. Memory only, bounded.
+#[derive(Debug)]
 pub(crate) struct FallenTurns {
-    turns: HashMap<String, (String, usize, Instant)>,
+    turns: Lru<String, (String, usize)>,
+}
+
+impl Default for FallenTurns {
+    fn default() -> Self {
+        FallenTurns { turns: Lru::new(MAX_FALLEN_TURNS, Some(BINDING_IDLE_TTL)) }
+    }
 }
 
 impl FallenTurns {
     fn get(&mut self, turn: &str, origin: &str, now: Instant) -> Option<usize> {
-        let (o, hop, seen) = self.turns.get_mut(turn)?;
-        if o != origin || now.saturating_duration_since(*seen) > BINDING_IDLE_TTL {
+        let (o, hop) = self.turns.get(turn, now)?;
+        if o != origin {
             self.turns.remove(turn);
             return None;
         }
-        *seen = now;
         Some(*hop)
     }
 
     fn put(&mut self, turn: &str, origin: &str, hop: usize, now: Instant) {
-        if self.turns.len() >= MAX_FALLEN_TURNS && !self.turns.contains_key(turn) {
-            let oldest = self.turns.iter().min_by_key(|(_, (_, _, seen))| *seen).map(|(k, _)| k.clone());
-            if let Some(k) = oldest {
-                self.turns.remove(&k);
-            }
-        }
-        self.turns.insert(turn.to_string(), (origin.to_string(), hop, now));
+        self.turns.insert(turn.to_string(), (origin.to_string(), hop), now);
     }
 }
 

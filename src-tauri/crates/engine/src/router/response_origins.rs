@@ -4,25 +4,17 @@
 //! forgotten first); after a restart or eviction an id is unknown and routes normally.
 //! Response ids are not secrets; nothing else is kept.
 
-use std::collections::{BTreeMap, HashMap};
+use std::time::Instant;
+
+use switchyard_core::lru::Lru;
 
 /// How many response ids are remembered.
 pub const MAX_RESPONSE_ORIGINS: usize = 10_000;
 
-#[derive(Debug)]
-struct Origin {
-    profile_id: String,
-    used: u64,
-}
-
-/// A bounded LRU map of response origins.
+/// A bounded LRU map of response origins: (connection id, response id) → profile id.
 #[derive(Debug)]
 pub struct ResponseOrigins {
-    cap: usize,
-    tick: u64,
-    by_key: HashMap<(String, String), Origin>,
-    /// `used` tick → key, oldest first.
-    order: BTreeMap<u64, (String, String)>,
+    origins: Lru<(String, String), String>,
 }
 
 impl Default for ResponseOrigins {
@@ -34,44 +26,26 @@ impl Default for ResponseOrigins {
 impl ResponseOrigins {
     /// An empty map holding at most `cap` ids (at least one).
     pub fn with_capacity(cap: usize) -> Self {
-        ResponseOrigins { cap: cap.max(1), tick: 0, by_key: HashMap::new(), order: BTreeMap::new() }
+        ResponseOrigins { origins: Lru::new(cap, None) }
     }
 
-    fn next_tick(&mut self) -> u64 {
-        self.tick += 1;
-        self.tick
-    }
-
-    /// Remembers that `profile_id` of `connection_id` produced `response_id`.
+    /// Remembers that `profile_id` of `connection_id` produced `response_id`. (No idle
+    /// expiry: only the order of use matters, so any instant will do.)
     pub fn remember(&mut self, connection_id: &str, response_id: &str, profile_id: &str) {
         let key = (connection_id.to_string(), response_id.to_string());
-        let used = self.next_tick();
-        if let Some(old) = self.by_key.insert(key.clone(), Origin { profile_id: profile_id.to_string(), used }) {
-            self.order.remove(&old.used);
-        }
-        self.order.insert(used, key);
-        while self.by_key.len() > self.cap {
-            let Some((_, oldest)) = self.order.pop_first() else { break };
-            self.by_key.remove(&oldest);
-        }
+        self.origins.insert(key, profile_id.to_string(), Instant::now());
     }
 
     /// The profile that produced `response_id` on `connection_id`, if remembered (and marks
     /// it recently used).
     pub fn origin(&mut self, connection_id: &str, response_id: &str) -> Option<String> {
         let key = (connection_id.to_string(), response_id.to_string());
-        let used = self.next_tick();
-        let origin = self.by_key.get_mut(&key)?;
-        self.order.remove(&origin.used);
-        origin.used = used;
-        let profile = origin.profile_id.clone();
-        self.order.insert(used, key);
-        Some(profile)
+        self.origins.get(&key, Instant::now()).cloned()
     }
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.by_key.len()
+        self.origins.len()
     }
 }
 
