@@ -91,6 +91,8 @@ pub fn export_bindings(path: &std::path::Path) -> Result<(), String> {
 
 pub fn run() {
     switchyard_relay::init_logging();
+    // The relay's connection cap follows the descriptor limit; raising it is the binary's call.
+    switchyard_relay::raise_fd_limit();
     let builder = specta_builder();
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())

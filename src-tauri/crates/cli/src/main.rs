@@ -40,6 +40,8 @@ fn main() -> ExitCode {
         },
     };
     init_logging();
+    // The relay's connection cap follows the descriptor limit; raising it is the binary's call.
+    switchyard_relay::raise_fd_limit();
     let runtime = match runtime_for(&cli.command).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

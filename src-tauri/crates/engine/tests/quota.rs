@@ -85,7 +85,7 @@ async fn readings_survive_a_restart_with_their_age_and_stale_ones_say_so() -> Te
     let clock = Arc::new(ManualClock(AtomicI64::new(T0)));
     let engine = open(dir.path(), &clock).await?;
     let (a, b) = seed(&engine).await?;
-    let router = Arc::new(Router::new(engine.clone()));
+    let router = Arc::new(Router::start(engine.clone()));
 
     observe(&router, &a, api_headers(49, T0, 60_000).as_slice());
     clock.advance(1_000);
@@ -147,7 +147,7 @@ async fn changed_readings_are_written_periodically_off_the_request_path() -> Tes
     let clock = Arc::new(ManualClock(AtomicI64::new(T0)));
     let engine = open(dir.path(), &clock).await?;
     let (a, _) = seed(&engine).await?;
-    let router = Arc::new(Router::new(engine.clone()));
+    let router = Arc::new(Router::start(engine.clone()));
     observe(&router, &a, api_headers(7, T0, 60_000).as_slice());
     assert!(engine.quota("c").await?.profiles[0].windows.is_empty(), "observing writes nothing on the request path");
     // The writer's tick is real time (a tokio interval, not a routing decision): wait for

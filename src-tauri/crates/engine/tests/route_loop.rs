@@ -134,7 +134,7 @@ async fn world(keys: usize, mode: &str) -> Result<World, Box<dyn std::error::Err
     }
     engine.verify("c", None, false, &|_| {}).await?;
     engine.routing_activate("c", mode, "test").await?;
-    let router = Arc::new(Router::new(engine.clone()));
+    let router = Arc::new(Router::start(engine.clone()));
     Ok(World { _mock: mock, _dir: dir, clock, engine, router })
 }
 

@@ -6,6 +6,7 @@
 
 mod account_state;
 mod auth;
+mod connections;
 mod copy_buffers;
 mod guard;
 mod header_names;
@@ -33,8 +34,8 @@ use switchyard_engine::Router as EngineRouter;
 use switchyard_vault::Secret;
 use tokio::net::TcpListener;
 
+pub use connections::{fd_limit, raise_fd_limit, Limits, HEADER_READ_TIMEOUT};
 pub use logging::init_logging;
-pub use server::Limits;
 pub use service::{check_loopback, Listen, RelayStatus, Service, DESKTOP_DRAIN, PORT_ENV};
 pub use state::RelayState;
 
@@ -43,7 +44,7 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 
 /// Serves the relay on `listener` (bind it to 127.0.0.1) until `shutdown` resolves; then
 /// stops accepting and lets in-flight responses, streams included, finish. Connection limits
-/// follow the process's descriptor limit.
+/// follow the process's descriptor limit (read, not raised: the binaries raise it).
 pub async fn serve(
     listener: TcpListener,
     router: Arc<EngineRouter>,

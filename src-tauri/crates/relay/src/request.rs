@@ -18,8 +18,8 @@ use switchyard_core::turn::ClientIds;
 use switchyard_core::Protocol;
 use switchyard_engine::{KeysLater, LaterKeys, RequestKeys, RouteRequest};
 
+use crate::connections::ConnMark;
 use crate::respond::respond;
-use crate::server::ConnMark;
 use crate::state::RelayState;
 use crate::streamed_body::{BodyCopy, Outgoing, StreamedBody, SMALL_BODY};
 use crate::transport::HttpTransport;

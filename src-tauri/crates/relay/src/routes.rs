@@ -16,7 +16,7 @@ use axum::extract::Request;
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::Response;
 
-use crate::server::ConnMark;
+use crate::connections::ConnMark;
 use crate::state::RelayState;
 
 /// Where a request goes.

@@ -96,7 +96,7 @@ impl Service {
     /// A stopped relay listening as `listen`, draining for at most `drain` (`None`: until every
     /// in-flight response finished).
     pub fn with(engine: Arc<Engine>, listen: Listen, drain: Option<Duration>) -> Self {
-        let router = Arc::new(Router::new(engine.clone()));
+        let router = Arc::new(Router::start(engine.clone()));
         Service {
             engine,
             router,

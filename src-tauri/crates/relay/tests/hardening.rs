@@ -254,7 +254,7 @@ async fn an_upstream_redirect_is_passed_back_unfollowed() -> TestResult {
     engine.connection_add(conn, Some(switchyard_engine::Secret::new("sk-canary-redirect"))).await?;
     let token = engine.relay_token(false).await?;
     let bearer = token.expose().to_string();
-    let router = Arc::new(switchyard_engine::Router::new(engine.clone()));
+    let router = Arc::new(switchyard_engine::Router::start(engine.clone()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -27,7 +27,8 @@ async fn the_keychain_is_read_when_the_token_revision_moves_or_once_a_minute() -
     let clock = ManualClock::new();
     let engine = Arc::new(Engine::open_with(dir.path(), vault.clone(), clock.clone()).await?);
     let first = engine.relay_token(false).await?;
-    let state = RelayState::new(Arc::new(Router::new(engine.clone())), switchyard_engine::Secret::new(first.expose()))?;
+    let state =
+        RelayState::new(Arc::new(Router::start(engine.clone())), switchyard_engine::Secret::new(first.expose()))?;
 
     let reads = vault.reads();
     state.refresh_token().await;

@@ -242,7 +242,7 @@ async fn errors_the_relay_makes_itself_have_their_status_shape_and_reason() -> T
     // The keychain locked: a relay whose engine cannot read any secret.
     let locked =
         Arc::new(Engine::open_with(r.dir.path(), Arc::new(MemoryVault::unavailable()), Arc::new(SystemClock)).await?);
-    let router = Arc::new(Router::new(locked));
+    let router = Arc::new(Router::start(locked));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

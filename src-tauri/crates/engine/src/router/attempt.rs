@@ -34,7 +34,7 @@ enum Pending {
 }
 
 /// The routing state of one request (one HTTP call to the relay), made from its
-/// [`RouteRequest`] by [`Router::start`] and owned by the loop.
+/// [`RouteRequest`] by [`Router::start_run`] and owned by the loop.
 #[derive(Debug)]
 pub(crate) struct TurnRun {
     pub(crate) snapshot: Arc<Snapshot>,
@@ -173,7 +173,7 @@ impl Router {
     /// on its hop, and (routed only: legacy has one key anyway) the profile a continued
     /// Responses answer came from, when remembered — an unknown id (evicted, or from before
     /// a restart) routes normally.
-    pub(crate) async fn start(&self, request: RouteRequest) -> Result<TurnRun, EngineError> {
+    pub(crate) async fn start_run(&self, request: RouteRequest) -> Result<TurnRun, EngineError> {
         let RouteRequest { snapshot, model, keys, tags, previous_response_id } = request;
         let (turn, conversation, session, keys_later) = match keys {
             RequestKeys::Now { turn, conversation, session } => (turn, conversation, session, None),

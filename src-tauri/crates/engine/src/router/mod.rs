@@ -60,8 +60,10 @@ pub struct Router {
 }
 
 impl Router {
-    /// Starts a router (and its ledger and quota writer tasks) on the current tokio runtime.
-    pub fn new(engine: Arc<Engine>) -> Self {
+    /// Starts a router and its background writers: the attempt ledger's writer thread and
+    /// the quota readings' writer task (on the current tokio runtime). Named `start`, not
+    /// `new`, because it spawns them; both end when the router is dropped.
+    pub fn start(engine: Arc<Engine>) -> Self {
         let ledger = Ledger::start(engine.store.clone());
         let board = Arc::new(QuotaBoard::default());
         quota::spawn_writer(&board, engine.store.clone());

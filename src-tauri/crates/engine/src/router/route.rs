@@ -77,7 +77,7 @@ impl Router {
         request: RouteRequest,
         transport: &T,
     ) -> Result<Routed<T::Delivered, T::Kept>, EngineError> {
-        let mut run = self.start(request).await?;
+        let mut run = self.start_run(request).await?;
         let legacy = run.is_legacy();
         let mut kept: Option<(T::Kept, Route)> = None;
         loop {

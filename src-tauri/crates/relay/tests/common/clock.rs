@@ -81,7 +81,7 @@ impl Served {
     pub async fn start(engine: &Arc<Engine>) -> Result<Self, Box<dyn std::error::Error>> {
         let token = engine.relay_token(false).await?;
         let bearer = token.expose().to_string();
-        let router = Arc::new(Router::new(engine.clone()));
+        let router = Arc::new(Router::start(engine.clone()));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let url = format!("http://{}/c/c/v1/chat/completions", listener.local_addr()?);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

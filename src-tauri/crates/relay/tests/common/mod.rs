@@ -143,7 +143,7 @@ async fn relay_on(
     mock.reset_counts();
     let token = engine.relay_token(false).await?;
     let token_text = token.expose().to_string();
-    let router = Arc::new(Router::new(engine.clone()));
+    let router = Arc::new(Router::start(engine.clone()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
     let (stop, stopped) = oneshot::channel::<()>();
