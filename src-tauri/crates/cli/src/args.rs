@@ -72,7 +72,7 @@ pub enum Command {
     /// Show or change settings: `settings`, `settings evidence-max-age-days N`, `settings relay-port N`,
     /// `settings time-zone NAME|system`, `settings ledger-retention-rows N`.
     Settings {
-        #[arg(value_parser = ["evidence-max-age-days", "relay-port", "time-zone", "ledger-retention-rows"])]
+        #[arg(value_parser = clap::builder::PossibleValuesParser::new(switchyard_engine::UserSetting::ALL.map(|s| s.name())))]
         key: Option<String>,
         value: Option<String>,
     },

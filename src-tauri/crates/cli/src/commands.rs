@@ -1,6 +1,6 @@
 //! Subcommands as thin adapters: parse → one engine call → [`Output`].
 
-use switchyard_engine::{ConnectionEdit, Engine, EngineError, NewConnection, NewProfile, ProfileEdit};
+use switchyard_engine::{ConnectionEdit, Engine, EngineError, NewConnection, NewProfile, ProfileEdit, UserSetting};
 
 use crate::args::{ConnectionCmd, HealthCmd, ProfileCmd, RoutingCmd};
 use crate::output::Output;
@@ -120,31 +120,14 @@ pub async fn health(engine: &Engine, cmd: HealthCmd) -> Result<Output, EngineErr
 
 /// `settings [KEY VALUE]`: sets one value if given, then shows all.
 pub async fn settings(engine: &Engine, key: Option<&str>, value: Option<&str>) -> Result<Output, EngineError> {
-    const DAY_MS: i64 = 24 * 3600 * 1000;
-    let number = |k: &str, v: &str| {
-        v.parse::<i64>()
-            .map_err(|_| EngineError::Invalid(switchyard_engine::InvalidInput::new(k, "must be a whole number")))
-    };
-    match (key, value) {
-        (Some(k @ "evidence-max-age-days"), Some(days)) => {
-            engine.set_max_evidence_age_ms(number(k, days)?.saturating_mul(DAY_MS)).await?
-        }
-        (Some(k @ "relay-port"), Some(port)) => engine.set_relay_port(number(k, port)?).await?,
-        (Some("time-zone"), Some(name)) => engine.set_time_zone(name).await?,
-        (Some(k @ "ledger-retention-rows"), Some(rows)) => engine.set_ledger_retention_rows(number(k, rows)?).await?,
-        (Some(k), None) => {
-            return Err(EngineError::Invalid(switchyard_engine::InvalidInput::new(k, "needs a value")));
-        }
-        _ => {}
+    if let Some(name) = key {
+        let which = UserSetting::from_name(name)
+            .ok_or_else(|| EngineError::Invalid(switchyard_engine::InvalidInput::new(name, "is not a setting")))?;
+        let value =
+            value.ok_or_else(|| EngineError::Invalid(switchyard_engine::InvalidInput::new(name, "needs a value")))?;
+        engine.set_user_setting(which, value).await?;
     }
-    let days = engine.max_evidence_age_ms().await? as f64 / DAY_MS as f64;
-    Ok(Output::Settings(serde_json::json!({
-        "evidence_max_age_days": days,
-        "relay_port": engine.relay_port().await?,
-        "time_zone": engine.time_zone().await?.name,
-        "ledger_retention_rows": engine.ledger_retention_rows().await?,
-        "data_dir": engine.data_dir().display().to_string(),
-    })))
+    Ok(Output::Settings(engine.settings_view().await?))
 }
 
 /// Who activated routing, for the record: the CLI and the OS user.

@@ -30,7 +30,7 @@ pub enum Output {
     Done,
     /// Nothing to print; the process exits with this code (`exec`: the child's).
     Exit(u8),
-    Settings(serde_json::Value),
+    Settings(switchyard_engine::SettingsView),
     /// Rendered by the subcommand itself (export, import): JSON text and human text.
     Rendered {
         json: String,
@@ -91,8 +91,9 @@ pub fn print(out: &Output, json: bool) {
         Output::Quota(q) => print_quota(q),
         Output::Token(t) => println!("{t}"),
         Output::Done | Output::Exit(_) => {}
-        Output::Settings(v) => {
-            if let Some(map) = v.as_object() {
+        Output::Settings(view) => {
+            // One line per setting, by name (the JSON object's key order).
+            if let Some(map) = serde_json::to_value(view).ok().as_ref().and_then(|v| v.as_object()) {
                 for (k, val) in map {
                     println!("{k:<24} {}", val.as_str().map_or_else(|| val.to_string(), str::to_string));
                 }

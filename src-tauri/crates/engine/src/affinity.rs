@@ -8,16 +8,13 @@
 use std::time::Duration;
 use switchyard_core::states::AffinityMode;
 
+use crate::settings::{Scope, AFFINITY};
 use switchyard_core::routing::{Affinity, DEFAULT_AFFINITY_WINDOW};
 use switchyard_core::InvalidInput;
-use switchyard_store::settings;
 
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::views::{AffinityView, RoutingStatus};
-
-/// Longest affinity window a user may set (one day).
-const MAX_WINDOW_MIN: i64 = 24 * 60;
 
 /// The stored setting: the mode and the window (also remembered under `turn`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,35 +51,12 @@ impl AffinitySetting {
             AffinityMode::Turn
         }
     }
-
-    /// `turn:<ms>` / `conversation:<ms>`; anything else is the default.
-    fn parse(stored: &str) -> Self {
-        let parsed = stored.split_once(':').and_then(|(mode, ms)| {
-            let window = Duration::from_millis(ms.parse::<u64>().ok()?);
-            match mode {
-                "turn" => Some(AffinitySetting { conversation: false, window }),
-                "conversation" => Some(AffinitySetting { conversation: true, window }),
-                _ => None,
-            }
-        });
-        parsed.unwrap_or_default()
-    }
-
-    fn stored(self) -> String {
-        format!("{}:{}", self.mode(), self.window.as_millis())
-    }
-}
-
-fn key(connection_id: &str) -> String {
-    format!("affinity:{connection_id}")
 }
 
 impl Engine {
     /// The affinity setting of `connection_id` (the default when unset or unreadable).
     pub(crate) async fn affinity_setting(&self, connection_id: &str) -> Result<AffinitySetting, EngineError> {
-        let mut conn = self.store.acquire().await?;
-        let stored = settings::get(&mut conn, &key(connection_id)).await?;
-        Ok(stored.map(|(v, _)| AffinitySetting::parse(&v)).unwrap_or_default())
+        self.setting(&AFFINITY, Scope::Connection(connection_id)).await
     }
 
     /// Sets the affinity of `slug` (`turn` or `conversation`) and, when given, its window in
@@ -104,21 +78,16 @@ impl Engine {
                 )))
             }
         };
-        if let Some(m) = window_min.filter(|m| !(1..=MAX_WINDOW_MIN).contains(m)) {
-            return Err(EngineError::Invalid(InvalidInput::new(
-                "window_min",
-                format!("must be between 1 and {MAX_WINDOW_MIN} minutes (got {m})"),
-            )));
-        }
+        let window = match window_min {
+            Some(m) => Some(Duration::from_secs(u64::try_from(m).unwrap_or_default().saturating_mul(60))),
+            None => None,
+        };
         let connection = self.connection_by_slug(slug).await?;
-        let key = key(&connection.id);
-        let mut conn = self.store.acquire().await?;
-        let current = settings::get(&mut conn, &key).await?;
-        let before = current.as_ref().map(|(v, _)| AffinitySetting::parse(v)).unwrap_or_default();
-        let window = window_min.and_then(|m| u64::try_from(m).ok()).map(|m| Duration::from_secs(m * 60));
-        let next = AffinitySetting { conversation, window: window.unwrap_or(before.window) };
-        settings::put(&mut conn, &key, &next.stored(), current.map(|(_, rev)| rev), self.now_ms()).await?;
-        drop(conn);
+        self.update_setting(&AFFINITY, Scope::Connection(&connection.id), |before| AffinitySetting {
+            conversation,
+            window: window.unwrap_or(before.window),
+        })
+        .await?;
         self.routing_status(slug).await
     }
 }
@@ -126,13 +95,15 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::Stored;
 
     #[test]
     fn stored_settings_read_back_and_garbage_is_the_default() {
         let turn = AffinitySetting { conversation: false, window: Duration::from_secs(300) };
-        assert_eq!(AffinitySetting::parse(&turn.stored()), turn, "a stored setting reads back as written");
-        assert_eq!(AffinitySetting::parse("sideways:5"), AffinitySetting::default(), "an unknown mode is the default");
-        assert_eq!(AffinitySetting::parse("turn:-1"), AffinitySetting::default(), "a bad window is the default");
+        assert_eq!(AFFINITY.parse_stored(&turn.write()), turn, "a stored setting reads back as written");
+        assert_eq!(AFFINITY.parse_stored("sideways:5"), AffinitySetting::default(), "an unknown mode is the default");
+        assert_eq!(AFFINITY.parse_stored("turn:-1"), AffinitySetting::default(), "a bad window is the default");
+        assert_eq!(AFFINITY.parse_stored("turn:0"), AffinitySetting::default(), "a window out of range is the default");
         assert_eq!(
             AffinitySetting::default().affinity(),
             Affinity::Conversation { window: DEFAULT_AFFINITY_WINDOW },

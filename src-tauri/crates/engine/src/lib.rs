@@ -72,6 +72,7 @@ mod reverify;
 mod router;
 mod rows;
 mod secret_cache;
+mod settings;
 mod staging;
 mod start_with_system;
 mod time_zone;
@@ -109,6 +110,7 @@ pub use router::{
     Route, RouteRequest, Routed, Router, Snapshot, Target, Transport, DROPPED_ACCOUNT_STATE, MAX_QUOTA_READINGS,
     MAX_RESPONSE_ORIGINS, QUOTA_FLUSH_EVERY,
 };
+pub use settings::{SettingsView, UserSetting};
 pub use staging::LEASE_MS;
 pub use start_with_system::START_WITH_SYSTEM_KEY;
 pub use switchyard_core::portable::MAX_BYTES as MAX_IMPORT_BYTES;

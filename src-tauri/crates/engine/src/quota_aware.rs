@@ -4,35 +4,14 @@
 //! Kept in `settings` (`quota_aware:<connection id>` = `on:<reserve pct>` or
 //! `off:<reserve pct>`; the reserve is kept while off, so switching back restores it).
 
+use crate::settings::{Scope, QUOTA_AWARE};
 use switchyard_core::routing::{QuotaBlocks, QuotaPolicy, QuotaReading, MAX_RESERVE_PCT};
 use switchyard_core::InvalidInput;
 use switchyard_store::quota::QuotaRow;
-use switchyard_store::settings;
 
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::views::{QuotaAwareView, RoutingStatus};
-
-fn key(connection_id: &str) -> String {
-    format!("quota_aware:{connection_id}")
-}
-
-/// `on:<pct>` / `off:<pct>`; anything else is the default (off, no reserve).
-fn parse(stored: &str) -> QuotaPolicy {
-    let parsed = stored.split_once(':').and_then(|(mode, pct)| {
-        let reserve_pct = pct.parse::<u8>().ok().filter(|p| *p <= MAX_RESERVE_PCT)?;
-        match mode {
-            "on" => Some(QuotaPolicy { enabled: true, reserve_pct }),
-            "off" => Some(QuotaPolicy { enabled: false, reserve_pct }),
-            _ => None,
-        }
-    });
-    parsed.unwrap_or_default()
-}
-
-fn stored(p: QuotaPolicy) -> String {
-    format!("{}:{}", if p.enabled { "on" } else { "off" }, p.reserve_pct)
-}
 
 /// The setting as `routing status` shows it.
 pub(crate) fn view(p: QuotaPolicy) -> QuotaAwareView {
@@ -62,9 +41,7 @@ pub(crate) fn blocks_from_rows(policy: &QuotaPolicy, rows: &[QuotaRow], now_ms: 
 impl Engine {
     /// The quota-aware setting of `connection_id` (off when unset or unreadable).
     pub(crate) async fn quota_policy(&self, connection_id: &str) -> Result<QuotaPolicy, EngineError> {
-        let mut conn = self.store.acquire().await?;
-        let stored = settings::get(&mut conn, &key(connection_id)).await?;
-        Ok(stored.map(|(v, _)| parse(&v)).unwrap_or_default())
+        self.setting(&QUOTA_AWARE, Scope::Connection(connection_id)).await
     }
 
     /// Turns quota-aware selection of `slug` on or off and, when given, sets its reserve in
@@ -78,21 +55,18 @@ impl Engine {
     ) -> Result<RoutingStatus, EngineError> {
         let reserve = match reserve_pct {
             None => None,
-            Some(p) => Some(u8::try_from(p).ok().filter(|p| *p <= MAX_RESERVE_PCT).ok_or_else(|| {
-                EngineError::Invalid(InvalidInput::new(
-                    "reserve_pct",
-                    format!("must be between 0 and {MAX_RESERVE_PCT} percent (got {p})"),
-                ))
+            // Past a u8 it is out of range anyway: the table's check says so, with the value.
+            Some(p) => Some(u8::try_from(p).map_err(|_| {
+                let why = format!("must be between 0 and {MAX_RESERVE_PCT} percent (got {p})");
+                EngineError::Invalid(InvalidInput::new("reserve_pct", why))
             })?),
         };
         let connection = self.connection_by_slug(slug).await?;
-        let key = key(&connection.id);
-        let mut conn = self.store.acquire().await?;
-        let current = settings::get(&mut conn, &key).await?;
-        let before = current.as_ref().map(|(v, _)| parse(v)).unwrap_or_default();
-        let next = QuotaPolicy { enabled, reserve_pct: reserve.unwrap_or(before.reserve_pct) };
-        settings::put(&mut conn, &key, &stored(next), current.map(|(_, rev)| rev), self.now_ms()).await?;
-        drop(conn);
+        self.update_setting(&QUOTA_AWARE, Scope::Connection(&connection.id), |before| QuotaPolicy {
+            enabled,
+            reserve_pct: reserve.unwrap_or(before.reserve_pct),
+        })
+        .await?;
         self.routing_status(slug).await
     }
 }
@@ -100,14 +74,20 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::Stored;
 
     #[test]
     fn stored_settings_read_back_and_garbage_is_off() {
         let on = QuotaPolicy { enabled: true, reserve_pct: 15 };
-        assert_eq!(parse(&stored(on)), on, "a stored setting reads back as written");
-        assert_eq!(parse("off:15"), QuotaPolicy { enabled: false, reserve_pct: 15 }, "off keeps the reserve");
-        assert_eq!(parse("on:51"), QuotaPolicy::default(), "a reserve past the maximum is the default");
-        assert_eq!(parse("maybe:5"), QuotaPolicy::default(), "an unknown mode is the default");
+        assert_eq!(QUOTA_AWARE.parse_stored(&on.write()), on, "a stored setting reads back as written");
+        let off = QuotaPolicy { enabled: false, reserve_pct: 15 };
+        assert_eq!(QUOTA_AWARE.parse_stored("off:15"), off, "off keeps the reserve");
+        assert_eq!(
+            QUOTA_AWARE.parse_stored("on:51"),
+            QuotaPolicy::default(),
+            "a reserve past the maximum is the default"
+        );
+        assert_eq!(QUOTA_AWARE.parse_stored("maybe:5"), QuotaPolicy::default(), "an unknown mode is the default");
         assert!(!QuotaPolicy::default().enabled, "quota-aware selection is off unless turned on");
         assert_eq!(view(on), QuotaAwareView { enabled: true, reserve_pct: 15 }, "the view shows the setting");
     }

@@ -10,15 +10,15 @@ use switchyard_core::BasisFingerprint;
 use switchyard_store::connections::ConnectionRow;
 use switchyard_store::evidence::{self, EvidenceRow};
 use switchyard_store::profiles::{self, ProfileRow};
-use switchyard_store::settings;
 
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::evidence::{evidence_view, DEFAULT_MAX_EVIDENCE_AGE_MS};
+use crate::evidence::evidence_view;
 use crate::rows::Definition;
+use crate::settings::{Scope, EVIDENCE_MAX_AGE_MS};
 
 /// Settings key of the maximum evidence age in milliseconds.
-pub const MAX_EVIDENCE_AGE_KEY: &str = "evidence_max_age_ms";
+pub const MAX_EVIDENCE_AGE_KEY: &str = EVIDENCE_MAX_AGE_MS.key;
 
 pub(crate) struct Readiness {
     pub connection: ConnectionRow,
@@ -70,25 +70,12 @@ impl Readiness {
 
 impl Engine {
     pub async fn max_evidence_age_ms(&self) -> Result<i64, EngineError> {
-        let mut conn = self.store.acquire().await?;
-        Ok(settings::get(&mut conn, MAX_EVIDENCE_AGE_KEY)
-            .await?
-            .and_then(|(v, _)| v.parse().ok())
-            .unwrap_or(DEFAULT_MAX_EVIDENCE_AGE_MS))
+        self.setting(&EVIDENCE_MAX_AGE_MS, Scope::Global).await
     }
 
     /// Sets how old evidence may be before it is stale (milliseconds, at least one minute).
     pub async fn set_max_evidence_age_ms(&self, ms: i64) -> Result<(), EngineError> {
-        if ms < 60_000 {
-            return Err(EngineError::Invalid(switchyard_core::InvalidInput::new(
-                "max_age",
-                "must be at least one minute",
-            )));
-        }
-        let mut conn = self.store.acquire().await?;
-        let current = settings::get(&mut conn, MAX_EVIDENCE_AGE_KEY).await?.map(|(_, rev)| rev);
-        settings::put(&mut conn, MAX_EVIDENCE_AGE_KEY, &ms.to_string(), current, self.now_ms()).await?;
-        Ok(())
+        self.set_setting(&EVIDENCE_MAX_AGE_MS, Scope::Global, ms).await
     }
 
     pub(crate) async fn readiness(&self, connection: ConnectionRow) -> Result<Readiness, EngineError> {

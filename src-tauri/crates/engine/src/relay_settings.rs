@@ -7,9 +7,10 @@ use switchyard_vault::{Locator, Secret};
 
 use crate::engine::Engine;
 use crate::error::EngineError;
+use crate::settings::{Scope, RELAY_PORT};
 
 /// Settings key of the relay port.
-pub const RELAY_PORT_KEY: &str = "relay_port";
+pub const RELAY_PORT_KEY: &str = RELAY_PORT.key;
 pub const DEFAULT_RELAY_PORT: u16 = 4141;
 
 /// Settings row bumped whenever the relay token is created or rotated: a running relay polls
@@ -53,24 +54,12 @@ impl Engine {
 
     /// The relay port from settings (default 4141).
     pub async fn relay_port(&self) -> Result<u16, EngineError> {
-        let mut conn = self.store.acquire().await?;
-        Ok(settings::get(&mut conn, RELAY_PORT_KEY)
-            .await?
-            .and_then(|(v, _)| v.parse().ok())
-            .unwrap_or(DEFAULT_RELAY_PORT))
+        let port = self.setting(&RELAY_PORT, Scope::Global).await?;
+        Ok(u16::try_from(port).unwrap_or(DEFAULT_RELAY_PORT))
     }
 
     /// Sets the relay port (1024–65535; takes effect when the relay next starts).
     pub async fn set_relay_port(&self, port: i64) -> Result<(), EngineError> {
-        if !(1024..=65535).contains(&port) {
-            return Err(EngineError::Invalid(switchyard_core::InvalidInput::new(
-                "relay_port",
-                format!("must be between 1024 and 65535 (got {port})"),
-            )));
-        }
-        let mut conn = self.store.acquire().await?;
-        let current = settings::get(&mut conn, RELAY_PORT_KEY).await?.map(|(_, rev)| rev);
-        settings::put(&mut conn, RELAY_PORT_KEY, &port.to_string(), current, self.now_ms()).await?;
-        Ok(())
+        self.set_setting(&RELAY_PORT, Scope::Global, port).await
     }
 }

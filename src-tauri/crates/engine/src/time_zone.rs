@@ -8,13 +8,13 @@ use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, ToSpan};
 use switchyard_core::InvalidInput;
-use switchyard_store::settings;
 
 use crate::engine::Engine;
 use crate::error::EngineError;
+use crate::settings::{Scope, TIME_ZONE};
 
 /// Settings key of the time zone (an IANA name); absent means the system's.
-pub const TIME_ZONE_KEY: &str = "time_zone";
+pub const TIME_ZONE_KEY: &str = TIME_ZONE.key;
 
 impl Engine {
     /// The time zone usage counts days in.
@@ -28,9 +28,8 @@ impl Engine {
     }
 
     async fn zone_and_source(&self) -> Result<(TimeZone, &'static str), EngineError> {
-        let mut conn = self.store.acquire().await?;
-        match settings::get(&mut conn, TIME_ZONE_KEY).await? {
-            Some((name, _)) => Ok((
+        match self.setting(&TIME_ZONE, Scope::Global).await? {
+            Some(name) => Ok((
                 TimeZone::get(&name).map_err(|_| {
                     EngineError::Precondition(format!(
                         "time zone '{name}' is not in the system's tz database; set another with \
@@ -45,17 +44,11 @@ impl Engine {
 
     /// Sets the time zone by IANA name; `system` removes the setting.
     pub async fn set_time_zone(&self, name: &str) -> Result<(), EngineError> {
-        let mut conn = self.store.acquire().await?;
-        let current = settings::get(&mut conn, TIME_ZONE_KEY).await?.map(|(_, rev)| rev);
         if name == "system" {
-            if current.is_some() {
-                settings::remove(&mut conn, TIME_ZONE_KEY).await?;
-            }
-            return Ok(());
+            return self.clear_setting(&TIME_ZONE, Scope::Global).await;
         }
         parse_zone(name)?;
-        settings::put(&mut conn, TIME_ZONE_KEY, name, current, self.now_ms()).await?;
-        Ok(())
+        self.set_setting(&TIME_ZONE, Scope::Global, Some(name.to_string())).await
     }
 }
 

@@ -5,44 +5,25 @@
 
 use std::time::Duration;
 
-use switchyard_core::InvalidInput;
-use switchyard_store::settings;
-
 use crate::engine::Engine;
 use crate::error::EngineError;
+use crate::settings::{Scope, FIRST_BYTE_TIMEOUT_MS};
 
 /// The default wait for a provider's first byte.
 pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// Longest wait a user may set (one hour).
-const MAX_SECS: i64 = 3600;
-
-fn key(connection_id: &str) -> String {
-    format!("first_byte_timeout_ms:{connection_id}")
-}
-
 impl Engine {
     /// The wait for the first byte on `connection_id`.
     pub(crate) async fn first_byte_timeout(&self, connection_id: &str) -> Result<Duration, EngineError> {
-        let mut conn = self.store.acquire().await?;
-        let stored = settings::get(&mut conn, &key(connection_id)).await?;
-        Ok(stored.and_then(|(v, _)| v.parse::<u64>().ok()).map_or(DEFAULT_FIRST_BYTE_TIMEOUT, Duration::from_millis))
+        let ms = self.setting(&FIRST_BYTE_TIMEOUT_MS, Scope::Connection(connection_id)).await?;
+        Ok(Duration::from_millis(u64::try_from(ms).unwrap_or_default()))
     }
 
     /// Sets the wait for the first byte on `slug` (1 s to 1 h); takes effect within a second
     /// on a running relay.
     pub async fn set_first_byte_timeout(&self, slug: &str, secs: i64) -> Result<(), EngineError> {
-        if !(1..=MAX_SECS).contains(&secs) {
-            return Err(EngineError::Invalid(InvalidInput::new(
-                "first_byte_timeout_secs",
-                format!("must be between 1 and {MAX_SECS} seconds"),
-            )));
-        }
         let connection = self.connection_by_slug(slug).await?;
-        let key = key(&connection.id);
-        let mut conn = self.store.acquire().await?;
-        let current = settings::get(&mut conn, &key).await?.map(|(_, rev)| rev);
-        settings::put(&mut conn, &key, &(secs * 1000).to_string(), current, self.now_ms()).await?;
-        Ok(())
+        let ms = secs.saturating_mul(1000);
+        self.set_setting(&FIRST_BYTE_TIMEOUT_MS, Scope::Connection(&connection.id), ms).await
     }
 }
