@@ -78,10 +78,7 @@ impl Engine {
                 )))
             }
         };
-        let window = match window_min {
-            Some(m) => Some(Duration::from_secs(u64::try_from(m).unwrap_or_default().saturating_mul(60))),
-            None => None,
-        };
+        let window = window_min.map(|m| Duration::from_secs(u64::try_from(m).unwrap_or_default().saturating_mul(60)));
         let connection = self.connection_by_slug(slug).await?;
         self.update_setting(&AFFINITY, Scope::Connection(&connection.id), |before| AffinitySetting {
             conversation,
