@@ -1,9 +1,10 @@
-//! `switchyard client setup|status|restore CLIENT`: thin adapters over the engine's client
-//! set-up. `setup` previews and writes in one step, so the hash it compares is of what it read;
+//! `switchyard client setup|status|restore CLIENT`: thin adapters over `switchyard-client-setup`.
+//! `setup` previews and writes in one step, so the hash it compares is of what it read;
 //! `--dry-run` prints the diff only.
 
 use clap::Subcommand;
-use switchyard_engine::{ClientHome, ClientRequest, Engine, EngineError};
+use switchyard_client_setup::{self as client_setup, Client, ClientHome, ClientRequest, CLIENTS, MOVED_KEY};
+use switchyard_engine::{Engine, EngineError};
 use switchyard_relay::Service;
 
 use crate::output::Output;
@@ -12,7 +13,7 @@ use crate::output::Output;
 pub enum ClientCmd {
     /// Point CLIENT (claude-code, codex, opencode) at the relay for SLUG; prints the change.
     Setup {
-        #[arg(value_parser = ["claude-code", "codex", "opencode"])]
+        #[arg(value_parser = CLIENTS)]
         client: String,
         /// The connection (default: the only one of the client's protocol).
         slug: Option<String>,
@@ -26,12 +27,12 @@ pub enum ClientCmd {
     },
     /// Whether CLIENT points at Switchyard, and at which connection.
     Status {
-        #[arg(value_parser = ["claude-code", "codex", "opencode"])]
+        #[arg(value_parser = CLIENTS)]
         client: String,
     },
     /// Put back the file as it was before set-up, byte for byte.
     Restore {
-        #[arg(value_parser = ["claude-code", "codex", "opencode"])]
+        #[arg(value_parser = CLIENTS)]
         client: String,
         /// Restore even though the file changed since set-up wrote it.
         #[arg(long)]
@@ -47,8 +48,9 @@ pub async fn run(engine: &Engine, cmd: ClientCmd, _json: bool) -> Result<Output,
     let home = ClientHome::from_env();
     match cmd {
         ClientCmd::Setup { client, slug, dry_run, move_key } => {
+            let client: Client = client.parse()?;
             let req = ClientRequest { client, slug, home, port: Service::port_from_env(), move_key };
-            let preview = engine.client_preview(&req).await?;
+            let preview = client_setup::preview(engine, &req).await?;
             let mut text = String::new();
             if preview.changes {
                 text.push_str(&preview.diff);
@@ -63,7 +65,7 @@ pub async fn run(engine: &Engine, cmd: ClientCmd, _json: bool) -> Result<Output,
                 return Ok(Output::Rendered { json: to_json(&preview), text: text.trim_end().to_string() });
             }
             let hash = preview.file_hash.clone();
-            let report = engine.client_setup(&req, &hash).await?;
+            let report = client_setup::setup(engine, &req, &hash).await?;
             if report.written {
                 text.push_str(&format!(
                     "wrote {} (original kept in {}; undo with: switchyard client restore {})",
@@ -81,7 +83,7 @@ pub async fn run(engine: &Engine, cmd: ClientCmd, _json: bool) -> Result<Output,
             Ok(Output::Rendered { json: to_json(&report), text: text.trim_end().to_string() })
         }
         ClientCmd::Status { client } => {
-            let s = engine.client_status(&client, &home).await?;
+            let s = client_setup::status(engine, client.parse()?, &home).await?;
             let mut text = match (&s.slug, s.port) {
                 (Some(slug), Some(port)) if s.pointed => format!(
                     "{} points at Switchyard: connection '{slug}' on port {port}{}",
@@ -100,9 +102,12 @@ pub async fn run(engine: &Engine, cmd: ClientCmd, _json: bool) -> Result<Output,
             Ok(Output::Rendered { json: to_json(&s), text })
         }
         ClientCmd::Restore { client, force } => {
-            let r = engine.client_restore(&client, &home, force).await?;
+            let restored = client_setup::restore(engine, client.parse()?, &home, force).await?;
+            let r = restored.report;
             let text = if r.removed {
                 format!("removed {} (it did not exist before set-up)", r.path)
+            } else if restored.placeholder_left {
+                format!("restored {} with \"{MOVED_KEY}\" where the moved key was (its profile no longer holds it): put the key there yourself", r.path)
             } else {
                 format!("restored {} to its original bytes", r.path)
             };

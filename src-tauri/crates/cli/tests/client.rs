@@ -1,8 +1,11 @@
 //! `switchyard client setup|status|restore` on a temp HOME: dry run writes nothing, setup
 //! prints the diff and writes, `--json` shapes, exit codes (malformed file 2, nothing to
-//! restore 4, wrong protocol 2), the relay token never printed.
+//! restore 4, wrong protocol 2), the relay token never printed. Then the hardening of issue 27
+//! (`client/hardening.rs`): every case greps what was printed and kept for a canary key.
 
 mod common;
+#[path = "client/hardening.rs"]
+mod hardening;
 
 use std::path::Path;
 
@@ -19,8 +22,19 @@ struct Out {
 }
 
 fn client(data: &Path, home: &Path, args: &[&str]) -> Result<Out, Box<dyn std::error::Error>> {
-    let out = Command::cargo_bin("switchyard")?
-        .arg("--data-dir")
+    client_env(data, home, args, &[])
+}
+
+/// [`client`] with more environment (`SWITCHYARD_RELAY_PORT` is 4777 unless `env` sets it); a
+/// run that takes over 60 s (a FIFO read that blocks) fails.
+fn client_env(
+    data: &Path,
+    home: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Result<Out, Box<dyn std::error::Error>> {
+    let mut cmd = Command::cargo_bin("switchyard")?;
+    cmd.arg("--data-dir")
         .arg(data)
         .args(args)
         .env("HOME", home)
@@ -28,7 +42,11 @@ fn client(data: &Path, home: &Path, args: &[&str]) -> Result<Out, Box<dyn std::e
         .env_remove("CODEX_HOME")
         .env_remove("XDG_CONFIG_HOME")
         .env("SWITCHYARD_RELAY_PORT", "4777")
-        .output()?;
+        .timeout(std::time::Duration::from_secs(60));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output()?;
     Ok(Out {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -21,8 +21,6 @@
 //!   `quota.rs` (the latest limit readings).
 //! - `usage.rs` (requests, tokens and cost summed from the ledger), `prices.rs` (the user's
 //!   price table and key fees), `time_zone.rs` (the user's days).
-//! - `client_setup/` — pointing Claude Code, Codex and opencode at the relay, with a diff
-//!   preview, a kept original and a byte-identical restore.
 //! - `secret_cache.rs` — secrets by (locator, credential revision), for the router;
 //!   `presence.rs` — whether they are in the keychain, by the same key, for views and readiness.
 //! - `router/` — the hot path: `snapshot.rs`, `attempt.rs` (the loop's steps),
@@ -44,7 +42,6 @@ mod affinity;
 mod alerts;
 mod attempts;
 mod circuits;
-mod client_setup;
 mod clock;
 mod connections;
 mod credentials;
@@ -85,9 +82,6 @@ pub use alerts::{
     alerts_between, Alert, AlertKind, AlertLimiter, AlertWatch, ConnectionState, KeyState, ALERT_MIN_GAP,
 };
 pub use attempts::AttemptView;
-pub use client_setup::{
-    ClientHome, ClientPreview, ClientRequest, ClientRestoreReport, ClientSetupReport, ClientStatus, CLIENTS,
-};
 pub use clock::{Clock, SystemClock};
 pub use dir_lock::LOCK_FILE;
 pub use engine::{default_data_dir, Engine, DB_FILE};

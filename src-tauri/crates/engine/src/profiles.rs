@@ -71,6 +71,19 @@ impl Engine {
         Ok(profile_view(&row, switchyard_core::states::CredentialPresence::Present))
     }
 
+    /// The secret of the profile with id `profile_id` (`None`: no such profile, or no keychain
+    /// entry). For client set-up's restore, which puts a moved key back where it came from.
+    pub async fn profile_secret(&self, profile_id: &str) -> Result<Option<Secret>, EngineError> {
+        let row = {
+            let mut conn = self.store.acquire().await?;
+            profiles::by_id(&mut conn, profile_id).await?
+        };
+        match row.as_ref().and_then(locator_of) {
+            Some(locator) => self.vault_get(locator).await,
+            None => Ok(None),
+        }
+    }
+
     pub async fn profile_list(&self, slug: &str) -> Result<Vec<ProfileView>, EngineError> {
         Ok(self.connection_show(slug).await?.profiles)
     }

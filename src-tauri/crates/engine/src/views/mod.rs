@@ -9,14 +9,13 @@
 //! - `cache.rs` — prompt-cache hit ratios and traffic shares per profile.
 //! - `attempt.rs`, `quota.rs`, `usage.rs`, `prices.rs` — the ledger, limit readings, usage and cost.
 //! - `fallback.rs`, `key_check.rs` — fallback chains, background re-verification.
-//! - `evidence.rs`, `import.rs`, `client.rs`, `time_zone.rs` — verification proofs, import
-//!   reports, client set-up, the user's time zone.
+//! - `evidence.rs`, `import.rs`, `time_zone.rs` — verification proofs, import reports, the
+//!   user's time zone. (Client set-up's views are the `switchyard-client-setup` crate's.)
 //!
 //! The use-case files build these and re-export the ones they return.
 
 mod attempt;
 mod cache;
-mod client;
 mod connection;
 mod evidence;
 mod fallback;
@@ -30,7 +29,6 @@ mod usage;
 
 pub use attempt::*;
 pub use cache::*;
-pub use client::*;
 pub use connection::*;
 pub use evidence::*;
 pub use fallback::*;

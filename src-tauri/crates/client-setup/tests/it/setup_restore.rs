@@ -2,14 +2,15 @@
 //! that must survive): diff preview, write, status, byte-identical restore; refusal when the
 //! file moved since the preview; malformed files; a plain-text key moved into the keychain.
 //! Real keychain (run under scripts/with-keychain), real HTTP to the mock provider.
+//! (Moved from the engine's tests with the code; the calls are the crate's functions now.)
 
-mod common;
+use std::path::Path;
 
-use std::path::{Path, PathBuf};
-
-use common::{open, secret, TestResult};
-use switchyard_engine::{ClientHome, ClientRequest, Engine, EngineError, ErrorCode, NewConnection};
+use switchyard_client_setup as cs;
+use switchyard_engine::{Engine, ErrorCode};
 use switchyard_mock_provider::{KeyScript, MockProvider};
+
+use crate::common::{backups, engine_with, home, must_fail, parsed, req, write, TestResult};
 
 const CLAUDE_SETTINGS: &str = r#"{
   "theme": "dark",
@@ -42,64 +43,11 @@ const OPENCODE_CONFIG: &str = r#"{
 }
 "#;
 
-fn home(root: &Path) -> ClientHome {
-    ClientHome { home: root.to_path_buf(), ..ClientHome::default() }
-}
-
-fn write(path: &Path, text: &str) -> std::io::Result<()> {
-    std::fs::create_dir_all(path.parent().unwrap_or(Path::new("/")))?;
-    std::fs::write(path, text)
-}
-
-fn req(root: &Path, client: &str, slug: &str) -> ClientRequest {
-    ClientRequest { client: client.into(), slug: Some(slug.into()), home: home(root), port: Some(4999), move_key: None }
-}
-
-async fn engine_with(dir: &Path, mock: &MockProvider) -> Result<Engine, Box<dyn std::error::Error>> {
-    let engine = open(dir).await?;
-    let anthropic = NewConnection {
-        slug: "cc".into(),
-        protocol: "anthropic".into(),
-        base_url: mock.base_url(),
-        models: vec!["claude-a".into()],
-        ..Default::default()
-    };
-    engine.connection_add(anthropic, Some(secret("sk-ant-primary-0001"))).await?;
-    let openai = NewConnection {
-        slug: "cx".into(),
-        protocol: "openai".into(),
-        base_url: format!("{}/v1", mock.base_url()),
-        models: vec!["gpt-a".into()],
-        ..Default::default()
-    };
-    engine.connection_add(openai, Some(secret("sk-oai-primary-0001"))).await?;
-    Ok(engine)
-}
-
-/// The error of a call that must fail; a success fails the test with `why`.
-fn must_fail<T: std::fmt::Debug>(r: Result<T, EngineError>, why: &str) -> Result<EngineError, String> {
-    match r {
-        Ok(v) => Err(format!("{why}: expected a refusal, got {v:?}")),
-        Err(e) => Ok(e),
-    }
-}
-
-fn backups(data: &Path) -> Vec<PathBuf> {
-    let mut out = vec![];
-    let Ok(dirs) = std::fs::read_dir(data.join("client-backups")) else { return out };
-    for d in dirs.flatten() {
-        for f in std::fs::read_dir(d.path()).into_iter().flatten().flatten() {
-            out.push(f.path());
-        }
-    }
-    out
-}
-
 /// Preview, write, status and restore for one client whose file already exists.
 async fn round_trip(engine: &Engine, root: &Path, client: &str, slug: &str, path: &Path, original: &str) -> TestResult {
     let token = engine.relay_token(false).await?;
     let r = req(root, client, slug);
-    let preview = engine.client_preview(&r).await?;
+    let preview = cs::preview(engine, &r).await?;
     assert!(preview.changes, "{client}: set-up changes the file");
     assert!(
         preview.diff.starts_with(&format!("--- {}\n+++ ", path.display())),
@@ -110,11 +58,11 @@ async fn round_trip(engine: &Engine, root: &Path, client: &str, slug: &str, path
     assert!(!preview.diff.contains(token.expose()), "{client}: the preview never shows the relay token");
     assert_eq!(std::fs::read_to_string(path)?, original, "{client}: a preview writes nothing");
 
-    let report = engine.client_setup(&r, &preview.file_hash).await?;
+    let report = cs::setup(engine, &r, &preview.file_hash).await?;
     assert!(report.written, "{client}: set-up wrote the file");
     let after = std::fs::read_to_string(path)?;
     assert!(after.contains(token.expose()), "{client}: the relay token is in the file");
-    let status = engine.client_status(client, &home(root)).await?;
+    let status = cs::status(engine, parsed(client), &home(root)).await?;
     assert!(
         status.pointed && status.token_current && status.restorable,
         "{client}: status sees the set-up: {status:?}"
@@ -125,13 +73,13 @@ async fn round_trip(engine: &Engine, root: &Path, client: &str, slug: &str, path
         "{client}: status names the connection"
     );
 
-    let again = engine.client_preview(&r).await?;
+    let again = cs::preview(engine, &r).await?;
     assert!(!again.changes && again.diff.is_empty(), "{client}: a second set-up changes nothing: {}", again.diff);
 
-    let restored = engine.client_restore(client, &home(root), false).await?;
+    let restored = cs::restore(engine, parsed(client), &home(root), false).await?.report;
     assert!(restored.restored && !restored.removed, "{client}: restore wrote the original back");
     assert_eq!(std::fs::read(path)?, original.as_bytes(), "{client}: restore is byte-identical");
-    let status = engine.client_status(client, &home(root)).await?;
+    let status = cs::status(engine, parsed(client), &home(root)).await?;
     assert!(!status.pointed && !status.restorable, "{client}: after restore nothing points at Switchyard: {status:?}");
     Ok(())
 }
@@ -150,8 +98,8 @@ async fn each_client_is_set_up_keeping_its_settings_and_comments_and_restored_by
     let codex = root.path().join(".codex/config.toml");
     write(&codex, CODEX_CONFIG)?;
     let r = req(root.path(), "codex", "cx");
-    let p = engine.client_preview(&r).await?;
-    engine.client_setup(&r, &p.file_hash).await?;
+    let p = cs::preview(&engine, &r).await?;
+    cs::setup(&engine, &r, &p.file_hash).await?;
     let text = std::fs::read_to_string(&codex)?;
     for kept in [
         "# my Codex settings — this comment must survive",
@@ -166,14 +114,14 @@ async fn each_client_is_set_up_keeping_its_settings_and_comments_and_restored_by
         "codex: the provider is set:\n{text}"
     );
     assert!(text.contains("base_url = \"http://127.0.0.1:4999/c/cx/v1\""), "codex: the relay URL with /v1:\n{text}");
-    engine.client_restore("codex", &home(root.path()), false).await?;
+    cs::restore(&engine, parsed("codex"), &home(root.path()), false).await?;
     round_trip(&engine, root.path(), "codex", "cx", &codex, CODEX_CONFIG).await?;
 
     let opencode = root.path().join(".config/opencode/opencode.jsonc");
     write(&opencode, OPENCODE_CONFIG)?;
     let r = req(root.path(), "opencode", "cc");
-    let p = engine.client_preview(&r).await?;
-    engine.client_setup(&r, &p.file_hash).await?;
+    let p = cs::preview(&engine, &r).await?;
+    cs::setup(&engine, &r, &p.file_hash).await?;
     let text = std::fs::read_to_string(&opencode)?;
     for kept in ["// opencode config with comments (JSONC)", "/* inline */", "\"ollama\": { \"npm\""] {
         assert!(text.contains(kept), "opencode: '{kept}' survives set-up:\n{text}");
@@ -182,23 +130,23 @@ async fn each_client_is_set_up_keeping_its_settings_and_comments_and_restored_by
         text.contains("\"@ai-sdk/anthropic\"") && text.contains("\"model\": \"switchyard/claude-a\""),
         "opencode: provider and model set:\n{text}"
     );
-    engine.client_restore("opencode", &home(root.path()), false).await?;
+    cs::restore(&engine, parsed("opencode"), &home(root.path()), false).await?;
     round_trip(&engine, root.path(), "opencode", "cc", &opencode, OPENCODE_CONFIG).await?;
 
     // A file that did not exist is removed again by restore.
     let fresh = tempfile::tempdir()?;
     let r = req(fresh.path(), "claude-code", "cc");
-    let p = engine.client_preview(&r).await?;
+    let p = cs::preview(&engine, &r).await?;
     assert!(!p.exists && p.file_hash == "absent", "no file yet: {p:?}");
-    engine.client_setup(&r, &p.file_hash).await?;
-    let restored = engine.client_restore("claude-code", &home(fresh.path()), false).await?;
+    cs::setup(&engine, &r, &p.file_hash).await?;
+    let restored = cs::restore(&engine, parsed("claude-code"), &home(fresh.path()), false).await?.report;
     assert!(
         restored.removed && !fresh.path().join(".claude/settings.json").exists(),
         "restore removes a file set-up created"
     );
 
     let wrong =
-        must_fail(engine.client_preview(&req(root.path(), "codex", "cc")).await, "codex on an anthropic connection")?;
+        must_fail(cs::preview(&engine, &req(root.path(), "codex", "cc")).await, "codex on an anthropic connection")?;
     assert_eq!(wrong.code(), ErrorCode::Invalid, "the protocol mismatch is refused: {wrong}");
     engine.close().await;
     mock.shutdown().await?;
@@ -214,10 +162,10 @@ async fn a_file_changed_since_the_preview_or_malformed_is_never_written() -> Tes
     let claude = root.path().join(".claude/settings.json");
     write(&claude, CLAUDE_SETTINGS)?;
     let r = req(root.path(), "claude-code", "cc");
-    let preview = engine.client_preview(&r).await?;
+    let preview = cs::preview(&engine, &r).await?;
     let edited = CLAUDE_SETTINGS.replace("dark", "light");
     std::fs::write(&claude, &edited)?;
-    let refused = must_fail(engine.client_setup(&r, &preview.file_hash).await, "the file moved since the preview")?;
+    let refused = must_fail(cs::setup(&engine, &r, &preview.file_hash).await, "the file moved since the preview")?;
     assert_eq!(refused.code(), ErrorCode::Conflict, "a stale preview is a conflict: {refused}");
     assert_eq!(std::fs::read_to_string(&claude)?, edited, "nothing written after a stale preview");
     assert!(backups(data.path()).is_empty(), "no backup kept for a refused write");
@@ -235,15 +183,15 @@ async fn a_file_changed_since_the_preview_or_malformed_is_never_written() -> Tes
         let path = root.path().join(rel);
         write(&path, &bad)?;
         let slug = if client == "codex" { "cx" } else { "cc" };
-        let e = must_fail(engine.client_preview(&req(root.path(), client, slug)).await, "malformed")?;
+        let e = must_fail(cs::preview(&engine, &req(root.path(), client, slug)).await, "malformed")?;
         assert_eq!(e.code(), ErrorCode::Invalid, "{client}: a malformed file is code invalid: {e}");
         let msg = e.to_string();
         assert!(msg.contains("line ") && msg.contains("nothing was written"), "{client}: the error says where: {msg}");
         assert!(!msg.contains(canary), "{client}: the error never repeats the file's text: {msg}");
-        let e = must_fail(engine.client_setup(&req(root.path(), client, slug), "absent").await, "malformed")?;
+        let e = must_fail(cs::setup(&engine, &req(root.path(), client, slug), "absent").await, "malformed")?;
         assert_eq!(e.code(), ErrorCode::Invalid, "{client}: set-up refuses too");
         assert_eq!(std::fs::read_to_string(&path)?, bad, "{client}: a malformed file is left as it was");
-        let s = engine.client_status(client, &home(root.path())).await;
+        let s = cs::status(&engine, parsed(client), &home(root.path())).await;
         assert!(s.is_err(), "{client}: status reports the malformed file instead of guessing");
     }
     assert!(backups(data.path()).is_empty(), "no backup kept for malformed files");
@@ -265,16 +213,16 @@ async fn a_plain_text_key_moves_into_the_keychain_and_restore_brings_the_file_ba
         format!("{{\n  \"env\": {{\n    \"ANTHROPIC_API_KEY\": \"{moved_key}\",\n    \"KEEP\": \"yes\"\n  }}\n}}\n");
     write(&claude, &original)?;
 
-    let plain = engine.client_preview(&req(root.path(), "claude-code", "cc")).await?;
+    let plain = cs::preview(&engine, &req(root.path(), "claude-code", "cc")).await?;
     assert_eq!(plain.plain_keys, vec!["env.ANTHROPIC_API_KEY".to_string()], "the preview names the plain key");
     assert!(!plain.diff.contains(moved_key), "the preview never shows the provider key: {}", plain.diff);
-    let status = engine.client_status("claude-code", &home(root.path())).await?;
+    let status = cs::status(&engine, parsed("claude-code"), &home(root.path())).await?;
     assert_eq!(status.plain_keys, vec!["env.ANTHROPIC_API_KEY".to_string()], "status names the plain key too");
 
     let mut r = req(root.path(), "claude-code", "cc");
     r.move_key = Some("from-claude".into());
-    let preview = engine.client_preview(&r).await?;
-    let report = engine.client_setup(&r, &preview.file_hash).await?;
+    let preview = cs::preview(&engine, &r).await?;
+    let report = cs::setup(&engine, &r, &preview.file_hash).await?;
     let profile = report.moved_to.ok_or("the moved key became a profile")?;
     assert_eq!(profile.label, "from-claude", "the profile has the label asked for");
     let after = std::fs::read_to_string(&claude)?;
@@ -296,7 +244,7 @@ async fn a_plain_text_key_moves_into_the_keychain_and_restore_brings_the_file_ba
     );
     assert!(mock.hits(moved_key) >= 1, "the mock saw the moved key");
 
-    engine.client_restore("claude-code", &home(root.path()), false).await?;
+    cs::restore(&engine, parsed("claude-code"), &home(root.path()), false).await?;
     assert_eq!(
         std::fs::read_to_string(&claude)?,
         original,
@@ -320,11 +268,11 @@ async fn a_symlinked_config_stays_a_link_and_its_target_is_edited_and_restored()
     std::fs::create_dir_all(root.path().join(".claude"))?;
     std::os::unix::fs::symlink(&target, &link)?;
     let r = req(root.path(), "claude-code", "cc");
-    let p = engine.client_preview(&r).await?;
-    engine.client_setup(&r, &p.file_hash).await?;
+    let p = cs::preview(&engine, &r).await?;
+    cs::setup(&engine, &r, &p.file_hash).await?;
     assert!(std::fs::symlink_metadata(&link)?.file_type().is_symlink(), "the link is still a link");
     assert!(std::fs::read_to_string(&target)?.contains("ANTHROPIC_BASE_URL"), "the link's target was edited");
-    engine.client_restore("claude-code", &home(root.path()), false).await?;
+    cs::restore(&engine, parsed("claude-code"), &home(root.path()), false).await?;
     assert!(std::fs::symlink_metadata(&link)?.file_type().is_symlink(), "restore keeps the link");
     assert_eq!(std::fs::read_to_string(&target)?, CLAUDE_SETTINGS, "the target is byte-identical again");
     engine.close().await;

@@ -1,9 +1,10 @@
-//! Client set-up previews, reports and status (`switchyard client`, "Use with …").
+//! What front ends get from client set-up (`switchyard client`, "Use with …"): previews,
+//! reports and status. They cross IPC: names and shapes are `ui/src/bindings.ts`'s.
 
 use serde::Serialize;
 use specta::Type;
 
-use super::ProfileView;
+use switchyard_engine::ProfileView;
 
 /// A set-up preview: the exact change, and the hash of the bytes it was computed from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
