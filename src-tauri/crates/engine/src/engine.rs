@@ -28,7 +28,7 @@ pub struct Engine {
     /// HTTP client for test/discovery calls.
     pub(crate) http: reqwest::Client,
     /// Keychain presence by (locator, credential revision), for views and readiness.
-    pub(crate) presence: crate::presence::PresenceCache,
+    pub(crate) presence: crate::config::presence::PresenceCache,
     /// Readiness computations so far (each is a profile, evidence and settings read).
     pub(crate) readiness_loads: std::sync::atomic::AtomicU64,
     data_dir: PathBuf,

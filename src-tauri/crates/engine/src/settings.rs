@@ -14,7 +14,7 @@ use switchyard_core::routing::{QuotaPolicy, MAX_RESERVE_PCT};
 use switchyard_core::InvalidInput;
 use switchyard_store::{settings, SqliteConnection, StoreError};
 
-use crate::affinity::AffinitySetting;
+use crate::config::affinity::AffinitySetting;
 use crate::engine::Engine;
 use crate::error::EngineError;
 
@@ -114,7 +114,7 @@ fn between(value: i64, low: i64, high: i64, unit: &str) -> Result<(), String> {
 pub(crate) const EVIDENCE_MAX_AGE_MS: Setting<i64> = Setting {
     key: "evidence_max_age_ms",
     per_connection: false,
-    default: || crate::evidence::DEFAULT_MAX_EVIDENCE_AGE_MS,
+    default: || crate::readiness::evidence::DEFAULT_MAX_EVIDENCE_AGE_MS,
     check: |ms| if *ms >= 60_000 { Ok(()) } else { Err("must be at least one minute".into()) },
     field: "max_age",
 };
@@ -123,7 +123,7 @@ pub(crate) const EVIDENCE_MAX_AGE_MS: Setting<i64> = Setting {
 pub(crate) const RELAY_PORT: Setting<i64> = Setting {
     key: "relay_port",
     per_connection: false,
-    default: || i64::from(crate::relay_settings::DEFAULT_RELAY_PORT),
+    default: || i64::from(crate::config::relay_settings::DEFAULT_RELAY_PORT),
     check: |port| between(*port, 1024, 65_535, ""),
     field: "relay_port",
 };

@@ -5,13 +5,16 @@
 //! HTTP through a [`Transport`]; every routing decision is made here and in
 //! `switchyard_core::routing`.
 
-mod attempt;
 mod fallback;
 mod quota;
 mod recording;
 mod request;
 mod response_origins;
 mod route;
+mod run;
+pub(crate) mod secret_cache;
+mod select;
+mod settle;
 mod snapshot;
 mod transport;
 
@@ -24,15 +27,15 @@ use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::ledger::Ledger;
 
-use crate::secret_cache::SecretCache;
-pub use attempt::AttemptReport;
-pub(crate) use attempt::{NextAttempt, TurnRun};
+use crate::router::secret_cache::SecretCache;
 pub use quota::{QuotaBoard, FLUSH_EVERY as QUOTA_FLUSH_EVERY, MAX_READINGS as MAX_QUOTA_READINGS};
-pub use recording::{Recording, DROPPED_ACCOUNT_STATE};
+pub use recording::{AttemptReport, Recording, DROPPED_ACCOUNT_STATE};
 pub use request::{KeysLater, LaterKeys, RequestKeys, RouteRequest};
 use response_origins::ResponseOrigins;
 pub use response_origins::MAX_RESPONSE_ORIGINS;
 pub use route::{Refusal, Route, Routed};
+pub(crate) use run::TurnRun;
+pub(crate) use select::NextAttempt;
 pub use snapshot::Snapshot;
 pub use transport::{AttemptFacts, Outcome, Reply, Target, Transport};
 

@@ -2,7 +2,7 @@
 //! the time it was seen, in a bounded map the request path only inserts into. A background
 //! task writes the readings that changed to the `quota` table every [`FLUSH_EVERY`] (and
 //! `Router::shutdown` writes the rest), so a restart shows the last known state with its age.
-//! `Engine::quota` shows them (`crate::quota`); quota-aware selection judges them
+//! `Engine::quota` shows them (`crate::report::quota`); quota-aware selection judges them
 //! (`QuotaBoard::blocks`, read by `attempt.rs` when the connection turned it on).
 
 use std::collections::HashMap;

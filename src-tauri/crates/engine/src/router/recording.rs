@@ -10,9 +10,9 @@ use switchyard_core::routing::Failure;
 use switchyard_providers::usage::Usage;
 use switchyard_store::attempts::AttemptRow;
 
-use crate::router::attempt::Attempt;
 use crate::router::request::KeysLater;
-use crate::router::{AttemptReport, Router, TurnRun};
+use crate::router::select::Attempt;
+use crate::router::{Router, TurnRun};
 
 /// The `moved` value of an attempt whose body had account-bound items dropped (appended
 /// after a conversation move's cause: `excluded:rate_limited;dropped_account_state`).
@@ -150,4 +150,17 @@ impl Drop for Recording {
     fn drop(&mut self) {
         self.write();
     }
+}
+
+/// What the relay measured of one attempt, for the ledger.
+#[derive(Debug, Clone, Default)]
+pub struct AttemptReport {
+    pub status: Option<u16>,
+    pub failure: Option<Failure>,
+    pub ttfb_ms: Option<i64>,
+    pub duration_ms: i64,
+    pub input_tokens: Option<i64>,
+    pub output_tokens: Option<i64>,
+    pub cache_read_tokens: Option<i64>,
+    pub cache_write_tokens: Option<i64>,
 }

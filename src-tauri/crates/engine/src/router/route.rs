@@ -12,8 +12,8 @@ use std::sync::Arc;
 use switchyard_core::routing::{Failure, Plan};
 
 use crate::error::EngineError;
-use crate::router::attempt::Attempt;
 use crate::router::request::RouteRequest;
+use crate::router::select::Attempt;
 use crate::router::transport::{AttemptFacts, Outcome, Target, Transport};
 use crate::router::{NextAttempt, Recording, Router, TurnRun};
 

@@ -12,7 +12,7 @@ use switchyard_store::profiles::ProfileRow;
 
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::secret_cache::SecretCache;
+use crate::router::secret_cache::SecretCache;
 
 /// How long a snapshot is used before it is reloaded.
 pub const SNAPSHOT_TTL: Duration = Duration::from_secs(1);

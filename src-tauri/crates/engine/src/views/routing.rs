@@ -6,7 +6,7 @@ use specta::Type;
 use switchyard_core::routing::{GateReport, HealthEntry};
 
 use crate::clock::rfc3339;
-use crate::evidence::ModelProof;
+use crate::readiness::evidence::ModelProof;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct ExcludedView {

@@ -12,10 +12,10 @@ use switchyard_providers::endpoint::Endpoint;
 use switchyard_store::evidence::{self, EvidenceRow};
 use switchyard_store::profiles::ProfileRow;
 
+use crate::config::rows::{locator_of, Definition};
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::evidence::{ModelProof, OUTCOME_AUTH_INVALID, OUTCOME_OK};
-use crate::rows::{locator_of, Definition};
+use crate::readiness::evidence::{ModelProof, OUTCOME_AUTH_INVALID, OUTCOME_OK};
 use crate::views::{VerifyEvent, VerifyReport, VerifyResult};
 
 /// Profiles verified at once.

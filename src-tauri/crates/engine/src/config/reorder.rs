@@ -4,9 +4,9 @@
 
 use switchyard_store::profiles;
 
+use crate::config::rows::profile_view;
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::rows::profile_view;
 use crate::views::ProfileView;
 
 /// One entry of a new order: a profile id and the revision the caller read it at.

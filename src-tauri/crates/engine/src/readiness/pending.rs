@@ -5,9 +5,9 @@
 use switchyard_core::RoutingMode;
 use switchyard_store::connections::{self, ConnectionRow, Routing};
 
+use crate::config::portable::IMPORT_ACTOR;
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::portable::IMPORT_ACTOR;
 
 impl Engine {
     /// Switches a legacy connection with a pending mode to that mode if the gates hold now.

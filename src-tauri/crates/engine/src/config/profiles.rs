@@ -6,11 +6,11 @@ use switchyard_core::validate::{validate_label, validate_priority, validate_weig
 use switchyard_store::{circuits, journal, profiles};
 use switchyard_vault::Secret;
 
-use crate::credentials::settle_staged;
+use crate::config::credentials::settle_staged;
+use crate::config::inputs::{NewProfile, ProfileEdit};
+use crate::config::rows::{locator_of, profile_view};
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::inputs::{NewProfile, ProfileEdit};
-use crate::rows::{locator_of, profile_view};
 use crate::views::{ProfileView, Removal};
 
 impl Engine {

@@ -10,9 +10,9 @@ use switchyard_store::journal::{self, JournalEntry};
 use switchyard_store::profiles;
 use switchyard_vault::Locator;
 
+use crate::config::staging::writer_alive;
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::staging::writer_alive;
 
 /// How long start-up waits for the data-dir lock before skipping clean-up.
 const CLEANUP_WAIT: Duration = Duration::from_secs(5);

@@ -9,6 +9,8 @@
 //! legacy request (callgrind). A row waits in the channel until the writer wakes (once per
 //! batch, at most every [`LINGER`]), so the request path wakes no thread.
 
+pub(crate) mod retention;
+
 use std::time::Duration;
 
 use switchyard_store::attempts::{self, AttemptRow};
@@ -105,7 +107,7 @@ async fn write_loop(store: Store, mut rx: mpsc::Receiver<Msg>) {
             if since_prune >= 1000 {
                 since_prune = 0;
                 if let Ok(mut conn) = store.acquire().await {
-                    let keep = crate::ledger_retention::retention_rows(&mut conn).await.unwrap_or(RETENTION_ROWS);
+                    let keep = crate::ledger::retention::retention_rows(&mut conn).await.unwrap_or(RETENTION_ROWS);
                     if let Err(e) = attempts::prune(&mut conn, keep).await {
                         tracing::warn!(error = %e, "attempt ledger not pruned");
                     }
@@ -173,7 +175,7 @@ mod tests {
         let store = Store::open(&dir.path().join("ledger.db")).await.unwrap_or_else(|e| panic!("store: {e}"));
         if let Some(keep) = retention {
             let mut conn = store.acquire().await.unwrap_or_else(|e| panic!("acquire: {e}"));
-            let key = crate::ledger_retention::RETENTION_KEY;
+            let key = crate::ledger::retention::RETENTION_KEY;
             settings::put(&mut conn, key, &keep.to_string(), None, 0).await.unwrap_or_else(|e| panic!("put: {e}"));
         }
         let ledger = Ledger::start(store.clone());

@@ -13,9 +13,9 @@ use switchyard_store::connections::{self, ConnectionRow};
 use switchyard_store::fallback::{self as chains, ChainRow};
 
 use crate::clock::rfc3339;
+use crate::config::rows::Definition;
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::rows::Definition;
 use crate::views::GateView;
 
 /// How a hop is stored (`fallback_chains.hops`): by connection id, so a slug rename keeps it.

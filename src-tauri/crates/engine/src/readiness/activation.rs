@@ -8,11 +8,11 @@ use switchyard_store::connections::{self, Routing};
 use switchyard_store::quota;
 
 use crate::clock::rfc3339;
+use crate::config::quota_aware::{self, blocks_from_rows};
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::evidence::{decode_models, evidence_view, stale_reason};
-use crate::quota_aware::{self, blocks_from_rows};
-use crate::readiness::Readiness;
+use crate::readiness::evidence::{decode_models, evidence_view, stale_reason};
+use crate::readiness::gates::Readiness;
 use crate::views::small;
 use crate::views::{AffinityView, EvidenceSummary, HealthView, ProfileReadiness, QuotaAwareView, RoutingStatus};
 

@@ -19,7 +19,7 @@ use switchyard_store::{key_fees, prices, profiles};
 use crate::clock::rfc3339;
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::time_zone::{date_of, parse_since, start_of, zone_name};
+use crate::report::time_zone::{date_of, parse_since, start_of, zone_name};
 
 /// Rows read per page of the ledger.
 const PAGE: i64 = 2_000;

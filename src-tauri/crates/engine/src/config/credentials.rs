@@ -10,11 +10,11 @@ use switchyard_core::states::CredentialPresence;
 use switchyard_store::{journal, profiles, SqliteConnection};
 use switchyard_vault::{Locator, Secret};
 
+use crate::config::rows::{locator_of, profile_view};
+use crate::config::staging::{own_pid, Staged, LEASE_MS};
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::fault::FaultPoint;
-use crate::rows::{locator_of, profile_view};
-use crate::staging::{own_pid, Staged, LEASE_MS};
 use crate::views::ProfileView;
 
 impl Engine {

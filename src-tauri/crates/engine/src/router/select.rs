@@ -1,116 +1,26 @@
-//! The steps of one request's attempt loop (`route.rs` runs them in order): pick the profile
-//! for the next physical attempt (legacy primary, sticky binding, warm conversation, SWRR or
-//! priority, failover to the planner's choice, probe), settle the attempt's circuits, and plan
-//! the next step. Only a request's first attempt runs `select_for_call` under the connection's
+//! Choosing the profile of a request's next physical attempt (`route.rs` runs it first):
+//! legacy primary, sticky binding, warm conversation, SWRR or priority, failover to the
+//! planner's choice, probe — with its admission and lease and its secret read for this
+//! attempt. Only a request's first attempt runs `select_for_call` under the connection's
 //! affinity and may bind, refresh or move its conversation; failover and retries never touch
 //! the conversation binding (they are not turn boundaries). A request continuing a known
 //! Responses answer (`previous_response_id`) goes only to the profile that produced it
 //! (`continuity`), or is refused; an attempt that left the request's own key (failover, a
 //! conversation move, a turn moved off its binding) asks the transport to drop account-bound
-//! items from the body (`Attempt::strip_account_state`).
+//! items from the body (`Attempt::strip_account_state`). When nothing may serve, the answer
+//! is 503 or 429 with `Retry-After`.
 
 use std::sync::Arc;
 
-use switchyard_core::conversation::ConversationKey;
 use switchyard_core::routing::{
-    plan_next, select_for_call, select_priority, Admission, Affinity, CallInput, ConversationStep, Eligibility,
-    Exclusion, Failure, FailureKind, Move, MoveCause, Plan, PlanInput, ProbeLease, QuotaBlocks, SelectionReason,
-    Strategy, Swrr, DEFAULT_MAX_ATTEMPTS,
+    select_for_call, select_priority, Admission, Affinity, CallInput, ConversationStep, Eligibility, Exclusion,
+    FailureKind, Move, MoveCause, ProbeLease, QuotaBlocks, SelectionReason, Strategy, Swrr,
 };
 use switchyard_vault::Secret;
 
 use crate::error::EngineError;
-use crate::router::fallback::ChainPosition;
-use crate::router::request::{KeysLater, RequestKeys, RouteRequest, FORWARDED_TURN};
-use crate::router::{Router, Snapshot};
-
-/// What the next attempt of a request should be.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Pending {
-    First,
-    /// To the planner's choice (the most preferred untried eligible profile).
-    Failover(FailureKind, String),
-    RetrySame(String, SelectionReason),
-}
-
-/// The routing state of one request (one HTTP call to the relay), made from its
-/// [`RouteRequest`] by [`Router::start_run`] and owned by the loop.
-#[derive(Debug)]
-pub(crate) struct TurnRun {
-    pub(crate) snapshot: Arc<Snapshot>,
-    /// The model the client asked for (client-facing name), if the request names one.
-    pub(crate) model: Option<String>,
-    pub(crate) turn: String,
-    pub(crate) conversation: Option<ConversationKey>,
-    pub(crate) session: Option<String>,
-    pub(crate) tags: Option<String>,
-    /// Forwarding: the keys the first attempt's ledger row computes later (`turn` is
-    /// [`FORWARDED_TURN`] meanwhile; forwarding never routes by it).
-    pub(crate) keys_later: Option<KeysLater>,
-    attempts: u32,
-    same_retries: u32,
-    tried: Vec<String>,
-    /// Profiles eligible when the request (or its hop) started: counted by the first
-    /// choice's evaluation, so a request evaluates eligibility once to start (legacy: 1).
-    pub(crate) eligible_at_start: Option<usize>,
-    pending: Pending,
-    pub(crate) committed: bool,
-    /// Where the request stands on its connection's fallback chain (`fallback.rs`).
-    pub(crate) chain: ChainPosition,
-    /// The model the client asked for, once a hop asks for another (`OTHER=MODEL`).
-    pub(crate) requested: Option<String>,
-    /// Attempts made on connections before the current one (the planner bounds each hop).
-    hop_base: u32,
-    /// The profile that produced the response this request continues (`previous_response_id`):
-    /// the only one it may go to.
-    continuing: Option<String>,
-    /// An attempt of this request left the key that produced the conversation's account-bound
-    /// items (failover, a conversation move, a turn moved off its binding).
-    moved_off: bool,
-}
-
-impl TurnRun {
-    /// Legacy routing: the primary only, one attempt, no retries.
-    pub(crate) fn is_legacy(&self) -> bool {
-        self.snapshot.strategy.is_none() || self.model.is_none()
-    }
-
-    pub(crate) fn attempts(&self) -> u32 {
-        self.attempts
-    }
-
-    /// The profile this request is pinned to by its `previous_response_id`, if known.
-    pub(crate) fn continuing(&self) -> Option<&str> {
-        self.continuing.as_deref()
-    }
-
-    /// Starts routing on a fallback hop (`run.snapshot` is already the hop's): the hop's own
-    /// attempt bound, nothing tried there yet, and another account than the request's own.
-    pub(crate) fn enter_hop(&mut self) {
-        self.hop_base = self.attempts;
-        self.same_retries = 0;
-        self.tried.clear();
-        self.pending = Pending::First;
-        self.continuing = None;
-        self.moved_off = true;
-    }
-
-    /// The failure kind of a planned failover still pending (its target was not eligible).
-    pub(crate) fn last_failover_kind(&self) -> Option<FailureKind> {
-        match &self.pending {
-            Pending::Failover(kind, _) => Some(*kind),
-            _ => None,
-        }
-    }
-
-    /// The reason recorded for `attempt`: `fallback:<kind>` for the first attempt on a hop.
-    pub(crate) fn reason_of(&mut self, attempt: &Attempt) -> String {
-        match self.chain.fresh.take() {
-            Some(kind) => format!("fallback:{kind}"),
-            None => attempt.reason.to_string(),
-        }
-    }
-}
+use crate::router::run::{Pending, TurnRun};
+use crate::router::Router;
 
 /// One physical attempt: the chosen profile and its secret, read for this attempt.
 #[derive(Debug)]
@@ -125,7 +35,7 @@ pub(crate) struct Attempt {
     /// account-bound items: the transport drops them from the body.
     pub strip_account_state: bool,
     pub secret: Arc<Secret>,
-    lease: Option<ProbeLease>,
+    pub(super) lease: Option<ProbeLease>,
 }
 
 /// The profile `choose` picked, why, and what that does to the request's conversation.
@@ -155,61 +65,7 @@ pub(crate) enum NextAttempt {
     },
 }
 
-/// What the relay measured of one attempt, for the ledger.
-#[derive(Debug, Clone, Default)]
-pub struct AttemptReport {
-    pub status: Option<u16>,
-    pub failure: Option<Failure>,
-    pub ttfb_ms: Option<i64>,
-    pub duration_ms: i64,
-    pub input_tokens: Option<i64>,
-    pub output_tokens: Option<i64>,
-    pub cache_read_tokens: Option<i64>,
-    pub cache_write_tokens: Option<i64>,
-}
-
 impl Router {
-    /// Starts the routing of one request: its turn's committed state, a fallen turn resumed
-    /// on its hop, and (routed only: legacy has one key anyway) the profile a continued
-    /// Responses answer came from, when remembered — an unknown id (evicted, or from before
-    /// a restart) routes normally.
-    pub(crate) async fn start_run(&self, request: RouteRequest) -> Result<TurnRun, EngineError> {
-        let RouteRequest { snapshot, model, keys, tags, previous_response_id } = request;
-        let (turn, conversation, session, keys_later) = match keys {
-            RequestKeys::Now { turn, conversation, session } => (turn, conversation, session, None),
-            RequestKeys::Later(later) => (FORWARDED_TURN.to_string(), None, None, Some(later)),
-        };
-        let committed = self.bindings_lock().peek(&turn, self.engine.monotonic()).is_some_and(|b| b.committed);
-        let mut run = TurnRun {
-            snapshot,
-            model,
-            turn,
-            conversation,
-            session,
-            tags,
-            keys_later,
-            attempts: 0,
-            same_retries: 0,
-            tried: Vec::new(),
-            eligible_at_start: None,
-            pending: Pending::First,
-            committed,
-            continuing: None,
-            moved_off: false,
-            chain: ChainPosition::default(),
-            requested: None,
-            hop_base: 0,
-        };
-        if run.is_legacy() {
-            run.eligible_at_start = Some(1);
-        }
-        self.resume_fallen_turn(&mut run).await?;
-        if let Some(previous) = previous_response_id.filter(|_| !run.is_legacy()) {
-            run.continuing = self.responses_lock().origin(&run.snapshot.connection_id, &previous);
-        }
-        Ok(run)
-    }
-
     /// Chooses the profile of the next attempt and reads its secret.
     pub(crate) async fn next_attempt(&self, run: &mut TurnRun) -> Result<NextAttempt, EngineError> {
         if run.is_legacy() {
@@ -267,64 +123,6 @@ impl Router {
         }
     }
 
-    /// The attempt was answered successfully (before any output was sent): close its
-    /// circuits if it was a probe.
-    pub(crate) async fn attempt_succeeded(&self, attempt: &mut Attempt) {
-        if let Some(lease) = attempt.lease.take() {
-            for snap in lease.succeed() {
-                if let Err(e) = self.engine.persist_circuit(&snap).await {
-                    tracing::warn!(code = e.code().as_str(), "closed circuit not persisted");
-                }
-            }
-        }
-    }
-
-    /// The attempt failed with a classified failure: update its circuits and plan the next step.
-    pub(crate) async fn attempt_failed(&self, run: &mut TurnRun, attempt: &mut Attempt, failure: Failure) -> Plan {
-        let model = run.model.clone().unwrap_or_default();
-        match attempt.lease.take() {
-            Some(lease) => {
-                for snap in lease.fail(&failure, self.engine.now_ms()) {
-                    if let Err(e) = self.engine.persist_circuit(&snap).await {
-                        tracing::warn!(code = e.code().as_str(), "probe circuit not persisted");
-                    }
-                }
-            }
-            None => {
-                if let Err(e) = self.engine.record_failure(&attempt.profile_id, &model, &failure).await {
-                    tracing::warn!(code = e.code().as_str(), "failure not written to the circuit board's store");
-                }
-            }
-        }
-        if run.is_legacy() {
-            return Plan::GiveUp(switchyard_core::routing::GiveUp::NotRetryable {
-                kind: failure.kind,
-                scope: failure.scope,
-            });
-        }
-        let alternatives = self.alternatives(run);
-        let alternatives: Vec<&str> = alternatives.iter().map(String::as_str).collect();
-        let plan = plan_next(&PlanInput {
-            failure,
-            committed: run.committed,
-            attempts: run.attempts - run.hop_base,
-            same_retries: run.same_retries,
-            max_attempts: DEFAULT_MAX_ATTEMPTS,
-            eligible_count: run.eligible_at_start.unwrap_or(0),
-            alternatives: &alternatives,
-        });
-        match &plan {
-            Plan::FailoverTo(id, SelectionReason::Failover(kind)) => run.pending = Pending::Failover(*kind, id.clone()),
-            Plan::FailoverTo(id, _) => run.pending = Pending::Failover(failure.kind, id.clone()),
-            Plan::RetrySame => {
-                run.same_retries += 1;
-                run.pending = Pending::RetrySame(attempt.profile_id.clone(), attempt.reason);
-            }
-            Plan::GiveUp(_) => {}
-        }
-        plan
-    }
-
     /// Eligible profiles not yet tried, most preferred first: the one SWRR (on a copy of its
     /// state) or priority order would pick next, then the others.
     pub(crate) fn alternatives(&self, run: &TurnRun) -> Vec<String> {
@@ -343,12 +141,6 @@ impl Router {
             eligible[..=pos].rotate_right(1);
         }
         eligible.into_iter().map(|i| snap.profiles[i].id.clone()).collect()
-    }
-
-    /// Output of this turn reached the client: no more credential failover in this turn.
-    pub(crate) fn commit(&self, run: &mut TurnRun) {
-        run.committed = true;
-        self.bindings_lock().commit(&run.turn, self.engine.monotonic());
     }
 
     async fn legacy_attempt(&self, run: &mut TurnRun) -> Result<NextAttempt, EngineError> {

@@ -11,10 +11,10 @@ use switchyard_store::connections::ConnectionRow;
 use switchyard_store::evidence::{self, EvidenceRow};
 use switchyard_store::profiles::{self, ProfileRow};
 
+use crate::config::rows::Definition;
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::evidence::evidence_view;
-use crate::rows::Definition;
+use crate::readiness::evidence::evidence_view;
 use crate::settings::{Scope, EVIDENCE_MAX_AGE_MS};
 
 /// Settings key of the maximum evidence age in milliseconds.
@@ -87,7 +87,7 @@ impl Engine {
     pub(crate) async fn readiness_with(
         &self,
         connection: ConnectionRow,
-        secrets: Option<&crate::secret_cache::SecretCache>,
+        secrets: Option<&crate::router::secret_cache::SecretCache>,
     ) -> Result<Readiness, EngineError> {
         self.readiness_loads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let def = Definition::decode(&connection)?;

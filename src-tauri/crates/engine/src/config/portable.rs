@@ -16,10 +16,10 @@ use switchyard_core::{Header, RoutingMode};
 use switchyard_store::connections::{self, ConnectionRow, Routing};
 use switchyard_store::{profiles, SqliteConnection};
 
+use crate::config::rows::Definition;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::fault::FaultPoint;
-use crate::rows::Definition;
 
 /// Who `activated_by` names when a pending imported mode is restored.
 pub(crate) const IMPORT_ACTOR: &str = "import";
@@ -73,7 +73,7 @@ impl Engine {
         let ref_of = |id: &str| selected.iter().position(|r| r.id == id).map(|i| format!("c{}", i + 1));
         for (row, entry) in selected.iter().zip(doc.connections.iter_mut()) {
             if let Some(chain) = switchyard_store::fallback::get(&mut conn, &row.id).await? {
-                entry.fallback = crate::fallback::decode_hops(&chain)
+                entry.fallback = crate::readiness::fallback::decode_hops(&chain)
                     .into_iter()
                     .filter_map(|(id, model)| Some(FallbackEntry { connection: ref_of(&id)?, model }))
                     .collect();
@@ -122,7 +122,7 @@ impl Engine {
             let hops: Vec<(String, Option<String>)> =
                 entry.fallback.iter().filter_map(|f| Some((id_of(&f.connection)?, f.model.clone()))).collect();
             if !hops.is_empty() {
-                let json = crate::fallback::encode_hops(&hops)?;
+                let json = crate::readiness::fallback::encode_hops(&hops)?;
                 switchyard_store::fallback::insert_imported(&mut tx, &own, &json, entry.fallback_active, now).await?;
             }
         }

@@ -7,11 +7,11 @@ use switchyard_core::Protocol;
 use switchyard_store::{connections, journal, profiles};
 use switchyard_vault::Secret;
 
-use crate::credentials::settle_staged;
+use crate::config::credentials::settle_staged;
+use crate::config::inputs::{ConnectionEdit, NewConnection};
+use crate::config::rows::{connection_view, locator_of, profile_view, Definition};
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::inputs::{ConnectionEdit, NewConnection};
-use crate::rows::{connection_view, locator_of, profile_view, Definition};
 use crate::views::{ConnectionDetail, ConnectionView, Removal};
 
 /// Label of the profile created from a legacy connection's key.

@@ -9,9 +9,9 @@ use switchyard_core::states::CredentialPresence;
 use switchyard_store::profiles::ProfileRow;
 use switchyard_vault::{Locator, Secret};
 
+use crate::config::rows::locator_of;
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::rows::locator_of;
 
 /// Entries kept before the cache starts over (old revisions are never read again).
 const CAPACITY: usize = 4096;

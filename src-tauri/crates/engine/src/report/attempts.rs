@@ -22,7 +22,7 @@ impl Engine {
     /// newest first.
     pub async fn attempts_since(&self, slug: &str, since: &str, limit: i64) -> Result<Vec<AttemptView>, EngineError> {
         let connection = self.connection_by_slug(slug).await?;
-        let since_ms = crate::time_zone::parse_since(since, self.now_ms(), &self.zone().await?)?;
+        let since_ms = crate::report::time_zone::parse_since(since, self.now_ms(), &self.zone().await?)?;
         let mut conn = self.store.acquire().await?;
         let rows = attempts::for_connection_since(&mut conn, &connection.id, since_ms, limit.clamp(1, 10_000)).await?;
         let protocol = crate::views::protocol_of(&connection);
@@ -41,7 +41,7 @@ impl Engine {
     ) -> Result<u64, EngineError> {
         let connection = self.connection_by_slug(slug).await?;
         let since_ms = match since {
-            Some(s) => crate::time_zone::parse_since(s, self.now_ms(), &self.zone().await?)?,
+            Some(s) => crate::report::time_zone::parse_since(s, self.now_ms(), &self.zone().await?)?,
             None => i64::MIN,
         };
         let start = {

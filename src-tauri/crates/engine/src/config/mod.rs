@@ -1,0 +1,23 @@
+//! What the user configures, and the writes that keep it safe: connections, profiles and
+//! their order, credentials in the keychain (rotation through the journal; staging and
+//! orphan clean-up that never takes a live key), which secrets are present, portable
+//! export/import, the relay's token and port, and each connection's routing settings
+//! (affinity, quota-aware selection, first-byte timeout). `inputs.rs` holds the inputs,
+//! `rows.rs` turns rows into definitions; `dir_lock.rs` is the data dir's lock.
+
+pub(crate) mod affinity;
+pub(crate) mod connections;
+pub(crate) mod credentials;
+pub(crate) mod dir_lock;
+pub(crate) mod inputs;
+pub(crate) mod orphans;
+pub(crate) mod portable;
+pub(crate) mod presence;
+pub(crate) mod profiles;
+pub(crate) mod quota_aware;
+pub(crate) mod relay_settings;
+pub(crate) mod reorder;
+pub(crate) mod rows;
+pub(crate) mod staging;
+pub(crate) mod start_with_system;
+pub(crate) mod upstream_timeout;

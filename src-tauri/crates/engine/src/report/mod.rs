@@ -1,0 +1,10 @@
+//! What happened, for people: usage and cost summed from the ledger (`usage.rs`, the user's
+//! prices in `prices.rs`, the user's days in `time_zone.rs`), the attempt ledger as listed,
+//! the latest quota readings, and which routing changes the desktop notifies (`alerts.rs`).
+
+pub(crate) mod alerts;
+pub(crate) mod attempts;
+pub(crate) mod prices;
+pub(crate) mod quota;
+pub(crate) mod time_zone;
+pub(crate) mod usage;

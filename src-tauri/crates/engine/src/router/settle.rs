@@ -1,0 +1,75 @@
+//! Settling one attempt (`route.rs` runs it after the transport answered): a success closes
+//! a probe's circuits and commits the turn; a classified failure updates the circuits and the
+//! planner says what comes next (fail over, retry the same profile once, give up).
+
+use switchyard_core::routing::{plan_next, Failure, Plan, PlanInput, SelectionReason, DEFAULT_MAX_ATTEMPTS};
+
+use crate::router::run::{Pending, TurnRun};
+use crate::router::select::Attempt;
+use crate::router::Router;
+
+impl Router {
+    /// The attempt was answered successfully (before any output was sent): close its
+    /// circuits if it was a probe.
+    pub(crate) async fn attempt_succeeded(&self, attempt: &mut Attempt) {
+        if let Some(lease) = attempt.lease.take() {
+            for snap in lease.succeed() {
+                if let Err(e) = self.engine.persist_circuit(&snap).await {
+                    tracing::warn!(code = e.code().as_str(), "closed circuit not persisted");
+                }
+            }
+        }
+    }
+
+    /// The attempt failed with a classified failure: update its circuits and plan the next step.
+    pub(crate) async fn attempt_failed(&self, run: &mut TurnRun, attempt: &mut Attempt, failure: Failure) -> Plan {
+        let model = run.model.clone().unwrap_or_default();
+        match attempt.lease.take() {
+            Some(lease) => {
+                for snap in lease.fail(&failure, self.engine.now_ms()) {
+                    if let Err(e) = self.engine.persist_circuit(&snap).await {
+                        tracing::warn!(code = e.code().as_str(), "probe circuit not persisted");
+                    }
+                }
+            }
+            None => {
+                if let Err(e) = self.engine.record_failure(&attempt.profile_id, &model, &failure).await {
+                    tracing::warn!(code = e.code().as_str(), "failure not written to the circuit board's store");
+                }
+            }
+        }
+        if run.is_legacy() {
+            return Plan::GiveUp(switchyard_core::routing::GiveUp::NotRetryable {
+                kind: failure.kind,
+                scope: failure.scope,
+            });
+        }
+        let alternatives = self.alternatives(run);
+        let alternatives: Vec<&str> = alternatives.iter().map(String::as_str).collect();
+        let plan = plan_next(&PlanInput {
+            failure,
+            committed: run.committed,
+            attempts: run.attempts - run.hop_base,
+            same_retries: run.same_retries,
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+            eligible_count: run.eligible_at_start.unwrap_or(0),
+            alternatives: &alternatives,
+        });
+        match &plan {
+            Plan::FailoverTo(id, SelectionReason::Failover(kind)) => run.pending = Pending::Failover(*kind, id.clone()),
+            Plan::FailoverTo(id, _) => run.pending = Pending::Failover(failure.kind, id.clone()),
+            Plan::RetrySame => {
+                run.same_retries += 1;
+                run.pending = Pending::RetrySame(attempt.profile_id.clone(), attempt.reason);
+            }
+            Plan::GiveUp(_) => {}
+        }
+        plan
+    }
+
+    /// Output of this turn reached the client: no more credential failover in this turn.
+    pub(crate) fn commit(&self, run: &mut TurnRun) {
+        run.committed = true;
+        self.bindings_lock().commit(&run.turn, self.engine.monotonic());
+    }
+}
