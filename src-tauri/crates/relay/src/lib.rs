@@ -6,13 +6,12 @@
 
 mod account_state;
 mod auth;
+mod body;
 mod connections;
-mod copy_buffers;
 mod guard;
 mod header_names;
 mod healthz;
 mod logging;
-mod relayed_body;
 mod reply;
 mod request;
 mod respond;
@@ -22,7 +21,6 @@ mod service;
 mod state;
 #[cfg(test)]
 mod stream_props;
-mod streamed_body;
 mod transport;
 mod upstream;
 mod upstream_request;

@@ -18,10 +18,10 @@ use switchyard_core::turn::ClientIds;
 use switchyard_core::Protocol;
 use switchyard_engine::{KeysLater, LaterKeys, RequestKeys, RouteRequest};
 
+use crate::body::outgoing::{BodyCopy, Outgoing, StreamedBody, SMALL_BODY};
 use crate::connections::ConnMark;
 use crate::respond::respond;
 use crate::state::RelayState;
-use crate::streamed_body::{BodyCopy, Outgoing, StreamedBody, SMALL_BODY};
 use crate::transport::HttpTransport;
 use crate::upstream_request::{is_models_listing, upstream_url};
 use crate::{guard, header_names, reply, MAX_BODY_BYTES};
@@ -33,7 +33,7 @@ pub struct Incoming {
     pub rest: String,
     pub query: Option<String>,
     pub headers: HeaderMap,
-    /// The buffered body (empty when it streams: `streamed_body.rs`).
+    /// The buffered body (empty when it streams: `body/outgoing.rs`).
     pub body: Bytes,
     /// The body's top-level `model` string, read by the skim (`None` when not JSON).
     pub model: Option<String>,
@@ -153,7 +153,7 @@ struct TooLarge;
 
 /// Forwarding: nothing in the body is read before it goes upstream. A body declared at most
 /// `SMALL_BODY` long is taken whole (it comes with the head); a larger one streams
-/// (`streamed_body.rs`). The model and the ledger's keys come from the copy later.
+/// (`body/outgoing.rs`). The model and the ledger's keys come from the copy later.
 async fn forwarded(
     r: Received,
     body: axum::body::Body,

@@ -9,7 +9,7 @@ use axum::response::Response;
 use switchyard_core::Protocol;
 use switchyard_engine::{Recording, Refusal, Route, Routed};
 
-use crate::relayed_body::{Sniff, Tail};
+use crate::body::relayed::{Sniff, Tail};
 use crate::reply;
 use crate::transport::{Delivered, Kept};
 use crate::upstream_request::client_headers;

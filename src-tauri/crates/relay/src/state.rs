@@ -9,7 +9,7 @@ use switchyard_core::body_skim::DigestMemo;
 use switchyard_engine::Router;
 use switchyard_vault::Secret;
 
-use crate::copy_buffers::CopyBuffers;
+use crate::body::copy_buffers::CopyBuffers;
 use crate::upstream::Upstream;
 
 /// How often a running relay checks its token's revision (one SQLite read): a rotation (CLI
@@ -31,7 +31,7 @@ pub struct RelayState {
     /// Digests of the messages routed bodies (and forwarded ones, off the request path) held
     /// before: an agent resends its conversation on every call (core `body_skim/memo.rs`).
     pub(crate) memo: Arc<DigestMemo>,
-    /// Buffers for the copies of forwarded bodies, kept for reuse (`copy_buffers.rs`).
+    /// Buffers for the copies of forwarded bodies, kept for reuse (`body/copy_buffers.rs`).
     pub(crate) copies: Arc<CopyBuffers>,
 }
 

@@ -23,7 +23,7 @@ use switchyard_engine::AttemptReport;
 use switchyard_providers::content_coding::Coding;
 use switchyard_providers::stream_watch::StreamWatch;
 
-use crate::relayed_body::{Ledgered, Sniff, Tail};
+use crate::body::relayed::{Ledgered, Sniff, Tail};
 use crate::transport::{read_answer, Answer};
 use crate::upstream::{BoxError, UpstreamBody};
 

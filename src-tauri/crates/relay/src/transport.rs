@@ -25,8 +25,8 @@ use switchyard_providers::stream_watch::{Phase, StreamWatch};
 use switchyard_providers::usage::{usage_from_body, Usage};
 
 use crate::account_state::strip_account_state;
+use crate::body::outgoing::{BodyCopy, Outgoing};
 use crate::request::{upstream_body, Incoming};
-use crate::streamed_body::{BodyCopy, Outgoing};
 use crate::upstream::{self, NoAnswer, Upstream, UpstreamBody};
 use crate::upstream_request::{is_event_stream, upstream_headers, upstream_url};
 

@@ -22,7 +22,7 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-use crate::streamed_body::UpstreamRequestBody;
+use crate::body::outgoing::UpstreamRequestBody;
 
 /// An upstream answer's body, whichever client carried it.
 pub(crate) type UpstreamBody = BoxBody<Bytes, BoxError>;

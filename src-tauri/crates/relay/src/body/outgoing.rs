@@ -23,7 +23,7 @@ use http_body_util::{Either, Full};
 use switchyard_core::body_skim::{BodySkim, Wants};
 use switchyard_core::Protocol;
 
-use crate::copy_buffers::CopyBuffers;
+use crate::body::copy_buffers::CopyBuffers;
 use crate::upstream::BoxError;
 
 // A copy's bytes are copied into one buffer (taken from the relay's `CopyBuffers` and given

@@ -1,4 +1,4 @@
-//! Buffers for the copies of forwarded bodies (`streamed_body.rs`), kept for reuse. A copy
+//! Buffers for the copies of forwarded bodies (`body/outgoing.rs`), kept for reuse. A copy
 //! lives until the ledger's writer has read its keys (up to the ledger's linger, 100 ms), so a
 //! relay forwarding 200 KB bodies at 200 req/s holds ~20 of them; allocating each afresh
 //! faults its pages in from the kernel on every request (measured forwarding 1 MB bodies at 50
@@ -6,7 +6,7 @@
 //! Only large buffers are kept — from [`SMALL_BODY`] up to [`KEPT_BUFFER`] of capacity, at
 //! most [`KEPT_BYTES`] in all: small ones come from the allocator's free lists anyway.
 
-use crate::streamed_body::SMALL_BODY;
+use crate::body::outgoing::SMALL_BODY;
 
 use std::sync::{Mutex, PoisonError};
 
