@@ -213,3 +213,19 @@ async fn a_tag_value_with_spaces_cannot_fake_columns_in_the_usage_table() -> Tes
     assert!(!plain.starts_with('"'), "a key without spaces stays as it is: {plain:?}");
     Ok(())
 }
+
+#[test]
+fn prices_set_refuses_a_key_shaped_model_name_and_never_repeats_it() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let d = dir.path();
+    for model in ["sk-proj-canary-7c41d2e9", "AKIAIOSFODNN7EXAMPLE", "canaryAbCdEfGhIjKlMnOp0123456789xyz"] {
+        let out = run(d, &["prices", "set", model, "--input", "1", "--output", "2"], None)?;
+        assert_eq!(out.code, 2, "{model}: refused as invalid input: {}", out.stderr);
+        assert!(!out.stdout.contains(model) && !out.stderr.contains(model), "{model}: the refusal does not repeat it");
+    }
+    let table = run(d, &["--json", "prices"], None)?;
+    assert!(!table.stdout.contains("canary") && !table.stdout.contains("AKIA"), "nothing was stored: {}", table.stdout);
+    let ok = run(d, &["prices", "set", "claude-sonnet-4-5-20250929", "--input", "3", "--output", "15"], None)?;
+    assert_eq!(ok.code, 0, "an ordinary model name is fine: {}", ok.stderr);
+    Ok(())
+}
