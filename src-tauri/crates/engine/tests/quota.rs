@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use switchyard_core::Protocol;
-use switchyard_engine::{Clock, Engine, NewConnection, NewProfile, Router, Secret, QUOTA_FLUSH_EVERY};
+use switchyard_engine::{
+    Clock, Engine, NewConnection, NewProfile, Router, Secret, MAX_QUOTA_READINGS, QUOTA_FLUSH_EVERY,
+};
 use switchyard_vault::MemoryVault;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -52,6 +54,19 @@ async fn seed(engine: &Engine) -> Result<(String, String), Box<dyn std::error::E
     Ok((a, b))
 }
 
+/// A data dir, a manual clock at [`T0`], the engine on them with [`seed`]'s connection (the
+/// ids of `a` and `b`) and a router over it.
+async fn started(
+) -> Result<(tempfile::TempDir, Arc<ManualClock>, Arc<Engine>, (String, String), Arc<Router>), Box<dyn std::error::Error>>
+{
+    let dir = tempfile::tempdir()?;
+    let clock = Arc::new(ManualClock(AtomicI64::new(T0)));
+    let engine = open(dir.path(), &clock).await?;
+    let ids = seed(&engine).await?;
+    let router = Arc::new(Router::new(engine.clone()));
+    Ok((dir, clock, engine, ids, router))
+}
+
 fn rfc3339(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
         .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
@@ -70,11 +85,7 @@ fn api_headers(remaining: u32, now: i64, reset_in_ms: i64) -> Vec<(String, Strin
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readings_survive_a_restart_with_their_age_and_stale_ones_say_so() -> TestResult {
-    let dir = tempfile::tempdir()?;
-    let clock = Arc::new(ManualClock(AtomicI64::new(T0)));
-    let engine = open(dir.path(), &clock).await?;
-    let (a, b) = seed(&engine).await?;
-    let router = Arc::new(Router::new(engine.clone()));
+    let (dir, clock, engine, (a, b), router) = started().await?;
 
     router.observe_quota(Protocol::Anthropic, &a, Some("m1"), api_headers(49, T0, 60_000).as_slice());
     clock.advance(1_000);
@@ -132,11 +143,7 @@ async fn readings_survive_a_restart_with_their_age_and_stale_ones_say_so() -> Te
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn changed_readings_are_written_periodically_off_the_request_path() -> TestResult {
-    let dir = tempfile::tempdir()?;
-    let clock = Arc::new(ManualClock(AtomicI64::new(T0)));
-    let engine = open(dir.path(), &clock).await?;
-    let (a, _) = seed(&engine).await?;
-    let router = Arc::new(Router::new(engine.clone()));
+    let (_dir, _clock, engine, (a, _), router) = started().await?;
     router.observe_quota(Protocol::Anthropic, &a, Some("m1"), api_headers(7, T0, 60_000).as_slice());
     assert!(engine.quota("c").await?.profiles[0].windows.is_empty(), "observing writes nothing on the request path");
     // The writer's tick is real time (a tokio interval, not a routing decision): wait for
@@ -149,6 +156,29 @@ async fn changed_readings_are_written_periodically_off_the_request_path() -> Tes
     let windows = engine.quota("c").await?.profiles[0].windows.clone();
     let requests = windows.iter().find(|w| w.name == "requests").ok_or("the periodic writer stored the reading")?;
     assert_eq!(requests.remaining, Some(7), "the periodic writer stored the reading");
+    router.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readings_for_client_chosen_model_names_stay_within_the_cap_in_the_store_too() -> TestResult {
+    let (_dir, clock, engine, (a, _), router) = started().await?;
+    // A client names a new model on every call; each answer reports a per-model window. The
+    // memory forgets the oldest; what it wrote before must not stay behind for ever.
+    for round in 0..3 {
+        for i in 0..MAX_QUOTA_READINGS / 2 {
+            let model = format!("model-{round}-{i}");
+            router.observe_quota(Protocol::Anthropic, &a, Some(&model), api_headers(7, T0, 60_000).as_slice());
+            clock.advance(1);
+        }
+        router.flush_quota().await;
+    }
+    assert!(router.quota_board().len() <= MAX_QUOTA_READINGS, "memory keeps its cap");
+    let stored: usize = engine.quota("c").await?.profiles.iter().map(|p| p.windows.len()).sum();
+    assert!(stored <= MAX_QUOTA_READINGS, "the store keeps the same cap: {stored} rows for {MAX_QUOTA_READINGS}");
+    let newest = format!("model-2-{}", MAX_QUOTA_READINGS / 2 - 1);
+    let kept = engine.quota("c").await?.profiles[0].windows.iter().any(|w| w.model.as_deref() == Some(newest.as_str()));
+    assert!(kept, "the newest readings are the ones kept");
     router.shutdown().await;
     Ok(())
 }
