@@ -33,6 +33,7 @@ use switchyard_engine::Router as EngineRouter;
 use switchyard_vault::Secret;
 use tokio::net::TcpListener;
 
+pub use healthz::{is_own_relay, CHALLENGE_HEADER};
 pub use logging::init_logging;
 pub use server::Limits;
 pub use service::{check_loopback, Listen, RelayStatus, Service, DESKTOP_DRAIN, PORT_ENV};

@@ -301,3 +301,27 @@ async fn an_upstream_redirect_is_passed_back_unfollowed() -> TestResult {
     task.await??;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthz_proves_the_relay_holds_the_token_without_anyone_sending_it() -> TestResult {
+    let r = relay("openai", &["m1"], one_key(), None).await?;
+    let port: u16 = r.url.rsplit(':').next().and_then(|p| p.parse().ok()).ok_or("the relay's port")?;
+    let token = switchyard_engine::Secret::new(r.token.clone());
+    assert!(
+        switchyard_relay::is_own_relay(port, &token).await,
+        "the relay answers the challenge for its token and port"
+    );
+    let wrong = switchyard_engine::Secret::new("sy_not-this-data-dirs-token");
+    assert!(!switchyard_relay::is_own_relay(port, &wrong).await, "a proof for another token does not pass");
+    let addr = r.url.trim_start_matches("http://").to_string();
+    let head = "GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nx-switchyard-challenge: 0123456789abcdef0123\r\n\r\n";
+    let mut s = TcpStream::connect(&addr).await?;
+    s.write_all(head.as_bytes()).await?;
+    let mut buf = vec![0u8; 2048];
+    let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf)).await??;
+    let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+    assert!(text.contains("\"proof\""), "a challenge without the token gets a proof: {text}");
+    assert!(!text.contains("connections") && !text.contains(&r.token), "and nothing else: {text}");
+    let _ = r.stop().await?;
+    Ok(())
+}
