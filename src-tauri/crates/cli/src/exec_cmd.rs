@@ -1,18 +1,19 @@
 //! `switchyard exec SLUG -- CMD [ARGS...]`: runs CMD with its environment pointed at the relay
-//! for SLUG. A Switchyard relay already listening on the configured port (it answers
-//! `GET /healthz` with this data dir's token) is used; otherwise an embedded relay on a free
-//! loopback port serves for the child's lifetime and stops with it. SIGINT/SIGTERM are passed
+//! for SLUG. A Switchyard relay of this data dir already listening on the configured port is
+//! used — it must answer a fresh `/healthz` challenge with the proof only the relay token and
+//! that port give (`switchyard_relay::is_own_relay`); the token is never sent to find out, so
+//! another process on the port learns nothing. Otherwise an embedded relay on a free loopback
+//! port serves for the child's lifetime and stops with it. SIGINT/SIGTERM are passed
 //! on to the child; its exit code comes back (128 + signal number when a signal ended it). The
 //! token travels in the environment only, never in argv or output (docs/design.md, "exec").
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::Ipv4Addr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
 use switchyard_engine::{Engine, EngineError, InvalidInput};
 use switchyard_relay::{Listen, Service};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::output::Output;
 
@@ -38,7 +39,7 @@ pub async fn run(engine: &Arc<Engine>, a: ExecArgs) -> Result<Output, EngineErro
         None => engine.relay_port().await?,
     };
     let mut embedded = None;
-    let port = if is_our_relay(port, token.expose(), &slug).await {
+    let port = if switchyard_relay::is_own_relay(port, &token).await {
         port
     } else {
         let service = Arc::new(Service::with(
@@ -51,7 +52,10 @@ pub async fn run(engine: &Arc<Engine>, a: ExecArgs) -> Result<Output, EngineErro
             let why = status.error.unwrap_or_else(|| "the embedded relay did not start".into());
             return Err(EngineError::Precondition(why));
         };
-        tracing::info!(port = bound, "no Switchyard relay on port {port}; an embedded relay serves this command");
+        tracing::info!(
+            port = bound,
+            "no relay of this data dir proved itself on port {port}; an embedded relay serves this command"
+        );
         embedded = Some(service);
         bound
     };
@@ -153,28 +157,4 @@ fn forward_signals(pid: Option<u32>) -> tokio::task::JoinHandle<()> {
             let _ = pid;
         }
     })
-}
-
-/// Whether a Switchyard relay of this data dir listens on `port`: its `/healthz` accepts the
-/// token (it lists connections only then) and serves `slug`.
-async fn is_our_relay(port: u16, token: &str, slug: &str) -> bool {
-    let probe = async {
-        let mut s = tokio::net::TcpStream::connect(SocketAddr::from((Ipv4Addr::LOCALHOST, port))).await.ok()?;
-        let req = format!(
-            "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
-        );
-        s.write_all(req.as_bytes()).await.ok()?;
-        let mut buf = Vec::new();
-        s.take(1 << 20).read_to_end(&mut buf).await.ok()?;
-        let text = String::from_utf8_lossy(&buf);
-        let (head, body) = text.split_once("\r\n\r\n")?;
-        if !head.starts_with("HTTP/1.1 200") {
-            return None;
-        }
-        let v: serde_json::Value = serde_json::from_str(body.trim()).ok()?;
-        let listed =
-            v.get("connections")?.as_array()?.iter().any(|c| c.get("slug").and_then(|s| s.as_str()) == Some(slug));
-        Some(v.get("ok")?.as_bool()? && listed)
-    };
-    tokio::time::timeout(Duration::from_secs(2), probe).await.ok().flatten().unwrap_or(false)
 }

@@ -1,6 +1,7 @@
 //! `switchyard usage`: one engine call (`Engine::usage`), rendered here as the JSON the
 //! contract fixes (`{"rows": [...], "complete"}`, plus `by`, `since`, `time_zone`, `total`)
-//! and as a table where an unknown cost reads "unknown", never a number.
+//! and as a table where an unknown cost reads "unknown", never a number, and a key with
+//! white space is quoted (it cannot pass for more columns).
 
 use clap::Args;
 use switchyard_engine::{Engine, EngineError, UsageBy, UsageRow, UsageView};
@@ -72,6 +73,25 @@ fn line(r: &UsageRow) -> String {
     let cost = r.cost_usd.map_or_else(|| "unknown".to_string(), |c| format!("{c:.4}"));
     format!(
         "{:<36} {:>8} {:>6} {:>12} {:>12} {:>12} {:>12} {:>12}",
-        r.key, r.requests, r.errors, r.input_tokens, r.output_tokens, r.cache_read_tokens, r.cache_write_tokens, cost
+        shown_key(&r.key),
+        r.requests,
+        r.errors,
+        r.input_tokens,
+        r.output_tokens,
+        r.cache_read_tokens,
+        r.cache_write_tokens,
+        cost
     )
+}
+
+/// A row's key as the table shows it: as it is, or as a JSON string when it holds white space,
+/// a quote or a backslash (a tag value or a client's model name with spaces would otherwise
+/// read as more columns of the row).
+fn shown_key(key: &str) -> std::borrow::Cow<'_, str> {
+    let plain = !key.is_empty() && !key.chars().any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '\\');
+    if plain {
+        std::borrow::Cow::Borrowed(key)
+    } else {
+        std::borrow::Cow::Owned(serde_json::to_string(key).unwrap_or_default())
+    }
 }

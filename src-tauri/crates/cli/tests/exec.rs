@@ -1,7 +1,8 @@
 //! `switchyard exec SLUG -- CMD`: a child script sees the relay variables and reaches the mock
 //! provider through the relay with the token from its environment; its exit code (and 128 +
 //! signal) comes back; with no relay running an embedded one serves and is gone afterwards;
-//! a relay already listening is used; the token is in no argv and no output.
+//! a relay already listening is used; the token is in no argv and no output, and never reaches
+//! a stranger listening on the relay port.
 
 mod common;
 
@@ -54,6 +55,14 @@ fn add_anthropic(d: &Path, base: &str) -> TestResult {
     let added = run(d, &add, Some("sk-ant-exec-canary-01"))?;
     assert_eq!(added.code, 0, "connection add: {}", added.stderr);
     Ok(())
+}
+
+/// The mock provider and a data dir whose anthropic connection `cc` points at it.
+async fn cc_on_mock() -> Result<(MockProvider, tempfile::TempDir), Box<dyn std::error::Error>> {
+    let mock = MockProvider::start().await?;
+    let dir = tempfile::tempdir()?;
+    add_anthropic(dir.path(), &mock.base_url())?;
+    Ok((mock, dir))
 }
 
 fn port_of(url: &str) -> u16 {
@@ -148,10 +157,8 @@ async fn the_child_reaches_the_relay_with_its_env_token_and_its_exit_code_comes_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_reaches_the_child_and_its_signal_becomes_128_plus_signo() -> TestResult {
-    let mock = MockProvider::start().await?;
-    let dir = tempfile::tempdir()?;
+    let (mock, dir) = cc_on_mock().await?;
     let d = dir.path();
-    add_anthropic(d, &mock.base_url())?;
     let ready = d.join("ready");
     let code = format!("import time; open({:?}, 'w').write('1'); time.sleep(60)", ready.display().to_string());
     let mut exec = Command::new(switchyard())
@@ -176,6 +183,65 @@ async fn sigterm_reaches_the_child_and_its_signal_becomes_128_plus_signo() -> Te
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(status.code(), Some(128 + 15), "a child killed by SIGTERM gives exit code 143");
+    mock.shutdown().await?;
+    Ok(())
+}
+
+/// A stranger on the configured port: answers every request like a relay of this data dir
+/// would have (200, `cc` listed, a made-up proof) and keeps every byte it was sent.
+fn impostor(listener: std::net::TcpListener) -> std::sync::Arc<std::sync::Mutex<Vec<u8>>> {
+    use std::io::{Read, Write};
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { continue };
+            let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+            let mut buf = [0u8; 4096];
+            if let Ok(n) = s.read(&mut buf) {
+                kept.lock().map(|mut k| k.extend_from_slice(&buf[..n])).unwrap_or_default();
+            }
+            let body = r#"{"ok":true,"connections":[{"slug":"cc","protocol":"anthropic"}],"proof":"00ff"}"#;
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = s.write_all(head.as_bytes());
+            let _ = s.write_all(body.as_bytes());
+        }
+    });
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stranger_on_the_relay_port_never_sees_the_token_and_an_embedded_relay_serves() -> TestResult {
+    let (mock, dir) = cc_on_mock().await?;
+    let d = dir.path();
+    let token = run(d, &["relay", "token"], None)?.stdout.trim().to_string();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let port = listener.local_addr()?.port();
+    let seen = impostor(listener);
+    let report = d.join("base.txt");
+    let code =
+        format!("import os; open({:?}, 'w').write(os.environ['ANTHROPIC_BASE_URL'])", report.display().to_string());
+    let out = tokio::task::spawn_blocking({
+        let d = d.to_path_buf();
+        move || {
+            Command::new(switchyard())
+                .arg("--data-dir")
+                .arg(&d)
+                .args(["exec", "cc", "--", "python3", "-c", &code])
+                .env("SWITCHYARD_RELAY_PORT", port.to_string())
+                .output()
+        }
+    })
+    .await??;
+    assert_eq!(out.status.code(), Some(0), "exec ran the child: {}", String::from_utf8_lossy(&out.stderr));
+    let received = String::from_utf8_lossy(&seen.lock().map(|s| s.clone()).unwrap_or_default()).into_owned();
+    assert!(!received.contains(&token), "the process on the relay port was never sent the token: {received:?}");
+    let base = std::fs::read_to_string(&report)?;
+    assert_ne!(port_of(&base), port, "its made-up answer did not pass for this data dir's relay: {base}");
+    assert!(base.ends_with("/c/cc"), "an embedded relay served the child instead: {base}");
     mock.shutdown().await?;
     Ok(())
 }

@@ -113,16 +113,22 @@ async fn usage_prices_and_the_export_read_what_the_relay_recorded() -> TestResul
     Ok(())
 }
 
+/// Adds legacy connection `c` (key [`CANARY`]) and returns its id and its primary's id, for
+/// rows seeded straight into the ledger.
+fn legacy_ids(d: &std::path::Path) -> Result<(String, String), Box<dyn std::error::Error>> {
+    assert_eq!(common::add_legacy(d, "c", CANARY)?.code, 0);
+    let shown: Value = serde_json::from_str(&run(d, &["--json", "connection", "show", "c"], None)?.stdout)?;
+    Ok((
+        shown["connection"]["id"].as_str().unwrap_or_default().to_string(),
+        shown["profiles"][0]["id"].as_str().unwrap_or_default().to_string(),
+    ))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jsonl_streams_every_row_past_the_old_listing_cap() -> TestResult {
     let dir = tempfile::tempdir()?;
     let d = dir.path();
-    assert_eq!(common::add_legacy(d, "c", CANARY)?.code, 0);
-    let shown: Value = serde_json::from_str(&run(d, &["--json", "connection", "show", "c"], None)?.stdout)?;
-    let (connection_id, profile) = (
-        shown["connection"]["id"].as_str().unwrap_or_default().to_string(),
-        shown["profiles"][0]["id"].as_str().unwrap_or_default().to_string(),
-    );
+    let (connection_id, profile) = legacy_ids(d)?;
     const N: i64 = 12_345;
     let store = Store::open(&d.join("switchyard.db")).await?;
     let rows: Vec<AttemptRow> = (0..N)
@@ -164,5 +170,62 @@ async fn jsonl_streams_every_row_past_the_old_listing_cap() -> TestResult {
     let settings: Value = serde_json::from_str(&run(d, &["--json", "settings"], None)?.stdout)?;
     assert_eq!(settings["ledger_retention_rows"].as_i64(), Some(5000), "the cap is a setting");
     assert_eq!(run(d, &["settings", "ledger-retention-rows", "10"], None)?.code, 2, "under 1 000 is refused");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tag_value_with_spaces_cannot_fake_columns_in_the_usage_table() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let d = dir.path();
+    let (connection_id, profile) = legacy_ids(d)?;
+    // A caller chose a value that reads as the rest of a row: 999 requests, 0 errors, …
+    let fake = "x                                   999      0 1 1 1 1 1.0000";
+    let row = |turn: &str, tags: Option<String>| AttemptRow {
+        at_ms: 1_795_000_000_000,
+        connection_id: connection_id.clone(),
+        turn: turn.into(),
+        attempt: 1,
+        profile_id: profile.clone(),
+        reason: "primary".into(),
+        model: Some("m1".into()),
+        status: Some(200),
+        input_tokens: Some(5),
+        output_tokens: Some(1),
+        tags,
+        ..Default::default()
+    };
+    let tags = serde_json::json!({ "job": fake }).to_string();
+    let store = Store::open(&d.join("switchyard.db")).await?;
+    attempts::insert_batch(&mut *store.acquire().await?, vec![row("t1", Some(tags)), row("t2", None)]).await?;
+    store.close().await;
+
+    let out = run(d, &["usage", "c", "--by", "tag"], None)?;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let line = out.stdout.lines().find(|l| l.contains("job=")).unwrap_or_default().to_string();
+    let quoted = serde_json::to_string(&format!("job={fake}"))?;
+    assert!(
+        line.starts_with(&quoted),
+        "a key with spaces is quoted, so its columns cannot pass for the row's: {line:?}"
+    );
+    let requests_column: Vec<&str> = line[quoted.len()..].split_whitespace().collect();
+    assert_eq!(requests_column.first().copied(), Some("1"), "the row's own count follows the quoted key: {line:?}");
+    let plain = out.stdout.lines().find(|l| l.starts_with("(untagged)")).unwrap_or_default();
+    assert!(!plain.starts_with('"'), "a key without spaces stays as it is: {plain:?}");
+    Ok(())
+}
+
+#[test]
+fn prices_set_refuses_a_key_shaped_model_name_and_never_repeats_it() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let d = dir.path();
+    for model in ["sk-proj-canary-7c41d2e9", "AKIAIOSFODNN7EXAMPLE", "canaryAbCdEfGhIjKlMnOp0123456789xyz"] {
+        let out = run(d, &["prices", "set", model, "--input", "1", "--output", "2"], None)?;
+        assert_eq!(out.code, 2, "{model}: refused as invalid input: {}", out.stderr);
+        assert!(!out.stdout.contains(model) && !out.stderr.contains(model), "{model}: the refusal does not repeat it");
+    }
+    let table = run(d, &["--json", "prices"], None)?;
+    assert!(!table.stdout.contains("canary") && !table.stdout.contains("AKIA"), "nothing was stored: {}", table.stdout);
+    let ok = run(d, &["prices", "set", "claude-sonnet-4-5-20250929", "--input", "3", "--output", "15"], None)?;
+    assert_eq!(ok.code, 0, "an ordinary model name is fine: {}", ok.stderr);
     Ok(())
 }

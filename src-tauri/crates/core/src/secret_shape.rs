@@ -4,8 +4,30 @@
 //! a false refusal says what to do instead, a false acceptance would store a secret.
 
 /// Value prefixes of API keys and tokens, compared lower-case per word (`sk-…`, `sk-ant-…`,
-/// the relay's own `sy_…`, GitHub tokens).
-const KEY_PREFIXES: &[&str] = &["sk-", "sk_", "sy_", "ghp_", "gho_", "github_pat_", "xoxb-", "xoxp-"];
+/// the relay's own `sy_…`, GitHub, GitLab and Slack tokens).
+const KEY_PREFIXES: &[&str] = &[
+    "sk-",
+    "sk_",
+    "sy_",
+    "ghp_",
+    "gho_",
+    "ghs_",
+    "ghu_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "xoxb-",
+    "xoxp-",
+    "xoxa-",
+    "xoxr-",
+    "xoxs-",
+    "xapp-",
+];
+
+/// Prefixes of AWS access key ids (`AKIA…` long-lived, `ASIA…` temporary): the prefix and 16
+/// upper-case letters or digits.
+const AWS_KEY_ID_PREFIXES: &[&str] = &["AKIA", "ASIA"];
+const AWS_KEY_ID_LEN: usize = 20;
 
 /// Prefixes of HTTP credentials, compared lower-case on the whole value.
 const SCHEME_PREFIXES: &[&str] = &["bearer ", "basic ", "token ", "digest "];
@@ -32,6 +54,17 @@ pub fn looks_like_secret(value: &str) -> bool {
 pub fn looks_like_key(value: &str) -> bool {
     let trimmed = value.trim();
     is_jwt(trimmed) || trimmed.split(|c: char| !is_key_char(c)).any(is_key_word)
+}
+
+/// Stricter than [`looks_like_secret`], for free text a caller chooses and Switchyard stores
+/// and shows (tag values): also a key prefix written with a space or a dot instead of its
+/// `-`/`_` (`sk live …`, `sk.proj.…`), and a word of 20 or more key characters that reads as
+/// generated (30 hex digits), where names and header values need 32. Refusing an odd tag
+/// costs the caller a rename; storing a key in the ledger would cost much more.
+pub fn looks_like_secret_in_free_text(value: &str) -> bool {
+    looks_like_secret(value)
+        || has_loosely_written_prefix(value)
+        || value.split(|c: char| !is_key_char(c)).any(|w| w.len() >= MIN_KEY_RUN && reads_as_generated(w))
 }
 
 /// The first character that text must not carry, with its position (0-based, in characters):
@@ -80,18 +113,42 @@ fn is_key_char(c: char) -> bool {
 
 fn is_key_word(word: &str) -> bool {
     let lower = word.to_ascii_lowercase();
-    if KEY_PREFIXES.iter().any(|p| lower.starts_with(p) && word.len() > p.len()) {
+    if KEY_PREFIXES.iter().any(|p| lower.starts_with(p) && word.len() > p.len()) || is_aws_key_id(word) {
         return true;
     }
-    if word.len() < MIN_KEY_LEN {
-        return false;
-    }
+    word.len() >= MIN_KEY_LEN && reads_as_generated(word)
+}
+
+/// Upper case, lower case and digits together, or a long run mixing letters and digits.
+fn reads_as_generated(word: &str) -> bool {
     let (upper, low, digit) = (
         word.bytes().any(|b| b.is_ascii_uppercase()),
         word.bytes().any(|b| b.is_ascii_lowercase()),
         word.bytes().any(|b| b.is_ascii_digit()),
     );
     (upper && low && digit) || word.split(['-', '_']).any(mixed_run)
+}
+
+/// `AKIA`/`ASIA` and 16 upper-case letters or digits.
+fn is_aws_key_id(word: &str) -> bool {
+    word.len() == AWS_KEY_ID_LEN
+        && AWS_KEY_ID_PREFIXES.iter().any(|p| word.starts_with(p))
+        && word.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+}
+
+/// A key prefix's word (`sk`, `ghp`, `xapp`, …: a prefix of [`KEY_PREFIXES`] without its
+/// separator) standing alone and followed by a space or a dot and more key characters.
+fn has_loosely_written_prefix(value: &str) -> bool {
+    let lower = value.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    KEY_PREFIXES.iter().map(|p| &p[..p.len() - 1]).any(|stem| {
+        lower.match_indices(stem).any(|(at, _)| {
+            let starts_word = at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
+            let rest = &bytes[at + stem.len()..];
+            let gap = rest.iter().take_while(|b| matches!(b, b' ' | b'.')).count();
+            starts_word && gap > 0 && rest.get(gap).is_some_and(|b| b.is_ascii_alphanumeric())
+        })
+    })
 }
 
 /// A long run of letters and digits with both in it (hex or base62 key material).
@@ -143,6 +200,27 @@ mod tests {
             "sk-",
         ] {
             assert!(!looks_like_secret(plain), "'{plain}' is an ordinary value");
+        }
+    }
+
+    #[test]
+    fn more_issuers_keys_are_recognised_everywhere() {
+        for key in ["AKIAIOSFODNN7EXAMPLE", "ASIAY34FZKBOKMUTVV7A", "xapp-1-A0123", "glpat-abc123", "ghs_abc123"] {
+            assert!(looks_like_key(key), "'{key}' has the shape of a key");
+        }
+        for plain in ["AKIA", "AKIAIOSFODNN7EXAMPLEX", "akiaiosfodnn7example"] {
+            assert!(!looks_like_key(plain), "'{plain}' is not an AWS key id (length or case)");
+        }
+    }
+
+    #[test]
+    fn free_text_refuses_loosely_written_and_shorter_keys() {
+        for key in ["sk live 4f3a9c1e", "sk.proj.4f3a9c1e", "my key: sk  ant api03", "0123456789abcdef0123456789abcd"] {
+            assert!(looks_like_secret_in_free_text(key), "'{key}' is a key written loosely or a shorter one");
+            assert!(!looks_like_secret(key), "'{key}': names and header values keep the looser rule");
+        }
+        for plain in ["task force", "risk.level", "sk", "desk 7", "job 7", "123e4567-e89b-12d3-a456-426614174000"] {
+            assert!(!looks_like_secret_in_free_text(plain), "'{plain}' is ordinary text");
         }
     }
 

@@ -1,12 +1,13 @@
 //! Caller tags: `x-switchyard-tag-NAME: value` request headers, read by the relay and stored
 //! with each attempt for reconciliation (`usage --by tag`), never forwarded upstream. Bounded:
 //! at most [`MAX_TAGS`] tags, names of 1–32 characters `a-z 0-9 _ -`, values of 1–128
-//! printable ASCII characters that do not look like a key. Anything over a limit is refused as
+//! printable ASCII characters that do not look like a key, even loosely written
+//! (`secret_shape::looks_like_secret_in_free_text`). Anything over a limit is refused as
 //! a whole (the relay answers 400 `invalid_tag` and sends nothing). Pure.
 
 use std::collections::BTreeMap;
 
-use crate::secret_shape::looks_like_secret;
+use crate::secret_shape::looks_like_secret_in_free_text;
 use crate::InvalidInput;
 
 /// The request header prefix of a tag (header names arrive lower-case).
@@ -34,7 +35,7 @@ pub fn read_tags<'a>(headers: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> 
         let text = std::str::from_utf8(value).ok().filter(|v| valid_value(v)).ok_or_else(|| {
             InvalidInput::new(field(), format!("a tag value is 1-{MAX_TAG_VALUE_LEN} printable ASCII characters"))
         })?;
-        if looks_like_secret(text) {
+        if looks_like_secret_in_free_text(text) {
             return Err(InvalidInput::new(
                 field(),
                 "the value looks like a key or token; tags are stored in the ledger",
@@ -114,6 +115,33 @@ mod tests {
         let text = e.map(|e| e.to_string()).unwrap_or_default();
         assert!(text.contains("x-switchyard-tag-job"), "the error names the header: {text}");
         assert!(!text.contains("CANARY"), "the error never repeats the value: {text}");
+    }
+
+    #[test]
+    fn key_shapes_that_evaded_the_check_are_refused() {
+        for (what, value) in [
+            ("30-character hex", "0123456789abcdef0123456789abcd"),
+            ("an AWS access key id", "AKIAIOSFODNN7EXAMPLE"),
+            ("a temporary AWS key id", "ASIAY34FZKBOKMUTVV7A"),
+            ("a spaced sk key", "sk live 4f3a9c1e7b2d"),
+            ("a dotted sk key", "sk.proj.4f3a9c1e7b2d"),
+            ("a spaced key after other words", "key is sk ant api03"),
+            ("a Slack app token", "xapp-1-A0123BCDE-4567890123"),
+        ] {
+            assert!(read(&[("x-switchyard-tag-job", value)]).is_err(), "{what} ({value}) is refused as a tag value");
+        }
+        for fine in [
+            "nightly-42",
+            "job 7",
+            "x y",
+            "123e4567-e89b-12d3-a456-426614174000",
+            "2025-05-14",
+            "3f2a9c1",
+            "task.force",
+            "risk level",
+        ] {
+            assert!(read(&[("x-switchyard-tag-job", fine)]).is_ok(), "{fine}: an ordinary tag value");
+        }
     }
 
     #[test]

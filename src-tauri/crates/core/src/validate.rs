@@ -132,12 +132,17 @@ pub fn normalize_base_url(raw: &str) -> Result<String, InvalidInput> {
 }
 
 /// A model name as the provider spells it: 1–200 chars, no whitespace, control, zero-width
-/// or bidirectional-control characters.
+/// or bidirectional-control characters, and not shaped like a key (model names are stored,
+/// priced and shown).
 pub fn validate_model(model: &str) -> Result<(), InvalidInput> {
     if model.is_empty() || model.len() > 200 || model.chars().any(char::is_whitespace) {
         return Err(InvalidInput::new("model", "is not a valid model name (1-200 characters, no spaces)"));
     }
-    refuse_hidden("model", model)
+    refuse_hidden("model", model)?;
+    if looks_like_key(model) {
+        return Err(InvalidInput::new("model", format!("looks like a key, not a model name; {KEYS_ARE_SECRETS}")));
+    }
+    Ok(())
 }
 
 /// Validates a list of models: each valid, no duplicates. Order is kept. Errors say which
@@ -222,6 +227,21 @@ mod tests {
     fn models_are_unique() {
         assert!(validate_models(&["a".into(), "a".into()]).is_err(), "duplicate model names are refused");
         assert!(validate_models(&["a b".into()]).is_err(), "spaces are not valid in model names");
+    }
+
+    #[test]
+    fn key_shaped_model_names_are_refused_and_real_ones_pass() {
+        assert!(validate_model("sk-proj-canary-7c41").is_err(), "a key is not a model name");
+        for real in [
+            "gpt-4o-mini-2024-07-18",
+            "claude-sonnet-4-5-20250929",
+            "ft:gpt-4o-mini-2024-07-18:my-org::9abcDEF1",
+            "accounts/fireworks/models/llama-v3p1-405b-instruct",
+            "us.anthropic.claude-3-5-sonnet-20241022-v2:0",
+            "gemini-2.5-pro",
+        ] {
+            assert_eq!(validate_model(real), Ok(()), "{real} is a model name");
+        }
     }
 
     #[test]

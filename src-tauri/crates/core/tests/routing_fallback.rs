@@ -120,6 +120,18 @@ fn cycles_repeats_self_references_and_long_chains_are_refused() {
         "a -> c -> d -> e -> f -> g is 5 hops deep, over the bound of {MAX_CHAIN_HOPS}"
     );
     assert_eq!(validate_chain("a", o, &[hop("y"), hop("g")], &graph), Ok(()), "a plain chain passes");
+    let five = [hop("y"), hop("g"), hop("f"), hop("e"), hop("d")];
+    assert!(
+        matches!(validate_chain("a", o, &five, &graph), Err(ChainError::TooMany { max: MAX_CHAIN_HOPS, count: 5, .. })),
+        "five hops side by side are more than {MAX_CHAIN_HOPS}, however shallow"
+    );
+    assert_eq!(validate_chain("a", o, &five[..4], &graph), Ok(()), "four are allowed");
+    let wide = nodes(&[("w", Protocol::Openai, &["b1", "b2", "b3", "b4", "b5"]), ("v", Protocol::Openai, &[])]);
+    let lookup = |s: &str| wide(s).or_else(|| s.starts_with('b').then(|| ChainNode { protocol: o, hops: vec![] }));
+    assert!(
+        matches!(validate_chain("v", o, &[hop("w")], &lookup), Err(ChainError::TooMany { ref slug, .. }) if slug == "w"),
+        "a hop whose own chain is too wide is refused too"
+    );
     let err = validate_chain("a", o, &[hop("b")], &graph).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(err.contains("a -> b -> a"), "the error names the cycle: {err}");
 }

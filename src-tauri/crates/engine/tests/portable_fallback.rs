@@ -7,7 +7,7 @@ mod common;
 
 use common::{open, secret, TestResult};
 use serde_json::Value;
-use switchyard_engine::{Conflict, NewConnection, ProfileEdit};
+use switchyard_engine::{Conflict, ConnectionEdit, NewConnection, ProfileEdit};
 use switchyard_mock_provider::{KeyScript, MockProvider};
 
 fn conn(slug: &str, base: &str) -> NewConnection {
@@ -82,5 +82,60 @@ async fn a_file_whose_chain_names_no_connection_or_makes_a_cycle_is_refused() ->
         engine.import(&doc(r#"[{"connection":"c2"}]"#, r#"[{"connection":"c1"}]"#), true, Conflict::Rename).await;
     let message = cycle.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(message.contains("cycle"), "a cycle is refused: {message}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn every_write_that_changes_a_chain_keeps_the_whole_graph_within_its_bounds() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let engine = open(dir.path()).await?;
+    for slug in ["a", "b", "c", "d", "e", "f"] {
+        engine.connection_add(conn(slug, &format!("https://{slug}.test/v1")), None).await?;
+    }
+    let hops = |list: &[&str]| list.iter().map(|h| h.to_string()).collect::<Vec<String>>();
+
+    // Breadth: five direct hops are more than MAX_CHAIN_HOPS.
+    let wide = engine.fallback_set("a", &hops(&["b", "c", "d", "e", "f"])).await;
+    let message = wide.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(message.contains("at most 4"), "a chain of five hops is refused, naming the bound: {message}");
+
+    // Depth, built one hop at a time: each chain alone is one hop, but a -> b -> c -> d -> e -> f
+    // would be five deep, so the write that makes it so is refused.
+    for (from, to) in [("a", "b"), ("b", "c"), ("c", "d"), ("d", "e")] {
+        engine.fallback_set(from, &hops(&[to])).await?;
+    }
+    let deep = engine.fallback_set("e", &hops(&["f"])).await;
+    let message = deep.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        message.contains("'a'") && message.contains("a -> b -> c -> d -> e -> f"),
+        "the write is refused and names the chain it would break: {message}"
+    );
+    assert!(engine.fallback_status("e").await?.chain.is_empty(), "nothing was stored for e");
+
+    // A hop's protocol cannot be edited away from its chains' protocol.
+    let edit = ConnectionEdit { protocol: Some("anthropic".into()), ..Default::default() };
+    let moved = engine.connection_edit("e", edit).await;
+    let message = moved.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        message.contains("'d'") && message.contains("protocol"),
+        "the edit is refused, naming d's chain: {message}"
+    );
+    assert_eq!(engine.connection_show("e").await?.connection.protocol, "openai", "e kept its protocol");
+
+    // Whatever was accepted exports (no misleading "secret-looking text").
+    let text = engine.export(None).await?;
+    assert!(text.contains("\"fallback\""), "the chains are in the file");
+
+    // Import: a file with a chain wider than the bound is refused as a whole.
+    let mut doc: Value = serde_json::from_str(&text)?;
+    doc["connections"][5]["fallback"] = serde_json::json!([
+        {"connection": "c1"}, {"connection": "c2"}, {"connection": "c3"}, {"connection": "c4"}, {"connection": "c5"}
+    ]);
+    let other = tempfile::tempdir()?;
+    let importer = open(other.path()).await?;
+    let wide = importer.import(&doc.to_string(), false, Conflict::Rename).await;
+    let message = wide.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(message.contains("connections[5].fallback"), "refused with the path of the wide chain: {message}");
+    assert!(importer.connection_list().await?.is_empty(), "and nothing was imported");
     Ok(())
 }

@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use switchyard_core::Protocol;
-use switchyard_engine::{Clock, Engine, NewConnection, NewProfile, Router, Secret, QUOTA_FLUSH_EVERY};
+use switchyard_engine::{
+    Clock, Engine, NewConnection, NewProfile, Router, Secret, MAX_QUOTA_READINGS, QUOTA_FLUSH_EVERY,
+};
 use switchyard_vault::MemoryVault;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -54,13 +56,31 @@ async fn seed(engine: &Engine) -> Result<(String, String), Box<dyn std::error::E
 
 /// What the routing loop does with an answer's limit headers (the transport reads them into
 /// windows dated by the engine clock; the loop keeps them on the router's board).
-fn observe<H: switchyard_providers::HeaderSource + ?Sized>(router: &Router, profile: &str, headers: &H) {
+fn observe<H: switchyard_providers::HeaderSource + ?Sized>(
+    router: &Router,
+    profile: &str,
+    model: Option<&str>,
+    headers: &H,
+) {
     let now_ms = router.engine().now_ms();
     let now = std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(now_ms).unwrap_or_default());
     let windows = switchyard_providers::read_quota(Protocol::Anthropic, headers, now);
     if !windows.is_empty() {
-        router.quota_board().record(profile, Some("m1"), windows, now_ms);
+        router.quota_board().record(profile, model, windows, now_ms);
     }
+}
+
+/// A data dir, a manual clock at [`T0`], the engine on them with [`seed`]'s connection (the
+/// ids of `a` and `b`) and a router over it.
+async fn started(
+) -> Result<(tempfile::TempDir, Arc<ManualClock>, Arc<Engine>, (String, String), Arc<Router>), Box<dyn std::error::Error>>
+{
+    let dir = tempfile::tempdir()?;
+    let clock = Arc::new(ManualClock(AtomicI64::new(T0)));
+    let engine = open(dir.path(), &clock).await?;
+    let ids = seed(&engine).await?;
+    let router = Arc::new(Router::start(engine.clone()));
+    Ok((dir, clock, engine, ids, router))
 }
 
 fn rfc3339(ms: i64) -> String {
@@ -81,23 +101,19 @@ fn api_headers(remaining: u32, now: i64, reset_in_ms: i64) -> Vec<(String, Strin
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readings_survive_a_restart_with_their_age_and_stale_ones_say_so() -> TestResult {
-    let dir = tempfile::tempdir()?;
-    let clock = Arc::new(ManualClock(AtomicI64::new(T0)));
-    let engine = open(dir.path(), &clock).await?;
-    let (a, b) = seed(&engine).await?;
-    let router = Arc::new(Router::start(engine.clone()));
+    let (dir, clock, engine, (a, b), router) = started().await?;
 
-    observe(&router, &a, api_headers(49, T0, 60_000).as_slice());
+    observe(&router, &a, Some("m1"), api_headers(49, T0, 60_000).as_slice());
     clock.advance(1_000);
     let t1 = T0 + 1_000;
-    observe(&router, &a, api_headers(48, t1, 3_600_000).as_slice());
+    observe(&router, &a, Some("m1"), api_headers(48, t1, 3_600_000).as_slice());
     let unified = [
         ("anthropic-ratelimit-unified-5h-utilization", "0.25".to_string()),
         ("anthropic-ratelimit-unified-5h-reset", ((t1 + 120_000) / 1000).to_string()),
         ("anthropic-ratelimit-unified-5h-status", CANARY.to_string()),
     ];
-    observe(&router, &b, &unified[..]);
-    observe(&router, &b, &[("content-type", "application/json")][..]);
+    observe(&router, &b, Some("m1"), &unified[..]);
+    observe(&router, &b, Some("m1"), &[("content-type", "application/json")][..]);
     router.shutdown().await;
     drop(router);
     engine.close().await;
@@ -143,12 +159,8 @@ async fn readings_survive_a_restart_with_their_age_and_stale_ones_say_so() -> Te
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn changed_readings_are_written_periodically_off_the_request_path() -> TestResult {
-    let dir = tempfile::tempdir()?;
-    let clock = Arc::new(ManualClock(AtomicI64::new(T0)));
-    let engine = open(dir.path(), &clock).await?;
-    let (a, _) = seed(&engine).await?;
-    let router = Arc::new(Router::start(engine.clone()));
-    observe(&router, &a, api_headers(7, T0, 60_000).as_slice());
+    let (_dir, _clock, engine, (a, _), router) = started().await?;
+    observe(&router, &a, Some("m1"), api_headers(7, T0, 60_000).as_slice());
     assert!(engine.quota("c").await?.profiles[0].windows.is_empty(), "observing writes nothing on the request path");
     // The writer's tick is real time (a tokio interval, not a routing decision): wait for
     // its next pass, not for a guessed duration.
@@ -160,6 +172,29 @@ async fn changed_readings_are_written_periodically_off_the_request_path() -> Tes
     let windows = engine.quota("c").await?.profiles[0].windows.clone();
     let requests = windows.iter().find(|w| w.name == "requests").ok_or("the periodic writer stored the reading")?;
     assert_eq!(requests.remaining, Some(7), "the periodic writer stored the reading");
+    router.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readings_for_client_chosen_model_names_stay_within_the_cap_in_the_store_too() -> TestResult {
+    let (_dir, clock, engine, (a, _), router) = started().await?;
+    // A client names a new model on every call; each answer reports a per-model window. The
+    // memory forgets the oldest; what it wrote before must not stay behind for ever.
+    for round in 0..3 {
+        for i in 0..MAX_QUOTA_READINGS / 2 {
+            let model = format!("model-{round}-{i}");
+            observe(&router, &a, Some(&model), api_headers(7, T0, 60_000).as_slice());
+            clock.advance(1);
+        }
+        router.flush_quota().await;
+    }
+    assert!(router.quota_board().len() <= MAX_QUOTA_READINGS, "memory keeps its cap");
+    let stored: usize = engine.quota("c").await?.profiles.iter().map(|p| p.windows.len()).sum();
+    assert!(stored <= MAX_QUOTA_READINGS, "the store keeps the same cap: {stored} rows for {MAX_QUOTA_READINGS}");
+    let newest = format!("model-2-{}", MAX_QUOTA_READINGS / 2 - 1);
+    let kept = engine.quota("c").await?.profiles[0].windows.iter().any(|w| w.model.as_deref() == Some(newest.as_str()));
+    assert!(kept, "the newest readings are the ones kept");
     router.shutdown().await;
     Ok(())
 }

@@ -161,6 +161,45 @@ fn malformed_and_contradictory_openai_values_are_unknown() {
     );
 }
 
+/// The reset each window reads from `headers` alone (at [`NOW_MS`]), by window name.
+fn resets(p: Protocol, headers: &[(&str, &str)]) -> Vec<(&'static str, Option<i64>)> {
+    read_quota(p, headers, now()).into_iter().map(|w| (w.name, w.resets_at_ms)).collect()
+}
+
+#[test]
+fn a_reset_beyond_the_windows_longest_span_is_unknown() {
+    const H: i64 = 3_600_000;
+    let openai = |v: &str| resets(Protocol::Openai, &[("x-ratelimit-reset-requests", v)]);
+    assert_eq!(openai("1000000000000h"), [("requests", None)], "a trillion hours is not believed");
+    assert_eq!(openai("25h"), [("requests", None)], "past a day (the longest request window) is not believed");
+    assert_eq!(openai("23h"), [("requests", Some(NOW_MS + 23 * H))], "within a day it is");
+
+    let anthropic = |v: &str| resets(Protocol::Anthropic, &[("anthropic-ratelimit-requests-reset", v)]);
+    assert_eq!(anthropic("0000-01-01T00:00:00+01:00"), [("requests", None)], "a reset before year 0 is unknown");
+    assert_eq!(anthropic("2035-06-03T10:15:42Z"), [("requests", None)], "ten years ahead is unknown");
+    assert_eq!(anthropic("2025-06-03T10:14:42Z"), [("requests", Some(NOW_MS - 60_000))], "a minute ago: stale, kept");
+
+    let five = |secs: i64| {
+        let at = ((NOW_MS + secs * 1000) / 1000).to_string();
+        resets(Protocol::Anthropic, &[("anthropic-ratelimit-unified-5h-reset", at.as_str())])
+    };
+    assert_eq!(five(4 * 3600), [("unified_5h", Some(NOW_MS + 4 * H))], "4 h into a 5 h window");
+    assert_eq!(five(6 * 3600), [("unified_5h", None)], "6 h is longer than the 5 h window");
+
+    let ten_years = (315_360_000).to_string();
+    let codex = read_quota(
+        Protocol::Openai,
+        &[
+            ("x-codex-primary-reset-after-seconds", ten_years.as_str()),
+            ("x-codex-primary-used-percent", "100"),
+            ("x-codex-secondary-window-minutes", "5256000"),
+        ][..],
+        now(),
+    );
+    assert_eq!(codex[0].resets_at_ms, None, "a ten-year countdown is not believed, so it blocks nothing");
+    assert_eq!(codex[1].window_minutes, None, "nor a ten-year window");
+}
+
 #[test]
 fn missing_headers_give_no_windows() {
     let plain = [("content-type", "application/json"), ("x-request-id", "req_1")];

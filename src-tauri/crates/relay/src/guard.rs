@@ -1,7 +1,8 @@
 //! Checks a request passes before anything of it is used: a loopback `Host` (a page on
 //! another site that resolves its name to 127.0.0.1 — DNS rebinding — sends its own name),
-//! no `TRACE`/`CONNECT`, a path without dot-segments (raw or percent-encoded: they would
-//! reach the provider's request target), and a declared length under the cap.
+//! no `TRACE`/`CONNECT`, a path without dot-segments (raw or percent-encoded, also behind an
+//! encoded slash such as `..%2f`: they would reach the provider's request target), and a
+//! declared length under the cap.
 
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::Response;
@@ -35,15 +36,26 @@ pub fn is_loopback_host(headers: &HeaderMap) -> bool {
 }
 
 /// The slug and the raw path after `/c/{slug}/`, refused when a segment of the rest is `.`
-/// or `..` in any spelling.
+/// or `..` in any spelling. Segments are split at `/` and also at the separators a server
+/// behind the relay may decode or accept — `%2f`, `%5c` (either case) and `\` — so
+/// `..%2fsecret` is the dot-segment it would become there.
 pub fn relay_path(path: &str) -> Result<(&str, &str), Refusal> {
     let mut parts = path.splitn(4, '/');
     let slug = parts.nth(2).unwrap_or("");
     let rest = parts.next().unwrap_or("");
-    if rest.split('/').any(is_dot_segment) {
+    if segments(rest).any(is_dot_segment) {
         return Err(refuse(StatusCode::BAD_REQUEST, "bad_path", "dot-segments are not allowed in relay paths"));
     }
     Ok((slug, rest))
+}
+
+/// The segments of `rest`, split at `/`, `\` and their percent-encodings.
+fn segments(rest: &str) -> impl Iterator<Item = &str> {
+    rest.split(['/', '\\'])
+        .flat_map(|s| s.split("%2f"))
+        .flat_map(|s| s.split("%2F"))
+        .flat_map(|s| s.split("%5c"))
+        .flat_map(|s| s.split("%5C"))
 }
 
 /// `.` or `..`, each dot written as itself or as `%2e` in either case.
@@ -120,6 +132,14 @@ mod tests {
         }
         for fine in ["/c/s/v1/..x/y", "/c/s/v1/.../y", "/c/s/v1/%2e%2e%2e", "/c/s/v1/%2f", "/c/s/v1/%2", "/c/s/v1//x"] {
             assert!(relay_path(fine).is_ok(), "{fine}: not a dot-segment");
+        }
+        for bad in
+            ["/c/s/v1/%2e%2e%2fx", "/c/s/v1/..%2Fx", "/c/s/v1/x%2f..", "/c/s/v1/.%5cx", "/c/s/v1/..\\x", "/c/s/%2E%2E"]
+        {
+            assert!(relay_path(bad).is_err(), "{bad}: a dot-segment behind an encoded or other slash is refused");
+        }
+        for fine in ["/c/s/v1/a%2fb", "/c/s/v1/..x%2fy", "/c/s/v1/%2f%2f", "/c/s/v1/%5", "/c/s/v1/%2fmodels"] {
+            assert!(relay_path(fine).is_ok(), "{fine}: encoded slashes alone are no dot-segment");
         }
     }
 }

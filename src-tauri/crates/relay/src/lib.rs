@@ -33,6 +33,7 @@ use switchyard_vault::Secret;
 use tokio::net::TcpListener;
 
 pub use connections::{fd_limit, raise_fd_limit, Limits, HEADER_READ_TIMEOUT};
+pub use healthz::{is_own_relay, CHALLENGE_HEADER};
 pub use logging::init_logging;
 pub use service::{check_loopback, Listen, RelayStatus, Service, DESKTOP_DRAIN, PORT_ENV};
 pub use state::RelayState;

@@ -39,13 +39,14 @@ fn route_of(method: &Method, path: &str) -> Route {
     }
 }
 
-/// Answers one request of a connection (`mark` notes when it carried the token).
-pub(crate) async fn dispatch(state: Arc<RelayState>, mark: &ConnMark, req: Request) -> Response {
+/// Answers one request of a connection (`mark` notes when it carried the token; `local_port`
+/// is the port the connection came in on, which the `/healthz` proof names).
+pub(crate) async fn dispatch(state: Arc<RelayState>, mark: &ConnMark, local_port: u16, req: Request) -> Response {
     match route_of(req.method(), req.uri().path()) {
         Route::Relay => crate::request::handle(&state, mark, req).await,
         Route::Healthz => {
             let (parts, _) = req.into_parts();
-            crate::healthz::healthz(&state, &parts.method, &parts.headers).await
+            crate::healthz::healthz(&state, &parts.method, &parts.headers, local_port).await
         }
         Route::WrongMethod => {
             let mut resp = bare(StatusCode::METHOD_NOT_ALLOWED);

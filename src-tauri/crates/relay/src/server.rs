@@ -60,13 +60,14 @@ pub async fn run(
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
         }
+        let local_port = tcp.local_addr().map_or(0, |a| a.port());
         let (authenticated, evict) = slot;
         let mark = ConnMark(authenticated);
         let state = state.clone();
         let service = hyper::service::service_fn(move |req: Request<Incoming>| {
             let (state, mark) = (state.clone(), mark.clone());
             async move {
-                let resp = crate::routes::dispatch(state, &mark, req.map(axum::body::Body::new)).await;
+                let resp = crate::routes::dispatch(state, &mark, local_port, req.map(axum::body::Body::new)).await;
                 Ok::<_, std::convert::Infallible>(resp)
             }
         });

@@ -53,6 +53,11 @@ impl RelayState {
         crate::auth::is_authorized(headers, &self.token.read().unwrap_or_else(PoisonError::into_inner))
     }
 
+    /// Runs `f` with the current token (the `/healthz` proof is keyed with it).
+    pub(crate) fn with_token<T>(&self, f: impl FnOnce(&Secret) -> T) -> T {
+        f(&self.token.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
     /// Replaces the token a client must present (the desktop calls it after Rotate).
     pub fn set_token(&self, token: Secret) {
         *self.token.write().unwrap_or_else(PoisonError::into_inner) = token;

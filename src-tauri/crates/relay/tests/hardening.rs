@@ -191,6 +191,31 @@ async fn requests_no_client_sends_are_refused_before_anything_is_forwarded() -> 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dot_segments_hidden_behind_encoded_slashes_are_refused_on_the_wire() -> TestResult {
+    // An upstream (or a proxy in front of it) that decodes `%2f` as `/` would see `../secret`;
+    // such a path is refused like a plain dot-segment, before the token is spent on it.
+    let r = relay("openai", &["m1"], one_key(), None).await?;
+    let addr = r.url.trim_start_matches("http://").to_string();
+    let t = &r.token;
+    for path in [
+        "/c/c/v1/%2e%2e%2fsecret",
+        "/c/c/v1/..%2fsecret",
+        "/c/c/v1/..%2Fsecret",
+        "/c/c/v1/models%2F..%2F..%2Fadmin",
+        "/c/c/v1/.%2fmodels",
+        "/c/c/v1/%2E%2E%5Csecret",
+    ] {
+        let head = format!("GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {t}\r\n\r\n");
+        assert_eq!(raw(&addr, &head).await?, 400, "{path}: a dot-segment behind an encoded slash is refused");
+    }
+    assert_eq!(r.mock.requests().len(), 0, "none of them reached the provider");
+    let fine = format!("GET /c/c/v1/models HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {t}\r\n\r\n");
+    assert_eq!(raw(&addr, &fine).await?, 200, "an ordinary path still passes");
+    let _ = r.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_upstream_is_answered_with_504_within_the_first_byte_timeout() -> TestResult {
     for mode in [None, Some("balanced")] {
         let slow = || KeyScript::new(["m1"]).model("m1", switchyard_mock_provider::Behaviour::slow(20_000));
@@ -274,5 +299,29 @@ async fn an_upstream_redirect_is_passed_back_unfollowed() -> TestResult {
     assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 0, "the relay never followed it with the key");
     let _ = stop.send(());
     task.await??;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthz_proves_the_relay_holds_the_token_without_anyone_sending_it() -> TestResult {
+    let r = relay("openai", &["m1"], one_key(), None).await?;
+    let port: u16 = r.url.rsplit(':').next().and_then(|p| p.parse().ok()).ok_or("the relay's port")?;
+    let token = switchyard_engine::Secret::new(r.token.clone());
+    assert!(
+        switchyard_relay::is_own_relay(port, &token).await,
+        "the relay answers the challenge for its token and port"
+    );
+    let wrong = switchyard_engine::Secret::new("sy_not-this-data-dirs-token");
+    assert!(!switchyard_relay::is_own_relay(port, &wrong).await, "a proof for another token does not pass");
+    let addr = r.url.trim_start_matches("http://").to_string();
+    let head = "GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nx-switchyard-challenge: 0123456789abcdef0123\r\n\r\n";
+    let mut s = TcpStream::connect(&addr).await?;
+    s.write_all(head.as_bytes()).await?;
+    let mut buf = vec![0u8; 2048];
+    let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf)).await??;
+    let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+    assert!(text.contains("\"proof\""), "a challenge without the token gets a proof: {text}");
+    assert!(!text.contains("connections") && !text.contains(&r.token), "and nothing else: {text}");
+    let _ = r.stop().await?;
     Ok(())
 }

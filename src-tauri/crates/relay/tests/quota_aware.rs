@@ -1,8 +1,8 @@
 //! Quota-aware selection through the relay (issue 15.3, invariant 18): with it on, a key whose
 //! latest reading says its request window is spent is skipped before the provider refuses it,
 //! and comes back once the window's reset passes on the engine's clock (a manual one: no
-//! sleeping); `routing status` lists it as `quota_reserve` meanwhile. With it off, nothing
-//! changes: the spent key keeps serving.
+//! sleeping); `routing status` lists it as `quota_reserve` meanwhile, and `health reset`
+//! clears it. With it off, nothing changes: the spent key keeps serving.
 
 mod common;
 
@@ -66,14 +66,20 @@ impl Setup {
     async fn stop(self) -> TestResult {
         self.relay.stop().await
     }
+
+    /// Two turns on `a` spend its window; the third is served by `b` (quota-aware on).
+    async fn spend_a(&self) -> TestResult {
+        assert_eq!(self.ask("one").await?, (200, "a".to_string()), "a serves first (1 request left)");
+        assert_eq!(self.ask("two").await?, (200, "a".to_string()), "a serves again; its reading now says 0 left");
+        assert_eq!(self.ask("three").await?, (200, "b".to_string()), "a's spent window skips it: b serves");
+        Ok(())
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spent_key_is_skipped_before_any_429_and_returns_after_its_reset() -> TestResult {
     let s = setup(true).await?;
-    assert_eq!(s.ask("one").await?, (200, "a".to_string()), "a serves first (1 request left)");
-    assert_eq!(s.ask("two").await?, (200, "a".to_string()), "a serves again; its reading now says 0 left");
-    assert_eq!(s.ask("three").await?, (200, "b".to_string()), "a's spent window skips it: b serves");
+    s.spend_a().await?;
     assert_eq!(s.mock.hits("sk-quota-a"), 2, "a was not even tried once its reading said 0 left");
     assert_eq!(s.mock.hits("sk-quota-b"), 1, "b served the third turn on its first try");
 
@@ -107,5 +113,27 @@ async fn with_quota_aware_selection_off_nothing_changes() -> TestResult {
     let status = s.engine.routing_status("c").await?;
     assert!(!status.quota_aware.enabled, "quota-aware selection is off by default");
     assert!(status.gates.models.iter().all(|m| m.excluded.is_empty()), "off: the gate report lists no quota skip");
+    s.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_reset_clears_a_keys_quota_reserve() -> TestResult {
+    let s = setup(true).await?;
+    s.spend_a().await?;
+
+    // The user knows better (a plan upgrade, a wrong header): `health reset` clears the reading,
+    // in the store and — at the relay's next quota pass — in the running relay's memory.
+    let a_windows =
+        |v: &switchyard_engine::QuotaView| v.profiles.iter().find(|p| p.label == "a").map(|p| p.windows.len());
+    s.relay.router.flush_quota().await;
+    assert_eq!(a_windows(&s.engine.quota("c").await?), Some(1), "a's spent window is stored");
+    s.engine.health_reset("c", "a", None).await?;
+    assert_eq!(a_windows(&s.engine.quota("c").await?), Some(0), "a's readings are gone from the store");
+    s.relay.router.flush_quota().await;
+    assert_eq!(a_windows(&s.engine.quota("c").await?), Some(0), "and the relay does not write the old one back");
+    let status = s.engine.routing_status("c").await?;
+    let m1 = status.gates.models.iter().find(|m| m.model == "m1").ok_or("m1 has a gate line")?;
+    assert!(m1.excluded.is_empty(), "routing status no longer lists a as quota_reserve: {:?}", m1.excluded);
+    assert_eq!(s.ask("four").await?, (200, "a".to_string()), "a serves again before its window's reset");
     s.stop().await
 }

@@ -101,3 +101,28 @@ async fn a_request_over_a_tag_limit_is_refused_before_anything_is_sent() -> Test
     assert!(!r.data_dir_text().contains("canary-tags-5e2a"), "a refused value is stored nowhere");
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn key_like_values_that_evaded_the_shape_check_are_refused_and_stored_nowhere() -> TestResult {
+    let r = relay("openai", &["m1"], keys(), None).await?;
+    for value in [
+        "0123456789abcdef0123456789abcd",
+        "AKIAIOSFODNN7EXAMPLE",
+        "sk live 5e2a9c71d3b8",
+        "sk.proj.5e2a9c71d3b8",
+        "xapp-1-A0123BCDE-4567890123",
+    ] {
+        let resp = post_with(&r, &[("x-switchyard-tag-job", value)]).await?;
+        assert_eq!(resp.status(), 400, "{value}: refused with 400");
+        assert_eq!(header(&resp, "x-switchyard-reason"), "invalid_tag", "{value}: as an invalid tag");
+        assert!(!resp.text().await?.contains(value), "{value}: the refusal does not repeat it");
+    }
+    assert!(r.mock.requests().is_empty(), "nothing was forwarded for a refused request");
+    let r = r.stop().await?;
+    assert!(r.engine.attempts("c", 10).await?.is_empty(), "refused requests leave no attempt");
+    let stored = r.data_dir_text();
+    for needle in ["0123456789abcdef0123456789abcd", "AKIAIOSFODNN7EXAMPLE", "5e2a9c71d3b8", "xapp-1"] {
+        assert!(!stored.contains(needle), "{needle} is stored nowhere in the data dir");
+    }
+    Ok(())
+}

@@ -1,7 +1,10 @@
 //! The `quota` table: the latest limit reading per (profile, window, model), `model = ''` for
 //! windows of the whole account. Readings are facts with the time they were seen; a write
 //! never replaces a newer reading and skips profiles deleted meanwhile (the writer runs off
-//! the request path, after the fact).
+//! the request path, after the fact). A `health reset` ([`clear`]) deletes a profile's readings
+//! and leaves a marker row (window [`RESET_MARKER`], seen at the reset) so that a reading seen
+//! before it — still in a running relay's memory — is never written back, and the relay drops
+//! it from memory ([`resets`]). [`prune`] keeps the newest readings under a cap.
 
 use sqlx::{FromRow, SqliteConnection};
 
@@ -23,8 +26,21 @@ pub struct QuotaRow {
     pub seen_at_ms: i64,
 }
 
+/// The window name of a reset marker: `model` is the model reset (`''`: every window of the
+/// profile), `seen_at_ms` when. Never a reading: listings leave it out.
+pub const RESET_MARKER: &str = "*reset";
+
+/// A `health reset` of a profile's readings (of one model's, or of all with `model` `''`).
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct QuotaReset {
+    pub profile_id: String,
+    pub model: String,
+    pub at_ms: i64,
+}
+
 /// Writes `rows` in one transaction; returns how many were stored. A row older than the stored
-/// reading of its key, or of a profile that no longer exists, is skipped.
+/// reading of its key, of a profile that no longer exists, or seen before a reset of its
+/// profile (and model) is skipped.
 pub async fn upsert_batch(conn: &mut SqliteConnection, rows: &[QuotaRow]) -> Result<u64, StoreError> {
     if rows.is_empty() {
         return Ok(0);
@@ -36,6 +52,8 @@ pub async fn upsert_batch(conn: &mut SqliteConnection, rows: &[QuotaRow]) -> Res
             "INSERT INTO quota (profile_id, name, model, limit_value, remaining, utilization, resets_at_ms, status, \
              window_minutes, seen_at_ms) \
              SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 WHERE EXISTS (SELECT 1 FROM profiles WHERE id = ?1) \
+             AND NOT EXISTS (SELECT 1 FROM quota m WHERE m.profile_id = ?1 AND m.name = ?11 \
+             AND (m.model = '' OR m.model = ?3) AND m.seen_at_ms >= ?10) \
              ON CONFLICT(profile_id, name, model) DO UPDATE SET limit_value = excluded.limit_value, \
              remaining = excluded.remaining, utilization = excluded.utilization, resets_at_ms = excluded.resets_at_ms, \
              status = excluded.status, window_minutes = excluded.window_minutes, seen_at_ms = excluded.seen_at_ms \
@@ -51,6 +69,7 @@ pub async fn upsert_batch(conn: &mut SqliteConnection, rows: &[QuotaRow]) -> Res
         .bind(&r.status)
         .bind(r.window_minutes)
         .bind(r.seen_at_ms)
+        .bind(RESET_MARKER)
         .execute(&mut *tx)
         .await?
         .rows_affected();
@@ -64,9 +83,63 @@ pub async fn for_connection(conn: &mut SqliteConnection, connection_id: &str) ->
     Ok(sqlx::query_as::<_, QuotaRow>(
         "SELECT q.profile_id, q.name, q.model, q.limit_value, q.remaining, q.utilization, q.resets_at_ms, q.status, \
          q.window_minutes, q.seen_at_ms FROM quota q JOIN profiles p ON p.id = q.profile_id \
-         WHERE p.connection_id = ? ORDER BY q.profile_id, q.name, q.model",
+         WHERE p.connection_id = ? AND q.name <> ? ORDER BY q.profile_id, q.name, q.model",
     )
     .bind(connection_id)
+    .bind(RESET_MARKER)
     .fetch_all(conn)
     .await?)
+}
+
+/// `health reset`: deletes the readings of `profile_id` (only those of `model` when given) and
+/// records the reset at `at_ms`, in one transaction. Returns how many readings went.
+pub async fn clear(
+    conn: &mut SqliteConnection,
+    profile_id: &str,
+    model: Option<&str>,
+    at_ms: i64,
+) -> Result<u64, StoreError> {
+    let mut tx = sqlx::Connection::begin(&mut *conn).await?;
+    let removed = sqlx::query("DELETE FROM quota WHERE profile_id = ?1 AND name <> ?2 AND (?3 IS NULL OR model = ?3)")
+        .bind(profile_id)
+        .bind(RESET_MARKER)
+        .bind(model)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    sqlx::query(
+        "INSERT INTO quota (profile_id, name, model, seen_at_ms) VALUES (?1, ?2, ?3, ?4) \
+         ON CONFLICT(profile_id, name, model) DO UPDATE SET seen_at_ms = MAX(quota.seen_at_ms, excluded.seen_at_ms)",
+    )
+    .bind(profile_id)
+    .bind(RESET_MARKER)
+    .bind(model.unwrap_or_default())
+    .bind(at_ms)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(removed)
+}
+
+/// Every `health reset` recorded (one row per profile and model reset; they go with their
+/// profile).
+pub async fn resets(conn: &mut SqliteConnection) -> Result<Vec<QuotaReset>, StoreError> {
+    Ok(sqlx::query_as::<_, QuotaReset>("SELECT profile_id, model, seen_at_ms AS at_ms FROM quota WHERE name = ?")
+        .bind(RESET_MARKER)
+        .fetch_all(conn)
+        .await?)
+}
+
+/// Deletes all but the `keep` newest readings (markers are kept); returns how many went.
+pub async fn prune(conn: &mut SqliteConnection, keep: usize) -> Result<u64, StoreError> {
+    let keep = i64::try_from(keep).unwrap_or(i64::MAX);
+    Ok(sqlx::query(
+        "DELETE FROM quota WHERE rowid IN (SELECT rowid FROM quota WHERE name <> ?1 \
+         ORDER BY seen_at_ms DESC, rowid DESC LIMIT -1 OFFSET ?2)",
+    )
+    .bind(RESET_MARKER)
+    .bind(keep)
+    .execute(conn)
+    .await?
+    .rows_affected())
 }

@@ -93,3 +93,45 @@ async fn readings_of_deleted_profiles_are_skipped_and_removed() -> Result<(), St
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn a_reset_clears_its_scope_and_no_reading_seen_before_it_comes_back() -> Result<(), StoreError> {
+    let (_dir, store) = seeded().await?;
+    let mut conn = store.acquire().await?;
+    let rows = [
+        reading("p1", "requests", "m", Some(0), 10),
+        reading("p1", "requests", "n", Some(0), 10),
+        reading("p1", "unified_5h", "", Some(0), 10),
+        reading("p2", "requests", "m", Some(0), 10),
+    ];
+    quota::upsert_batch(&mut conn, &rows).await?;
+    assert_eq!(quota::clear(&mut conn, "p1", Some("m"), 20).await?, 1, "a reset of model m clears p1's m window");
+    assert_eq!(quota::clear(&mut conn, "p2", None, 20).await?, 1, "a reset of p2 clears all of p2");
+    let left: Vec<(String, String, String)> =
+        quota::for_connection(&mut conn, "c1").await?.into_iter().map(|r| (r.profile_id, r.name, r.model)).collect();
+    let want = [("p1", "requests", "n"), ("p1", "unified_5h", "")].map(|(p, n, m)| (p.into(), n.into(), m.into()));
+    assert_eq!(left, want, "listings never show the markers");
+    let late = [reading("p1", "requests", "m", Some(0), 15), reading("p2", "unified_5h", "", Some(0), 20)];
+    assert_eq!(quota::upsert_batch(&mut conn, &late).await?, 0, "readings seen before the reset are not written back");
+    let after = [reading("p1", "requests", "m", Some(3), 21), reading("p2", "requests", "m", Some(4), 21)];
+    assert_eq!(quota::upsert_batch(&mut conn, &after).await?, 2, "readings seen after it are");
+    let resets = quota::resets(&mut conn).await?;
+    let got: Vec<(&str, &str, i64)> =
+        resets.iter().map(|r| (r.profile_id.as_str(), r.model.as_str(), r.at_ms)).collect();
+    assert_eq!(got, [("p1", "m", 20), ("p2", "", 20)], "the resets, for a running relay's memory");
+    Ok(())
+}
+
+#[tokio::test]
+async fn prune_keeps_the_newest_readings_and_every_marker() -> Result<(), StoreError> {
+    let (_dir, store) = seeded().await?;
+    let mut conn = store.acquire().await?;
+    let rows: Vec<QuotaRow> = (0..10).map(|i| reading("p1", "requests", &format!("m{i}"), Some(1), i)).collect();
+    quota::upsert_batch(&mut conn, &rows).await?;
+    quota::clear(&mut conn, "p2", None, 1).await?;
+    assert_eq!(quota::prune(&mut conn, 4).await?, 6, "all but the four newest readings go");
+    let models: Vec<String> = quota::for_connection(&mut conn, "c1").await?.into_iter().map(|r| r.model).collect();
+    assert_eq!(models, ["m6", "m7", "m8", "m9"], "the newest are kept");
+    assert_eq!(quota::resets(&mut conn).await?.len(), 1, "a marker is not a reading: pruning keeps it");
+    Ok(())
+}

@@ -18,7 +18,8 @@ use super::gate::{ExcludedProfile, ModelGate};
 use crate::validate::{validate_slug, InvalidInput};
 use crate::Protocol;
 
-/// The most hops a chain may have, counted through the chains of the hops themselves.
+/// The most hops a chain may have, and the most a path may take through the chains of the
+/// hops themselves (so checking a chain walks at most 4⁴ paths).
 pub const MAX_CHAIN_HOPS: usize = 4;
 
 /// One hop of a chain: another connection, and the model it is asked for (`None`: the
@@ -88,6 +89,8 @@ pub enum ChainError {
     Cycle(Vec<String>),
     #[error("the chain is longer than {max} hops (counting the hops' own chains): {}", .path.join(" -> "))]
     TooLong { max: usize, path: Vec<String> },
+    #[error("the chain of '{slug}' has {count} hops; a fallback chain has at most {max}")]
+    TooMany { slug: String, max: usize, count: usize },
 }
 
 impl From<ChainError> for InvalidInput {
@@ -97,7 +100,8 @@ impl From<ChainError> for InvalidInput {
 }
 
 /// Checks the chain `hops` of `source` (protocol `protocol`); `lookup` gives what is known of
-/// another connection by slug (`None`: no such connection). Every path through the chains of
+/// another connection by slug (`None`: no such connection). The chain and every chain it
+/// passes through have at most [`MAX_CHAIN_HOPS`] hops, and every path through the chains of
 /// the hops must end within [`MAX_CHAIN_HOPS`] and never reach `source` again.
 pub fn validate_chain(
     source: &str,
@@ -107,6 +111,9 @@ pub fn validate_chain(
 ) -> Result<(), ChainError> {
     if hops.is_empty() {
         return Err(ChainError::Empty);
+    }
+    if hops.len() > MAX_CHAIN_HOPS {
+        return Err(ChainError::TooMany { slug: source.to_string(), max: MAX_CHAIN_HOPS, count: hops.len() });
     }
     let mut seen: Vec<&str> = Vec::with_capacity(hops.len());
     for hop in hops {
@@ -145,6 +152,9 @@ fn walk(slug: &str, path: &mut Vec<String>, lookup: &dyn Fn(&str) -> Option<Chai
         return Err(ChainError::TooLong { max: MAX_CHAIN_HOPS, path: path.clone() });
     }
     let next = lookup(slug).map(|n| n.hops).unwrap_or_default();
+    if next.len() > MAX_CHAIN_HOPS {
+        return Err(ChainError::TooMany { slug: slug.to_string(), max: MAX_CHAIN_HOPS, count: next.len() });
+    }
     for n in &next {
         walk(n, path, lookup)?;
     }

@@ -52,7 +52,10 @@ pub use fallback::{ChainError, ChainNode, FallbackKind, Hop, MAX_CHAIN_HOPS};
 pub use gate::{evaluate_gates, evaluate_gates_under_quota, ExcludedProfile, GateReport, ModelGate};
 pub use planner::{attempt_limit, plan_next, GiveUp, Plan, PlanInput, DEFAULT_MAX_ATTEMPTS};
 pub use probe::{Admission, ProbeLease};
-pub use quota_reserve::{QuotaBlocks, QuotaPolicy, QuotaReading, MAX_RESERVE_PCT};
+pub use quota_reserve::{
+    believable_reset, QuotaBlocks, QuotaPolicy, QuotaReading, MAX_QUOTA_HORIZON_MS, MAX_QUOTA_WINDOW_MINUTES,
+    MAX_RESERVE_PCT, QUOTA_RESET_SLACK_MS,
+};
 pub use selection::{select_for_turn, Selection, SelectionReason, Strategy};
 pub use swrr::{select_priority, Candidate, Swrr, SwrrTable};
 pub use token_load::{

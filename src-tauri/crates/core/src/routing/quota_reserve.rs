@@ -6,6 +6,25 @@
 /// The largest reserve a user may keep, in percent of a window.
 pub const MAX_RESERVE_PCT: u8 = 50;
 
+/// The longest limit window any provider reports: a week (Anthropic's `unified_7d`, Codex's
+/// secondary window). A reading's reset further than this from when it was seen is not
+/// believed (each dialect's table bounds its windows tighter, `providers/src/quota`).
+pub const MAX_QUOTA_WINDOW_MINUTES: u32 = 7 * 24 * 60;
+
+/// How far a reset may lie past its window's length and still be believed: resets are rounded
+/// to seconds and a countdown runs from our clock, not the provider's.
+pub const QUOTA_RESET_SLACK_MS: i64 = 60_000;
+
+/// The furthest a believed reset lies from the moment it is judged (or was seen).
+pub const MAX_QUOTA_HORIZON_MS: i64 = MAX_QUOTA_WINDOW_MINUTES as i64 * 60_000 + QUOTA_RESET_SLACK_MS;
+
+/// Whether a reset at `resets_at_ms` is believable from `at_ms`: within
+/// [`MAX_QUOTA_HORIZON_MS`] either way (a reset long past is no more a fact than one years
+/// ahead). An unbelievable reset is unknown: it never blocks a key and is shown as unknown.
+pub fn believable_reset(resets_at_ms: i64, at_ms: i64) -> bool {
+    resets_at_ms.abs_diff(at_ms) <= MAX_QUOTA_HORIZON_MS.unsigned_abs()
+}
+
 /// A connection's quota-aware setting. Off by default: readings are then shown, never acted on.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct QuotaPolicy {
@@ -30,11 +49,12 @@ pub struct QuotaReading<'a> {
 
 impl QuotaPolicy {
     /// Until when `r` keeps its key out of selection at `now_ms`: its window's reset, when the
-    /// policy is on, the reading is exhausted or under the reserve, and its reset is known and
-    /// still ahead. A reading past its reset is ignored (its numbers no longer hold); one
-    /// without a known reset is never acted on (it could not be seen to expire).
+    /// policy is on, the reading is exhausted or under the reserve, and its reset is known,
+    /// still ahead and believable (within a week: one answer cannot take a key out for years).
+    /// A reading past its reset is ignored (its numbers no longer hold); one without a known
+    /// reset is never acted on (it could not be seen to expire).
     pub fn blocks_until(&self, r: &QuotaReading<'_>, now_ms: i64) -> Option<i64> {
-        let reset = r.resets_at_ms.filter(|&at| at > now_ms)?;
+        let reset = r.resets_at_ms.filter(|&at| at > now_ms && believable_reset(at, now_ms))?;
         (self.enabled && (exhausted(r) || self.under_reserve(r))).then_some(reset)
     }
 
@@ -156,6 +176,18 @@ mod tests {
         assert_eq!(on(0).blocks_until(&reading(50, 0, None), NOW), None, "without a known reset it is never acted on");
         let off = QuotaPolicy { enabled: false, reserve_pct: 50 };
         assert_eq!(off.blocks_until(&reading(50, 0, Some(NOW + 1)), NOW), None, "off: readings never block");
+    }
+
+    #[test]
+    fn a_reset_past_the_longest_window_never_blocks() {
+        let ten_years = NOW + 10 * 365 * 24 * 3_600_000;
+        assert_eq!(
+            on(0).blocks_until(&reading(50, 0, Some(ten_years)), NOW),
+            None,
+            "one answer cannot ban a key for years"
+        );
+        let week = NOW + 7 * 24 * 3_600_000;
+        assert_eq!(on(0).blocks_until(&reading(50, 0, Some(week)), NOW), Some(week), "a weekly window is believed");
     }
 
     #[test]

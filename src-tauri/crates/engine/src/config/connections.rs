@@ -1,10 +1,12 @@
 //! Connection use cases: add (optionally with the legacy key as primary profile), list,
-//! show, edit (recomputing the basis fingerprint) and remove (with its keychain entries).
+//! show, edit (recomputing the basis fingerprint; a protocol change that would break a fallback
+//! chain is refused) and remove (with its keychain entries).
 
 use switchyard_core::header::parse_headers;
 use switchyard_core::validate::{normalize_base_url, parse_mappings, validate_models, validate_slug};
+use switchyard_core::InvalidInput;
 use switchyard_core::Protocol;
-use switchyard_store::{connections, journal, profiles};
+use switchyard_store::{connections, fallback, journal, profiles};
 use switchyard_vault::Secret;
 
 use crate::config::credentials::settle_staged;
@@ -12,6 +14,7 @@ use crate::config::inputs::{ConnectionEdit, NewConnection};
 use crate::config::rows::{connection_view, locator_of, profile_view, Definition};
 use crate::engine::Engine;
 use crate::error::EngineError;
+use crate::readiness::fallback::ChainGraph;
 use crate::views::{ConnectionDetail, ConnectionView, Removal};
 
 /// Label of the profile created from a legacy connection's key.
@@ -126,6 +129,7 @@ impl Engine {
     pub async fn connection_edit(&self, slug: &str, edit: ConnectionEdit) -> Result<ConnectionView, EngineError> {
         let row = self.connection_by_slug(slug).await?;
         let mut def = Definition::decode(&row)?;
+        let was = def.protocol;
         if let Some(p) = &edit.protocol {
             def.protocol = p.parse()?;
         }
@@ -144,6 +148,14 @@ impl Engine {
         }
         let expected = edit.if_revision.unwrap_or(row.revision);
         let mut tx = self.store.begin().await?;
+        if def.protocol != was {
+            // A chain stays within one protocol: this connection's own, and every chain it is a hop of.
+            let mut graph = ChainGraph::of(&connections::list(&mut tx).await?, &fallback::all(&mut tx).await?);
+            graph.set_protocol(slug, def.protocol);
+            graph.check(slug).map_err(|(owner, e)| {
+                InvalidInput::new("protocol", format!("the fallback chain of '{owner}' would break: {e}"))
+            })?;
+        }
         connections::update_definition(&mut tx, &row.id, expected, &def.encode()?, self.now_ms())
             .await
             .map_err(|e| EngineError::from_store("connection", slug, e))?;

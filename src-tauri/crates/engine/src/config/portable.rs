@@ -83,9 +83,12 @@ impl Engine {
         drop(conn);
         let text = render(&doc)?;
         parse(&text).map_err(|e| {
-            EngineError::Precondition(format!(
-                "cannot export: {e}; change that value first so the file carries no secret-looking text"
-            ))
+            let fix = if e.field.ends_with(".fallback") {
+                "fix that fallback chain first (`switchyard routing fallback SLUG ...` or `--clear`)"
+            } else {
+                "change that value first so the file carries no secret-looking text"
+            };
+            EngineError::Precondition(format!("cannot export: {e}; {fix}"))
         })?;
         Ok(text)
     }
@@ -126,6 +129,14 @@ impl Engine {
                 switchyard_store::fallback::insert_imported(&mut tx, &own, &json, entry.fallback_active, now).await?;
             }
         }
+        // The file's chains were checked among themselves; check the whole graph as written.
+        let graph = crate::readiness::fallback::ChainGraph::of(
+            &connections::list(&mut tx).await?,
+            &switchyard_store::fallback::all(&mut tx).await?,
+        );
+        graph.check("").map_err(|(owner, e)| {
+            InvalidInput::new("fallback", format!("the imported chain of '{owner}' is not valid here: {e}"))
+        })?;
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         tracing::info!(
             created = report.created,

@@ -1,8 +1,10 @@
 //! Circuits as the engine keeps them: the in-memory board (claims, live cooldowns) written
-//! through to the `circuits` table (cooldowns only), and `health reset`.
+//! through to the `circuits` table (cooldowns only), and `health reset` (which also clears the
+//! profile's quota readings).
 
 use switchyard_core::routing::{CircuitSnapshot, Failure, PersistedState, ResetCause};
 use switchyard_store::circuits::{self, CircuitRow};
+use switchyard_store::quota;
 
 use crate::engine::Engine;
 use crate::error::EngineError;
@@ -51,10 +53,17 @@ impl Engine {
     }
 
     /// `health reset SLUG PROFILE [--model M]`: closes the credential-wide circuit and every
-    /// model circuit, or only the one of `model`.
+    /// model circuit, or only the one of `model`, and clears the profile's quota readings (all,
+    /// or those of `model`), so a reading that keeps the key out of quota-aware selection goes
+    /// too — from the store now, from a running relay's memory at its next quota pass (within
+    /// `QUOTA_FLUSH_EVERY`, in any process on this data dir).
     pub async fn health_reset(&self, slug: &str, profile: &str, model: Option<&str>) -> Result<(), EngineError> {
         let connection = self.connection_by_slug(slug).await?;
         let row = self.profile_by_ref(&connection, profile).await?;
+        {
+            let mut conn = self.store.acquire().await?;
+            quota::clear(&mut conn, &row.id, model, self.now_ms()).await?;
+        }
         match model {
             None => self.reset_circuits(&row.id, ResetCause::Manual).await,
             Some(m) => {

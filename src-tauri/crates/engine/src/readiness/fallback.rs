@@ -3,12 +3,17 @@
 //! will be asked for), deactivate it, and show it. The relay uses a chain only while it is
 //! activated *and* its gates hold (`Engine::active_chain`, read into the routing snapshot), so
 //! editing a hop's endpoint or keys suspends it like any stale evidence. The routing side is
-//! `router/fallback.rs`; the pure rules are `switchyard_core::routing::fallback`.
+//! `router/fallback.rs`; the pure rules are `switchyard_core::routing::fallback`. Every write
+//! that can change a chain (set here, a connection's protocol edited, an import) checks the
+//! whole graph of chains with [`ChainGraph`] in the write's transaction.
 
 pub use crate::views::{FallbackHopView, FallbackStatus};
 use serde::{Deserialize, Serialize};
-use switchyard_core::routing::fallback::{hop_gate, validate_chain, ChainNode};
+use std::collections::BTreeMap;
+
+use switchyard_core::routing::fallback::{hop_gate, validate_chain, ChainError, ChainNode};
 use switchyard_core::routing::{GateReport, Hop};
+use switchyard_core::Protocol;
 use switchyard_store::connections::{self, ConnectionRow};
 use switchyard_store::fallback::{self as chains, ChainRow};
 
@@ -28,23 +33,27 @@ struct StoredHop {
 impl Engine {
     /// Sets the fallback chain of `slug` to `hops` (`OTHER` or `OTHER=MODEL`, in order). The
     /// chain is stored inactive; a previous chain is replaced (and so deactivated).
+    /// Every chain of the graph is checked with the new one in place (a chain that reaches
+    /// `slug` may grow too deep), in one transaction with the write.
     pub async fn fallback_set(&self, slug: &str, hops: &[String]) -> Result<FallbackStatus, EngineError> {
         let source = self.connection_by_slug(slug).await?;
         let parsed: Vec<Hop> = hops.iter().map(|h| Hop::parse(h)).collect::<Result<_, _>>()?;
-        let all = self.all_connections().await?;
-        let rows = self.all_chains().await?;
-        let protocol = Definition::decode(&source)?.protocol;
-        let lookup = |s: &str| -> Option<ChainNode> {
-            let c = all.iter().find(|c| c.slug == s)?;
-            let protocol = c.protocol.parse().ok()?;
-            let hops = rows
-                .iter()
-                .find(|r| r.connection_id == c.id)
-                .map(|r| decode(r).into_iter().filter_map(|h| slug_of(&all, &h.connection_id)).collect())
-                .unwrap_or_default();
-            Some(ChainNode { protocol, hops })
-        };
-        validate_chain(slug, protocol, &parsed, &lookup).map_err(switchyard_core::InvalidInput::from)?;
+        if parsed.is_empty() {
+            return Err(switchyard_core::InvalidInput::from(ChainError::Empty).into());
+        }
+        let mut tx = self.store.begin().await?;
+        let all = connections::list(&mut tx).await?;
+        let rows = chains::all(&mut tx).await?;
+        let mut graph = ChainGraph::of(&all, &rows);
+        graph.set_hops(slug, parsed.clone());
+        graph.check(slug).map_err(|(owner, e)| {
+            let message = if owner == slug {
+                e.to_string()
+            } else {
+                format!("this chain would make the chain of '{owner}' invalid: {e}")
+            };
+            switchyard_core::InvalidInput::new("fallback", message)
+        })?;
         let stored: Vec<StoredHop> = parsed
             .iter()
             .filter_map(|h| {
@@ -53,12 +62,11 @@ impl Engine {
             })
             .collect();
         let json = serde_json::to_string(&stored).map_err(|e| EngineError::Internal(e.to_string()))?;
-        let mut conn = self.store.acquire().await?;
-        let current = chains::get(&mut conn, &source.id).await?.map(|r| r.revision);
-        chains::put(&mut conn, &source.id, &json, current, self.now_ms())
+        let current = rows.iter().find(|r| r.connection_id == source.id).map(|r| r.revision);
+        chains::put(&mut tx, &source.id, &json, current, self.now_ms())
             .await
             .map_err(|e| EngineError::from_store("fallback chain", slug, e))?;
-        drop(conn);
+        tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         self.fallback_status(slug).await
     }
 
@@ -232,6 +240,67 @@ impl Engine {
     async fn all_chains(&self) -> Result<Vec<ChainRow>, EngineError> {
         let mut conn = self.store.acquire().await?;
         Ok(chains::all(&mut conn).await?)
+    }
+}
+
+/// Every connection as chain validation sees it (by slug: protocol and its chain's hops), to
+/// check the whole graph before a write that can change it: a chain set, a connection's
+/// protocol edited, an import. Hops to removed connections are left out (the gates report
+/// them); a connection whose protocol no longer parses is unknown.
+#[derive(Debug, Default)]
+pub(crate) struct ChainGraph {
+    nodes: BTreeMap<String, (Protocol, Vec<Hop>)>,
+}
+
+impl ChainGraph {
+    pub(crate) fn of(all: &[ConnectionRow], rows: &[ChainRow]) -> Self {
+        let mut nodes = BTreeMap::new();
+        for c in all {
+            let Ok(protocol) = c.protocol.parse::<Protocol>() else { continue };
+            let hops = rows
+                .iter()
+                .find(|r| r.connection_id == c.id)
+                .map(|r| {
+                    decode(r)
+                        .into_iter()
+                        .filter_map(|h| Some(Hop { slug: slug_of(all, &h.connection_id)?, model: h.model }))
+                        .collect()
+                })
+                .unwrap_or_default();
+            nodes.insert(c.slug.clone(), (protocol, hops));
+        }
+        ChainGraph { nodes }
+    }
+
+    /// The graph with `slug`'s chain replaced.
+    pub(crate) fn set_hops(&mut self, slug: &str, hops: Vec<Hop>) {
+        if let Some(node) = self.nodes.get_mut(slug) {
+            node.1 = hops;
+        }
+    }
+
+    /// The graph with `slug` speaking `protocol`.
+    pub(crate) fn set_protocol(&mut self, slug: &str, protocol: Protocol) {
+        if let Some(node) = self.nodes.get_mut(slug) {
+            node.0 = protocol;
+        }
+    }
+
+    /// Validates every chain, `first`'s before the others (its own fault is the one to name);
+    /// the first one that fails, with why.
+    pub(crate) fn check(&self, first: &str) -> Result<(), (String, ChainError)> {
+        let lookup = |s: &str| {
+            self.nodes.get(s).map(|(protocol, hops)| ChainNode {
+                protocol: *protocol,
+                hops: hops.iter().map(|h| h.slug.clone()).collect(),
+            })
+        };
+        let own = self.nodes.get_key_value(first);
+        let others = self.nodes.iter().filter(|(slug, _)| slug.as_str() != first);
+        for (slug, (protocol, hops)) in own.into_iter().chain(others).filter(|(_, (_, hops))| !hops.is_empty()) {
+            validate_chain(slug, *protocol, hops, &lookup).map_err(|e| (slug.clone(), e))?;
+        }
+        Ok(())
     }
 }
 

@@ -1,5 +1,6 @@
 //! Background re-verification (issue 16.5): while the relay runs, keys whose evidence is older
-//! than half its max age are verified again — the models listing only, never a deep check —
+//! than half its max age — of connections whose routing reads evidence (a routed mode, or a
+//! hop of an activated fallback chain; never plain legacy, issue 27) — are verified again — the models listing only, never a deep check —
 //! exactly as `switchyard verify SLUG PROFILE` records it, so routing lapses only when a key
 //! really stopped working, not because a week passed. Bounded concurrency, a per-key jitter
 //! (so keys verified together are not re-verified together) and a doubling backoff after a
@@ -8,11 +9,14 @@
 //! front ends show (last checked, next due).
 
 pub use crate::views::KeyCheck;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures_util::stream::{self, StreamExt};
+use switchyard_core::RoutingMode;
+use switchyard_store::connections::ConnectionRow;
+use switchyard_store::fallback::{self, ChainRow};
 use switchyard_store::{connections, evidence, profiles};
 
 use crate::clock::rfc3339;
@@ -121,7 +125,9 @@ impl Engine {
         let mut due: Vec<(String, String)> = Vec::new();
         {
             let mut conn = self.store.acquire().await?;
-            for c in connections::list(&mut conn).await? {
+            let all = connections::list(&mut conn).await?;
+            let wanted = needs_evidence(&all, &fallback::all(&mut conn).await?);
+            for c in all.iter().filter(|c| wanted.contains(c.id.as_str())) {
                 let rows = profiles::for_connection(&mut conn, &c.id).await?;
                 let ev = evidence::for_connection(&mut conn, &c.id).await?;
                 for p in rows.iter().filter(|p| p.enabled) {
@@ -163,6 +169,8 @@ impl Engine {
         let connection = self.connection_by_slug(slug).await?;
         let max_age = self.max_evidence_age_ms().await?;
         let mut conn = self.store.acquire().await?;
+        let checked = needs_evidence(&connections::list(&mut conn).await?, &fallback::all(&mut conn).await?)
+            .contains(connection.id.as_str());
         let rows = profiles::for_connection(&mut conn, &connection.id).await?;
         let ev = evidence::for_connection(&mut conn, &connection.id).await?;
         Ok(rows
@@ -174,12 +182,30 @@ impl Engine {
                     label: p.label.clone(),
                     last_checked: e.map(|e| rfc3339(e.verified_at)),
                     next_due: e
-                        .filter(|e| e.outcome == "ok" && p.enabled)
+                        .filter(|e| checked && e.outcome == "ok" && p.enabled)
                         .map(|e| rfc3339(due_at(&p.id, e.verified_at, max_age))),
                 }
             })
             .collect())
     }
+}
+
+/// The connections whose evidence routing reads, by id: a routed mode (balanced or priority,
+/// active or suspended — verification is what restores a suspended one), an imported mode
+/// waiting for its gates, and the hops of an activated (or imported activated) fallback chain,
+/// whose gates read the hops' evidence. A legacy connection is routed to its primary whatever
+/// its evidence says, so its key is not called in the background (a legacy chain source
+/// included: its primary's health decides).
+fn needs_evidence<'a>(all: &'a [ConnectionRow], chains: &[ChainRow]) -> HashSet<&'a str> {
+    let routed = all
+        .iter()
+        .filter(|c| c.routing_mode.parse::<RoutingMode>().ok() != Some(RoutingMode::Legacy) || c.wanted_mode.is_some());
+    let hops: HashSet<String> = chains
+        .iter()
+        .filter(|r| r.active || r.wanted)
+        .flat_map(|r| crate::readiness::fallback::decode_hops(r).into_iter().map(|(id, _)| id))
+        .collect();
+    routed.chain(all.iter().filter(|c| hops.contains(&c.id))).map(|c| c.id.as_str()).collect()
 }
 
 #[cfg(test)]

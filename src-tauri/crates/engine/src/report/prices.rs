@@ -66,9 +66,9 @@ impl Engine {
         Ok(price_view(row))
     }
 
-    /// Removes a model's price (its cost becomes unknown again).
+    /// Removes a model's price (its cost becomes unknown again). Any stored name may be
+    /// removed, even one [`validate_model`] would refuse today.
     pub async fn remove_price(&self, model: &str) -> Result<(), EngineError> {
-        validate_model(model)?;
         let mut conn = self.store.acquire().await?;
         if !prices::remove(&mut conn, model).await? {
             return Err(EngineError::not_found("price", model));

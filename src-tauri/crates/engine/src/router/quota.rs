@@ -3,7 +3,10 @@
 //! task writes the readings that changed to the `quota` table every [`FLUSH_EVERY`] (and
 //! `Router::shutdown` writes the rest), so a restart shows the last known state with its age.
 //! `Engine::quota` shows them (`crate::report::quota`); quota-aware selection judges them
-//! (`QuotaBoard::blocks`, read by `attempt.rs` when the connection turned it on).
+//! (`QuotaBoard::blocks`, read by `attempt.rs` when the connection turned it on). Each writer
+//! pass first drops the readings a `health reset` (of any process) cleared, and after writing
+//! keeps the stored readings under the same cap as the memory ([`MAX_READINGS`]): readings of
+//! client-chosen model names cannot pile up in either.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -11,12 +14,13 @@ use std::time::Duration;
 
 use switchyard_core::routing::{ProfileView as RouteProfile, QuotaBlocks, QuotaPolicy, QuotaReading};
 use switchyard_providers::QuotaWindow;
-use switchyard_store::quota::{self, QuotaRow};
+use switchyard_store::quota::{self, QuotaReset, QuotaRow};
 use switchyard_store::Store;
 
 use crate::router::Router;
 
-/// Readings kept in memory; past it the oldest one is forgotten (its last write stays stored).
+/// Readings kept in memory, and in the store; past it the oldest one is forgotten (the store
+/// drops its oldest at the next write).
 pub const MAX_READINGS: usize = 4096;
 
 /// How often changed readings are written.
@@ -117,6 +121,18 @@ impl QuotaBoard {
         blocks
     }
 
+    /// Forgets the readings seen at or before a reset of their profile (and model).
+    fn apply_resets(&self, resets: &[QuotaReset]) {
+        if resets.is_empty() {
+            return;
+        }
+        self.lock().retain(|k, r| {
+            !resets.iter().any(|x| {
+                x.profile_id == k.profile_id && (x.model.is_empty() || x.model == k.model) && r.seen_at_ms <= x.at_ms
+            })
+        });
+    }
+
     /// How many readings are kept.
     pub fn len(&self) -> usize {
         self.lock().len()
@@ -143,20 +159,38 @@ fn row(k: &Key, r: &Reading) -> QuotaRow {
     }
 }
 
-/// Writes the changed readings of `board`.
+/// Drops what a `health reset` cleared, then writes the changed readings of `board` and keeps
+/// the stored ones under [`MAX_READINGS`]. Nothing is read or written while the board is empty.
 pub(crate) async fn write_changed(board: &QuotaBoard, store: &Store) {
+    if board.is_empty() {
+        return;
+    }
+    let mut conn = match store.acquire().await {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!(error = %e, "quota readings not written; retrying later");
+            return;
+        }
+    };
+    match quota::resets(&mut conn).await {
+        Ok(resets) => board.apply_resets(&resets),
+        Err(e) => tracing::warn!(error = %e, "quota resets not read; retrying later"),
+    }
     let changed = board.take_changed();
     if changed.is_empty() {
         return;
     }
     let rows: Vec<QuotaRow> = changed.iter().map(|(_, r)| r.clone()).collect();
-    let written = match store.acquire().await {
-        Ok(mut conn) => quota::upsert_batch(&mut conn, &rows).await,
-        Err(e) => Err(e),
-    };
-    if let Err(e) = written {
-        tracing::warn!(error = %e, rows = rows.len(), "quota readings not written; retrying later");
-        board.retry_later(changed);
+    match quota::upsert_batch(&mut conn, &rows).await {
+        Ok(_) => {
+            if let Err(e) = quota::prune(&mut conn, MAX_READINGS).await {
+                tracing::warn!(error = %e, "old quota readings not pruned; retrying at the next write");
+            }
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, rows = rows.len(), "quota readings not written; retrying later");
+            board.retry_later(changed);
+        }
     }
 }
 
@@ -275,6 +309,30 @@ mod tests {
         let keys: Vec<String> = board.lock().keys().map(|k| k.profile_id.clone()).collect();
         assert!(!keys.iter().any(|k| k == "p0" || k == "p9"), "the oldest readings went first");
         assert!(keys.iter().any(|k| k == &format!("p{}", MAX_READINGS + 9)), "the newest stays");
+    }
+
+    #[test]
+    fn a_reset_forgets_the_readings_seen_before_it_in_its_scope() {
+        let board = QuotaBoard::default();
+        board.record("p1", Some("m1"), vec![window("requests", true, 0), window("unified_5h", false, 0)], 1);
+        board.record("p1", Some("m2"), vec![window("requests", true, 0)], 1);
+        board.record("p2", Some("m1"), vec![window("requests", true, 0)], 1);
+        let reset = |model: &str, at_ms| QuotaReset { profile_id: "p1".into(), model: model.into(), at_ms };
+        board.apply_resets(&[reset("m1", 1)]);
+        let mut left: Vec<(String, &str, String)> =
+            board.lock().keys().map(|k| (k.profile_id.clone(), k.name, k.model.clone())).collect();
+        left.sort();
+        let want = [
+            ("p1".to_string(), "requests", "m2".to_string()),
+            ("p1".to_string(), "unified_5h", String::new()),
+            ("p2".to_string(), "requests", "m1".to_string()),
+        ];
+        assert_eq!(left, want, "a reset of m1 clears p1's m1 windows only");
+        board.record("p1", Some("m2"), vec![window("requests", true, 0)], 5);
+        board.apply_resets(&[reset("", 4)]);
+        let left: Vec<i64> =
+            board.lock().iter().filter(|(k, _)| k.profile_id == "p1").map(|(_, r)| r.seen_at_ms).collect();
+        assert_eq!(left, [5], "a reset of the whole profile clears what came before it, not what came after");
     }
 
     #[test]

@@ -5,8 +5,15 @@
 //! `anthropic-ratelimit-unified-{5h,7d}-{utilization,reset,status}` (a fraction, unix seconds,
 //! a status word) and the overall `anthropic-ratelimit-unified-{status,reset}` — not
 //! documented by Anthropic; names as Claude Code and proxies in front of it read them.
+//! Longest spans believed: a day for the API-key limits (per-day token limits exist on low
+//! tiers), 5 h and 7 d for the unified windows, 7 d for the overall one.
+
+use switchyard_core::routing::MAX_QUOTA_WINDOW_MINUTES;
 
 use crate::quota::row::{QuotaRow, Reset::*, Share::*};
+
+/// The 5-hour window.
+const FIVE_HOURS: u32 = 5 * 60;
 
 pub(super) const PREFIXES: &[&str] = &["anthropic-ratelimit-"];
 
@@ -44,6 +51,7 @@ pub(super) const ROWS: &[QuotaRow] = &[
         name: "unified",
         status: Some("anthropic-ratelimit-unified-status"),
         resets: &[("anthropic-ratelimit-unified-reset", UnixSeconds)],
+        longest_minutes: MAX_QUOTA_WINDOW_MINUTES,
         ..QuotaRow::EMPTY
     },
     QuotaRow {
@@ -51,6 +59,7 @@ pub(super) const ROWS: &[QuotaRow] = &[
         utilization: Some(("anthropic-ratelimit-unified-5h-utilization", Fraction)),
         resets: &[("anthropic-ratelimit-unified-5h-reset", UnixSeconds)],
         status: Some("anthropic-ratelimit-unified-5h-status"),
+        longest_minutes: FIVE_HOURS,
         ..QuotaRow::EMPTY
     },
     QuotaRow {
@@ -58,6 +67,7 @@ pub(super) const ROWS: &[QuotaRow] = &[
         utilization: Some(("anthropic-ratelimit-unified-7d-utilization", Fraction)),
         resets: &[("anthropic-ratelimit-unified-7d-reset", UnixSeconds)],
         status: Some("anthropic-ratelimit-unified-7d-status"),
+        longest_minutes: MAX_QUOTA_WINDOW_MINUTES,
         ..QuotaRow::EMPTY
     },
 ];

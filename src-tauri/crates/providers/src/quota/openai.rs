@@ -4,7 +4,11 @@
 //! windows for the whole account: `x-codex-{primary,secondary}-used-percent` (0–100),
 //! `-window-minutes`, and the reset as `-reset-at` (unix seconds, what openai/codex reads
 //! today, `codex-rs/codex-api/src/rate_limits.rs`) or `-reset-after-seconds` (a countdown, what
-//! it read before); both may be sent and must then agree.
+//! it read before); both may be sent and must then agree. Longest spans believed: a day for the
+//! API-key limits (per-day limits exist), a week for either Codex window (which one is the
+//! weekly one is told by its length).
+
+use switchyard_core::routing::MAX_QUOTA_WINDOW_MINUTES;
 
 use crate::quota::row::{QuotaRow, Reset::*, Share::*};
 
@@ -31,6 +35,7 @@ pub(super) const ROWS: &[QuotaRow] = &[
         utilization: Some(("x-codex-primary-used-percent", Percent)),
         window_minutes: Some("x-codex-primary-window-minutes"),
         resets: &[("x-codex-primary-reset-at", UnixSeconds), ("x-codex-primary-reset-after-seconds", DeltaSeconds)],
+        longest_minutes: MAX_QUOTA_WINDOW_MINUTES,
         ..QuotaRow::EMPTY
     },
     QuotaRow {
@@ -38,6 +43,7 @@ pub(super) const ROWS: &[QuotaRow] = &[
         utilization: Some(("x-codex-secondary-used-percent", Percent)),
         window_minutes: Some("x-codex-secondary-window-minutes"),
         resets: &[("x-codex-secondary-reset-at", UnixSeconds), ("x-codex-secondary-reset-after-seconds", DeltaSeconds)],
+        longest_minutes: MAX_QUOTA_WINDOW_MINUTES,
         ..QuotaRow::EMPTY
     },
 ];

@@ -1,7 +1,10 @@
 //! One row of a quota table: which headers describe one limit window and how their values
 //! are written, and the reading of those headers. Every value is read on its own; one that is
 //! missing, malformed or contradicted (by a repeated copy, by `remaining > limit`, by two reset
-//! headers that disagree) is `None`.
+//! headers that disagree) is `None`, and so is a reset or a window length the window cannot
+//! have (further from now than its longest span, [`QuotaRow::longest_minutes`]).
+
+use switchyard_core::routing::QUOTA_RESET_SLACK_MS;
 
 use crate::headers::{Agreed, HeaderSource};
 use crate::hint::parse_duration;
@@ -42,6 +45,10 @@ pub struct QuotaRow {
     pub resets: &'static [(&'static str, Reset)],
     pub status: Option<&'static str>,
     pub window_minutes: Option<&'static str>,
+    /// The longest this window can be, in minutes: a reset further than that (plus
+    /// [`QUOTA_RESET_SLACK_MS`]) from now, ahead or behind, and a stated window longer than
+    /// that, are not believed (unknown).
+    pub longest_minutes: u32,
 }
 
 impl QuotaRow {
@@ -55,6 +62,7 @@ impl QuotaRow {
         resets: &[],
         status: None,
         window_minutes: None,
+        longest_minutes: DAY_MINUTES,
     };
 
     /// Every header name this row reads.
@@ -87,13 +95,19 @@ impl QuotaRow {
             limit,
             remaining,
             utilization,
-            resets_at_ms: self.read_reset(headers, now_ms),
+            resets_at_ms: self.read_reset(headers, now_ms).filter(|at| self.believable(*at, now_ms)),
             status: value(self.status).and_then(parse_status),
             window_minutes: value(self.window_minutes)
                 .and_then(parse_count)
                 .and_then(|m| u32::try_from(m).ok())
-                .filter(|m| *m > 0),
+                .filter(|m| (1..=self.longest_minutes).contains(m)),
         })
+    }
+
+    /// A reset within the window's longest span (and the slack) of `now_ms`, either way.
+    fn believable(&self, at_ms: i64, now_ms: i64) -> bool {
+        let span = i64::from(self.longest_minutes) * 60_000 + QUOTA_RESET_SLACK_MS;
+        at_ms.abs_diff(now_ms) <= span.unsigned_abs()
     }
 
     /// The reset every sent reset header agrees on (within [`RESET_AGREEMENT_MS`]); unknown
@@ -120,7 +134,11 @@ impl QuotaRow {
 /// countdown are rounded to seconds and the countdown runs from our clock, not the provider's.
 pub const RESET_AGREEMENT_MS: u64 = 60_000;
 
-/// Countdowns longer than this are not believed (about ten years).
+/// The longest window of per-minute, per-hour and per-day request and token limits.
+pub const DAY_MINUTES: u32 = 24 * 60;
+
+/// Countdowns longer than this are not even added to the clock (about ten years; the row's
+/// longest window then decides what is believed).
 const MAX_COUNTDOWN_SECS: u64 = 315_360_000;
 
 /// A non-negative integer written as plain digits (no sign, no fraction, no exponent).
