@@ -1,7 +1,9 @@
 //! Starting with the system through the real commands over Tauri's mock runtime (issue 17):
 //! off by default; turning it on writes the XDG autostart entry for this binary and persists
-//! the wish in the engine; turning it off removes the entry.
+//! the wish in the engine; turning it off removes the entry. A binary of its own (not in
+//! `it/`): it sets `XDG_CONFIG_HOME` for the whole process, which would race the other IPC tests.
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 use common::Shell;

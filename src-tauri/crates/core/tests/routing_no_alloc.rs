@@ -3,6 +3,7 @@
 //! once the eligible set is steady. A counting global allocator measures it; this file holds
 //! a single test so no other test allocates concurrently.
 
+#[path = "it/fixture/mod.rs"]
 mod fixture;
 
 use std::alloc::System;

@@ -1,0 +1,20 @@
+//! The integration tests of this crate, in one binary (one link of the workspace instead of
+//! one per file): a module per file, the shared helpers once.
+
+mod common;
+mod discovery;
+mod headers;
+mod lifecycle;
+mod load_once;
+mod orphans;
+mod portable;
+mod portable_fallback;
+mod portable_fuzz;
+mod portable_pending;
+mod quota;
+mod redirect;
+mod relay_token;
+mod reorder;
+mod rotation;
+mod route_loop;
+mod usage;

@@ -1,0 +1,15 @@
+//! The integration tests of this crate, in one binary (one link of the workspace instead of
+//! one per file): a module per file, the shared helpers once.
+
+mod anthropic;
+mod anthropic_faults;
+mod binary;
+mod common;
+mod openai;
+mod openai_faults;
+mod prompt_cache;
+mod quota;
+mod record;
+mod stream_error;
+mod tool_loop;
+mod wire;
