@@ -1,0 +1,100 @@
+//! What people and scripts read (docs/interface.md): tables name profiles by label while
+//! `--json` keeps the ids.
+
+mod common;
+
+use std::path::Path;
+
+use common::{run, TestResult};
+use serde_json::Value;
+use switchyard_store::attempts::{self, AttemptRow};
+use switchyard_store::Store;
+
+const CANARY: &str = "sk-canary-cli-output-5e1c";
+
+/// A connection's id and its profiles' (label, id) pairs.
+struct Ids {
+    connection: String,
+    profiles: Vec<(String, String)>,
+}
+
+fn ids(d: &Path, slug: &str) -> Result<Ids, Box<dyn std::error::Error>> {
+    let shown: Value = serde_json::from_str(&run(d, &["--json", "connection", "show", slug], None)?.stdout)?;
+    let text = |v: &Value| v.as_str().map(str::to_string).ok_or("a string");
+    let profiles = shown["profiles"].as_array().ok_or("profiles")?;
+    let profiles = profiles.iter().map(|p| Ok((text(&p["label"])?, text(&p["id"])?))).collect::<Result<_, &str>>()?;
+    Ok(Ids { connection: text(&shown["connection"]["id"])?, profiles })
+}
+
+/// Successful attempts of `profiles` (one each, in order, oldest first), each a prompt of 1000
+/// tokens with 400 read from the cache.
+fn attempts_of(connection: &str, profiles: &[&str]) -> Vec<AttemptRow> {
+    let answered = AttemptRow {
+        connection_id: connection.to_string(),
+        reason: "swrr".into(),
+        model: Some("m1".into()),
+        status: Some(200),
+        input_tokens: Some(1000),
+        cache_read_tokens: Some(400),
+        ..Default::default()
+    };
+    let at = |n: usize| 1_795_000_000_000 + i64::try_from(n).unwrap_or(0);
+    let row = |(n, p): (usize, &&str)| AttemptRow {
+        at_ms: at(n),
+        turn: format!("t-{n}"),
+        profile_id: p.to_string(),
+        ..answered.clone()
+    };
+    profiles.iter().enumerate().map(row).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_name_profiles_by_label_and_json_keeps_the_ids() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let d = dir.path();
+    assert_eq!(common::add_legacy(d, "c", CANARY)?.code, 0, "connection added");
+    assert_eq!(run(d, &["profile", "edit", "c", "primary", "--label", "team-key"], None)?.code, 0, "renamed");
+    let spare = run(d, &["profile", "add", "c", "--label", "spare", "--secret-stdin"], Some(CANARY))?;
+    assert_eq!(spare.code, 0, "second profile added: {}", spare.stderr);
+    let Ids { connection, profiles } = ids(d, "c")?;
+    let id_of = |label: &str| profiles.iter().find(|(l, _)| l == label).map(|(_, id)| id.clone()).unwrap_or_default();
+    let (team, gone) = (id_of("team-key"), id_of("spare"));
+    let store = Store::open(&d.join("switchyard.db")).await?;
+    let rows = attempts_of(&connection, &[&team, &gone, &team]);
+    attempts::insert_batch(&mut *store.acquire().await?, rows).await?;
+    store.close().await;
+    let removed = run(d, &["profile", "remove", "c", "spare"], None)?;
+    assert_eq!(removed.code, 0, "the spare profile is removed; its ledger rows stay: {}", removed.stderr);
+
+    for args in [["attempts", "c"], ["usage", "c"]] {
+        let out = run(d, &args, None)?;
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        for label in ["team-key", "(removed)"] {
+            assert!(out.stdout.contains(label), "{args:?} names profiles by label ({label}): {}", out.stdout);
+        }
+        for id in [&team, &gone] {
+            assert!(!out.stdout.contains(id.as_str()), "no profile id in the {args:?} table: {}", out.stdout);
+        }
+    }
+    let table = run(d, &["attempts", "c"], None)?;
+    assert!(
+        table.stdout.contains("profile team-key: 40.0 % (800 of 2000)"),
+        "the cache lines under the attempts table name the label too: {}",
+        table.stdout
+    );
+
+    let listed: Value = serde_json::from_str(&run(d, &["--json", "attempts", "c"], None)?.stdout)?;
+    let listed = listed.as_array().ok_or("an array")?;
+    let ids_seen: Vec<&str> = listed.iter().filter_map(|r| r["profile"].as_str()).collect();
+    assert_eq!(ids_seen, [team.as_str(), gone.as_str(), team.as_str()], "attempts --json keeps the ids, newest first");
+    assert!(listed.iter().all(|r| r.get("label").is_none()), "and carries no label (docs/interface.md)");
+    let summed: Value = serde_json::from_str(&run(d, &["--json", "usage", "c"], None)?.stdout)?;
+    let mut keys: Vec<&str> =
+        summed["rows"].as_array().ok_or("rows")?.iter().filter_map(|r| r["key"].as_str()).collect();
+    keys.sort_unstable();
+    let mut want = [team.as_str(), gone.as_str()];
+    want.sort_unstable();
+    assert_eq!(keys, want, "usage --json rows are keyed by profile id");
+    assert!(summed["rows"][0].get("label").is_none(), "usage --json rows carry no label");
+    Ok(())
+}
