@@ -1,5 +1,6 @@
 //! What people and scripts read (docs/interface.md): tables name profiles by label while
-//! `--json` keeps the ids.
+//! `--json` keeps the ids, and `verify` exits 7 when an enabled key did not end verified (a
+//! key the provider refuses, a provider that cannot be reached).
 
 mod common;
 
@@ -7,6 +8,7 @@ use std::path::Path;
 
 use common::{run, TestResult};
 use serde_json::Value;
+use switchyard_mock_provider::{KeyScript, MockProvider};
 use switchyard_store::attempts::{self, AttemptRow};
 use switchyard_store::Store;
 
@@ -96,5 +98,68 @@ async fn tables_name_profiles_by_label_and_json_keeps_the_ids() -> TestResult {
     want.sort_unstable();
     assert_eq!(keys, want, "usage --json rows are keyed by profile id");
     assert!(summed["rows"][0].get("label").is_none(), "usage --json rows carry no label");
+    Ok(())
+}
+
+/// `connection add SLUG` (openai at `base`, model m1) with `secret` as its primary key.
+fn add_openai(d: &Path, slug: &str, base: &str, secret: &str) -> Result<common::Run, Box<dyn std::error::Error>> {
+    let args =
+        ["connection", "add", slug, "--protocol", "openai", "--base-url", base, "--model", "m1", "--secret-stdin"];
+    run(d, &args, Some(secret))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_exits_7_when_an_enabled_key_did_not_end_verified() -> TestResult {
+    let mock = MockProvider::start().await?;
+    let good = format!("{CANARY}-good");
+    mock.set_key(&good, KeyScript::new(["m1"]));
+    let refused = format!("{CANARY}-refused"); // unknown to the mock: 401
+    let dir = tempfile::tempdir()?;
+    let d = dir.path();
+    let base = format!("{}/v1", mock.base_url());
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        format!("http://{}/v1", listener.local_addr()?)
+    };
+    assert_eq!(add_openai(d, "ok", &base, &good)?.code, 0, "ok added");
+    assert_eq!(add_openai(d, "revoked", &base, &refused)?.code, 0, "revoked added");
+    assert_eq!(add_openai(d, "down", &closed, &good)?.code, 0, "down added");
+
+    let fine = run(d, &["verify", "ok"], None)?;
+    assert_eq!(fine.code, 0, "every enabled key verified: exit 0: {}{}", fine.stdout, fine.stderr);
+
+    let auth = run(d, &["verify", "revoked"], None)?;
+    assert_eq!(auth.code, 7, "a key the provider refuses (401) must not exit 0: {}{}", auth.stdout, auth.stderr);
+    assert!(auth.stdout.contains("auth_invalid"), "the report is printed as usual: {}", auth.stdout);
+    assert!(auth.stderr.contains("primary"), "stderr names the key that is not verified: {}", auth.stderr);
+    let auth_json = run(d, &["--json", "verify", "revoked"], None)?;
+    assert_eq!(auth_json.code, 7, "--json too: {}", auth_json.stderr);
+    let report: Value = serde_json::from_str(&auth_json.stdout)?;
+    assert_eq!(report["results"][0]["outcome"], "auth_invalid", "stdout stays the verify report, not an error object");
+    assert!(report.get("error").is_none(), "no error object: {report}");
+
+    let network = run(d, &["verify", "down"], None)?;
+    assert_eq!(
+        network.code, 7,
+        "every key ended `unverified [network]`: `verify down && …` must not go on: {}{}",
+        network.stdout, network.stderr
+    );
+    assert!(network.stdout.contains("unverified") && network.stdout.contains("[network]"), "{}", network.stdout);
+
+    let off = run(d, &["profile", "add", "ok", "--label", "off", "--secret-stdin"], Some(&refused))?;
+    assert_eq!(off.code, 0, "{}", off.stderr);
+    assert_eq!(run(d, &["profile", "edit", "ok", "off", "--disable"], None)?.code, 0, "disabled");
+    let disabled = run(d, &["verify", "ok"], None)?;
+    assert!(disabled.stdout.contains("auth_invalid"), "the disabled key is verified and refused: {}", disabled.stdout);
+    assert_eq!(
+        disabled.code, 0,
+        "a disabled key does not route: its refusal does not fail verify: {}",
+        disabled.stderr
+    );
+
+    for r in [&fine, &auth, &auth_json, &network, &disabled] {
+        assert!(!r.stdout.contains("canary") && !r.stderr.contains("canary"), "no secret in verify output");
+    }
+    mock.shutdown().await?;
     Ok(())
 }
