@@ -133,8 +133,19 @@ pub async fn settings(engine: &Engine, key: Option<&str>, value: Option<&str>) -
 
 /// Who activated routing, for the record: the CLI and the OS user.
 fn actor() -> String {
-    let user = std::env::var("USER").or_else(|_| std::env::var("USERNAME")).unwrap_or_else(|_| "unknown".into());
-    format!("cli:{user}")
+    format!("cli:{}", os_user())
+}
+
+/// The name the OS user database has for the user running the command (`$USER` is often
+/// unset in CI shells and under service managers); `uid:N` when the uid has no name there.
+fn os_user() -> String {
+    match whoami::fallible::username() {
+        Ok(name) if !name.is_empty() => name,
+        #[cfg(unix)]
+        _ => format!("uid:{}", rustix::process::geteuid().as_raw()),
+        #[cfg(not(unix))]
+        _ => std::env::var("USERNAME").unwrap_or_else(|_| "unknown".into()),
+    }
 }
 
 fn non_empty(v: Vec<String>) -> Option<Vec<String>> {

@@ -1,6 +1,7 @@
 //! What people and scripts read (docs/interface.md): tables name profiles by label while
-//! `--json` keeps the ids, and `verify` exits 7 when an enabled key did not end verified (a
-//! key the provider refuses, a provider that cannot be reached).
+//! `--json` keeps the ids, `verify` exits 7 when an enabled key did not end verified (a key
+//! the provider refuses, a provider that cannot be reached), and `routing status` names the
+//! OS user who activated routing even when `USER` is not set.
 
 mod common;
 
@@ -160,6 +161,48 @@ async fn verify_exits_7_when_an_enabled_key_did_not_end_verified() -> TestResult
     for r in [&fine, &auth, &auth_json, &network, &disabled] {
         assert!(!r.stdout.contains("canary") && !r.stderr.contains("canary"), "no secret in verify output");
     }
+    mock.shutdown().await?;
+    Ok(())
+}
+
+/// `switchyard --data-dir DIR ARGS…` with no `USER`, `USERNAME` or `LOGNAME` in its
+/// environment, as in many CI shells and service managers.
+fn run_without_user(d: &Path, args: &[&str]) -> Result<common::Run, Box<dyn std::error::Error>> {
+    let mut cmd = assert_cmd::Command::cargo_bin("switchyard")?;
+    cmd.arg("--data-dir").arg(d).args(args).env_remove("USER").env_remove("USERNAME").env_remove("LOGNAME");
+    let out = cmd.output()?;
+    Ok(common::Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn routing_status_names_the_os_user_who_activated() -> TestResult {
+    let mock = MockProvider::start().await?;
+    let (a, b) = (format!("{CANARY}-a"), format!("{CANARY}-b"));
+    mock.set_key(&a, KeyScript::new(["m1"]));
+    mock.set_key(&b, KeyScript::new(["m1"]));
+    let dir = tempfile::tempdir()?;
+    let d = dir.path();
+    assert_eq!(add_openai(d, "c", &format!("{}/v1", mock.base_url()), &a)?.code, 0, "connection added");
+    assert_eq!(run(d, &["profile", "add", "c", "--label", "b", "--secret-stdin"], Some(&b))?.code, 0);
+    assert_eq!(run(d, &["verify", "c"], None)?.code, 0, "both keys verified");
+    let activated = run_without_user(d, &["routing", "activate", "c", "balanced"])?;
+    assert_eq!(activated.code, 0, "{}", activated.stderr);
+
+    let status: Value = serde_json::from_str(&run(d, &["--json", "routing", "status", "c"], None)?.stdout)?;
+    let by = status["activated_by"].as_str().unwrap_or_default().to_string();
+    assert!(by.starts_with("cli:") && by.len() > 4, "the CLI and a user: {by}");
+    assert_ne!(by, "cli:unknown", "the OS knows who runs the command even without USER in the environment");
+    let me = std::process::Command::new("id").arg("-un").output()?;
+    if me.status.success() {
+        let me = String::from_utf8_lossy(&me.stdout).trim().to_string();
+        assert_eq!(by, format!("cli:{me}"), "the user name the OS has for this uid");
+    }
+    let human = run(d, &["routing", "status", "c"], None)?;
+    assert!(human.stdout.contains(&format!("by {by}")), "people see it too: {}", human.stdout);
     mock.shutdown().await?;
     Ok(())
 }
