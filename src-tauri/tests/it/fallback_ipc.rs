@@ -2,7 +2,6 @@
 //! set (stored inactive), the gated activation refused with the hop report, clear, the
 //! background re-verification schedule per key, and no secret in any answer.
 
-
 use crate::common::Shell;
 
 use serde_json::{json, Value};

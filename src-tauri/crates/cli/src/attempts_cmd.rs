@@ -44,5 +44,5 @@ pub async fn run(engine: &Engine, args: AttemptsArgs) -> Result<Output, EngineEr
         Some(since) => engine.attempts_since(&args.slug, since, args.limit).await?,
         None => engine.attempts(&args.slug, args.limit).await?,
     };
-    Ok(Output::Attempts(list))
+    Ok(Output::view(list))
 }

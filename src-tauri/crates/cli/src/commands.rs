@@ -4,6 +4,9 @@ use switchyard_engine::{ConnectionEdit, Engine, EngineError, NewConnection, NewP
 
 use crate::args::{ConnectionCmd, HealthCmd, ProfileCmd, RoutingCmd};
 use crate::output::Output;
+use crate::render::connection::{ConnectionEdited, Removed};
+use crate::render::profile::ProfileChanged;
+use crate::render::routing::RoutingReport;
 use crate::secret_input::{read_optional, read_required};
 
 pub async fn connection(engine: &Engine, cmd: ConnectionCmd) -> Result<Output, EngineError> {
@@ -11,10 +14,10 @@ pub async fn connection(engine: &Engine, cmd: ConnectionCmd) -> Result<Output, E
         ConnectionCmd::Add { slug, protocol, base_url, models, mappings, headers, secret } => {
             let secret = read_optional(&secret)?;
             let new = NewConnection { slug, protocol, base_url, models, mappings, headers };
-            Output::Connection(engine.connection_add(new, secret).await?)
+            Output::view(engine.connection_add(new, secret).await?)
         }
-        ConnectionCmd::List => Output::Connections(engine.connection_list().await?),
-        ConnectionCmd::Show { slug } => Output::Connection(engine.connection_show(&slug).await?),
+        ConnectionCmd::List => Output::view(engine.connection_list().await?),
+        ConnectionCmd::Show { slug } => Output::view(engine.connection_show(&slug).await?),
         ConnectionCmd::Edit {
             slug,
             protocol,
@@ -35,7 +38,7 @@ pub async fn connection(engine: &Engine, cmd: ConnectionCmd) -> Result<Output, E
                     && headers.is_empty()
                     && !clear_headers;
                 if only_timeout {
-                    return Ok(Output::Connection(engine.connection_show(&slug).await?));
+                    return Ok(Output::view(engine.connection_show(&slug).await?));
                 }
             }
             let edit = ConnectionEdit {
@@ -46,11 +49,11 @@ pub async fn connection(engine: &Engine, cmd: ConnectionCmd) -> Result<Output, E
                 headers: if clear_headers { Some(vec![]) } else { non_empty(headers) },
                 if_revision,
             };
-            Output::ConnectionEdited(engine.connection_edit(&slug, edit).await?)
+            Output::view(ConnectionEdited(engine.connection_edit(&slug, edit).await?))
         }
         ConnectionCmd::Remove { slug } => {
-            let what = format!("connection '{slug}'");
-            Output::Removed(engine.connection_remove(&slug).await?, what)
+            let removal = engine.connection_remove(&slug).await?;
+            Output::view(Removed { what: format!("connection '{slug}'"), removal })
         }
     })
 }
@@ -59,9 +62,10 @@ pub async fn profile(engine: &Engine, cmd: ProfileCmd) -> Result<Output, EngineE
     Ok(match cmd {
         ProfileCmd::Add { slug, label, weight, priority, secret } => {
             let secret = read_required(&secret)?;
-            Output::Profile(engine.profile_add(&slug, NewProfile { label, weight, priority }, secret).await?, "added")
+            let profile = engine.profile_add(&slug, NewProfile { label, weight, priority }, secret).await?;
+            Output::view(ProfileChanged { verb: "added", profile })
         }
-        ProfileCmd::List { slug } => Output::Profiles(engine.profile_list(&slug).await?),
+        ProfileCmd::List { slug } => Output::view(engine.profile_list(&slug).await?),
         ProfileCmd::Edit { slug, profile, label, weight, priority, enable, disable, primary, if_revision } => {
             let enabled = if enable {
                 Some(true)
@@ -71,49 +75,46 @@ pub async fn profile(engine: &Engine, cmd: ProfileCmd) -> Result<Output, EngineE
                 None
             };
             let edit = ProfileEdit { label, weight, priority, enabled, make_primary: primary, if_revision };
-            Output::Profile(engine.profile_edit(&slug, &profile, edit).await?, "updated")
+            Output::view(ProfileChanged { verb: "updated", profile: engine.profile_edit(&slug, &profile, edit).await? })
         }
         ProfileCmd::Rotate { slug, profile, secret } => {
             let secret = read_required(&secret)?;
-            Output::Profile(engine.profile_rotate(&slug, &profile, secret).await?, "replaced the credential of")
+            let profile = engine.profile_rotate(&slug, &profile, secret).await?;
+            Output::view(ProfileChanged { verb: "replaced the credential of", profile })
         }
         ProfileCmd::Remove { slug, profile } => {
-            let what = format!("profile '{profile}'");
-            Output::Removed(engine.profile_remove(&slug, &profile).await?, what)
+            let removal = engine.profile_remove(&slug, &profile).await?;
+            Output::view(Removed { what: format!("profile '{profile}'"), removal })
         }
     })
 }
 
 pub async fn routing(engine: &Engine, cmd: RoutingCmd) -> Result<Output, EngineError> {
-    Ok(Output::Routing(match cmd {
+    Ok(match cmd {
         RoutingCmd::Status { slug } => {
-            let status = engine.routing_status(&slug).await?;
-            return Ok(Output::RoutingWithFallback(status, engine.fallback_status(&slug).await?));
+            let routing = engine.routing_status(&slug).await?;
+            Output::view(RoutingReport { routing, fallback: engine.fallback_status(&slug).await? })
         }
-        RoutingCmd::Fallback { slug, clear: true, .. } => {
-            return Ok(Output::Fallback(engine.fallback_clear(&slug).await?))
+        RoutingCmd::Fallback { slug, clear: true, .. } => Output::view(engine.fallback_clear(&slug).await?),
+        RoutingCmd::Fallback { slug, hops, .. } => Output::view(engine.fallback_set(&slug, &hops).await?),
+        RoutingCmd::FallbackActivate { slug } => Output::view(engine.fallback_activate(&slug).await?),
+        RoutingCmd::FallbackDeactivate { slug } => Output::view(engine.fallback_deactivate(&slug).await?),
+        RoutingCmd::Activate { slug, mode } => Output::view(engine.routing_activate(&slug, &mode, &actor()).await?),
+        RoutingCmd::Deactivate { slug } => Output::view(engine.routing_deactivate(&slug).await?),
+        RoutingCmd::Affinity { slug, mode, window_min } => {
+            Output::view(engine.set_affinity(&slug, &mode, window_min).await?)
         }
-        RoutingCmd::Fallback { slug, hops, .. } => {
-            return Ok(Output::Fallback(engine.fallback_set(&slug, &hops).await?))
-        }
-        RoutingCmd::FallbackActivate { slug } => return Ok(Output::Fallback(engine.fallback_activate(&slug).await?)),
-        RoutingCmd::FallbackDeactivate { slug } => {
-            return Ok(Output::Fallback(engine.fallback_deactivate(&slug).await?))
-        }
-        RoutingCmd::Activate { slug, mode } => engine.routing_activate(&slug, &mode, &actor()).await?,
-        RoutingCmd::Deactivate { slug } => engine.routing_deactivate(&slug).await?,
-        RoutingCmd::Affinity { slug, mode, window_min } => engine.set_affinity(&slug, &mode, window_min).await?,
         RoutingCmd::QuotaAware { slug, state, reserve_pct } => {
-            engine.set_quota_aware(&slug, state == "on", reserve_pct).await?
+            Output::view(engine.set_quota_aware(&slug, state == "on", reserve_pct).await?)
         }
-    }))
+    })
 }
 
 pub async fn health(engine: &Engine, cmd: HealthCmd) -> Result<Output, EngineError> {
     match cmd {
         HealthCmd::Reset { slug, profile, model } => {
             engine.health_reset(&slug, &profile, model.as_deref()).await?;
-            Ok(Output::Routing(engine.routing_status(&slug).await?))
+            Ok(Output::view(engine.routing_status(&slug).await?))
         }
     }
 }
@@ -127,13 +128,24 @@ pub async fn settings(engine: &Engine, key: Option<&str>, value: Option<&str>) -
             value.ok_or_else(|| EngineError::Invalid(switchyard_engine::InvalidInput::new(name, "needs a value")))?;
         engine.set_user_setting(which, value).await?;
     }
-    Ok(Output::Settings(engine.settings_view().await?))
+    Ok(Output::view(engine.settings_view().await?))
 }
 
 /// Who activated routing, for the record: the CLI and the OS user.
 fn actor() -> String {
-    let user = std::env::var("USER").or_else(|_| std::env::var("USERNAME")).unwrap_or_else(|_| "unknown".into());
-    format!("cli:{user}")
+    format!("cli:{}", os_user())
+}
+
+/// The name the OS user database has for the user running the command (`$USER` is often
+/// unset in CI shells and under service managers); `uid:N` when the uid has no name there.
+fn os_user() -> String {
+    match whoami::fallible::username() {
+        Ok(name) if !name.is_empty() => name,
+        #[cfg(unix)]
+        _ => format!("uid:{}", rustix::process::geteuid().as_raw()),
+        #[cfg(not(unix))]
+        _ => std::env::var("USERNAME").unwrap_or_else(|_| "unknown".into()),
+    }
 }
 
 fn non_empty(v: Vec<String>) -> Option<Vec<String>> {

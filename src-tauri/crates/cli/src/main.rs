@@ -3,7 +3,6 @@
 
 mod args;
 mod attempts_cmd;
-mod cache_lines;
 mod client_cmd;
 mod commands;
 mod exec_cmd;
@@ -12,6 +11,7 @@ mod portable_cmd;
 mod prices_cmd;
 mod progress;
 mod relay_cmd;
+mod render;
 mod secret_input;
 mod usage_cmd;
 
@@ -51,11 +51,7 @@ fn main() -> ExitCode {
     };
     let json = cli.json;
     match runtime.block_on(run(cli)) {
-        Ok(output::Output::Exit(code)) => ExitCode::from(code),
-        Ok(out) => {
-            output::print(&out, json);
-            ExitCode::SUCCESS
-        }
+        Ok(out) => ExitCode::from(output::print(&out, json)),
         Err(e) => {
             output::print_error(&e, json);
             ExitCode::from(u8::try_from(e.code().exit_code()).unwrap_or(1))
@@ -74,18 +70,18 @@ async fn run(cli: Cli) -> Result<output::Output, EngineError> {
             let progress = progress::Progress::new(json);
             let report = engine.verify(&slug, profile.as_deref(), deep, &|e| progress.show(&e)).await;
             progress.finish();
-            report.map(output::Output::Verify)
+            report.map(output::Output::view)
         }
         Command::Routing(cmd) => commands::routing(&engine, cmd).await,
         Command::Health(cmd) => commands::health(&engine, cmd).await,
         Command::Attempts(a) => attempts_cmd::run(&engine, a).await,
         Command::Usage(a) => usage_cmd::run(&engine, a).await,
         Command::Prices(a) => prices_cmd::run(&engine, a).await,
-        Command::Quota { slug } => engine.quota(&slug).await.map(output::Output::Quota),
+        Command::Quota { slug } => engine.quota(&slug).await.map(|q| output::Output::view(render::quota::Quota(q))),
         Command::Relay(cmd) => relay_cmd::run(&engine, cmd, json).await,
         Command::Settings { key, value } => commands::settings(&engine, key.as_deref(), value.as_deref()).await,
         Command::Exec(a) => exec_cmd::run(&engine, a).await,
-        Command::Client(cmd) => client_cmd::run(&engine, cmd, json).await,
+        Command::Client(cmd) => client_cmd::run(&engine, cmd).await,
         Command::Export(a) => portable_cmd::export(&engine, a).await,
         Command::Import(a) => portable_cmd::import(&engine, a).await,
     };

@@ -1,13 +1,14 @@
 //! `switchyard export` and `switchyard import`: the file is read or written here, the rest is
-//! one engine call; the result goes back to the output module already rendered as JSON and text.
+//! one engine call (`render/export.rs`, `render/import.rs` print the results).
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use switchyard_engine::{Conflict, Engine, EngineError, ImportReport, InvalidInput, MAX_IMPORT_BYTES};
+use switchyard_engine::{Conflict, Engine, EngineError, InvalidInput, MAX_IMPORT_BYTES};
 
 use crate::output::Output;
+use crate::render::export::ExportWritten;
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
@@ -38,31 +39,23 @@ pub async fn export(engine: &Engine, args: ExportArgs) -> Result<Output, EngineE
     let slugs = (!args.slugs.is_empty()).then_some(args.slugs.as_slice());
     let text = engine.export(slugs).await?;
     let Some(path) = args.out else {
-        let doc = text.trim_end().to_string();
-        return Ok(Output::Rendered { json: doc.clone(), text: doc });
+        return Ok(Output::Document(text.trim_end().to_string()));
     };
     write_new(&path, &text, args.force)?;
-    let count = serde_json::from_str::<serde_json::Value>(&text)
-        .ok()
-        .and_then(|v| v["connections"].as_array().map(Vec::len))
-        .unwrap_or(0);
-    let json = serde_json::json!({ "out": path.display().to_string(), "connections": count });
-    Ok(Output::Rendered {
-        json: json.to_string(),
-        text: format!(
-            "exported {count} connection(s) to {} (no secrets: the receiver adds keys after import)",
-            path.display()
-        ),
-    })
+    let connections = serde_json::from_str::<Counted>(&text).map_or(0, |doc| doc.connections.len());
+    Ok(Output::view(ExportWritten { out: path.display().to_string(), connections }))
+}
+
+/// An exported document, read only to count its connections.
+#[derive(serde::Deserialize)]
+struct Counted {
+    connections: Vec<serde::de::IgnoredAny>,
 }
 
 pub async fn import(engine: &Engine, args: ImportArgs) -> Result<Output, EngineError> {
     let on_conflict: Conflict = args.on_conflict.parse()?;
     let text = read_limited(&args.file)?;
-    let report = engine.import(&text, args.dry_run, on_conflict).await?;
-    let json = serde_json::to_string_pretty(&report)
-        .map_err(|e| EngineError::Internal(format!("cannot render the report: {e}")))?;
-    Ok(Output::Rendered { json, text: describe(&report) })
+    Ok(Output::view(engine.import(&text, args.dry_run, on_conflict).await?))
 }
 
 /// Writes `text` to `path`; an existing file is an error unless `force`.
@@ -103,38 +96,4 @@ fn read_limited(path: &Path) -> Result<String, EngineError> {
         return Ok(String::from_utf8_lossy(&bytes).into_owned());
     }
     String::from_utf8(bytes).map_err(|_| InvalidInput::new("document", "is not UTF-8 text").into())
-}
-
-/// The report for people: one line per connection, the totals, and what to do next.
-fn describe(r: &ImportReport) -> String {
-    let mut out = Vec::new();
-    if r.dry_run {
-        out.push("dry run: nothing was written".to_string());
-    }
-    for c in &r.connections {
-        let what = match (c.action.as_str(), &c.new_slug) {
-            ("rename", Some(new)) => format!("rename  {} -> {new}", c.slug),
-            ("skip", _) => format!("skip    {} (the slug exists here)", c.slug),
-            _ => format!("create  {}", c.slug),
-        };
-        let mut line = format!("  {what:<40}");
-        if c.action != "skip" {
-            line.push_str(&format!(" {} profile(s), disabled, no credentials", c.profiles.len()));
-            if let Some(mode) = &c.pending_mode {
-                line.push_str(&format!("; {mode} routing pending"));
-            }
-        }
-        out.push(line.trim_end().to_string());
-    }
-    let verb = if r.dry_run { "would be " } else { "" };
-    out.push(format!("{} {verb}created, {} {verb}renamed, {} {verb}skipped", r.created, r.renamed, r.skipped));
-    if !r.dry_run && r.created + r.renamed > 0 {
-        out.push(
-            "next, for each profile: switchyard profile rotate SLUG LABEL --secret-stdin; \
-             switchyard profile edit SLUG LABEL --enable; then switchyard verify SLUG \
-             (a pending routing mode starts by itself once the gates hold)"
-                .to_string(),
-        );
-    }
-    out.join("\n")
 }

@@ -1,8 +1,9 @@
 //! `switchyard prices`: the user's price table (USD per million tokens per model) and the
-//! monthly fees of subscription keys. One engine call per subcommand; rendered here.
+//! monthly fees of subscription keys. One engine call per subcommand, then the table
+//! (`render/prices.rs`).
 
 use clap::{Args, Subcommand};
-use switchyard_engine::{Engine, EngineError, NewPrice, PriceTable};
+use switchyard_engine::{Engine, EngineError, NewPrice};
 
 use crate::output::Output;
 
@@ -52,37 +53,5 @@ pub async fn run(engine: &Engine, args: PricesArgs) -> Result<Output, EngineErro
             engine.set_key_fee(&slug, &profile, if clear { None } else { monthly }).await?;
         }
     }
-    let table = engine.prices().await?;
-    Ok(Output::Rendered { json: serde_json::to_string_pretty(&table).unwrap_or_default(), text: text(&table) })
-}
-
-fn text(t: &PriceTable) -> String {
-    let usd = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v}"));
-    let mut out = Vec::new();
-    if t.prices.is_empty() {
-        out.push(
-            "no prices set: every cost shows as unknown (`switchyard prices set MODEL --input USD --output USD`)"
-                .into(),
-        );
-    } else {
-        out.push("USD per million tokens (\"-\": not given)".to_string());
-        out.push(format!(
-            "{:<40} {:>10} {:>10} {:>11} {:>12}",
-            "MODEL", "INPUT", "OUTPUT", "CACHE_READ", "CACHE_WRITE"
-        ));
-        for p in &t.prices {
-            out.push(format!(
-                "{:<40} {:>10} {:>10} {:>11} {:>12}",
-                p.model,
-                p.input,
-                p.output,
-                usd(p.cache_read),
-                usd(p.cache_write)
-            ));
-        }
-    }
-    for f in &t.fees {
-        out.push(format!("fee: {} {} ({}) {} USD per month", f.connection, f.label, f.profile, f.monthly_usd));
-    }
-    out.join("\n")
+    Ok(Output::view(engine.prices().await?))
 }

@@ -9,12 +9,13 @@ use switchyard_relay::{check_loopback, Listen, Service};
 
 use crate::args::RelayCmd;
 use crate::output::{print_listening, Output};
+use crate::render::token::RelayToken;
 
 pub async fn run(engine: &Arc<Engine>, cmd: RelayCmd, _json: bool) -> Result<Output, EngineError> {
     match cmd {
         RelayCmd::Token { rotate } => {
             let token = engine.relay_token(rotate).await?;
-            Ok(Output::Token(token.expose().to_string()))
+            Ok(Output::view(RelayToken { token: token.expose().to_string() }))
         }
         RelayCmd::Serve { listen } => {
             let listen = match listen {

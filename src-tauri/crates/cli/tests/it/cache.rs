@@ -96,7 +96,7 @@ async fn hit_ratios_count_the_whole_prompt_per_dialect() -> TestResult {
     let human = run(d, &["attempts", "a"], None)?;
     assert_eq!(human.code, 0, "{}", human.stderr);
     for line in [
-        format!("profile {a_key}: 51.7 % (1550 of 3000)"),
+        "profile primary: 51.7 % (1550 of 3000)".to_string(),
         "conversation conv-1: 47.5 % (950 of 2000)".to_string(),
         "conversation conv-2: 60.0 % (600 of 1000)".to_string(),
     ] {

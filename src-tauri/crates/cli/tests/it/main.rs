@@ -7,6 +7,7 @@ mod common;
 mod exec;
 mod fallback;
 mod journey;
+mod output;
 mod portable;
 mod quota;
 mod redaction;

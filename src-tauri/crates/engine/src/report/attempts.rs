@@ -1,13 +1,17 @@
 //! The attempt ledger as front ends list it (`switchyard attempts`, the Activity view) and
 //! export it (`--format jsonl`: every row since a time, page by page, oldest first). Rows
-//! carry no secret, no label and no prompt text; tags are the caller's, checked on the way in.
+//! carry no secret and no prompt text; the profile's label is there for tables but never
+//! serialised; tags are the caller's, checked on the way in.
 
 pub use crate::views::AttemptView;
+
+use std::collections::HashMap;
 
 use switchyard_core::connection::Protocol;
 use switchyard_core::prompt_cache::prompt_tokens;
 use switchyard_core::tag::parse_tags_json;
 use switchyard_store::attempts::{self, AttemptRow};
+use switchyard_store::{profiles, SqliteConnection};
 
 use crate::clock::rfc3339;
 use crate::engine::Engine;
@@ -25,8 +29,9 @@ impl Engine {
         let since_ms = crate::report::time_zone::parse_since(since, self.now_ms(), &self.zone().await?)?;
         let mut conn = self.store.acquire().await?;
         let rows = attempts::for_connection_since(&mut conn, &connection.id, since_ms, limit.clamp(1, 10_000)).await?;
+        let labels = profile_labels(&mut conn, &connection.id).await?;
         let protocol = crate::views::protocol_of(&connection);
-        Ok(rows.into_iter().map(|r| attempt_view(&connection.slug, protocol, r)).collect())
+        Ok(rows.into_iter().map(|r| attempt_view(&connection.slug, protocol, &labels, r)).collect())
     }
 
     /// Every attempt of a connection at or after `since` (RFC 3339 or `Nd`; `None`: all),
@@ -44,9 +49,10 @@ impl Engine {
             Some(s) => crate::report::time_zone::parse_since(s, self.now_ms(), &self.zone().await?)?,
             None => i64::MIN,
         };
-        let start = {
+        let (start, labels) = {
             let mut conn = self.store.acquire().await?;
-            attempts::page_start(&mut conn, &connection.id, since_ms).await?
+            let start = attempts::page_start(&mut conn, &connection.id, since_ms).await?;
+            (start, profile_labels(&mut conn, &connection.id).await?)
         };
         let (Some(mut after), mut sent) = (start, 0u64) else { return Ok(0) };
         loop {
@@ -58,7 +64,7 @@ impl Engine {
             let last = page.last().map(|r| r.id);
             for r in page {
                 sent += 1;
-                if !sink(attempt_view(&connection.slug, crate::views::protocol_of(&connection), r.row)) {
+                if !sink(attempt_view(&connection.slug, crate::views::protocol_of(&connection), &labels, r.row)) {
                     return Ok(sent);
                 }
             }
@@ -74,18 +80,28 @@ impl Engine {
         let connection = self.connection_by_slug(slug).await?;
         let mut conn = self.store.acquire().await?;
         let rows = attempts::for_connection(&mut conn, &connection.id, limit.clamp(1, 10_000)).await?;
+        let labels = profile_labels(&mut conn, &connection.id).await?;
         let protocol = crate::views::protocol_of(&connection);
-        Ok(rows.into_iter().map(|r| attempt_view(&connection.slug, protocol, r)).collect())
+        Ok(rows.into_iter().map(|r| attempt_view(&connection.slug, protocol, &labels, r)).collect())
     }
 }
 
-fn attempt_view(slug: &str, protocol: Protocol, r: AttemptRow) -> AttemptView {
+/// The labels of a connection's profiles now, by id (a removed profile has none).
+pub(crate) async fn profile_labels(
+    conn: &mut SqliteConnection,
+    connection_id: &str,
+) -> Result<HashMap<String, String>, EngineError> {
+    Ok(profiles::for_connection(conn, connection_id).await?.into_iter().map(|p| (p.id, p.label)).collect())
+}
+
+fn attempt_view(slug: &str, protocol: Protocol, labels: &HashMap<String, String>, r: AttemptRow) -> AttemptView {
     let opt = |v: Option<i64>| v.map(small);
     AttemptView {
         at: rfc3339(r.at_ms),
         connection: slug.to_string(),
         turn: r.turn,
         attempt: small(r.attempt),
+        label: labels.get(&r.profile_id).cloned(),
         profile: r.profile_id,
         reason: r.reason,
         model: r.model,

@@ -19,6 +19,7 @@ use switchyard_store::{key_fees, prices, profiles};
 use crate::clock::rfc3339;
 use crate::engine::Engine;
 use crate::error::EngineError;
+use crate::report::attempts::profile_labels;
 use crate::report::time_zone::{date_of, parse_since, start_of, zone_name};
 
 /// Rows read per page of the ledger.
@@ -32,7 +33,7 @@ pub const UNTAGGED: &str = "(untagged)";
 /// What usage groups on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UsageBy {
-    /// The stable profile id.
+    /// The stable profile id (each row's `label` names it for tables).
     Profile,
     /// The client-facing model name (`(none)` when the request named none).
     Model,
@@ -80,12 +81,19 @@ impl Engine {
             }
         })
         .await?;
+        let mut rows: Vec<UsageRow> = groups.into_iter().map(|(k, s)| s.row(k)).collect();
+        if by == UsageBy::Profile {
+            let labels = profile_labels(&mut *self.store.acquire().await?, &connection.id).await?;
+            for row in &mut rows {
+                row.label = labels.get(&row.key).cloned();
+            }
+        }
         Ok(UsageView {
             slug: connection.slug,
             by: by.as_str().to_string(),
             since: since_ms.map(rfc3339),
             time_zone: zone_name(&tz),
-            rows: groups.into_iter().map(|(k, s)| s.row(k)).collect(),
+            rows,
             complete: total.cost.is_some(),
             total: total.row("total".to_string()),
         })
@@ -259,6 +267,7 @@ impl Sums {
     fn row(self, key: String) -> UsageRow {
         UsageRow {
             key,
+            label: None,
             requests: self.requests,
             errors: self.errors,
             input_tokens: self.input,

@@ -15,6 +15,10 @@ pub struct AttemptView {
     pub attempt: i32,
     /// Stable profile id (never the label).
     pub profile: String,
+    /// The profile's label now, for tables; `None` when the profile has been removed since.
+    /// Not serialised: JSON and IPC rows carry the id only (docs/interface.md, `Attempt`).
+    #[serde(skip)]
+    pub label: Option<String>,
     pub reason: String,
     pub model: Option<String>,
     pub status: Option<i32>,

@@ -199,3 +199,16 @@ pub struct VerifyReport {
     /// Set when this verification restored a pending imported routing mode, saying so.
     pub routing_restored: Option<String>,
 }
+
+impl VerifyReport {
+    /// The results of enabled profiles that did not end `verified` (`auth_invalid` or
+    /// `unverified`): keys routing cannot use now. A disabled profile's result is reported
+    /// but does not count here, nor does one removed while it was verified.
+    pub fn not_verified(&self) -> Vec<&VerifyResult> {
+        let enabled = |id: &str| self.routing.profiles.iter().any(|p| p.id == id && p.enabled);
+        self.results
+            .iter()
+            .filter(|r| r.outcome != switchyard_core::states::VerifyOutcome::Verified && enabled(&r.profile_id))
+            .collect()
+    }
+}

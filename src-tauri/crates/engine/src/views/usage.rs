@@ -9,6 +9,11 @@ use specta::Type;
 #[derive(Debug, Clone, PartialEq, Serialize, Type)]
 pub struct UsageRow {
     pub key: String,
+    /// Grouped by profile: the label of the profile `key` names, now (`None` when it has been
+    /// removed since); `None` for other groupings and the total. For tables; not serialised
+    /// (JSON and IPC keep the id in `key`).
+    #[serde(skip)]
+    pub label: Option<String>,
     #[specta(type = u32)]
     pub requests: i64,
     /// Attempts that failed or got no answer.
