@@ -106,13 +106,9 @@ pub(crate) fn error_response(fault: &Fault) -> Response {
 
 /// RFC 3339 time `secs` from now (Anthropic's `*-reset` headers).
 pub(crate) fn reset_time(secs: u64) -> String {
-    let now = chrono::Utc::now();
-    i64::try_from(secs)
-        .ok()
-        .and_then(chrono::TimeDelta::try_seconds)
-        .and_then(|d| now.checked_add_signed(d))
-        .unwrap_or(now)
-        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    let now = jiff::Timestamp::now();
+    let at = i64::try_from(secs).ok().and_then(|s| now.checked_add(jiff::SignedDuration::from_secs(s)).ok());
+    format!("{:.0}", at.unwrap_or(now))
 }
 
 /// Authentication, then the `anthropic-version` header.

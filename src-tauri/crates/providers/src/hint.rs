@@ -58,11 +58,31 @@ fn parse_retry_after(v: &str, now: SystemTime) -> Option<SystemTime> {
     if let Ok(secs) = v.parse::<u64>() {
         return now.checked_add(Duration::from_secs(secs));
     }
-    httpdate::parse_http_date(v).ok()
+    parse_http_date(v)
 }
 
-fn parse_rfc3339_ms(v: &str) -> Option<i64> {
-    chrono::DateTime::parse_from_rfc3339(v).ok().map(|t| t.timestamp_millis())
+/// An HTTP date (RFC 9110 section 5.6.7): IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), or
+/// the obsolete forms a recipient must still accept: RFC 850 (`Sunday, 06-Nov-94 08:49:37
+/// GMT`) and asctime (`Sun Nov  6 08:49:37 1994`).
+pub fn parse_http_date(v: &str) -> Option<SystemTime> {
+    let v = v.trim();
+    let utc = |form: &str| {
+        jiff::fmt::strtime::parse(form, v)
+            .and_then(|t| t.to_datetime())
+            .and_then(|dt| dt.to_zoned(jiff::tz::TimeZone::UTC))
+            .map(|z| z.timestamp())
+    };
+    let at = jiff::fmt::rfc2822::parse(v)
+        .map(|z| z.timestamp())
+        .or_else(|_| utc("%A, %d-%b-%y %H:%M:%S GMT"))
+        .or_else(|_| utc("%a %b %e %H:%M:%S %Y"))
+        .ok()?;
+    Some(SystemTime::from(at))
+}
+
+/// RFC 3339 text (any offset) as unix milliseconds.
+pub fn parse_rfc3339_ms(v: &str) -> Option<i64> {
+    v.trim().parse::<jiff::Timestamp>().ok().map(|t| t.as_millisecond())
 }
 
 /// Parses a Go-style duration as OpenAI sends in `x-ratelimit-reset-*`: one or more
@@ -121,6 +141,22 @@ fn scaled_ns(number: &str, scale_ns: u128) -> Option<u128> {
 mod tests {
     use super::*;
     use std::time::UNIX_EPOCH;
+
+    #[test]
+    fn http_dates_parse_in_all_three_forms_rfc_9110_names() {
+        let want = Some(UNIX_EPOCH + Duration::from_secs(784_111_777));
+        for form in ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"] {
+            assert_eq!(parse_http_date(form), want, "{form}: a recipient must accept it (RFC 9110 5.6.7)");
+        }
+        assert_eq!(parse_http_date("yesterday"), None, "anything else is no date");
+    }
+
+    #[test]
+    fn rfc3339_times_read_with_any_offset() {
+        assert_eq!(parse_rfc3339_ms("1994-11-06T08:49:37.250Z"), Some(784_111_777_250), "UTC with millis");
+        assert_eq!(parse_rfc3339_ms("1994-11-06T09:49:37+01:00"), Some(784_111_777_000), "an offset is applied");
+        assert_eq!(parse_rfc3339_ms("1994-11-06 08:49:37"), None, "no offset: not RFC 3339");
+    }
 
     fn now() -> SystemTime {
         UNIX_EPOCH + Duration::from_secs(1_748_945_742) // Tue, 03 Jun 2025 10:15:42 GMT

@@ -81,7 +81,7 @@ async fn rate_limit_carries_retry_after_and_an_exhausted_reset() -> anyhow::Resu
     let mock =
         mock_with(vec![("sk-ant", KeyScript::new(["claude-sonnet-4-5"]).behaviour(Behaviour::rate_limited(30)))])
             .await?;
-    let before = chrono::Utc::now();
+    let before = jiff::Timestamp::now();
     let resp = anthropic_post(&mock, "sk-ant", "/v1/messages", &message("claude-sonnet-4-5", false)).await?;
     let headers = resp.headers();
     assert_eq!(header(headers, "retry-after"), Some("30"), "Retry-After in seconds as scripted");
@@ -91,8 +91,8 @@ async fn rate_limit_carries_retry_after_and_an_exhausted_reset() -> anyhow::Resu
         "the request limit reads as exhausted"
     );
     let reset = header(headers, "anthropic-ratelimit-requests-reset").unwrap_or_default();
-    let reset = chrono::DateTime::parse_from_rfc3339(reset)?;
-    let ahead = reset.signed_duration_since(before).num_seconds();
+    let reset: jiff::Timestamp = reset.parse()?;
+    let ahead = reset.duration_since(before).as_secs();
     assert!((29..=31).contains(&ahead), "the reset is an RFC 3339 time retry_after_secs ahead (was {ahead} s)");
     Ok(())
 }

@@ -84,9 +84,7 @@ async fn started(
 }
 
 fn rfc3339(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
-        .unwrap_or_default()
+    jiff::Timestamp::from_millisecond(ms).map(|t| format!("{t:.3}")).unwrap_or_default()
 }
 
 /// Anthropic API-key headers: `remaining` of 50 requests, resetting `reset_in_ms` from `now`.

@@ -64,7 +64,7 @@ async fn fixture() -> Result<Fixture, Box<dyn std::error::Error>> {
 }
 
 fn ms(text: &str) -> i64 {
-    chrono::DateTime::parse_from_rfc3339(text).map(|t| t.timestamp_millis()).unwrap_or(0)
+    text.parse::<jiff::Timestamp>().map(|t| t.as_millisecond()).unwrap_or(0)
 }
 
 fn row(f: &Fixture, profile: &str, at_ms: i64, model: Option<&str>, tokens: [Option<i64>; 4]) -> AttemptRow {
@@ -313,7 +313,7 @@ async fn the_retention_cap_is_a_setting() -> TestResult {
 }
 
 fn chrono_text(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms).map(|t| t.to_rfc3339()).unwrap_or_default()
+    jiff::Timestamp::from_millisecond(ms).map(|t| t.to_string()).unwrap_or_default()
 }
 
 /// Profile index, model index, status, the four token counts, tag index, age in ms.

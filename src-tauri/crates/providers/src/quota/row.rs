@@ -170,7 +170,7 @@ fn parse_status(v: &str) -> Option<String> {
 
 fn parse_reset(v: &str, format: Reset, now_ms: i64) -> Option<i64> {
     match format {
-        Reset::Rfc3339 => chrono::DateTime::parse_from_rfc3339(v).ok().map(|t| t.timestamp_millis()),
+        Reset::Rfc3339 => crate::hint::parse_rfc3339_ms(v),
         Reset::UnixSeconds => {
             // 2001-09-09 ..= 5138-11-16: plain seconds, not milliseconds or a small countdown.
             let secs = parse_count(v).filter(|s| (1_000_000_000..100_000_000_000).contains(s))?;

@@ -26,7 +26,7 @@ impl Fixture {
         self.headers
             .iter()
             .find(|(k, _)| k == "date")
-            .and_then(|(_, v)| httpdate::parse_http_date(v).ok())
+            .and_then(|(_, v)| switchyard_providers::hint::parse_http_date(v))
             .unwrap_or(UNIX_EPOCH + Duration::from_secs(1_748_945_742))
     }
 
