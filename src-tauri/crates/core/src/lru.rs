@@ -54,6 +54,18 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
         self.map.get(key).filter(|s| self.live(s, now)).map(|s| &s.value)
     }
 
+    /// [`Lru::peek`], mutable: the live value of `key`, without counting a use.
+    pub fn peek_mut<Q>(&mut self, key: &Q, now: Instant) -> Option<&mut V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let ttl = self.idle;
+        let slot = self.map.get_mut(key)?;
+        let live = ttl.is_none_or(|ttl| now.saturating_duration_since(slot.used) <= ttl);
+        live.then_some(&mut slot.value)
+    }
+
     /// The live value of `key`, counted as used now; an expired entry is removed.
     pub fn get<Q>(&mut self, key: &Q, now: Instant) -> Option<&V>
     where
@@ -105,6 +117,16 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
         let slot = self.map.remove(key)?;
         self.order.remove(&slot.stamp);
         Some(slot.value)
+    }
+
+    /// Every entry, live or idle, in no particular order (not counted as a use).
+    pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
+        self.map.iter().map(|(k, s)| (k, &s.value))
+    }
+
+    /// [`Lru::iter`], mutable.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&K, &mut V)> {
+        self.map.iter_mut().map(|(k, s)| (k, &mut s.value))
     }
 
     /// Keeps only the entries `keep` says yes to.

@@ -8,9 +8,10 @@
 //! keeps the stored readings under the same cap as the memory ([`MAX_READINGS`]): readings of
 //! client-chosen model names cannot pile up in either.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use switchyard_core::lru::Lru;
 
 use switchyard_core::routing::{ProfileView as RouteProfile, QuotaBlocks, QuotaPolicy, QuotaReading};
 use switchyard_providers::QuotaWindow;
@@ -45,35 +46,33 @@ struct Reading {
 /// The latest readings, shared by the request path and the writer.
 #[derive(Debug)]
 pub struct QuotaBoard {
-    readings: Mutex<HashMap<Key, Reading>>,
+    /// Bounded: the least recently recorded reading goes first (readings are recorded in
+    /// the order they are seen).
+    readings: Mutex<Lru<Key, Reading>>,
     /// Periodic writer passes done (tests wait on it instead of sleeping through the tick).
     passes: tokio::sync::watch::Sender<u64>,
 }
 
 impl Default for QuotaBoard {
     fn default() -> Self {
-        QuotaBoard { readings: Mutex::default(), passes: tokio::sync::watch::channel(0).0 }
+        QuotaBoard { readings: Mutex::new(Lru::new(MAX_READINGS, None)), passes: tokio::sync::watch::channel(0).0 }
     }
 }
 
 impl QuotaBoard {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Reading>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Lru<Key, Reading>> {
         self.readings.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Keeps `windows` as the latest readings of `profile_id`; per-model windows under `model`.
     pub fn record(&self, profile_id: &str, model: Option<&str>, windows: Vec<QuotaWindow>, seen_at_ms: i64) {
         let mut map = self.lock();
+        // No idle expiry: the instant only orders the entries.
+        let now = Instant::now();
         for window in windows {
             let model = if window.per_model { model.unwrap_or_default() } else { "" };
             let key = Key { profile_id: profile_id.to_string(), name: window.name, model: model.to_string() };
-            if map.len() >= MAX_READINGS && !map.contains_key(&key) {
-                let oldest = map.iter().min_by_key(|(_, r)| r.seen_at_ms).map(|(k, _)| k.clone());
-                if let Some(oldest) = oldest {
-                    map.remove(&oldest);
-                }
-            }
-            map.insert(key, Reading { window, seen_at_ms, dirty: true });
+            map.insert(key, Reading { window, seen_at_ms, dirty: true }, now);
         }
     }
 
@@ -93,7 +92,8 @@ impl QuotaBoard {
     fn retry_later(&self, rows: Vec<(Key, QuotaRow)>) {
         let mut map = self.lock();
         for (key, r) in rows {
-            if let Some(reading) = map.get_mut(&key).filter(|reading| reading.seen_at_ms == r.seen_at_ms) {
+            let reading = map.peek_mut(&key, Instant::now());
+            if let Some(reading) = reading.filter(|reading| reading.seen_at_ms == r.seen_at_ms) {
                 reading.dirty = true;
             }
         }
@@ -306,7 +306,7 @@ mod tests {
             board.record(&format!("p{i}"), None, vec![window("requests", false, 1)], seen);
         }
         assert_eq!(board.len(), MAX_READINGS, "never more than MAX_READINGS readings");
-        let keys: Vec<String> = board.lock().keys().map(|k| k.profile_id.clone()).collect();
+        let keys: Vec<String> = board.lock().iter().map(|(k, _)| k.profile_id.clone()).collect();
         assert!(!keys.iter().any(|k| k == "p0" || k == "p9"), "the oldest readings went first");
         assert!(keys.iter().any(|k| k == &format!("p{}", MAX_READINGS + 9)), "the newest stays");
     }
@@ -320,7 +320,7 @@ mod tests {
         let reset = |model: &str, at_ms| QuotaReset { profile_id: "p1".into(), model: model.into(), at_ms };
         board.apply_resets(&[reset("m1", 1)]);
         let mut left: Vec<(String, &str, String)> =
-            board.lock().keys().map(|k| (k.profile_id.clone(), k.name, k.model.clone())).collect();
+            board.lock().iter().map(|(k, _)| (k.profile_id.clone(), k.name, k.model.clone())).collect();
         left.sort();
         let want = [
             ("p1".to_string(), "requests", "m2".to_string()),
