@@ -141,30 +141,27 @@ mod tests {
 
     /// A one-request HTTP server that answers `ok` and hands back the request head it read.
     async fn one_answer() -> (String, tokio::task::JoinHandle<String>) {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("bind: {e}"));
-        let addr = listener.local_addr().unwrap_or_else(|e| panic!("addr: {e}"));
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
         let task = tokio::spawn(async move {
-            let (mut tcp, _) = listener.accept().await.unwrap_or_else(|e| panic!("accept: {e}"));
+            let (mut tcp, _) = listener.accept().await.expect("accept");
             let mut head = Vec::new();
             let mut buf = [0u8; 1024];
             while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                let n = tcp.read(&mut buf).await.unwrap_or_else(|e| panic!("read: {e}"));
+                let n = tcp.read(&mut buf).await.expect("read");
                 assert!(n > 0, "the client closed before finishing its request head");
                 head.extend_from_slice(&buf[..n]);
             }
             let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok";
-            tcp.write_all(answer).await.unwrap_or_else(|e| panic!("write: {e}"));
+            tcp.write_all(answer).await.expect("write");
             String::from_utf8_lossy(&head).into_owned()
         });
         (format!("http://{addr}"), task)
     }
 
     async fn get(up: &Upstream, url: &str) -> String {
-        let resp = up
-            .send(Method::GET, url, HeaderMap::new(), Either::Left(Full::new(Bytes::new())))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let body = collect(resp.into_body()).await.unwrap_or_else(|e| panic!("{e}"));
+        let resp = up.send(Method::GET, url, HeaderMap::new(), Either::Left(Full::new(Bytes::new()))).await.unwrap();
+        let body = collect(resp.into_body()).await.unwrap();
         String::from_utf8_lossy(&body).into_owned()
     }
 
@@ -172,11 +169,11 @@ mod tests {
     async fn a_request_the_proxy_rules_match_goes_through_the_proxy() {
         let (proxy, seen) = one_answer().await;
         let rules = Matcher::builder().http(proxy.clone()).build();
-        let proxied = reqwest::Client::builder().proxy(reqwest::Proxy::http(&proxy).unwrap_or_else(|e| panic!("{e}")));
-        let up = Upstream::with_proxies(rules, proxied).unwrap_or_else(|e| panic!("{e}"));
+        let proxied = reqwest::Client::builder().proxy(reqwest::Proxy::http(&proxy).unwrap());
+        let up = Upstream::with_proxies(rules, proxied).unwrap();
         // The host does not resolve: only the proxy can answer.
         assert_eq!(get(&up, "http://provider.invalid/v1/models").await, "ok");
-        let head = seen.await.unwrap_or_else(|e| panic!("{e}"));
+        let head = seen.await.unwrap();
         assert!(
             head.starts_with("GET http://provider.invalid/v1/models HTTP/1.1"),
             "a proxied request is sent in absolute form to the proxy: {head}"
@@ -185,19 +182,19 @@ mod tests {
 
     #[tokio::test]
     async fn an_https_url_is_spoken_over_tls() {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("bind: {e}"));
-        let addr = listener.local_addr().unwrap_or_else(|e| panic!("addr: {e}"));
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
         let first_byte = tokio::spawn(async move {
-            let (mut tcp, _) = listener.accept().await.unwrap_or_else(|e| panic!("accept: {e}"));
+            let (mut tcp, _) = listener.accept().await.expect("accept");
             let mut byte = [0u8; 1];
-            tcp.read_exact(&mut byte).await.unwrap_or_else(|e| panic!("read: {e}"));
+            tcp.read_exact(&mut byte).await.expect("read");
             byte[0]
         });
-        let up = Upstream::new().unwrap_or_else(|e| panic!("{e}"));
+        let up = Upstream::new().unwrap();
         let empty = Either::Left(Full::new(Bytes::new()));
         let sent = up.send(Method::GET, &format!("https://{addr}/v1/models"), HeaderMap::new(), empty).await;
         assert!(sent.is_err(), "a server that never completes the handshake gives no answer");
-        let byte = first_byte.await.unwrap_or_else(|e| panic!("{e}"));
+        let byte = first_byte.await.unwrap();
         assert_eq!(byte, 0x16, "the first byte on the wire is a TLS handshake record, not plain HTTP");
     }
 
@@ -205,11 +202,10 @@ mod tests {
     async fn a_request_no_proxy_exempts_goes_direct() {
         let (upstream, seen) = one_answer().await;
         let rules = Matcher::builder().http("http://proxy.invalid:9").no("127.0.0.1").build();
-        let proxied = reqwest::Client::builder()
-            .proxy(reqwest::Proxy::http("http://proxy.invalid:9").unwrap_or_else(|e| panic!("{e}")));
-        let up = Upstream::with_proxies(rules, proxied).unwrap_or_else(|e| panic!("{e}"));
+        let proxied = reqwest::Client::builder().proxy(reqwest::Proxy::http("http://proxy.invalid:9").unwrap());
+        let up = Upstream::with_proxies(rules, proxied).unwrap();
         assert_eq!(get(&up, &format!("{upstream}/v1/models")).await, "ok");
-        let head = seen.await.unwrap_or_else(|e| panic!("{e}"));
+        let head = seen.await.unwrap();
         assert!(head.starts_with("GET /v1/models HTTP/1.1"), "a direct request is sent in origin form: {head}");
         assert!(head.to_ascii_lowercase().contains(&format!("host: {}", &upstream[7..])), "host header set: {head}");
     }

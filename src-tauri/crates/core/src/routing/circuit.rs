@@ -250,7 +250,7 @@ mod tests {
     fn open_then_half_open_when_the_cooldown_ends() {
         let p = CooldownPolicy::default();
         let c = OpenCircuit::after_failure(None, &rate(None), false, &p, NOW);
-        let c = c.unwrap_or_else(|| panic!("a rate limit opens a circuit"));
+        let c = c.expect("a rate limit opens a circuit");
         assert_eq!(c.health(NOW + 29_999).state(), HealthState::Open, "still cooling");
         assert_eq!(
             c.health(NOW + 30_000),

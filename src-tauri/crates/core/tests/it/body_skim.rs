@@ -350,8 +350,8 @@ fn keys(shape: Shape, bytes: &[u8]) -> Vec<(String, String, String, String)> {
 }
 
 fn check_reads(shape: Shape, bytes: &[u8]) {
-    let value: Value = serde_json::from_slice(bytes).unwrap_or_else(|e| panic!("generated bodies are JSON: {e:?}"));
-    let skim = BodySkim::read(shape.protocol(), bytes).unwrap_or_else(|e| panic!("generated bodies skim: {e:?}"));
+    let value: Value = serde_json::from_slice(bytes).expect("generated bodies are JSON");
+    let skim = BodySkim::read(shape.protocol(), bytes).expect("generated bodies skim");
     assert_eq!(skim.model().as_deref(), value.get("model").and_then(Value::as_str), "the model");
     assert_eq!(
         skim.previous_response_id().as_deref(),
@@ -521,7 +521,7 @@ proptest! {
         let parsed = serde_json::from_slice::<Value>(&bytes).ok();
         let skim = BodySkim::read(p, &bytes);
         if let Some(Value::Object(_)) = &parsed {
-            let skim = skim.unwrap_or_else(|e| panic!("every JSON object skims: {e:?}"));
+            let skim = skim.expect("every JSON object skims");
             let model = skim.model();
             prop_assert_eq!(model.as_deref(), parsed.as_ref().and_then(|v| v.get("model")).and_then(Value::as_str));
         } else if let Ok(skim) = skim {
@@ -572,13 +572,13 @@ fn repeated_keys_keep_the_last_value_like_serde_json() {
     let body =
         br#"{"model":"a","model":"b","messages":[{"role":"user","content":"x","content":[{"type":"tool_result"}]}]}"#;
     let value: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    let skim = BodySkim::read(Protocol::Anthropic, body).unwrap_or_else(|e| panic!("a JSON object: {e:?}"));
+    let skim = BodySkim::read(Protocol::Anthropic, body).expect("a JSON object");
     assert_eq!(skim.model().as_deref(), Some("b"), "the last model");
     // the only message is a tool result (the last `content`): the opening is all messages
     let ids = ClientIds::default();
     let with_human = br#"{"model":"b","messages":[{"role":"user","content":[{"type":"tool_result"}]},{"role":"user","content":"hi"}]}"#;
     let v2: Value = serde_json::from_slice(with_human).unwrap_or(Value::Null);
-    let s2 = BodySkim::read(Protocol::Anthropic, with_human).unwrap_or_else(|e| panic!("a JSON object: {e:?}"));
+    let s2 = BodySkim::read(Protocol::Anthropic, with_human).expect("a JSON object");
     assert_eq!(
         turn_key(Protocol::Anthropic, "c", &ids, &value).0 == turn_key(Protocol::Anthropic, "c", &ids, &v2).0,
         skim.turn_key("c", &ids).0 == s2.turn_key("c", &ids).0,
@@ -599,21 +599,20 @@ fn a_lazy_read_stops_at_the_model_when_headers_decide_both_keys() {
     );
     // everything after the model is left unread (here: not even valid)
     let body = br#"{"model":"gpt-5","input":[ this is not read"#;
-    let skim =
-        BodySkim::read_for(Protocol::Openai, body, wants).unwrap_or_else(|e| panic!("stops after the model: {e:?}"));
+    let skim = BodySkim::read_for(Protocol::Openai, body, wants).expect("stops after the model");
     assert_eq!(skim.model().as_deref(), Some("gpt-5"));
     assert_eq!(BodySkim::read(Protocol::Openai, body).err(), Some(NotJson), "a full read checks everything");
     let (turn, _) = skim.turn_key("c", &ids);
     assert_eq!(turn, turn_key(Protocol::Openai, "c", &ids, &Value::Null).0, "the turn key from the header");
     let escaped = br#"{"model":"gpt\u002d5"}"#;
-    let skim = BodySkim::read(Protocol::Openai, escaped).unwrap_or_else(|e| panic!("a JSON object: {e:?}"));
+    let skim = BodySkim::read(Protocol::Openai, escaped).expect("a JSON object");
     assert_eq!(skim.model().as_deref(), Some("gpt-5"), "an escaped model is unescaped");
 }
 
 #[test]
 fn the_model_is_replaced_in_place() {
     let body = br#"{ "messages": [{"role": "user", "content": "model"}], "model" : "gpt\u002d5", "stream": true }"#;
-    let skim = BodySkim::read(Protocol::Openai, body).unwrap_or_else(|e| panic!("a JSON object: {e:?}"));
+    let skim = BodySkim::read(Protocol::Openai, body).expect("a JSON object");
     let renamed = skim.with_model("up \"stream\" 1").unwrap_or_default();
     let value: Value = serde_json::from_slice(&renamed).unwrap_or(Value::Null);
     assert_eq!(

@@ -171,12 +171,12 @@ mod tests {
     }
 
     async fn rows_after_writing(n: i64, retention: Option<i64>) -> usize {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
-        let store = Store::open(&dir.path().join("ledger.db")).await.unwrap_or_else(|e| panic!("store: {e}"));
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Store::open(&dir.path().join("ledger.db")).await.expect("store");
         if let Some(keep) = retention {
-            let mut conn = store.acquire().await.unwrap_or_else(|e| panic!("acquire: {e}"));
+            let mut conn = store.acquire().await.expect("acquire");
             let key = crate::ledger::retention::RETENTION_KEY;
-            settings::put(&mut conn, key, &keep.to_string(), None, 0).await.unwrap_or_else(|e| panic!("put: {e}"));
+            settings::put(&mut conn, key, &keep.to_string(), None, 0).await.expect("put");
         }
         let ledger = Ledger::start(store.clone());
         for i in 0..n {
@@ -186,8 +186,8 @@ mod tests {
             }
         }
         ledger.flush().await;
-        let mut conn = store.acquire().await.unwrap_or_else(|e| panic!("acquire: {e}"));
-        attempts::for_connection(&mut conn, "c", 1_000_000).await.unwrap_or_else(|e| panic!("list: {e}")).len()
+        let mut conn = store.acquire().await.expect("acquire");
+        attempts::for_connection(&mut conn, "c", 1_000_000).await.expect("list").len()
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

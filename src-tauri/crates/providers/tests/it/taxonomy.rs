@@ -59,7 +59,7 @@ fn load(path: &Path) -> Result<Fixture, String> {
 
 fn fixture(p: Protocol, row: &str) -> Fixture {
     let path = dir(p).join(format!("{row}.http"));
-    load(&path).unwrap_or_else(|e| panic!("every table row needs a readable fixture: {e}"))
+    load(&path).expect("every table row needs a readable fixture")
 }
 
 #[test]

@@ -191,7 +191,7 @@ mod tests {
     async fn frames_pass_unchanged_and_the_copy_holds_the_whole_body() {
         let parts: &[&'static [u8]] = &[b"{\"mess", b"ages\":[],\"mo", b"del\":\"m-late\"}"];
         let (body, copy) = StreamedBody::new(chunked(parts), 1024, &Arc::default());
-        let sent = body.collect().await.unwrap_or_else(|e| panic!("{e}")).to_bytes();
+        let sent = body.collect().await.unwrap().to_bytes();
         assert_eq!(&sent[..], &parts.concat()[..], "what goes upstream is the client's bytes, in order");
         assert_eq!(copy.bytes(), sent, "the copy is the whole body once it ended");
         assert_eq!(copy.model(Protocol::Openai).as_deref(), Some("m-late"), "a model past the first frame is found");
@@ -209,7 +209,7 @@ mod tests {
             1 << 20,
             &Arc::default(),
         );
-        let sent = body.collect().await.unwrap_or_else(|e| panic!("{e}")).to_bytes();
+        let sent = body.collect().await.unwrap().to_bytes();
         assert_eq!(copy.bytes(), sent, "the copy holds every frame, in order");
         assert_eq!(copy.model(Protocol::Anthropic).as_deref(), Some("m-big"), "the model from the opening");
         assert!(BodySkim::read(Protocol::Anthropic, &copy.bytes()).is_ok(), "the joined copy is the whole JSON body");
@@ -219,7 +219,7 @@ mod tests {
             let read_buffer = Bytes::from(vec![b' '; 200_000]);
             let frame = read_buffer.slice(0..size);
             let (body, copy) = StreamedBody::new(axum::body::Body::new(Full::new(frame)), 1 << 20, &buffers);
-            body.collect().await.unwrap_or_else(|e| panic!("{e}"));
+            body.collect().await.unwrap();
             let (len, at) = copy.read(|b| (b.len(), b.as_ptr()));
             assert_eq!(len, size, "the copy holds the frame");
             assert!(!read_buffer.as_ptr_range().contains(&at), "a copy must not pin the read buffer ({size} bytes)");
@@ -243,7 +243,7 @@ mod tests {
     #[tokio::test]
     async fn a_body_that_is_not_json_has_no_model() {
         let (body, copy) = StreamedBody::new(chunked(&[b"not json"]), 1024, &Arc::default());
-        body.collect().await.unwrap_or_else(|e| panic!("{e}"));
+        body.collect().await.unwrap();
         assert_eq!(copy.model(Protocol::Anthropic), None);
     }
 }
