@@ -1,4 +1,4 @@
-//! A secret typed into the window (the other inputs are the engine's own types, `engine/src/inputs.rs`).
+//! A secret typed into the window (the other inputs are the engine's own types, `engine/src/config/inputs.rs`).
 
 use serde::Deserialize;
 use specta::Type;

@@ -44,7 +44,7 @@ export type {
   ProfileView,
   Removal,
 } from '../bindings';
-// The engine's own input types (engine/src/inputs.rs), under the names the forms use.
+// The engine's own input types (engine/src/config/inputs.rs), under the names the forms use.
 export type ConnectionInput = import('../bindings').NewConnection;
 export type ConnectionEditInput = import('../bindings').ConnectionEdit_Deserialize;
 export type ProfileInput = import('../bindings').NewProfile_Deserialize;

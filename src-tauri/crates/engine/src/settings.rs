@@ -4,7 +4,7 @@
 //! out of range; writes check the range and are compare-and-swap on the revision read (a
 //! concurrent change is a conflict, never lost). The user-facing names the CLI's `settings`
 //! command takes (`relay-port`, …) are [`UserSetting`]s, converted here too, so no front end
-//! keeps its own mapping. What each setting means lives with its use case (`readiness.rs`,
+//! keeps its own mapping. What each setting means lives with its use case (`readiness/gates.rs`,
 //! `relay_settings.rs`, `affinity.rs`, …), which reads it through [`Engine::setting`].
 
 use std::time::Duration;

@@ -20,7 +20,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::router::KeysLater;
 
 /// Rows kept in the `attempts` table unless the `ledger_retention_rows` setting says otherwise
-/// (`ledger_retention.rs`).
+/// (`ledger/retention.rs`).
 pub const RETENTION_ROWS: i64 = 100_000;
 const BATCH: usize = 256;
 const LINGER: Duration = Duration::from_millis(100);

@@ -3,7 +3,7 @@
 //! task writes the readings that changed to the `quota` table every [`FLUSH_EVERY`] (and
 //! `Router::shutdown` writes the rest), so a restart shows the last known state with its age.
 //! `Engine::quota` shows them (`crate::report::quota`); quota-aware selection judges them
-//! (`QuotaBoard::blocks`, read by `attempt.rs` when the connection turned it on). Each writer
+//! (`QuotaBoard::blocks`, read by `select.rs` when the connection turned it on). Each writer
 //! pass first drops the readings a `health reset` (of any process) cleared, and after writing
 //! keeps the stored readings under the same cap as the memory ([`MAX_READINGS`]): readings of
 //! client-chosen model names cannot pile up in either.

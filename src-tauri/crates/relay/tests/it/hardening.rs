@@ -230,6 +230,12 @@ async fn a_silent_upstream_is_answered_with_504_within_the_first_byte_timeout() 
         let resp = r.chat("m1", vec![user("anyone there?")], false).await?;
         let took = started.elapsed();
         assert_eq!(resp.status(), 504, "{mode:?}: an upstream that never answers gets a 504");
+        let reason = resp.headers().get("x-switchyard-reason").and_then(|v| v.to_str().ok()).map(str::to_string);
+        assert_eq!(
+            reason.as_deref(),
+            Some("upstream_timeout"),
+            "{mode:?}: the relay's own reason, also after the route headers of a routed request"
+        );
         assert!(took < Duration::from_secs(8), "{mode:?}: within the timeout per attempt, not never: {took:?}");
         let body: serde_json::Value = resp.json().await?;
         assert_eq!(body["error"]["type"], "server_error", "{mode:?}: in the OpenAI error shape: {body}");
