@@ -70,6 +70,15 @@ macro_rules! specta_builder_for {
                 $crate::commands::autostart::autostart_set,
             ])
             .events(tauri_specta::collect_events![$crate::events::VerifyProgress, $crate::events::RelayStatusChanged])
+            // The engine's gate sentences, so the UI's test fake says exactly what the engine says.
+            .constant(
+                "GATE_SENTENCES",
+                std::collections::BTreeMap::from([
+                    ("no_model", switchyard_engine::GATE_NO_MODEL),
+                    ("model_unserved", switchyard_engine::GATE_MODEL_UNSERVED),
+                    ("no_pair", switchyard_engine::GATE_NO_PAIR),
+                ]),
+            )
     };
 }
 

@@ -98,6 +98,9 @@ export const events = {
 	verifyProgress: makeEvent<VerifyProgress_Serialize, VerifyProgress_Deserialize>("verify-progress"),
 };
 
+/* Constants */
+export const GATE_SENTENCES = {"model_unserved":"model {model} has no eligible profile ({why})","no_model":"the connection has no enabled model","no_pair":"no model has two eligible profiles"} as const;
+
 /* Types */
 /**  What balanced routing keeps on one key. */
 export type AffinityMode = "turn" | "conversation";

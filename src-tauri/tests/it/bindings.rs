@@ -1,5 +1,5 @@
 //! The checked-in `ui/src/bindings.ts` must be exactly what tauri-specta generates from the
-//! commands; regenerate with `SWITCHYARD_WRITE_BINDINGS=1 cargo test -p switchyard-desktop --test bindings`.
+//! commands; regenerate with `SWITCHYARD_WRITE_BINDINGS=1 cargo test -p switchyard-desktop --test it bindings`.
 
 #[test]
 fn checked_in_bindings_match_the_commands() -> Result<(), Box<dyn std::error::Error>> {
@@ -13,7 +13,7 @@ fn checked_in_bindings_match_the_commands() -> Result<(), Box<dyn std::error::Er
     let checked_in = std::fs::read_to_string(&checked_in_path).unwrap_or_default();
     assert!(
         checked_in == generated,
-        "ui/src/bindings.ts drifted from the Rust commands; run SWITCHYARD_WRITE_BINDINGS=1 cargo test -p switchyard-desktop --test bindings"
+        "ui/src/bindings.ts drifted from the Rust commands; run SWITCHYARD_WRITE_BINDINGS=1 cargo test -p switchyard-desktop --test it bindings"
     );
     Ok(())
 }

@@ -1,7 +1,9 @@
 // The fake engine's readiness rules, a small copy of the real ones: evidence is current when
 // taken under the profile's credential revision and the connection's basis; a profile serves a
 // model when enabled, keyed, current and the model is supported; the gates need every model
-// served and one model served twice.
+// served and one model served twice. What a failing gate says comes from the engine itself
+// (GATE_SENTENCES in the bindings), not a copy.
+import { GATE_SENTENCES } from '../../src/bindings';
 import type {
   AffinityView,
   ExcludedView,
@@ -94,12 +96,12 @@ export function gates(c: FakeConnection, profiles: FakeProfile[]): GateView {
     return { model, eligible: eligible.map((p) => p.id), eligible_labels: eligible.map((p) => p.label), excluded };
   });
   const failures: string[] = [];
-  if (models.length === 0) failures.push('the connection has no enabled model');
+  if (models.length === 0) failures.push(GATE_SENTENCES.no_model);
   for (const m of models.filter((m) => m.eligible.length === 0)) {
     const why = m.excluded.map((e) => `${e.label}: ${e.reason}`).join(', ');
-    failures.push(`model ${m.model} has no eligible profile (${why})`);
+    failures.push(GATE_SENTENCES.model_unserved.replace('{model}', m.model).replace('{why}', why));
   }
-  if (models.length > 0 && models.every((m) => m.eligible.length < 2)) failures.push('no model has two eligible profiles');
+  if (models.length > 0 && models.every((m) => m.eligible.length < 2)) failures.push(GATE_SENTENCES.no_pair);
   return { ok: failures.length === 0, models, failures };
 }
 

@@ -22,6 +22,14 @@ pub struct ModelGate {
     pub excluded: Vec<ExcludedProfile>,
 }
 
+/// What a failing gate report says: no enabled model at all.
+pub const GATE_NO_MODEL: &str = "the connection has no enabled model";
+/// What a failing gate report says for a model no profile can serve (`{model}` and `{why}`,
+/// the excluded profiles and their reasons, filled in).
+pub const GATE_MODEL_UNSERVED: &str = "model {model} has no eligible profile ({why})";
+/// What a failing gate report says when no model has two eligible profiles.
+pub const GATE_NO_PAIR: &str = "no model has two eligible profiles";
+
 /// The activation report, shaped like `gates` in `routing status --json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GateReport {
@@ -34,14 +42,14 @@ impl GateReport {
     pub fn failures(&self) -> Vec<String> {
         let mut out = Vec::new();
         if self.models.is_empty() {
-            out.push("the connection has no enabled model".to_string());
+            out.push(GATE_NO_MODEL.to_string());
         }
         for m in self.models.iter().filter(|m| m.eligible.is_empty()) {
             let why: Vec<String> = m.excluded.iter().map(|e| format!("{}: {}", e.profile, e.reason)).collect();
-            out.push(format!("model {} has no eligible profile ({})", m.model, why.join(", ")));
+            out.push(GATE_MODEL_UNSERVED.replace("{model}", &m.model).replace("{why}", &why.join(", ")));
         }
         if !self.models.is_empty() && self.models.iter().all(|m| m.eligible.len() < 2) {
-            out.push("no model has two eligible profiles".to_string());
+            out.push(GATE_NO_PAIR.to_string());
         }
         out
     }
