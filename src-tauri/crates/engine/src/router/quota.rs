@@ -49,13 +49,19 @@ pub struct QuotaBoard {
     /// Bounded: the least recently recorded reading goes first (readings are recorded in
     /// the order they are seen).
     readings: Mutex<Lru<Key, Reading>>,
+    /// The instant the board was made (the LRU's use order needs one; nothing expires).
+    started: Instant,
     /// Periodic writer passes done (tests wait on it instead of sleeping through the tick).
     passes: tokio::sync::watch::Sender<u64>,
 }
 
 impl Default for QuotaBoard {
     fn default() -> Self {
-        QuotaBoard { readings: Mutex::new(Lru::new(MAX_READINGS, None)), passes: tokio::sync::watch::channel(0).0 }
+        QuotaBoard {
+            readings: Mutex::new(Lru::new(MAX_READINGS, None)),
+            started: Instant::now(),
+            passes: tokio::sync::watch::channel(0).0,
+        }
     }
 }
 
@@ -67,12 +73,19 @@ impl QuotaBoard {
     /// Keeps `windows` as the latest readings of `profile_id`; per-model windows under `model`.
     pub fn record(&self, profile_id: &str, model: Option<&str>, windows: Vec<QuotaWindow>, seen_at_ms: i64) {
         let mut map = self.lock();
-        // No idle expiry: the instant only orders the entries.
-        let now = Instant::now();
+        // No idle expiry: the instant only orders the entries, so the board's own start will do.
+        let now = self.started;
         for window in windows {
             let model = if window.per_model { model.unwrap_or_default() } else { "" };
             let key = Key { profile_id: profile_id.to_string(), name: window.name, model: model.to_string() };
-            map.insert(key, Reading { window, seen_at_ms, dirty: true }, now);
+            let reading = Reading { window, seen_at_ms, dirty: true };
+            // The same windows come back with every answer: update in place (no key copy).
+            match map.get_mut(&key, now) {
+                Some(kept) => *kept = reading,
+                None => {
+                    map.insert(key, reading, now);
+                }
+            }
         }
     }
 
@@ -92,7 +105,7 @@ impl QuotaBoard {
     fn retry_later(&self, rows: Vec<(Key, QuotaRow)>) {
         let mut map = self.lock();
         for (key, r) in rows {
-            let reading = map.peek_mut(&key, Instant::now());
+            let reading = map.peek_mut(&key, self.started);
             if let Some(reading) = reading.filter(|reading| reading.seen_at_ms == r.seen_at_ms) {
                 reading.dirty = true;
             }
