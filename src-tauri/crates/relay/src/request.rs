@@ -33,8 +33,6 @@ pub struct Incoming {
     pub rest: String,
     pub query: Option<String>,
     pub headers: HeaderMap,
-    /// The buffered body (empty when it streams: `body/outgoing.rs`).
-    pub body: Bytes,
     /// The body's top-level `model` string, read by the skim (`None` when not JSON).
     pub model: Option<String>,
     /// A Responses request's non-empty `previous_response_id`.
@@ -172,8 +170,7 @@ async fn forwarded(
     };
     let keys = RequestKeys::Later(keys_later(r.protocol, slug, ids, copy.clone(), r.responses_api(), memo.clone()));
     let Received { method, rest, query, headers, .. } = r;
-    let incoming =
-        Incoming { method, rest, query, headers, body: Bytes::new(), model: None, previous_response_id: None };
+    let incoming = Incoming { method, rest, query, headers, model: None, previous_response_id: None };
     Ok(Prepared { incoming, outgoing, keys, copy: Some(copy) })
 }
 
@@ -194,7 +191,7 @@ async fn buffered(
     let previous_response_id = skim.previous_response_id().map(|p| p.into_owned());
     drop(skim);
     let Received { method, rest, query, headers, .. } = r;
-    let incoming = Incoming { method, rest, query, headers, body: body.clone(), model, previous_response_id };
+    let incoming = Incoming { method, rest, query, headers, model, previous_response_id };
     Ok(Prepared { incoming, outgoing: Outgoing::Buffered(body), keys, copy: None })
 }
 

@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
-use axum::http::{HeaderMap, Method, Response, StatusCode};
+use axum::http::{HeaderMap, Response, StatusCode};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Either, Full};
 use switchyard_core::routing::Failure;
@@ -86,17 +86,14 @@ impl Transport for HttpTransport<'_> {
         };
         let headers = upstream_headers(&self.incoming.headers, snap, target.secret);
         let mut facts = AttemptFacts::default();
-        let body = match (&self.body, hop) {
-            (Outgoing::Buffered(own), false) => {
+        // A hop gets the same bytes, with the model the target names: only forwarding streams,
+        // and a forwarded request has no chain to fall back along.
+        let body = match &self.body {
+            Outgoing::Buffered(own) => {
                 let body = upstream_body(snap.protocol, own, self.incoming.model(), target.upstream_model);
                 Either::Left(Full::new(account_bound(body, target, &mut facts)))
             }
-            (_, true) => {
-                let body =
-                    upstream_body(snap.protocol, &self.incoming.body, self.incoming.model(), target.upstream_model);
-                Either::Left(Full::new(account_bound(body, target, &mut facts)))
-            }
-            (Outgoing::Streamed(body), false) => {
+            Outgoing::Streamed(body) => {
                 let taken = body.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
                 debug_assert!(taken.is_some(), "a streamed body is sent by one attempt");
                 match taken {
@@ -106,7 +103,8 @@ impl Transport for HttpTransport<'_> {
             }
         };
         let started = Instant::now();
-        let sent = self.http.send_within(snap.first_byte_timeout, self.method(), &url, headers, body).await;
+        let method = self.incoming.method.clone();
+        let sent = self.http.send_within(snap.first_byte_timeout, method, &url, headers, body).await;
         facts.timed_out = matches!(sent, Err(NoAnswer::TimedOut));
         // A streamed body's model, read from its copy once the attempt was answered.
         if target.model.is_none() {
@@ -130,12 +128,6 @@ impl Transport for HttpTransport<'_> {
             }
         };
         reply.with(facts)
-    }
-}
-
-impl HttpTransport<'_> {
-    fn method(&self) -> Method {
-        self.incoming.method.clone()
     }
 }
 
