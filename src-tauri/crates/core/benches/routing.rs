@@ -21,6 +21,7 @@ fn profiles(n: usize, models: &[String], basis: &BasisFingerprint) -> Vec<Profil
             priority: i as i64,
             enabled: true,
             credential_present: true,
+            credential: Default::default(),
             credential_revision: 3,
             evidence: Some(EvidenceView {
                 credential_revision: 3,

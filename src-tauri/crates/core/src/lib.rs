@@ -5,6 +5,7 @@ pub mod basis;
 pub mod body_skim;
 pub mod code;
 pub mod connection;
+pub mod credential_health;
 pub mod conversation;
 pub mod header;
 mod hex_text;

@@ -7,16 +7,15 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// Declares a state enum: variants with their contract words, `as_str`, `Display`, and
-/// equality with the word.
+/// Declares a state enum: variants with their contract words (serde renames each variant to
+/// its word, so a word may hold a `-`), `as_str`, `Display`, and equality with the word.
 macro_rules! state_enum {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $word:literal),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
         #[cfg_attr(feature = "specta", derive(specta::Type))]
-        #[serde(rename_all = "snake_case")]
         pub enum $name {
-            $($(#[$vmeta])* $variant),+
+            $($(#[$vmeta])* #[serde(rename = $word)] $variant),+
         }
 
         impl $name {
@@ -135,6 +134,45 @@ state_enum! {
     }
 }
 
+state_enum! {
+    /// What a profile's credential is (docs/design.md, "kind").
+    ProfileKind {
+        /// A key the provider issued, in the keychain.
+        ApiKey => "api_key",
+        /// A long-lived bearer token issued for one official client (Claude Code's
+        /// `setup-token`), in the keychain like a key.
+        Token => "token",
+        /// The official CLI's own login in a per-profile config directory; Switchyard never
+        /// reads it.
+        External => "external",
+        /// A login Switchyard owns and refreshes (a later issue: not creatable yet).
+        Oauth => "oauth",
+    }
+}
+
+state_enum! {
+    /// The official client a `token` or `external` credential belongs to.
+    OfficialClient {
+        ClaudeCode => "claude-code",
+        Codex => "codex",
+    }
+}
+
+state_enum! {
+    /// A profile's credential health (docs/design.md, "credential health"): computed from the
+    /// clock and what is known, never stored.
+    CredentialHealthState {
+        /// An API key that is there: it does not expire by itself.
+        Static => "static",
+        Ok => "ok",
+        /// A token that expires within seven days.
+        Expiring => "expiring",
+        Expired => "expired",
+        /// No secret, or the official CLI is not signed in.
+        Missing => "missing",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,5 +188,12 @@ mod tests {
             assert_eq!(state.map(CredentialPresence::as_str), Some(word), "{word} round-trips");
         }
         assert_eq!(EvidenceState::from_word("fresh"), None, "an unknown word is not a state");
+        let client = serde_json::to_string(&OfficialClient::ClaudeCode).unwrap_or_default();
+        assert_eq!(client, r#""claude-code""#, "a word with a dash is its JSON too (the CLI's --client value)");
+        assert_eq!(
+            serde_json::from_str::<ProfileKind>(r#""api_key""#).ok(),
+            Some(ProfileKind::ApiKey),
+            "kinds read back from their words"
+        );
     }
 }

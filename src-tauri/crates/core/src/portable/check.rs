@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::header::Header;
+use crate::profile::{check_credential, parse_expiry, CredentialSpec};
 use crate::secret_shape::echo_safe;
 use crate::validate::{
     normalize_base_url, validate_label, validate_model, validate_priority, validate_slug, validate_weight, InvalidInput,
@@ -104,10 +105,29 @@ fn check_connection(c: &mut ConnectionEntry, at: &str) -> Result<(), InvalidInpu
         validate_model(from).map_err(|_| InvalidInput::new(&mat, "the source model is not a valid model name"))?;
         validate_model(to).map_err(|e| moved(e, &mat))?;
     }
-    check_profiles(&c.profiles, at)
+    check_profiles(&mut c.profiles, at)
 }
 
-fn check_profiles(profiles: &[ProfileEntry], at: &str) -> Result<(), InvalidInput> {
+/// A profile's kind, client and expiry follow the rules of `profile add` (an expiry in the
+/// past is kept: the profile arrives without its token anyway); a token's client is filled in.
+fn check_kind(p: &mut ProfileEntry, pat: &str) -> Result<(), InvalidInput> {
+    let expires_at_ms = match &p.expires_at {
+        Some(text) => Some(parse_expiry(text).map_err(|e| moved(e, &format!("{pat}.expires_at")))?),
+        None => None,
+    };
+    let spec = CredentialSpec { kind: p.kind, client: p.client, expires_at_ms };
+    let spec = check_credential(spec, None).map_err(|e| {
+        let field = if e.field == "expires" { "expires_at".to_string() } else { e.field.clone() };
+        moved(e, &format!("{pat}.{field}"))
+    })?;
+    p.client = spec.client;
+    Ok(())
+}
+
+fn check_profiles(profiles: &mut [ProfileEntry], at: &str) -> Result<(), InvalidInput> {
+    for (j, p) in profiles.iter_mut().enumerate() {
+        check_kind(p, &format!("{at}.profiles[{j}]"))?;
+    }
     let mut labels: BTreeMap<&str, usize> = BTreeMap::new();
     for (j, p) in profiles.iter().enumerate() {
         let pat = format!("{at}.profiles[{j}]");

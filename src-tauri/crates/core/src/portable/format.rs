@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::connection::{Protocol, RoutingMode};
+use crate::states::{OfficialClient, ProfileKind};
 
 /// Value of the top-level `format` field.
 pub const FORMAT: &str = "switchyard.config";
@@ -71,7 +72,8 @@ pub struct HeaderEntry {
     pub value: String,
 }
 
-/// A credential profile without its credential: the importer adds keys later.
+/// A credential profile without its credential: the importer adds keys (or tokens, or signs
+/// in) later. Its kind travels; a token, a locator or an official CLI's login never does.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileEntry {
@@ -86,6 +88,19 @@ pub struct ProfileEntry {
     /// The profile legacy mode uses; exactly one per connection that has profiles.
     #[serde(default)]
     pub primary: bool,
+    /// What the credential is; files written before kinds existed have none: `api_key`.
+    #[serde(default = "api_key")]
+    pub kind: ProfileKind,
+    /// The official client of a `token` or `external` profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<OfficialClient>,
+    /// A token's expiry as the exporter knew it (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+}
+
+fn api_key() -> ProfileKind {
+    ProfileKind::ApiKey
 }
 
 fn legacy() -> RoutingMode {

@@ -8,6 +8,8 @@ use super::circuit::{CircuitHealth, CircuitLookup, ProfileHealth};
 use super::failure::FailureKind;
 use super::quota_reserve::QuotaBlocks;
 use crate::basis::BasisFingerprint;
+use crate::credential_health::{credential_health, CredentialFacts, CredentialHealth};
+use crate::states::CredentialHealthState;
 
 /// The models a verification proved a profile can use: sorted and deduplicated, so lookups
 /// are a binary search without allocation.
@@ -72,10 +74,21 @@ pub struct ProfileView {
     /// Lower number = tried first.
     pub priority: i64,
     pub enabled: bool,
-    /// The keychain holds a secret for the profile's locator.
+    /// The credential is there: the keychain holds the secret for the profile's locator, or
+    /// (`external`) the official CLI's credential file exists in its config directory.
     pub credential_present: bool,
     pub credential_revision: i64,
     pub evidence: Option<EvidenceView>,
+    /// Kind and expiry: with `credential_present` and the decision's clock they give the
+    /// credential's health (an expired token is excluded from the moment it expires).
+    pub credential: CredentialFacts,
+}
+
+impl ProfileView {
+    /// The credential's health at `now_ms` (docs/design.md, invariant 21).
+    pub fn credential_health(&self, now_ms: i64) -> CredentialHealth {
+        credential_health(&self.credential, self.credential_present, now_ms)
+    }
 }
 
 /// What evidence must match to count as current.
@@ -88,7 +101,9 @@ pub struct Criteria<'a> {
 }
 
 /// Why a profile is not eligible. When several hold, the first in this order is reported:
-/// configuration (`disabled`, `secret_missing`), then evidence (`no_evidence`,
+/// configuration (`disabled`, then the credential's health: `secret_missing` for a key or
+/// token not in the keychain, `missing` for a sign-in that is not there, `expired`), then
+/// evidence (`no_evidence`,
 /// `stale_evidence`, `auth_invalid`, `model_unsupported`), then health, credential-wide
 /// before per-model (`circuit_open` or `auth_invalid` for the credential circuit,
 /// `model_circuit_open`), then `quota_reserve` (quota-aware selection: a reading says the
@@ -100,6 +115,10 @@ pub struct Criteria<'a> {
 pub enum Exclusion {
     Disabled,
     SecretMissing,
+    /// An `external` (or `oauth`) profile is not signed in.
+    Missing,
+    /// A token (or login) is past its expiry.
+    Expired,
     NoEvidence,
     StaleEvidence,
     AuthInvalid,
@@ -111,9 +130,11 @@ pub enum Exclusion {
 }
 
 impl Exclusion {
-    pub const ALL: [Exclusion; 10] = [
+    pub const ALL: [Exclusion; 12] = [
         Exclusion::Disabled,
         Exclusion::SecretMissing,
+        Exclusion::Missing,
+        Exclusion::Expired,
         Exclusion::NoEvidence,
         Exclusion::StaleEvidence,
         Exclusion::AuthInvalid,
@@ -128,6 +149,8 @@ impl Exclusion {
         match self {
             Exclusion::Disabled => "disabled",
             Exclusion::SecretMissing => "secret_missing",
+            Exclusion::Missing => "missing",
+            Exclusion::Expired => "expired",
             Exclusion::NoEvidence => "no_evidence",
             Exclusion::StaleEvidence => "stale_evidence",
             Exclusion::AuthInvalid => "auth_invalid",
@@ -176,8 +199,11 @@ pub fn exclusion_under_quota(
     if !p.enabled {
         return Some(Exclusion::Disabled);
     }
-    if !p.credential_present {
-        return Some(Exclusion::SecretMissing);
+    match p.credential_health(criteria.now_ms).state {
+        CredentialHealthState::Missing if p.credential.kind.signs_in() => return Some(Exclusion::Missing),
+        CredentialHealthState::Missing => return Some(Exclusion::SecretMissing),
+        CredentialHealthState::Expired => return Some(Exclusion::Expired),
+        CredentialHealthState::Static | CredentialHealthState::Ok | CredentialHealthState::Expiring => {}
     }
     let Some(e) = &p.evidence else {
         return Some(Exclusion::NoEvidence);

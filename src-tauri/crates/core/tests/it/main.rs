@@ -8,6 +8,7 @@
 
 mod affinity_world;
 mod body_skim;
+mod credential_health;
 mod fixture;
 mod portable_format;
 mod routing_affinity;

@@ -54,6 +54,32 @@ fn a_valid_document_parses_and_renders_back() -> Result<(), Box<dyn std::error::
 }
 
 #[test]
+fn kinds_travel_and_old_files_read_as_api_keys() -> Result<(), Box<dyn std::error::Error>> {
+    use switchyard_core::states::{OfficialClient, ProfileKind};
+    let old = parse(&valid().to_string())?;
+    assert_eq!(old.connections[0].profiles[0].kind, ProfileKind::ApiKey, "a file without kind holds API keys");
+    let mut v = valid();
+    v["connections"][1]["profiles"][0]["kind"] = json!("token");
+    v["connections"][1]["profiles"][0]["expires_at"] = json!("2030-01-01T00:00:00Z");
+    v["connections"][0]["profiles"][1]["kind"] = json!("external");
+    v["connections"][0]["profiles"][1]["client"] = json!("codex");
+    let doc = parse(&v.to_string())?;
+    let token = &doc.connections[1].profiles[0];
+    assert_eq!(
+        (token.kind, token.client, token.expires_at.as_deref()),
+        (ProfileKind::Token, Some(OfficialClient::ClaudeCode), Some("2030-01-01T00:00:00Z")),
+        "a token keeps its expiry and is Claude Code's unless the file says otherwise"
+    );
+    let external = &doc.connections[0].profiles[1];
+    assert_eq!((external.kind, external.client), (ProfileKind::External, Some(OfficialClient::Codex)), "external");
+    let text = render(&doc)?;
+    assert!(text.contains("\"kind\": \"token\""), "the kind is written: {text}");
+    assert!(text.contains("\"client\": \"claude-code\""), "the client is written with its dash");
+    assert_eq!(parse(&text)?, doc, "and read back the same");
+    Ok(())
+}
+
+#[test]
 fn input_is_normalised_like_typed_in_input() -> Result<(), Box<dyn std::error::Error>> {
     let mut v = valid();
     v["connections"][0]["base_url"] = json!("https://api.example.com/v1/");
@@ -218,6 +244,39 @@ fn every_bad_input_names_its_path() {
             "connections[0]: missing field `slug`",
         ),
         ("not an object", Box::new(|d| *d = json!([1, 2])), "document: must be a JSON object"),
+        (
+            "an oauth profile (not creatable yet)",
+            Box::new(|d| d["connections"][1]["profiles"][0]["kind"] = json!("oauth")),
+            "connections[1].profiles[0].kind: oauth profiles are not available yet",
+        ),
+        (
+            "an unknown kind",
+            Box::new(|d| d["connections"][1]["profiles"][0]["kind"] = json!("password")),
+            "connections[1].profiles[0].kind: unknown value",
+        ),
+        (
+            "an external profile without its client",
+            Box::new(|d| d["connections"][1]["profiles"][0]["kind"] = json!("external")),
+            "connections[1].profiles[0].client: is required for an external profile",
+        ),
+        (
+            "an API key with a client",
+            Box::new(|d| d["connections"][1]["profiles"][0]["client"] = json!("codex")),
+            "connections[1].profiles[0].client: is for token and external profiles only",
+        ),
+        (
+            "an API key with an expiry",
+            Box::new(|d| d["connections"][1]["profiles"][0]["expires_at"] = json!("2030-01-01T00:00:00Z")),
+            "connections[1].profiles[0].expires_at: is for token profiles only",
+        ),
+        (
+            "a token with an expiry that is no time",
+            Box::new(|d| {
+                d["connections"][1]["profiles"][0]["kind"] = json!("token");
+                d["connections"][1]["profiles"][0]["expires_at"] = json!("soon");
+            }),
+            "connections[1].profiles[0].expires_at: is not an RFC 3339 time",
+        ),
     ];
     for (case, edit, want) in cases {
         let got = error_of(edit);
@@ -363,6 +422,10 @@ fn the_json_schema_agrees_with_the_code() -> Result<(), Box<dyn std::error::Erro
     let conn = &schema["$defs"]["connection"]["properties"];
     assert_eq!(conn["protocol"]["enum"], json!(["openai", "anthropic"]), "protocols");
     assert_eq!(conn["routing"]["enum"], json!(["legacy", "balanced", "priority"]), "routing modes");
+    let profile = &schema["$defs"]["profile"]["properties"];
+    assert_eq!(profile["kind"]["enum"], json!(["api_key", "token", "external"]), "creatable kinds");
+    assert_eq!(profile["client"]["enum"], json!(["claude-code", "codex"]), "official clients");
+    assert!(profile.get("expires_at").is_some(), "the schema describes expires_at");
     let weight = &schema["$defs"]["profile"]["properties"]["weight"];
     assert_eq!(
         (weight["minimum"].as_i64(), weight["maximum"].as_i64()),

@@ -237,6 +237,8 @@ fn every_reason_has_its_snake_case_name() {
     let want = [
         "disabled",
         "secret_missing",
+        "missing",
+        "expired",
         "no_evidence",
         "stale_evidence",
         "auth_invalid",

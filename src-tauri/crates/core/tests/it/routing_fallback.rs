@@ -147,6 +147,7 @@ fn profile(id: &str, models: &[&str]) -> ProfileView {
         priority: 0,
         enabled: true,
         credential_present: true,
+        credential: Default::default(),
         credential_revision: 1,
         evidence: Some(EvidenceView {
             credential_revision: 1,
