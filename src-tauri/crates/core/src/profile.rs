@@ -29,6 +29,14 @@ impl ProfileKind {
 impl OfficialClient {
     pub const ALL: [OfficialClient; 2] = [OfficialClient::ClaudeCode, OfficialClient::Codex];
 
+    /// The protocol the official client speaks: its connection must be of this protocol.
+    pub fn protocol(self) -> crate::connection::Protocol {
+        match self {
+            OfficialClient::ClaudeCode => crate::connection::Protocol::Anthropic,
+            OfficialClient::Codex => crate::connection::Protocol::Openai,
+        }
+    }
+
     /// The variable that points the official CLI at a config directory of its own.
     pub fn config_dir_var(self) -> &'static str {
         match self {

@@ -3,7 +3,7 @@
 //!
 //! Five rooms, and a few files at the door:
 //! - `config/` — what the user configures and the writes that keep it safe: connections,
-//!   profiles and their order (CAS writes; `inputs.rs` the inputs, `rows.rs` the decoded
+//!   profiles and their order, external profiles' config directories and sign-in (CAS writes; `inputs.rs` the inputs, `rows.rs` the decoded
 //!   rows), credentials in the keychain (rotation through the journal; `staging.rs`,
 //!   `orphans.rs`, `dir_lock.rs`: start-up clean-up that never takes a live key), secret
 //!   presence, portable export/import, the relay's token and port, and each connection's
@@ -48,7 +48,8 @@ mod views;
 
 pub use clock::{Clock, SystemClock};
 pub use config::dir_lock::LOCK_FILE;
-pub use config::inputs::{ConnectionEdit, NewConnection, NewProfile, ProfileEdit};
+pub use config::accounts::{LoginLaunch, ACCOUNTS_DIR};
+pub use config::inputs::{ConnectionEdit, NewConnection, NewCredential, NewProfile, ProfileEdit};
 pub use config::portable::{Conflict, ImportReport, ImportedConnection, ImportedProfile};
 pub use config::relay_settings::{DEFAULT_RELAY_PORT, RELAY_PORT_KEY, RELAY_TOKEN_REVISION_KEY};
 pub use config::reorder::OrderEntry;
@@ -88,4 +89,4 @@ pub use views::{
     RoutingStatus, VerifyEvent, VerifyReport, VerifyResult,
 };
 pub use views::{CacheView, TrafficView};
-pub use views::{ConnectionDetail, ConnectionView, HeaderView, ModelMapping, ProfileView, Removal};
+pub use views::{ConnectionDetail, ConnectionView, CredentialHealthView, HeaderView, ModelMapping, ProfileView, Removal};

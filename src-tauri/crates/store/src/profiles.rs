@@ -1,5 +1,6 @@
 //! The `profiles` table: credentials of a connection. The row holds the keychain locator,
-//! never the secret.
+//! never the secret, and the credential's kind (`api_key`, `token`, `external`), official
+//! client and expiry (migration 0008).
 
 use sqlx::{FromRow, SqliteConnection};
 
@@ -20,6 +21,26 @@ pub struct ProfileRow {
     pub revision: i64,
     pub created_at: i64,
     pub updated_at: i64,
+    /// `api_key`, `token`, `external` (or, later, `oauth`).
+    pub kind: String,
+    /// `claude-code` or `codex` for `token` and `external`.
+    pub client: Option<String>,
+    /// A token's expiry (unix ms), if known.
+    pub expires_at: Option<i64>,
+}
+
+/// What a new profile's credential is. The default is an API key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kind<'a> {
+    pub kind: &'a str,
+    pub client: Option<&'a str>,
+    pub expires_at: Option<i64>,
+}
+
+impl Default for Kind<'_> {
+    fn default() -> Self {
+        Kind { kind: "api_key", client: None, expires_at: None }
+    }
 }
 
 /// Fields of a new profile.
@@ -45,12 +66,23 @@ pub struct Settings {
 }
 
 const COLUMNS: &str = "id, connection_id, label, weight, priority, enabled, is_primary, locator_service, \
-     locator_account, credential_revision, revision, created_at, updated_at";
+     locator_account, credential_revision, revision, created_at, updated_at, kind, client, expires_at";
 
+/// Inserts an API-key profile.
 pub async fn insert(conn: &mut SqliteConnection, p: &NewProfile<'_>, now_ms: i64) -> Result<(), StoreError> {
+    insert_kind(conn, p, Kind::default(), now_ms).await
+}
+
+/// Inserts a profile whose credential is of `kind`.
+pub async fn insert_kind(
+    conn: &mut SqliteConnection,
+    p: &NewProfile<'_>,
+    kind: Kind<'_>,
+    now_ms: i64,
+) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO profiles (id, connection_id, label, weight, priority, enabled, is_primary, locator_service, \
-         locator_account, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         locator_account, created_at, updated_at, kind, client, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(p.id)
     .bind(p.connection_id)
@@ -63,6 +95,9 @@ pub async fn insert(conn: &mut SqliteConnection, p: &NewProfile<'_>, now_ms: i64
     .bind(p.locator.map(|l| l.1))
     .bind(now_ms)
     .bind(now_ms)
+    .bind(kind.kind)
+    .bind(kind.client)
+    .bind(kind.expires_at)
     .execute(conn)
     .await?;
     Ok(())
@@ -115,20 +150,24 @@ pub async fn update_settings(
     }
 }
 
-/// CAS replacement of the credential: new locator and credential revision + 1.
+/// CAS replacement of the credential: new locator, the new credential's expiry (a token's;
+/// `None` for a key or an unknown expiry) and credential revision + 1.
 pub async fn replace_credential(
     conn: &mut SqliteConnection,
     id: &str,
     expected: i64,
     locator: (&str, &str),
+    expires_at: Option<i64>,
     now_ms: i64,
 ) -> Result<i64, StoreError> {
     let done = sqlx::query_scalar::<_, i64>(
-        "UPDATE profiles SET locator_service = ?, locator_account = ?, credential_revision = credential_revision + 1, \
-         revision = revision + 1, updated_at = ? WHERE id = ? AND revision = ? RETURNING revision",
+        "UPDATE profiles SET locator_service = ?, locator_account = ?, expires_at = ?, \
+         credential_revision = credential_revision + 1, revision = revision + 1, updated_at = ? \
+         WHERE id = ? AND revision = ? RETURNING revision",
     )
     .bind(locator.0)
     .bind(locator.1)
+    .bind(expires_at)
     .bind(now_ms)
     .bind(id)
     .bind(expected)

@@ -11,7 +11,7 @@ use switchyard_vault::Secret;
 
 use crate::config::credentials::settle_staged;
 use crate::config::inputs::{ConnectionEdit, NewConnection};
-use crate::config::rows::{connection_view, locator_of, profile_view, Definition};
+use crate::config::rows::{connection_view, locator_of, Definition};
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::readiness::fallback::ChainGraph;
@@ -110,7 +110,7 @@ impl Engine {
         };
         let mut views = Vec::with_capacity(rows.len());
         for p in &rows {
-            views.push(profile_view(p, self.credential_state(p).await));
+            views.push(self.profile_view(p, self.credential_state(p).await));
         }
         Ok(ConnectionDetail { connection: connection_view(&row, rows.len())?, profiles: views })
     }
@@ -183,6 +183,9 @@ impl Engine {
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         for p in &rows {
             self.board.reset_profile(&p.id, switchyard_core::routing::ResetCause::Deleted);
+            if !crate::config::rows::credential_facts(p).kind.has_secret() {
+                self.remove_config_dir(&p.id);
+            }
         }
         let (deleted, pending) = self.delete_journaled(locators).await;
         Ok(Removal {

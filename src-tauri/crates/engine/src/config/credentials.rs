@@ -5,12 +5,13 @@
 //! clean-up (`orphans.rs`) removes journaled secrets no profile references and no live
 //! writer will commit.
 
+use switchyard_core::profile::{credential_spec, validate_token};
 use switchyard_core::routing::ResetCause;
-use switchyard_core::states::CredentialPresence;
+use switchyard_core::states::{CredentialPresence, ProfileKind};
 use switchyard_store::{journal, profiles, SqliteConnection};
 use switchyard_vault::{Locator, Secret};
 
-use crate::config::rows::{locator_of, profile_view};
+use crate::config::rows::{client_of, credential_facts, locator_of};
 use crate::config::staging::{own_pid, Staged, LEASE_MS};
 use crate::engine::Engine;
 use crate::error::EngineError;
@@ -82,8 +83,34 @@ impl Engine {
     /// Replaces a profile's credential. Evidence taken under the old credential revision is
     /// stale from now on; circuits of the profile are reset.
     pub async fn profile_rotate(&self, slug: &str, profile: &str, secret: Secret) -> Result<ProfileView, EngineError> {
+        self.profile_rotate_until(slug, profile, secret, None).await
+    }
+
+    /// [`Engine::profile_rotate`] with the new credential's expiry (RFC 3339, `token` only):
+    /// pasting a new token brings an expired profile back with its id, weight, order and
+    /// history; its old expiry goes with the old token (`None`: unknown). A token's shape is
+    /// checked; an external profile has no secret to replace (it signs in again instead).
+    pub async fn profile_rotate_until(
+        &self,
+        slug: &str,
+        profile: &str,
+        secret: Secret,
+        expires: Option<&str>,
+    ) -> Result<ProfileView, EngineError> {
         let connection = self.connection_by_slug(slug).await?;
         let row = self.profile_by_ref(&connection, profile).await?;
+        let kind = credential_facts(&row).kind;
+        if !kind.has_secret() {
+            return Err(EngineError::Precondition(format!(
+                "'{}' is an external profile: it has no secret to replace; sign in again with switchyard profile login {slug} {}",
+                row.label, row.label
+            )));
+        }
+        let client = client_of(&row).map(|c| c.as_str());
+        let spec = credential_spec(Some(kind.as_str()), client, expires, Some(self.now_ms()))?;
+        if let (ProfileKind::Token, Some(client)) = (kind, spec.client) {
+            validate_token(secret.expose(), client)?;
+        }
         let new_loc = self.new_locator(&row.id);
         let staged = self.stage_secret(&new_loc, secret).await?;
 
@@ -94,7 +121,8 @@ impl Engine {
             if let Some(old) = locator_of(&row) {
                 journal::record(&mut tx, &old.service, &old.account, now).await?;
             }
-            profiles::replace_credential(&mut tx, &row.id, row.revision, (&new_loc.service, &new_loc.account), now)
+            let locator = (new_loc.service.as_str(), new_loc.account.as_str());
+            profiles::replace_credential(&mut tx, &row.id, row.revision, locator, spec.expires_at_ms, now)
                 .await
                 .map_err(|e| EngineError::from_store("profile", &row.label, e))?;
             switchyard_store::circuits::clear_profile(&mut tx, &row.id).await?;
@@ -127,11 +155,15 @@ impl Engine {
         let mut conn = self.store.acquire().await?;
         let fresh =
             profiles::by_id(&mut conn, &row.id).await?.ok_or_else(|| EngineError::not_found("profile", &row.label))?;
-        Ok(profile_view(&fresh, CredentialPresence::Present))
+        Ok(self.profile_view(&fresh, CredentialPresence::Present))
     }
 
-    /// `present`, `missing`, or `unknown` when the keychain cannot be asked.
+    /// `present`, `missing`, or `unknown` when the keychain cannot be asked; for an external
+    /// profile, whether the official CLI's credential file exists in its config directory.
     pub(crate) async fn credential_state(&self, row: &profiles::ProfileRow) -> CredentialPresence {
+        if !credential_facts(row).kind.has_secret() {
+            return self.login_presence(row);
+        }
         let Some(loc) = locator_of(row) else {
             return CredentialPresence::Missing;
         };

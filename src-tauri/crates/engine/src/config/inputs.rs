@@ -43,6 +43,18 @@ pub struct NewProfile {
     pub priority: Option<i64>,
 }
 
+/// `profile add --kind … [--client …] [--expires …]`: what the new profile's credential is,
+/// as typed. All absent: an API key.
+#[derive(Debug, Clone, Default, Deserialize, Type)]
+pub struct NewCredential {
+    /// `api_key` (default), `token` or `external` (`oauth` is refused: not available yet).
+    pub kind: Option<String>,
+    /// `claude-code` or `codex`: required for `external`, default `claude-code` for `token`.
+    pub client: Option<String>,
+    /// A token's expiry, RFC 3339.
+    pub expires_at: Option<String>,
+}
+
 /// `profile edit`.
 #[derive(Debug, Clone, Default, Deserialize, Type)]
 pub struct ProfileEdit {

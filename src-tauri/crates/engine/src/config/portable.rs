@@ -1,7 +1,9 @@
 //! Export and import of shared configurations (docs/design.md, invariant 14). Export writes format
-//! v1 with export-local refs and no secret, locator, evidence or health. Import is one
-//! transaction: connections (renamed or skipped on slug conflicts, never overwritten),
-//! profiles disabled and without credentials, the wanted routing mode recorded as pending.
+//! v1 with export-local refs and no secret, locator, evidence or health; a profile's kind,
+//! client and a token's expiry travel, a token or an official CLI's login never does. Import is
+//! one transaction: connections (renamed or skipped on slug conflicts, never overwritten),
+//! profiles disabled and without credentials (a token or external profile arrives `missing`
+//! until the user pastes a token or signs in), the wanted routing mode recorded as pending.
 //! The format itself (types, validation) lives in `switchyard_core::portable`.
 
 pub use crate::views::{ImportReport, ImportedConnection, ImportedProfile};
@@ -16,7 +18,7 @@ use switchyard_core::{Header, RoutingMode};
 use switchyard_store::connections::{self, ConnectionRow, Routing};
 use switchyard_store::{profiles, SqliteConnection};
 
-use crate::config::rows::Definition;
+use crate::config::rows::{client_of, credential_facts, Definition};
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::fault::FaultPoint;
@@ -108,11 +110,12 @@ impl Engine {
         let now = self.now_ms();
         let mut written = 0;
         let mut ids: Vec<(String, String)> = Vec::new();
+        let mut externals: Vec<String> = Vec::new();
         for (entry, planned) in doc.connections.iter().zip(&report.connections) {
             let Some(slug) = &planned.new_slug else {
                 continue;
             };
-            ids.push((entry.reference.clone(), write_connection(&mut tx, entry, slug, now).await?));
+            ids.push((entry.reference.clone(), write_connection(&mut tx, entry, slug, now, &mut externals).await?));
             written += 1;
             if written == 1 {
                 self.faults.check(FaultPoint::ImportAfterFirstConnection)?;
@@ -138,6 +141,13 @@ impl Engine {
             InvalidInput::new("fallback", format!("the imported chain of '{owner}' is not valid here: {e}"))
         })?;
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
+        for id in &externals {
+            // The directory only; the profile reads `missing` until the user signs in (and
+            // `profile login` creates it again if this fails).
+            if let Err(e) = self.create_config_dir(id) {
+                tracing::warn!(error = %e, "an imported external profile's directory was not created");
+            }
+        }
         tracing::info!(
             created = report.created,
             renamed = report.renamed,
@@ -160,12 +170,16 @@ async fn export_connection(
         .iter()
         .map(|p| {
             *profile_count += 1;
+            let facts = credential_facts(p);
             ProfileEntry {
                 reference: format!("p{profile_count}"),
                 label: p.label.clone(),
                 weight: p.weight,
                 priority: p.priority,
                 primary: p.is_primary,
+                kind: facts.kind,
+                client: client_of(p),
+                expires_at: facts.expires_at_ms.map(crate::clock::rfc3339),
             }
         })
         .collect();
@@ -269,6 +283,7 @@ async fn write_connection(
     entry: &ConnectionEntry,
     slug: &str,
     now: i64,
+    externals: &mut Vec<String>,
 ) -> Result<String, EngineError> {
     let def = Definition {
         protocol: entry.protocol,
@@ -306,7 +321,19 @@ async fn write_connection(
             is_primary: p.primary,
             locator: None,
         };
-        profiles::insert(tx, &row, now).await.map_err(|e| EngineError::from_store("profile", &p.label, e))?;
+        // The file was checked (`switchyard_core::portable`): the kind is creatable and its
+        // client set; an expiry in the past is kept (the token itself never travels).
+        let expires_at_ms = match &p.expires_at {
+            Some(text) => Some(switchyard_core::profile::parse_expiry(text)?),
+            None => None,
+        };
+        let spec = switchyard_core::profile::CredentialSpec { kind: p.kind, client: p.client, expires_at_ms };
+        profiles::insert_kind(tx, &row, crate::config::profiles::kind_columns(&spec), now)
+            .await
+            .map_err(|e| EngineError::from_store("profile", &p.label, e))?;
+        if !p.kind.has_secret() {
+            externals.push(profile_id.clone());
+        }
     }
     Ok(id)
 }

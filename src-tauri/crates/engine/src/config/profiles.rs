@@ -1,22 +1,66 @@
-//! Profile use cases: add (with its secret), list, edit (CAS; primary promotion), remove
-//! (with its keychain entry). Rotation lives in `credentials.rs`.
+//! Profile use cases: add (an API key or token with its secret, or an external profile with
+//! its config directory), list, show, edit (CAS; primary promotion), remove (with its keychain
+//! entry or config directory). Rotation lives in `credentials.rs`, sign-in in `accounts.rs`.
 
+use switchyard_core::profile::{credential_spec, validate_token, CredentialSpec};
 use switchyard_core::routing::ResetCause;
+use switchyard_core::states::{CredentialPresence, ProfileKind};
 use switchyard_core::validate::{validate_label, validate_priority, validate_weight};
+use switchyard_core::InvalidInput;
 use switchyard_store::{circuits, journal, profiles};
 use switchyard_vault::Secret;
 
 use crate::config::credentials::settle_staged;
-use crate::config::inputs::{NewProfile, ProfileEdit};
-use crate::config::rows::{locator_of, profile_view};
+use crate::config::inputs::{NewCredential, NewProfile, ProfileEdit};
+use crate::config::rows::{credential_facts, locator_of};
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::views::{ProfileView, Removal};
 
 impl Engine {
-    /// Adds a profile with its secret. The first profile of a connection becomes its primary.
-    /// Adding never changes the routing mode (docs/design.md, invariant 2).
+    /// Adds an API-key profile with its secret. The first profile of a connection becomes its
+    /// primary. Adding never changes the routing mode (docs/design.md, invariant 2).
     pub async fn profile_add(&self, slug: &str, new: NewProfile, secret: Secret) -> Result<ProfileView, EngineError> {
+        self.profile_add_kind(slug, new, NewCredential::default(), Some(secret)).await
+    }
+
+    /// Adds a profile of any creatable kind: `api_key` and `token` with their secret (a token's
+    /// shape is checked, never echoed), `external` without one — its config directory is
+    /// created (mode 0700) and it stays `missing` until `profile login`.
+    pub async fn profile_add_kind(
+        &self,
+        slug: &str,
+        new: NewProfile,
+        credential: NewCredential,
+        secret: Option<Secret>,
+    ) -> Result<ProfileView, EngineError> {
+        let spec = credential_spec(
+            credential.kind.as_deref(),
+            credential.client.as_deref(),
+            credential.expires_at.as_deref(),
+            Some(self.now_ms()),
+        )?;
+        let secret = match (spec.kind, secret) {
+            (ProfileKind::External, Some(_)) => {
+                return Err(EngineError::Invalid(InvalidInput::new(
+                    "secret",
+                    format!("an external profile takes no secret: the official CLI signs in with switchyard profile login {slug} LABEL"),
+                )))
+            }
+            (ProfileKind::External, None) => None,
+            (_, None) => {
+                return Err(EngineError::Invalid(InvalidInput::new(
+                    "secret",
+                    "required: pass --secret-stdin or --secret-env NAME",
+                )))
+            }
+            (kind, Some(secret)) => {
+                if let (ProfileKind::Token, Some(client)) = (kind, spec.client) {
+                    validate_token(secret.expose(), client)?;
+                }
+                Some(secret)
+            }
+        };
         validate_label(&new.label)?;
         let weight = new.weight.unwrap_or(1);
         validate_weight(weight)?;
@@ -24,6 +68,18 @@ impl Engine {
             validate_priority(p)?;
         }
         let connection = self.connection_by_slug(slug).await?;
+        if let Some(client) = spec.client {
+            if client.protocol().as_str() != connection.protocol {
+                return Err(EngineError::Invalid(InvalidInput::new(
+                    "client",
+                    format!(
+                        "{client} speaks the {} protocol; connection '{slug}' is {}",
+                        client.protocol(),
+                        connection.protocol
+                    ),
+                )));
+            }
+        }
         let existing = {
             let mut conn = self.store.acquire().await?;
             profiles::for_connection(&mut conn, &connection.id).await?
@@ -33,8 +89,17 @@ impl Engine {
         }
         let priority = new.priority.unwrap_or_else(|| existing.iter().map(|p| p.priority + 1).max().unwrap_or(0));
         let profile_id = format!("p_{}", uuid::Uuid::new_v4().simple());
-        let loc = self.new_locator(&profile_id);
-        let staged = self.stage_secret(&loc, secret).await?;
+        let staged = match secret {
+            Some(secret) => {
+                let loc = self.new_locator(&profile_id);
+                let staged = self.stage_secret(&loc, secret).await?;
+                Some((loc, staged))
+            }
+            None => {
+                self.create_config_dir(&profile_id)?;
+                None
+            }
+        };
 
         let written: Result<(), EngineError> = async {
             let _held = self.lock_data_dir().await?;
@@ -49,18 +114,23 @@ impl Engine {
                 priority,
                 enabled: true,
                 is_primary: !has_primary,
-                locator: Some((&loc.service, &loc.account)),
+                locator: staged.as_ref().map(|(loc, _)| (loc.service.as_str(), loc.account.as_str())),
             };
-            profiles::insert(&mut tx, &row, now)
+            profiles::insert_kind(&mut tx, &row, kind_columns(&spec), now)
                 .await
                 .map_err(|e| EngineError::from_store("profile", &new.label, e))?;
-            settle_staged(&mut tx, &loc).await?;
+            if let Some((loc, _)) = &staged {
+                settle_staged(&mut tx, loc).await?;
+            }
             tx.commit().await.map_err(switchyard_store::StoreError::from)?;
             Ok(())
         }
         .await;
         if let Err(e) = written {
-            self.unstage_secret(&loc).await;
+            match &staged {
+                Some((loc, _)) => self.unstage_secret(loc).await,
+                None => self.remove_config_dir(&profile_id),
+            }
             return Err(e);
         }
         drop(staged);
@@ -68,7 +138,17 @@ impl Engine {
         let row = profiles::by_id(&mut conn, &profile_id)
             .await?
             .ok_or_else(|| EngineError::not_found("profile", &new.label))?;
-        Ok(profile_view(&row, switchyard_core::states::CredentialPresence::Present))
+        drop(conn);
+        let presence =
+            if spec.kind.has_secret() { CredentialPresence::Present } else { self.credential_state(&row).await };
+        Ok(self.profile_view(&row, presence))
+    }
+
+    /// One profile of `slug` (PROFILE: an id or a label), as `profile list` shows it.
+    pub async fn profile_show(&self, slug: &str, profile: &str) -> Result<ProfileView, EngineError> {
+        let connection = self.connection_by_slug(slug).await?;
+        let row = self.profile_by_ref(&connection, profile).await?;
+        Ok(self.profile_view(&row, self.credential_state(&row).await))
     }
 
     /// The secret of the profile with id `profile_id` (`None`: no such profile, or no keychain
@@ -137,7 +217,7 @@ impl Engine {
             self.board.reset_profile(&row.id, ResetCause::Disabled);
         }
         self.reconcile_routing(slug).await?;
-        Ok(profile_view(&fresh, self.credential_state(&fresh).await))
+        Ok(self.profile_view(&fresh, self.credential_state(&fresh).await))
     }
 
     /// Removes a profile and its keychain entry. The primary cannot be removed while it is
@@ -170,8 +250,20 @@ impl Engine {
             .map_err(|e| EngineError::from_store("profile", &row.label, e))?;
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         self.board.reset_profile(&row.id, ResetCause::Deleted);
+        if credential_facts(&row).kind == ProfileKind::External {
+            self.remove_config_dir(&row.id);
+        }
         let (deleted, pending) = self.delete_journaled(locator.into_iter().collect()).await;
         self.reconcile_routing(slug).await?;
         Ok(Removal { slug: slug.to_string(), profiles_removed: 1, secrets_deleted: deleted, secrets_pending: pending })
+    }
+}
+
+/// The store's columns for a checked credential spec.
+pub(crate) fn kind_columns(spec: &CredentialSpec) -> profiles::Kind<'static> {
+    profiles::Kind {
+        kind: spec.kind.as_str(),
+        client: spec.client.map(|c| c.as_str()),
+        expires_at: spec.expires_at_ms,
     }
 }

@@ -4,7 +4,6 @@
 
 use switchyard_store::profiles;
 
-use crate::config::rows::profile_view;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::views::ProfileView;
@@ -57,7 +56,7 @@ impl Engine {
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         let mut views = Vec::with_capacity(fresh.len());
         for p in &fresh {
-            views.push(profile_view(p, self.credential_state(p).await));
+            views.push(self.profile_view(p, self.credential_state(p).await));
         }
         Ok(views)
     }

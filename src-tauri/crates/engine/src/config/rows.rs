@@ -1,7 +1,8 @@
 //! Decoding store rows into domain values and views.
 
 use std::collections::BTreeMap;
-use switchyard_core::states::CredentialPresence;
+use switchyard_core::credential_health::CredentialFacts;
+use switchyard_core::states::{CredentialPresence, OfficialClient, ProfileKind};
 
 use switchyard_core::{BasisFingerprint, Header, Protocol};
 use switchyard_store::connections::ConnectionRow;
@@ -9,6 +10,7 @@ use switchyard_store::profiles::ProfileRow;
 use switchyard_vault::Locator;
 
 use crate::clock::rfc3339;
+use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::views::{small, ConnectionView, HeaderView, ModelMapping, ProfileView};
 
@@ -73,7 +75,39 @@ pub(crate) fn connection_view(row: &ConnectionRow, profile_count: usize) -> Resu
     })
 }
 
-pub(crate) fn profile_view(row: &ProfileRow, credential: CredentialPresence) -> ProfileView {
+impl Engine {
+    /// The view of a profile row with its credential's presence; its health is judged at the
+    /// engine clock's now.
+    pub(crate) fn profile_view(&self, row: &ProfileRow, credential: CredentialPresence) -> ProfileView {
+        let facts = credential_facts(row);
+        let present = credential == CredentialPresence::Present;
+        let health = switchyard_core::credential_health::credential_health(&facts, present, self.now_ms());
+        let config_dir = (facts.kind == ProfileKind::External).then(|| self.config_dir(&row.id).display().to_string());
+        profile_view(row, credential, health.into(), config_dir)
+    }
+}
+
+/// What the row says about its credential (kind and expiry). Only the engine writes these
+/// columns, always with a contract word; the table's CHECK holds them to it.
+pub(crate) fn credential_facts(row: &ProfileRow) -> CredentialFacts {
+    CredentialFacts {
+        kind: ProfileKind::from_word(&row.kind).unwrap_or(ProfileKind::ApiKey),
+        expires_at_ms: row.expires_at,
+        refresh: None,
+    }
+}
+
+/// The official client of a `token` or `external` row.
+pub(crate) fn client_of(row: &ProfileRow) -> Option<OfficialClient> {
+    row.client.as_deref().and_then(OfficialClient::from_word)
+}
+
+fn profile_view(
+    row: &ProfileRow,
+    credential: CredentialPresence,
+    credential_health: crate::views::CredentialHealthView,
+    config_dir: Option<String>,
+) -> ProfileView {
     ProfileView {
         id: row.id.clone(),
         connection_id: row.connection_id.clone(),
@@ -87,6 +121,10 @@ pub(crate) fn profile_view(row: &ProfileRow, credential: CredentialPresence) -> 
         revision: small(row.revision),
         created_at: rfc3339(row.created_at),
         updated_at: rfc3339(row.updated_at),
+        kind: ProfileKind::from_word(&row.kind).unwrap_or(ProfileKind::ApiKey),
+        credential_health,
+        client: client_of(row),
+        config_dir,
     }
 }
 

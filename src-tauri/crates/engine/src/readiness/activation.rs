@@ -186,7 +186,8 @@ impl Engine {
             .iter()
             .zip(&ready.evidence)
             .zip(&ready.credential)
-            .map(|((p, e), cred)| {
+            .zip(&ready.routes)
+            .map(|(((p, e), cred), route)| {
                 let stale = e.as_ref().and_then(|e| stale_reason(p, e, &ready.basis, ready.max_age_ms, ready.now_ms));
                 let evidence = match (e, &stale) {
                     (None, _) => EvidenceState::None,
@@ -201,6 +202,8 @@ impl Engine {
                     enabled: p.enabled,
                     primary: p.is_primary,
                     credential: *cred,
+                    kind: route.credential.kind,
+                    credential_health: route.credential_health(ready.now_ms).into(),
                     evidence,
                     evidence_detail: e.as_ref().map(|e| EvidenceSummary {
                         verified_at: rfc3339(e.verified_at),

@@ -1,5 +1,7 @@
 //! Everything routing decisions read about one connection, gathered once: the decoded
-//! definition, profiles, evidence, whether each secret is in the keychain, and the gates.
+//! definition, profiles, evidence, whether each credential is there (the secret in the
+//! keychain; for an external profile, the official CLI's credential file), each credential's
+//! kind and expiry (health is judged at the decision's clock, never stored), and the gates.
 
 use switchyard_core::routing::{
     evaluate_gates, evaluate_gates_under_quota, Criteria, GateReport, NoCircuits, ProfileView as RouteProfile,
@@ -11,7 +13,7 @@ use switchyard_store::connections::ConnectionRow;
 use switchyard_store::evidence::{self, EvidenceRow};
 use switchyard_store::profiles::{self, ProfileRow};
 
-use crate::config::rows::Definition;
+use crate::config::rows::{credential_facts, Definition};
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::readiness::evidence::evidence_view;
@@ -105,8 +107,8 @@ impl Engine {
         let mut credential = Vec::with_capacity(profiles.len());
         for p in &profiles {
             credential.push(match secrets {
-                Some(cache) => cache.presence(self, p).await,
-                None => self.credential_state(p).await,
+                Some(cache) if credential_facts(p).kind.has_secret() => cache.presence(self, p).await,
+                _ => self.credential_state(p).await,
             });
         }
         let routes = profiles
@@ -121,6 +123,7 @@ impl Engine {
                 credential_present: *c == CredentialPresence::Present,
                 credential_revision: p.credential_revision,
                 evidence: e.as_ref().map(evidence_view),
+                credential: credential_facts(p),
             })
             .collect();
         Ok(Readiness {

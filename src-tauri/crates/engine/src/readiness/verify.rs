@@ -1,9 +1,13 @@
 //! Test/discovery of a connection's profiles: list each key's models (or infer them), with
 //! `deep` one 1-token request per enabled model, record evidence bound to the credential
 //! revision and basis, feed the results to the circuits, then suspend or resume routing.
+//! A subscription credential (`token`, `external`) is never sent by verification: it serves
+//! only the official client it was issued for (invariant 20), so its models are inferred
+//! from the connection once the credential is there, and its first answer through the relay
+//! is the proof (a refusal opens its circuit like any key's).
 
 use std::collections::BTreeMap;
-use switchyard_core::states::{CredentialPresence, VerifyOutcome};
+use switchyard_core::states::{CredentialPresence, ProfileKind, VerifyOutcome};
 
 use futures_util::stream::{self, StreamExt};
 use switchyard_core::routing::{Failure, FailureKind, ResetCause, Scope};
@@ -12,7 +16,7 @@ use switchyard_providers::endpoint::Endpoint;
 use switchyard_store::evidence::{self, EvidenceRow};
 use switchyard_store::profiles::ProfileRow;
 
-use crate::config::rows::{locator_of, Definition};
+use crate::config::rows::{credential_facts, locator_of, Definition};
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::readiness::evidence::{ModelProof, OUTCOME_AUTH_INVALID, OUTCOME_OK};
@@ -22,6 +26,9 @@ use crate::views::{VerifyEvent, VerifyReport, VerifyResult};
 const CONCURRENCY: usize = 4;
 
 const VERIFIED: VerifyOutcome = VerifyOutcome::Verified;
+
+/// Why a subscription credential's evidence is inferred.
+const NOT_SENT: &str = "a subscription credential is not sent by verification (only its official client uses it)";
 const UNVERIFIED: VerifyOutcome = VerifyOutcome::Unverified;
 
 impl Engine {
@@ -90,6 +97,20 @@ impl Engine {
                 failure_kind: kind.map(|k| k.as_str().to_string()),
                 detail,
             };
+        if credential_facts(row).kind != ProfileKind::ApiKey {
+            if self.credential_state(row).await != CredentialPresence::Present {
+                let how = if credential_facts(row).kind.has_secret() {
+                    "no token in the keychain for this profile"
+                } else {
+                    "the official CLI is not signed in for this profile (switchyard profile login)"
+                };
+                return Ok(result(UNVERIFIED, vec![], None, how.into()));
+            }
+            let models = inferred_models(def);
+            self.write_evidence(row, def, OUTCOME_OK, "inferred", &models, Some(NOT_SENT.into())).await?;
+            let detail = format!("{} model(s) inferred from the connection; {NOT_SENT}", models.len());
+            return Ok(result(VERIFIED, models, None, detail));
+        }
         let secret = match locator_of(row) {
             Some(loc) => {
                 let secret = self.vault_get(loc.clone()).await?;

@@ -62,9 +62,11 @@ impl FallenTurns {
 
 /// Exclusions that make a legacy connection with an active chain fall back: its primary's
 /// health (evidence and model lists are not legacy's business).
-const LEGACY_HEALTH: [Exclusion; 7] = [
+const LEGACY_HEALTH: [Exclusion; 9] = [
     Exclusion::Disabled,
     Exclusion::SecretMissing,
+    Exclusion::Missing,
+    Exclusion::Expired,
     Exclusion::AuthInvalid,
     Exclusion::CircuitOpen,
     Exclusion::ModelCircuitOpen,

@@ -76,7 +76,7 @@ impl Snapshot {
         let mut out: Vec<String> = self
             .profiles
             .iter()
-            .filter(|p| p.enabled && p.credential_present)
+            .filter(|p| p.enabled && p.credential_health(now_ms).usable())
             .filter_map(|p| {
                 p.evidence
                     .as_ref()

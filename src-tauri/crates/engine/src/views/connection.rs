@@ -50,6 +50,36 @@ pub struct ProfileView {
     pub revision: i32,
     pub created_at: String,
     pub updated_at: String,
+    /// What the credential is: `api_key`, `token` or `external`.
+    pub kind: switchyard_core::states::ProfileKind,
+    /// The credential's health now (named apart from the circuits `routing status` calls `health`).
+    pub credential_health: CredentialHealthView,
+    /// The official client of a `token` or `external` profile (`claude-code`, `codex`).
+    pub client: Option<switchyard_core::states::OfficialClient>,
+    /// `external`: the directory the official CLI keeps its login in (Switchyard checks only
+    /// whether the CLI's credential file exists there).
+    pub config_dir: Option<String>,
+}
+
+/// A credential's health as front ends show it (docs/design.md, "credential health").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct CredentialHealthView {
+    /// `static`, `ok`, `expiring`, `expired` or `missing`.
+    pub state: switchyard_core::states::CredentialHealthState,
+    /// Why, in plain words (`None` for `static` and a plain `ok`).
+    pub reason: Option<String>,
+    /// The expiry it was judged by (RFC 3339), if known.
+    pub expires_at: Option<String>,
+}
+
+impl From<switchyard_core::credential_health::CredentialHealth> for CredentialHealthView {
+    fn from(h: switchyard_core::credential_health::CredentialHealth) -> Self {
+        CredentialHealthView {
+            state: h.state,
+            reason: h.reason.map(str::to_string),
+            expires_at: h.expires_at_ms.map(crate::clock::rfc3339),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]

@@ -12,7 +12,8 @@ use crate::readiness::evidence::ModelProof;
 pub struct ExcludedView {
     pub profile: String,
     pub label: String,
-    /// `disabled`, `secret_missing`, `no_evidence`, `stale_evidence`, `auth_invalid`,
+    /// `disabled`, `secret_missing`, `missing` (not signed in), `expired` (a token past its
+    /// expiry), `no_evidence`, `stale_evidence`, `auth_invalid`,
     /// `model_unsupported`, `circuit_open`, `model_circuit_open`, `quota_reserve` (quota-aware
     /// selection skips the key until its window's reset) or `probe_in_flight`.
     pub reason: String,
@@ -120,6 +121,10 @@ pub struct ProfileReadiness {
     pub enabled: bool,
     pub primary: bool,
     pub credential: switchyard_core::states::CredentialPresence,
+    /// What the credential is (`api_key`, `token`, `external`).
+    pub kind: switchyard_core::states::ProfileKind,
+    /// The credential's health at this status's clock: `expired` and `missing` do not count.
+    pub credential_health: crate::views::CredentialHealthView,
     pub evidence: switchyard_core::states::EvidenceState,
     pub evidence_detail: Option<EvidenceSummary>,
     pub health: Vec<HealthView>,

@@ -8,6 +8,7 @@
 mod common;
 mod discovery;
 mod headers;
+mod kinds;
 mod lifecycle;
 mod load_once;
 mod orphans;

@@ -7,4 +7,5 @@
 
 mod cas;
 mod journal;
+mod migration;
 mod quota;
