@@ -217,7 +217,9 @@ pub enum ConnectionCmd {
 
 #[derive(Debug, Subcommand)]
 pub enum ProfileCmd {
-    /// Add a credential profile.
+    /// Add a credential profile: an API key (default), a subscription token (Claude Code's
+    /// `claude setup-token`), or an external account (the official CLI's own login, signed in
+    /// with `profile login`).
     Add {
         slug: String,
         #[arg(long)]
@@ -227,8 +229,28 @@ pub enum ProfileCmd {
         /// Lower numbers are tried first in priority mode.
         #[arg(long, value_name = "N")]
         priority: Option<i64>,
+        /// api_key (default), token or external (oauth is not available yet).
+        #[arg(long, value_name = "KIND")]
+        kind: Option<String>,
+        /// The official client of a token (default claude-code) or external profile (required):
+        /// claude-code or codex.
+        #[arg(long, value_name = "CLIENT")]
+        client: Option<String>,
+        /// A token's expiry, RFC 3339 (e.g. 2027-01-31T00:00:00Z): expiring 7 days ahead, then
+        /// not used.
+        #[arg(long, value_name = "RFC3339")]
+        expires: Option<String>,
         #[command(flatten)]
         secret: SecretSource,
+    },
+    /// Sign an external profile in: runs the official CLI's own login (Claude Code's
+    /// `claude auth login`, Codex's `codex login`) in the profile's config directory, with the
+    /// terminal attached. Arguments after `--` go to the CLI's login (e.g. `-- --device-auth`).
+    Login {
+        slug: String,
+        profile: String,
+        #[arg(last = true, value_name = "ARGS")]
+        args: Vec<String>,
     },
     /// List the profiles of a connection.
     List { slug: String },
@@ -252,10 +274,14 @@ pub enum ProfileCmd {
         #[arg(long, value_name = "N")]
         if_revision: Option<i64>,
     },
-    /// Replace a profile's credential.
+    /// Replace a profile's credential (a token: paste the new one; it brings an expired
+    /// profile back with its id, weight and history).
     Rotate {
         slug: String,
         profile: String,
+        /// The new token's expiry, RFC 3339 (token profiles; without it the expiry is unknown).
+        #[arg(long, value_name = "RFC3339")]
+        expires: Option<String>,
         #[command(flatten)]
         secret: SecretSource,
     },

@@ -1,6 +1,8 @@
 //! Subcommands as thin adapters: parse → one engine call → [`Output`].
 
-use switchyard_engine::{ConnectionEdit, Engine, EngineError, NewConnection, NewProfile, ProfileEdit, UserSetting};
+use switchyard_engine::{
+    ConnectionEdit, Engine, EngineError, NewConnection, NewCredential, NewProfile, ProfileEdit, UserSetting,
+};
 
 use crate::args::{ConnectionCmd, HealthCmd, ProfileCmd, RoutingCmd};
 use crate::output::Output;
@@ -58,13 +60,16 @@ pub async fn connection(engine: &Engine, cmd: ConnectionCmd) -> Result<Output, E
     })
 }
 
-pub async fn profile(engine: &Engine, cmd: ProfileCmd) -> Result<Output, EngineError> {
+pub async fn profile(engine: &Engine, cmd: ProfileCmd, json: bool) -> Result<Output, EngineError> {
     Ok(match cmd {
-        ProfileCmd::Add { slug, label, weight, priority, secret } => {
-            let secret = read_required(&secret)?;
-            let profile = engine.profile_add(&slug, NewProfile { label, weight, priority }, secret).await?;
+        ProfileCmd::Add { slug, label, weight, priority, kind, client, expires, secret } => {
+            let secret = read_optional(&secret)?;
+            let credential = NewCredential { kind, client, expires_at: expires };
+            let new = NewProfile { label, weight, priority };
+            let profile = engine.profile_add_kind(&slug, new, credential, secret).await?;
             Output::view(ProfileChanged { verb: "added", profile })
         }
+        ProfileCmd::Login { slug, profile, args } => crate::login_cmd::run(engine, &slug, &profile, &args, json).await?,
         ProfileCmd::List { slug } => Output::view(engine.profile_list(&slug).await?),
         ProfileCmd::Edit { slug, profile, label, weight, priority, enable, disable, primary, if_revision } => {
             let enabled = if enable {
@@ -77,9 +82,9 @@ pub async fn profile(engine: &Engine, cmd: ProfileCmd) -> Result<Output, EngineE
             let edit = ProfileEdit { label, weight, priority, enabled, make_primary: primary, if_revision };
             Output::view(ProfileChanged { verb: "updated", profile: engine.profile_edit(&slug, &profile, edit).await? })
         }
-        ProfileCmd::Rotate { slug, profile, secret } => {
+        ProfileCmd::Rotate { slug, profile, expires, secret } => {
             let secret = read_required(&secret)?;
-            let profile = engine.profile_rotate(&slug, &profile, secret).await?;
+            let profile = engine.profile_rotate_until(&slug, &profile, secret, expires.as_deref()).await?;
             Output::view(ProfileChanged { verb: "replaced the credential of", profile })
         }
         ProfileCmd::Remove { slug, profile } => {

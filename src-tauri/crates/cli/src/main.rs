@@ -6,6 +6,7 @@ mod attempts_cmd;
 mod client_cmd;
 mod commands;
 mod exec_cmd;
+mod login_cmd;
 mod output;
 mod portable_cmd;
 mod prices_cmd;
@@ -65,7 +66,7 @@ async fn run(cli: Cli) -> Result<output::Output, EngineError> {
     let engine = Arc::new(Engine::open(&data_dir).await?);
     let result = match cli.command {
         Command::Connection(cmd) => commands::connection(&engine, cmd).await,
-        Command::Profile(cmd) => commands::profile(&engine, cmd).await,
+        Command::Profile(cmd) => commands::profile(&engine, cmd, json).await,
         Command::Verify { slug, profile, deep } => {
             let progress = progress::Progress::new(json);
             let report = engine.verify(&slug, profile.as_deref(), deep, &|e| progress.show(&e)).await;

@@ -69,6 +69,11 @@ pub fn print(out: &Output, json: bool) -> u8 {
     }
 }
 
+/// One line for the person at the terminal, on stderr (never part of a result).
+pub fn note(line: &str) {
+    eprintln!("{line}");
+}
+
 /// The relay's first stdout line (scripts wait for it).
 pub fn print_listening(addr: std::net::SocketAddr) {
     use std::io::Write;

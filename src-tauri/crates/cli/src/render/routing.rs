@@ -1,6 +1,7 @@
 //! `routing status` (and every command that answers with it: activate, deactivate, affinity,
 //! quota-aware, `health reset`): mode, state, who activated, affinity, quota-aware selection,
-//! the gate report and each profile's readiness, health and cache hit ratio. `routing status`
+//! the gate report (naming `expired`/`missing` credentials among the reasons) and each
+//! profile's kind, credential health, readiness, circuit health and cache hit ratio. `routing status`
 //! itself adds the fallback chain ([`RoutingReport`]).
 
 use serde::Serialize;
@@ -58,10 +59,14 @@ pub fn lines(r: &RoutingStatus) -> Vec<String> {
     });
     out.extend(gates(&r.gates));
     out.push(format!(
-        "{:<20} {:>6} {:<8} {:<10} {:<9} {:>7} HEALTH",
-        "PROFILE", "WEIGHT", "ENABLED", "CREDENTIAL", "EVIDENCE", "CACHE"
+        "{:<20} {:>6} {:<8} {:<8} {:<10} {:<9} {:>7} HEALTH",
+        "PROFILE", "WEIGHT", "ENABLED", "KIND", "CREDENTIAL", "EVIDENCE", "CACHE"
     ));
     out.extend(r.profiles.iter().map(profile_line));
+    out.extend(r.profiles.iter().filter_map(|p| {
+        let why = p.credential_health.reason.as_deref()?;
+        Some(format!("  {}: credential {}: {why}", p.label, p.credential_health.state))
+    }));
     out
 }
 
@@ -84,12 +89,15 @@ fn profile_line(p: &ProfileReadiness) -> String {
         },
         None => p.evidence.to_string(),
     };
+    // The credential column: its health, or `unknown` when the keychain could not be asked.
+    let credential = if p.credential == "unknown" { "unknown" } else { p.credential_health.state.as_str() };
     format!(
-        "{:<20} {:>6} {:<8} {:<10} {:<9} {:>7} {}",
+        "{:<20} {:>6} {:<8} {:<8} {:<10} {:<9} {:>7} {}",
         p.label,
         p.weight,
         if p.enabled { "yes" } else { "no" },
-        p.credential,
+        p.kind,
+        credential,
         evidence,
         cache::ratio(p.cache.read_tokens, p.cache.input_tokens),
         health.join("; ")

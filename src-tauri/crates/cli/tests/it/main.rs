@@ -11,6 +11,7 @@ mod common;
 mod exec;
 mod fallback;
 mod journey;
+mod kinds;
 mod output;
 mod portable;
 mod quota;
