@@ -69,7 +69,9 @@ pub async fn profile(engine: &Engine, cmd: ProfileCmd, json: bool) -> Result<Out
             let profile = engine.profile_add_kind(&slug, new, credential, secret).await?;
             Output::view(ProfileChanged { verb: "added", profile })
         }
-        ProfileCmd::Login { slug, profile, args } => crate::login_cmd::run(engine, &slug, &profile, &args, json).await?,
+        ProfileCmd::Login { slug, profile, args } => {
+            crate::login_cmd::run(engine, &slug, &profile, &args, json).await?
+        }
         ProfileCmd::List { slug } => Output::view(engine.profile_list(&slug).await?),
         ProfileCmd::Edit { slug, profile, label, weight, priority, enable, disable, primary, if_revision } => {
             let enabled = if enable {

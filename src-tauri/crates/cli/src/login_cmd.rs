@@ -33,8 +33,7 @@ pub async fn run(
         .stdin(Stdio::inherit())
         .stdout(child_stdout(json))
         .stderr(Stdio::inherit());
-    let status =
-        cmd.status().await.map_err(|e| EngineError::Precondition(format!("cannot run {program}: {e}")))?;
+    let status = cmd.status().await.map_err(|e| EngineError::Precondition(format!("cannot run {program}: {e}")))?;
     if !status.success() {
         let how = status.code().map_or_else(|| "was stopped by a signal".to_string(), |c| format!("exited with {c}"));
         return Err(EngineError::Precondition(format!(

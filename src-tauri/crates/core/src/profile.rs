@@ -157,9 +157,10 @@ pub fn check_credential(spec: CredentialSpec, now_ms: Option<i64>) -> Result<Cre
 
 /// An RFC 3339 time (`2027-01-31T00:00:00Z`, any offset) as unix milliseconds.
 pub fn parse_expiry(text: &str) -> Result<i64, InvalidInput> {
-    let at: jiff::Timestamp = text.trim().parse().map_err(|_| {
-        InvalidInput::new("expires", "is not an RFC 3339 time (for example 2027-01-31T00:00:00Z)")
-    })?;
+    let at: jiff::Timestamp = text
+        .trim()
+        .parse()
+        .map_err(|_| InvalidInput::new("expires", "is not an RFC 3339 time (for example 2027-01-31T00:00:00Z)"))?;
     Ok(at.as_millisecond())
 }
 

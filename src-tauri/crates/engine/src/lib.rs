@@ -47,8 +47,8 @@ mod settings;
 mod views;
 
 pub use clock::{Clock, SystemClock};
-pub use config::dir_lock::LOCK_FILE;
 pub use config::accounts::{LoginLaunch, ACCOUNTS_DIR};
+pub use config::dir_lock::LOCK_FILE;
 pub use config::inputs::{ConnectionEdit, NewConnection, NewCredential, NewProfile, ProfileEdit};
 pub use config::portable::{Conflict, ImportReport, ImportedConnection, ImportedProfile};
 pub use config::relay_settings::{DEFAULT_RELAY_PORT, RELAY_PORT_KEY, RELAY_TOKEN_REVISION_KEY};
@@ -89,4 +89,6 @@ pub use views::{
     RoutingStatus, VerifyEvent, VerifyReport, VerifyResult,
 };
 pub use views::{CacheView, TrafficView};
-pub use views::{ConnectionDetail, ConnectionView, CredentialHealthView, HeaderView, ModelMapping, ProfileView, Removal};
+pub use views::{
+    ConnectionDetail, ConnectionView, CredentialHealthView, HeaderView, ModelMapping, ProfileView, Removal,
+};

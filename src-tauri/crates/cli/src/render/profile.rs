@@ -85,7 +85,9 @@ pub fn health(p: &ProfileView) -> String {
 fn note(p: &ProfileView) -> Option<String> {
     let reason = p.credential_health.reason.as_deref();
     match (&p.config_dir, &p.client, reason) {
-        (Some(dir), Some(client), Some(why)) => Some(format!("  {}: {why} ({client} keeps its login in {dir})", p.label)),
+        (Some(dir), Some(client), Some(why)) => {
+            Some(format!("  {}: {why} ({client} keeps its login in {dir})", p.label))
+        }
         (_, _, Some(why)) => Some(format!("  {}: {why}", p.label)),
         _ => None,
     }

@@ -17,7 +17,12 @@ use crate::common::{run, Run, TestResult};
 const CANARY: &str = "sk-ant-oat01-canary-5d2f8e1b7a3c9046";
 
 /// `switchyard --data-dir DIR ARGS…` with extra environment variables.
-fn run_env(dir: &Path, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Result<Run, Box<dyn std::error::Error>> {
+fn run_env(
+    dir: &Path,
+    args: &[&str],
+    stdin: Option<&str>,
+    env: &[(&str, &str)],
+) -> Result<Run, Box<dyn std::error::Error>> {
     let mut cmd = Command::cargo_bin("switchyard")?;
     cmd.arg("--data-dir").arg(dir).args(args);
     for (k, v) in env {
@@ -74,7 +79,8 @@ fn files_under(dir: &Path, out: &mut Vec<u8>) {
 /// An Anthropic connection without a key, nothing listening at its base URL (verification of
 /// a subscription credential sends nothing).
 fn add_subs(dir: &Path, slug: &str) -> TestResult {
-    let args = ["connection", "add", slug, "--protocol", "anthropic", "--base-url", "http://127.0.0.1:9", "--model", "m1"];
+    let args =
+        ["connection", "add", slug, "--protocol", "anthropic", "--base-url", "http://127.0.0.1:9", "--model", "m1"];
     ok(run(dir, &args, None)?, "connection add")?;
     Ok(())
 }
@@ -130,12 +136,27 @@ fn an_external_profile_signs_in_with_the_official_cli_in_its_own_directory() -> 
     add_subs(dir.path(), "subs")?;
     let refused = run(
         dir.path(),
-        &["profile", "add", "subs", "--label", "work", "--kind", "external", "--client", "claude-code", "--secret-stdin"],
+        &[
+            "profile",
+            "add",
+            "subs",
+            "--label",
+            "work",
+            "--kind",
+            "external",
+            "--client",
+            "claude-code",
+            "--secret-stdin",
+        ],
         Some(&format!("{CANARY}\n")),
     )?;
     assert_eq!(refused.code, 2, "an external profile takes no secret: {}", refused.stderr);
     let added = ok(
-        run(dir.path(), &["--json", "profile", "add", "subs", "--label", "work", "--kind", "external", "--client", "claude-code"], None)?,
+        run(
+            dir.path(),
+            &["--json", "profile", "add", "subs", "--label", "work", "--kind", "external", "--client", "claude-code"],
+            None,
+        )?,
         "profile add --kind external",
     )?;
     let view = json(&added)?;
@@ -167,20 +188,40 @@ fn an_external_profile_signs_in_with_the_official_cli_in_its_own_directory() -> 
     let log_path = log.to_string_lossy().to_string();
     let env = [("SWITCHYARD_CLAUDE_BIN", stub_path.as_str()), ("STUB_LOG", log_path.as_str())];
 
-    let failed = run_env(dir.path(), &["profile", "login", "subs", "work"], None, &[env[0], env[1], ("STUB_FAIL", "1")])?;
+    let failed =
+        run_env(dir.path(), &["profile", "login", "subs", "work"], None, &[env[0], env[1], ("STUB_FAIL", "1")])?;
     assert_eq!(failed.code, 5, "a login that failed is a precondition error: {}", failed.stderr);
     assert!(failed.stderr.contains("exited with 3"), "and says how it ended: {}", failed.stderr);
     let still = json(&ok(run(dir.path(), &["--json", "profile", "list", "subs"], None)?, "list")?)?;
     assert_eq!(still[0]["credential_health"]["state"], "missing", "still not signed in");
 
-    let signed = ok(run_env(dir.path(), &["--json", "profile", "login", "subs", "work", "--", "--email", "me@example.com"], None, &env)?, "login")?;
+    let signed = ok(
+        run_env(
+            dir.path(),
+            &["--json", "profile", "login", "subs", "work", "--", "--email", "me@example.com"],
+            None,
+            &env,
+        )?,
+        "login",
+    )?;
     let view = json(&signed)?;
     assert_eq!(view["credential_health"]["state"], "ok", "the CLI's credential file exists: ok ({})", signed.stdout);
-    assert!(signed.stderr.contains("stub: browser flow done"), "the CLI's own output reaches the terminal (stderr with --json)");
+    assert!(
+        signed.stderr.contains("stub: browser flow done"),
+        "the CLI's own output reaches the terminal (stderr with --json)"
+    );
     let seen = std::fs::read_to_string(&log)?;
     let mut lines = seen.lines();
-    assert_eq!(lines.next(), Some(config_dir.as_str()), "the stub ran with CLAUDE_CONFIG_DIR = the profile's directory");
-    assert_eq!(lines.next(), Some("auth login --email me@example.com"), "Claude Code's own login, then the extra arguments");
+    assert_eq!(
+        lines.next(),
+        Some(config_dir.as_str()),
+        "the stub ran with CLAUDE_CONFIG_DIR = the profile's directory"
+    );
+    assert_eq!(
+        lines.next(),
+        Some("auth login --email me@example.com"),
+        "Claude Code's own login, then the extra arguments"
+    );
     let listed = json(&ok(run(dir.path(), &["--json", "profile", "list", "subs"], None)?, "list")?)?;
     assert_eq!(listed[0]["credential_health"]["state"], "ok", "profile list agrees");
 
@@ -234,7 +275,11 @@ fn an_expired_token_is_not_eligible_and_routing_status_says_why() -> TestResult 
         Some("sk-ant-oat01-a-fresh-one\n"),
     )?;
     let view = json(&ok(rotated, "rotate")?)?;
-    assert_eq!((view["id"].as_str(), view["credential_health"]["state"].as_str()), (Some(id.as_str()), Some("ok")), "same profile, ok");
+    assert_eq!(
+        (view["id"].as_str(), view["credential_health"]["state"].as_str()),
+        (Some(id.as_str()), Some("ok")),
+        "same profile, ok"
+    );
     ok(run(dir.path(), &["verify", "subs", "max-1"], None)?, "verify")?;
     let back = json(&ok(run(dir.path(), &["--json", "routing", "status", "subs"], None)?, "status")?)?;
     assert_eq!(back["gates"]["models"][0]["eligible"].as_array().map(Vec::len), Some(2), "a new token brings it back");
@@ -248,7 +293,11 @@ fn oauth_is_not_available_yet() -> TestResult {
     let r = run(dir.path(), &["profile", "add", "subs", "--label", "o", "--kind", "oauth"], None)?;
     assert_eq!(r.code, 2, "a usage error: {}", r.stderr);
     assert!(r.stderr.contains("not available yet"), "it says so: {}", r.stderr);
-    let bad = run(dir.path(), &["profile", "add", "subs", "--label", "t", "--kind", "token", "--secret-stdin"], Some("sk-ant-api03-canary\n"))?;
+    let bad = run(
+        dir.path(),
+        &["profile", "add", "subs", "--label", "t", "--kind", "token", "--secret-stdin"],
+        Some("sk-ant-api03-canary\n"),
+    )?;
     assert_eq!(bad.code, 2, "an API key pasted as a token is refused: {}", bad.stderr);
     assert!(!bad.stderr.contains("canary"), "without repeating it: {}", bad.stderr);
     Ok(())

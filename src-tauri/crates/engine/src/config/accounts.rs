@@ -46,8 +46,9 @@ impl Engine {
     /// Creates (or tightens) the profile's config directory and its parent, mode 0700.
     pub(crate) fn create_config_dir(&self, profile_id: &str) -> Result<PathBuf, EngineError> {
         let dir = self.config_dir(profile_id);
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| EngineError::Internal(format!("cannot create the account directory {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            EngineError::Internal(format!("cannot create the account directory {}: {e}", dir.display()))
+        })?;
         for d in [dir.parent().unwrap_or(&dir), dir.as_path()] {
             owner_only(d)?;
         }

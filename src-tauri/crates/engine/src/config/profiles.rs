@@ -261,9 +261,5 @@ impl Engine {
 
 /// The store's columns for a checked credential spec.
 pub(crate) fn kind_columns(spec: &CredentialSpec) -> profiles::Kind<'static> {
-    profiles::Kind {
-        kind: spec.kind.as_str(),
-        client: spec.client.map(|c| c.as_str()),
-        expires_at: spec.expires_at_ms,
-    }
+    profiles::Kind { kind: spec.kind.as_str(), client: spec.client.map(|c| c.as_str()), expires_at: spec.expires_at_ms }
 }

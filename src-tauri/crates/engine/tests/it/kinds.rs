@@ -72,7 +72,12 @@ async fn a_token_round_trips_its_kind_and_never_reaches_the_db_or_an_export() ->
     engine.connection_add(anthropic("subs"), None).await?;
     let expires = rfc3339(engine.now_ms() + 30 * DAY);
     let added = engine
-        .profile_add_kind("subs", labelled("max-1"), kind("token", None, Some(expires.clone())), Some(Secret::new(TOKEN_CANARY)))
+        .profile_add_kind(
+            "subs",
+            labelled("max-1"),
+            kind("token", None, Some(expires.clone())),
+            Some(Secret::new(TOKEN_CANARY)),
+        )
         .await?;
     assert_eq!(added.kind, "token", "the kind is what was asked for");
     assert_eq!(added.client.map(|c| c.as_str()), Some("claude-code"), "a token is Claude Code's by default");
@@ -83,7 +88,10 @@ async fn a_token_round_trips_its_kind_and_never_reaches_the_db_or_an_export() ->
     assert_eq!(listed.len(), 1, "the token is listed");
     assert_eq!((listed[0].kind.as_str(), listed[0].credential.as_str()), ("token", "present"), "kind and presence");
     let json = serde_json::to_string(&listed)?;
-    assert!(json.contains("\"credential_health\":{\"state\":\"ok\""), "the JSON field is named apart from health: {json}");
+    assert!(
+        json.contains("\"credential_health\":{\"state\":\"ok\""),
+        "the JSON field is named apart from health: {json}"
+    );
     assert!(!json.contains(TOKEN_CANARY), "the token is not in the view");
 
     let export = engine.export(None).await?;
@@ -124,10 +132,16 @@ async fn an_old_file_without_kinds_imports_api_keys() -> TestResult {
 async fn an_external_profile_has_an_owner_only_directory_and_follows_the_cli_file() -> TestResult {
     let dir = tempfile::tempdir()?;
     let engine = open(dir.path()).await?;
-    let openai = NewConnection { protocol: "openai".into(), base_url: "http://127.0.0.1:9/v1".into(), ..anthropic("subs") };
+    let openai =
+        NewConnection { protocol: "openai".into(), base_url: "http://127.0.0.1:9/v1".into(), ..anthropic("subs") };
     engine.connection_add(openai, None).await?;
-    let mismatch = engine.profile_add_kind("subs", labelled("cc"), kind("external", Some("claude-code"), None), None).await;
-    assert_eq!(mismatch.err().map(|e| e.code()), Some(ErrorCode::Invalid), "Claude Code does not speak OpenAI's protocol");
+    let mismatch =
+        engine.profile_add_kind("subs", labelled("cc"), kind("external", Some("claude-code"), None), None).await;
+    assert_eq!(
+        mismatch.err().map(|e| e.code()),
+        Some(ErrorCode::Invalid),
+        "Claude Code does not speak OpenAI's protocol"
+    );
     let added = engine.profile_add_kind("subs", labelled("work"), kind("external", Some("codex"), None), None).await?;
     let config_dir = added.config_dir.clone().ok_or("an external profile shows its config directory")?;
     let config_dir = Path::new(&config_dir);
@@ -178,10 +192,20 @@ async fn an_expired_token_is_excluded_at_the_decision_clock_and_a_new_one_brings
     engine.connection_add(anthropic("subs"), None).await?;
     let expiry = T0 + 2 * DAY;
     let tok = engine
-        .profile_add_kind("subs", labelled("max-1"), kind("token", None, Some(rfc3339(expiry))), Some(Secret::new(TOKEN_CANARY)))
+        .profile_add_kind(
+            "subs",
+            labelled("max-1"),
+            kind("token", None, Some(rfc3339(expiry))),
+            Some(Secret::new(TOKEN_CANARY)),
+        )
         .await?;
     let other = engine
-        .profile_add_kind("subs", labelled("max-2"), kind("token", None, None), Some(Secret::new(format!("{TOKEN_CANARY}-2"))))
+        .profile_add_kind(
+            "subs",
+            labelled("max-2"),
+            kind("token", None, None),
+            Some(Secret::new(format!("{TOKEN_CANARY}-2"))),
+        )
         .await?;
     assert_eq!(tok.credential_health.state, "expiring", "two days left: expiring");
     assert_eq!(other.credential_health.state, "ok", "no known expiry: ok");
@@ -204,17 +228,26 @@ async fn an_expired_token_is_excluded_at_the_decision_clock_and_a_new_one_brings
     let status = engine.routing_status("subs").await?;
     let excluded = &status.gates.models[0].excluded;
     assert_eq!(excluded.len(), 1, "only the expired token is out");
-    assert_eq!((excluded[0].label.as_str(), excluded[0].reason.as_str()), ("max-1", "expired"), "routing status says why");
+    assert_eq!(
+        (excluded[0].label.as_str(), excluded[0].reason.as_str()),
+        ("max-1", "expired"),
+        "routing status says why"
+    );
     let shown = status.profiles.iter().find(|p| p.id == tok.id).ok_or("the expired profile is still listed")?;
     assert_eq!(shown.credential_health.state, "expired", "its health is expired");
     assert_eq!(shown.weight, 2, "it keeps its weight");
 
-    let refused = engine.profile_rotate_until("subs", "max-1", Secret::new("sk-ant-oat01-new"), Some(&rfc3339(T0))).await;
+    let refused =
+        engine.profile_rotate_until("subs", "max-1", Secret::new("sk-ant-oat01-new"), Some(&rfc3339(T0))).await;
     assert_eq!(refused.err().map(|e| e.code()), Some(ErrorCode::Invalid), "a new token cannot come already expired");
     let back = engine
         .profile_rotate_until("subs", "max-1", Secret::new("sk-ant-oat01-fresh-token"), Some(&rfc3339(T0 + 90 * DAY)))
         .await?;
-    assert_eq!((back.id.as_str(), back.weight, back.priority), (tok.id.as_str(), tok.weight, tok.priority), "same place");
+    assert_eq!(
+        (back.id.as_str(), back.weight, back.priority),
+        (tok.id.as_str(), tok.weight, tok.priority),
+        "same place"
+    );
     assert_eq!(back.credential_health.state, "ok", "a fresh token is ok");
     let report = engine.verify("subs", Some("max-1"), false, &|_| {}).await?;
     assert_eq!(report.routing.gates.models[0].eligible.len(), 2, "verified again, it serves again");
@@ -225,7 +258,8 @@ async fn an_expired_token_is_excluded_at_the_decision_clock_and_a_new_one_brings
 #[tokio::test]
 async fn what_is_refused() -> TestResult {
     let dir = tempfile::tempdir()?;
-    let engine = Engine::open_with(dir.path(), Arc::new(MemoryVault::new()), Arc::new(switchyard_engine::SystemClock)).await?;
+    let engine =
+        Engine::open_with(dir.path(), Arc::new(MemoryVault::new()), Arc::new(switchyard_engine::SystemClock)).await?;
     engine.connection_add(anthropic("subs"), None).await?;
     let code = |r: Result<_, EngineError>| r.err().map(|e| (e.code(), e.to_string()));
     let cases = [

@@ -35,8 +35,9 @@ async fn seed_previous_schema(db: &Path, migrations: &Path) -> TestResult {
     let opts = SqliteConnectOptions::new().filename(db).create_if_missing(true).foreign_keys(true);
     let pool = SqlitePoolOptions::new().max_connections(1).connect_with(opts).await?;
     sqlx::migrate::Migrator::new(migrations).await?.run(&pool).await?;
-    let has_kind: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM pragma_table_info('profiles') WHERE name = 'kind'").fetch_one(&pool).await?;
+    let has_kind: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pragma_table_info('profiles') WHERE name = 'kind'")
+        .fetch_one(&pool)
+        .await?;
     assert_eq!(has_kind, 0, "the seed is at the previous schema: profiles has no kind column yet");
     for sql in [
         "INSERT INTO connections (id, slug, protocol, base_url, basis_fingerprint, routing_mode, revision, created_at, updated_at) \
@@ -88,10 +89,7 @@ async fn a_database_at_the_previous_schema_keeps_every_profile_and_its_evidence(
         .collect();
     assert_eq!(
         summary,
-        vec![
-            ("p1", "alice", 3, 0, true, true, Some("acct-1"), 2, 5),
-            ("p2", "bob", 1, 1, false, false, None, 1, 1),
-        ],
+        vec![("p1", "alice", 3, 0, true, true, Some("acct-1"), 2, 5), ("p2", "bob", 1, 1, false, false, None, 1, 1),],
         "every profile survives the migration with its settings, locator and revisions"
     );
     for p in &rows {
@@ -143,8 +141,13 @@ async fn a_kind_round_trips_and_an_unknown_one_is_refused() -> TestResult {
     };
     let token = Kind { kind: "token", client: Some("claude-code"), expires_at: Some(1_900_000_000_000) };
     profiles::insert_kind(&mut conn, &new("p1", "tok"), token, 1).await?;
-    profiles::insert_kind(&mut conn, &new("p2", "ext"), Kind { kind: "external", client: Some("codex"), expires_at: None }, 1)
-        .await?;
+    profiles::insert_kind(
+        &mut conn,
+        &new("p2", "ext"),
+        Kind { kind: "external", client: Some("codex"), expires_at: None },
+        1,
+    )
+    .await?;
     let rows = profiles::for_connection(&mut conn, "c1").await?;
     let got: Vec<_> = rows.iter().map(|p| (p.kind.as_str(), p.client.as_deref(), p.expires_at)).collect();
     assert_eq!(
@@ -154,13 +157,20 @@ async fn a_kind_round_trips_and_an_unknown_one_is_refused() -> TestResult {
     );
     let rev = profiles::replace_credential(&mut conn, "p1", rows[0].revision, ("svc", "acct"), None, 2).await?;
     let fresh = profiles::by_id(&mut conn, "p1").await?.ok_or("p1")?;
-    assert_eq!((fresh.revision, fresh.expires_at, fresh.kind.as_str()), (rev, None, "token"), "a new token replaces the expiry, keeps the kind");
+    assert_eq!(
+        (fresh.revision, fresh.expires_at, fresh.kind.as_str()),
+        (rev, None, "token"),
+        "a new token replaces the expiry, keeps the kind"
+    );
     let bad = Kind { kind: "password", client: None, expires_at: None };
     assert!(
         profiles::insert_kind(&mut conn, &new("p3", "bad"), bad, 1).await.is_err(),
         "the table's CHECK refuses a kind it does not know"
     );
     let bad_client = Kind { kind: "external", client: Some("cursor"), expires_at: None };
-    assert!(profiles::insert_kind(&mut conn, &new("p4", "bad2"), bad_client, 1).await.is_err(), "and an unknown client");
+    assert!(
+        profiles::insert_kind(&mut conn, &new("p4", "bad2"), bad_client, 1).await.is_err(),
+        "and an unknown client"
+    );
     Ok(())
 }
