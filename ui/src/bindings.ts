@@ -10,21 +10,21 @@ import * as __TAURI_EVENT from "@tauri-apps/api/event";
 export const commands = {
 	appInfo: () => __TAURI_INVOKE<AppInfo>("app_info"),
 	/**  Every connection with its profiles. */
-	listConnections: () => typedError<ConnectionDetail[], IpcError_Serialize>(__TAURI_INVOKE("list_connections")),
+	listConnections: () => typedError<ConnectionDetail_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("list_connections")),
 	/**  One connection with its profiles (priority order). */
-	connectionShow: (slug: string) => typedError<ConnectionDetail, IpcError_Serialize>(__TAURI_INVOKE("connection_show", { slug })),
+	connectionShow: (slug: string) => typedError<ConnectionDetail_Serialize, IpcError_Serialize>(__TAURI_INVOKE("connection_show", { slug })),
 	/**  Adds a connection; with `secret` its key becomes the primary profile (legacy mode). */
-	connectionAdd: (input: NewConnection, secret: SecretArg | null) => typedError<ConnectionDetail, IpcError_Serialize>(__TAURI_INVOKE("connection_add", { input, secret })),
+	connectionAdd: (input: NewConnection, secret: SecretArg | null) => typedError<ConnectionDetail_Serialize, IpcError_Serialize>(__TAURI_INVOKE("connection_add", { input, secret })),
 	connectionEdit: (slug: string, edit: ConnectionEdit_Deserialize) => typedError<ConnectionView, IpcError_Serialize>(__TAURI_INVOKE("connection_edit", { slug, edit })),
 	/**  Removes a connection, its profiles and their keychain entries. */
 	connectionRemove: (slug: string) => typedError<Removal, IpcError_Serialize>(__TAURI_INVOKE("connection_remove", { slug })),
-	profileAdd: (slug: string, input: NewProfile_Deserialize, secret: SecretArg) => typedError<ProfileView, IpcError_Serialize>(__TAURI_INVOKE("profile_add", { slug, input, secret })),
+	profileAdd: (slug: string, input: NewProfile_Deserialize, secret: SecretArg) => typedError<ProfileView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("profile_add", { slug, input, secret })),
 	/**  Label, weight, priority, enabled flag or primary status (CAS on `if_revision`). */
-	profileEdit: (slug: string, profile: string, edit: ProfileEdit_Deserialize) => typedError<ProfileView, IpcError_Serialize>(__TAURI_INVOKE("profile_edit", { slug, profile, edit })),
+	profileEdit: (slug: string, profile: string, edit: ProfileEdit_Deserialize) => typedError<ProfileView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("profile_edit", { slug, profile, edit })),
 	/**  New priority order of every profile of the connection, first tried first. */
-	profileReorder: (slug: string, order: OrderEntry[]) => typedError<ProfileView[], IpcError_Serialize>(__TAURI_INVOKE("profile_reorder", { slug, order })),
+	profileReorder: (slug: string, order: OrderEntry[]) => typedError<ProfileView_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("profile_reorder", { slug, order })),
 	/**  Replaces the credential; evidence taken with the old one is stale from now on. */
-	profileRotate: (slug: string, profile: string, secret: SecretArg) => typedError<ProfileView, IpcError_Serialize>(__TAURI_INVOKE("profile_rotate", { slug, profile, secret })),
+	profileRotate: (slug: string, profile: string, secret: SecretArg) => typedError<ProfileView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("profile_rotate", { slug, profile, secret })),
 	profileRemove: (slug: string, profile: string) => typedError<Removal, IpcError_Serialize>(__TAURI_INVOKE("profile_remove", { slug, profile })),
 	/**
 	 *  Verifies every profile of `slug`, or only `profile`; `deep` sends one 1-token request
@@ -292,7 +292,7 @@ export type ClientSetupReport_Deserialize = {
 	/**  Where the original is kept. */
 	backup?: string | null,
 	/**  The profile a moved key became. */
-	moved_to?: ProfileView | null,
+	moved_to?: ProfileView_Deserialize | null,
 };
 
 /**  What `client setup` did. */
@@ -302,7 +302,7 @@ export type ClientSetupReport_Serialize = {
 	/**  Where the original is kept. */
 	backup: string | null,
 	/**  The profile a moved key became. */
-	moved_to: ProfileView | null,
+	moved_to: ProfileView_Serialize | null,
 };
 
 /**  Whether a client is pointed at Switchyard, and at which connection. */
@@ -338,9 +338,16 @@ export type ClientStatus_Serialize = {
 	plain_keys: string[],
 };
 
-export type ConnectionDetail = {
+export type ConnectionDetail = ConnectionDetail_Serialize | ConnectionDetail_Deserialize;
+
+export type ConnectionDetail_Deserialize = {
 	connection: ConnectionView,
-	profiles: ProfileView[],
+	profiles: ProfileView_Deserialize[],
+};
+
+export type ConnectionDetail_Serialize = {
+	connection: ConnectionView,
+	profiles: ProfileView_Serialize[],
 };
 
 /**  `connection edit`: `None` keeps a field, `Some` replaces it (lists are replaced whole). */
@@ -383,6 +390,41 @@ export type ConnectionView = {
 	profile_count: number,
 	created_at: string,
 	updated_at: string,
+};
+
+/**
+ *  A profile's credential health (docs/design.md, "credential health"): computed from the
+ *  clock and what is known, never stored.
+ */
+export type CredentialHealthState = 
+/**  An API key that is there: it does not expire by itself. */
+"static" | "ok" | 
+/**  A token that expires within seven days. */
+"expiring" | "expired" | 
+/**  No secret, or the official CLI is not signed in. */
+"missing";
+
+/**  A credential's health as front ends show it (docs/design.md, "credential health"). */
+export type CredentialHealthView = CredentialHealthView_Serialize | CredentialHealthView_Deserialize;
+
+/**  A credential's health as front ends show it (docs/design.md, "credential health"). */
+export type CredentialHealthView_Deserialize = {
+	/**  `static`, `ok`, `expiring`, `expired` or `missing`. */
+	state: CredentialHealthState,
+	/**  Why, in plain words (`None` for `static` and a plain `ok`). */
+	reason?: string | null,
+	/**  The expiry it was judged by (RFC 3339), if known. */
+	expires_at?: string | null,
+};
+
+/**  A credential's health as front ends show it (docs/design.md, "credential health"). */
+export type CredentialHealthView_Serialize = {
+	/**  `static`, `ok`, `expiring`, `expired` or `missing`. */
+	state: CredentialHealthState,
+	/**  Why, in plain words (`None` for `static` and a plain `ok`). */
+	reason: string | null,
+	/**  The expiry it was judged by (RFC 3339), if known. */
+	expires_at: string | null,
 };
 
 /**  Whether a profile's secret is in the keychain. */
@@ -435,7 +477,8 @@ export type ExcludedView = {
 	profile: string,
 	label: string,
 	/**
-	 *  `disabled`, `secret_missing`, `no_evidence`, `stale_evidence`, `auth_invalid`,
+	 *  `disabled`, `secret_missing`, `missing` (not signed in), `expired` (a token past its
+	 *  expiry), `no_evidence`, `stale_evidence`, `auth_invalid`,
 	 *  `model_unsupported`, `circuit_open`, `model_circuit_open`, `quota_reserve` (quota-aware
 	 *  selection skips the key until its window's reset) or `probe_in_flight`.
 	 */
@@ -716,6 +759,9 @@ export type NewProfile_Serialize = {
 	priority: number | null,
 };
 
+/**  The official client a `token` or `external` credential belongs to. */
+export type OfficialClient = "claude-code" | "codex";
+
 /**  One entry of a new order: a profile id and the revision the caller read it at. */
 export type OrderEntry = {
 	id: string,
@@ -754,6 +800,23 @@ export type ProfileEdit_Serialize = {
 	if_revision: number | null,
 };
 
+/**  What a profile's credential is (docs/design.md, "kind"). */
+export type ProfileKind = 
+/**  A key the provider issued, in the keychain. */
+"api_key" | 
+/**
+ *  A long-lived bearer token issued for one official client (Claude Code's
+ *  `setup-token`), in the keychain like a key.
+ */
+"token" | 
+/**
+ *  The official CLI's own login in a per-profile config directory; Switchyard never
+ *  reads it.
+ */
+"external" | 
+/**  A login Switchyard owns and refreshes (a later issue: not creatable yet). */
+"oauth";
+
 /**  One profile's readings; `windows` is empty when no answer reported any. */
 export type ProfileQuota = ProfileQuota_Serialize | ProfileQuota_Deserialize;
 
@@ -781,6 +844,10 @@ export type ProfileReadiness_Deserialize = {
 	enabled: boolean,
 	primary: boolean,
 	credential: CredentialPresence,
+	/**  What the credential is (`api_key`, `token`, `external`). */
+	kind: ProfileKind,
+	/**  The credential's health at this status's clock: `expired` and `missing` do not count. */
+	credential_health: CredentialHealthView_Deserialize,
 	evidence: EvidenceState,
 	evidence_detail?: EvidenceSummary_Deserialize | null,
 	health: HealthView_Deserialize[],
@@ -801,6 +868,10 @@ export type ProfileReadiness_Serialize = {
 	enabled: boolean,
 	primary: boolean,
 	credential: CredentialPresence,
+	/**  What the credential is (`api_key`, `token`, `external`). */
+	kind: ProfileKind,
+	/**  The credential's health at this status's clock: `expired` and `missing` do not count. */
+	credential_health: CredentialHealthView_Serialize,
 	evidence: EvidenceState,
 	evidence_detail: EvidenceSummary_Serialize | null,
 	health: HealthView_Serialize[],
@@ -813,7 +884,9 @@ export type ProfileReadiness_Serialize = {
 	traffic: TrafficView,
 };
 
-export type ProfileView = {
+export type ProfileView = ProfileView_Serialize | ProfileView_Deserialize;
+
+export type ProfileView_Deserialize = {
 	id: string,
 	connection_id: string,
 	label: string,
@@ -827,6 +900,44 @@ export type ProfileView = {
 	revision: number,
 	created_at: string,
 	updated_at: string,
+	/**  What the credential is: `api_key`, `token` or `external`. */
+	kind: ProfileKind,
+	/**  The credential's health now (named apart from the circuits `routing status` calls `health`). */
+	credential_health: CredentialHealthView_Deserialize,
+	/**  The official client of a `token` or `external` profile (`claude-code`, `codex`). */
+	client?: OfficialClient | null,
+	/**
+	 *  `external`: the directory the official CLI keeps its login in (Switchyard checks only
+	 *  whether the CLI's credential file exists there).
+	 */
+	config_dir?: string | null,
+};
+
+export type ProfileView_Serialize = {
+	id: string,
+	connection_id: string,
+	label: string,
+	weight: number,
+	priority: number,
+	enabled: boolean,
+	primary: boolean,
+	/**  `unknown` when the keychain could not be asked. */
+	credential: CredentialPresence,
+	credential_revision: number,
+	revision: number,
+	created_at: string,
+	updated_at: string,
+	/**  What the credential is: `api_key`, `token` or `external`. */
+	kind: ProfileKind,
+	/**  The credential's health now (named apart from the circuits `routing status` calls `health`). */
+	credential_health: CredentialHealthView_Serialize,
+	/**  The official client of a `token` or `external` profile (`claude-code`, `codex`). */
+	client: OfficialClient | null,
+	/**
+	 *  `external`: the directory the official CLI keeps its login in (Switchyard checks only
+	 *  whether the CLI's credential file exists there).
+	 */
+	config_dir: string | null,
 };
 
 /**  A connection's quota-aware selection as `routing status` shows it. */

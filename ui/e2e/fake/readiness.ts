@@ -129,6 +129,19 @@ export function profileView(p: FakeProfile): ProfileView {
     revision: p.revision,
     created_at: p.createdAt,
     updated_at: p.updatedAt,
+    ...apiKey(p),
+    client: null,
+    config_dir: null,
+  };
+}
+
+/** The fake knows API keys only: their kind and health as the engine gives them. */
+function apiKey(p: FakeProfile): Pick<ProfileView, 'kind' | 'credential_health'> {
+  return {
+    kind: 'api_key',
+    credential_health: p.hasSecret
+      ? { state: 'static', reason: null, expires_at: null }
+      : { state: 'missing', reason: 'no key in the keychain', expires_at: null },
   };
 }
 
@@ -142,6 +155,7 @@ function readiness(p: FakeProfile, c: FakeConnection, now: number): ProfileReadi
     enabled: p.enabled,
     primary: p.primary,
     credential: p.hasSecret ? 'present' : 'missing',
+    ...apiKey(p),
     evidence: p.evidence ? (stale ? 'stale' : 'current') : 'none',
     evidence_detail: p.evidence
       ? { verified_at: p.evidence.at, outcome: p.evidence.outcome, models: p.evidence.models, stale_reason: stale }

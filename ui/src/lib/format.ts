@@ -48,6 +48,8 @@ export function failureKindText(kind: string | null | undefined): string {
 const EXCLUSIONS: Record<string, string> = {
   disabled: 'disabled',
   secret_missing: 'no key in the keychain',
+  missing: 'not signed in',
+  expired: 'its token has expired',
   no_evidence: 'not verified yet',
   stale_evidence: 'verification is stale',
   auth_invalid: 'the provider refused the key',

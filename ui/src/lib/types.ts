@@ -5,6 +5,8 @@ import type {
   AttemptView_Serialize,
   ClientSetupReport_Serialize,
   ClientStatus_Serialize,
+  ConnectionDetail_Serialize,
+  CredentialHealthView_Serialize,
   EvidenceSummary_Serialize,
   HealthView_Serialize,
   ImportReport_Serialize,
@@ -12,6 +14,7 @@ import type {
   IpcError_Serialize,
   ModelProof_Serialize,
   ProfileQuota_Serialize,
+  ProfileView_Serialize,
   ProfileReadiness_Serialize,
   QuotaView_Serialize,
   QuotaWindowView_Serialize,
@@ -31,7 +34,6 @@ export type {
   AppInfo,
   ClientPreview,
   ClientRestoreReport,
-  ConnectionDetail,
   ConnectionView,
   ExportResult,
   ImportedProfile,
@@ -41,7 +43,6 @@ export type {
   ErrorCode,
   ModelGateView,
   OrderEntry,
-  ProfileView,
   Removal,
 } from '../bindings';
 // The engine's own input types (engine/src/config/inputs.rs), under the names the forms use.
@@ -53,10 +54,13 @@ export type OrderInput = import('../bindings').OrderEntry;
 export type {
   AffinityMode,
   CircuitState,
+  CredentialHealthState,
   CredentialPresence,
   EvidenceOutcome,
   EvidenceState,
+  OfficialClient,
   PortSource,
+  ProfileKind,
   RelayState,
   RoutingMode,
   RoutingState,
@@ -66,6 +70,8 @@ export type {
 export type AttemptView = AttemptView_Serialize;
 export type ClientSetupReport = ClientSetupReport_Serialize;
 export type ClientStatus = ClientStatus_Serialize;
+export type ConnectionDetail = ConnectionDetail_Serialize;
+export type CredentialHealthView = CredentialHealthView_Serialize;
 export type EvidenceSummary = EvidenceSummary_Serialize;
 export type HealthView = HealthView_Serialize;
 export type ImportReport = ImportReport_Serialize;
@@ -73,6 +79,7 @@ export type ImportedConnection = ImportedConnection_Serialize;
 export type IpcError = IpcError_Serialize;
 export type ModelProof = ModelProof_Serialize;
 export type ProfileQuota = ProfileQuota_Serialize;
+export type ProfileView = ProfileView_Serialize;
 export type ProfileReadiness = ProfileReadiness_Serialize;
 export type QuotaView = QuotaView_Serialize;
 export type QuotaWindowView = QuotaWindowView_Serialize;

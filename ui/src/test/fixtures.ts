@@ -4,13 +4,16 @@ import type { GateView, HealthView, ProfileReadiness, ProfileView } from '../lib
 export function profile(over: Partial<ProfileView> = {}): ProfileView {
   return {
     id: 'p_1', connection_id: 'c_1', label: 'a', weight: 1, priority: 0, enabled: true, primary: false,
-    credential: 'present', credential_revision: 1, revision: 1, created_at: '', updated_at: '', ...over,
+    credential: 'present', credential_revision: 1, revision: 1, created_at: '', updated_at: '',
+    kind: 'api_key', credential_health: { state: 'static', reason: null, expires_at: null }, client: null, config_dir: null,
+    ...over,
   };
 }
 
 export function readiness(over: Partial<ProfileReadiness> = {}): ProfileReadiness {
   return {
     id: 'p_1', label: 'a', weight: 1, priority: 0, enabled: true, primary: false, credential: 'present',
+    kind: 'api_key', credential_health: { state: 'static', reason: null, expires_at: null },
     evidence: 'none', evidence_detail: null, health: [],
     cache: { read_tokens: 0, input_tokens: 0, hit_ratio: null },
     traffic: { conversations: 0, conversation_share: 0, prompt_tokens: 0, token_share: 0 }, ...over,
