@@ -75,7 +75,7 @@ pub fn health(p: &ProfileView) -> String {
     }
     let h = &p.credential_health;
     match (&h.expires_at, h.state.as_str()) {
-        (Some(at), "expired") => format!("expired {}", day(at)),
+        (Some(at), "expired" | "expiring") => format!("{} {}", h.state, day(at)),
         (Some(at), _) => format!("{} until {}", h.state, day(at)),
         (None, _) => h.state.to_string(),
     }
