@@ -4,12 +4,12 @@
 //! (every SDK and agent sends the scheme; accepting anything there would also accept values
 //! meant for other schemes).
 
-use axum::http::HeaderMap;
+use http::HeaderMap;
 use switchyard_vault::Secret;
 
 /// The token a client presented, if any.
 pub fn presented(headers: &HeaderMap) -> Option<Secret> {
-    if let Some(v) = headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
+    if let Some(v) = headers.get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
         let v = v.trim();
         let (scheme, token) = v.split_once(' ')?;
         return scheme.eq_ignore_ascii_case("bearer").then(|| Secret::new(token.trim()));

@@ -90,9 +90,36 @@ pub(crate) struct Registry {
     pub(crate) open: BTreeMap<u64, Slot>,
 }
 
+/// A connection the registry admitted: its id, its mark (set once it carried the token) and
+/// the signal that closes it to make room.
+pub(crate) struct Admitted {
+    pub(crate) id: u64,
+    pub(crate) mark: ConnMark,
+    pub(crate) evict: Arc<Notify>,
+}
+
 impl Registry {
+    /// Admits one more connection, closing the oldest unauthenticated one when that is what
+    /// makes room; `None` when it must be refused.
+    pub(crate) fn open(&mut self, limits: &Limits) -> Option<Admitted> {
+        if !self.admit(limits) {
+            return None;
+        }
+        let id = self.next;
+        self.next += 1;
+        let slot = Slot { authenticated: Arc::new(AtomicBool::new(false)), evict: Arc::new(Notify::new()) };
+        let admitted = Admitted { id, mark: ConnMark(slot.authenticated.clone()), evict: slot.evict.clone() };
+        self.open.insert(id, slot);
+        Some(admitted)
+    }
+
+    /// Forgets a connection that ended.
+    pub(crate) fn close(&mut self, id: u64) {
+        self.open.remove(&id);
+    }
+
     /// Makes room for one more connection; `false` when it must be refused.
-    pub(crate) fn admit(&mut self, limits: &Limits) -> bool {
+    fn admit(&mut self, limits: &Limits) -> bool {
         let unauthenticated = self.open.values().filter(|s| !s.authenticated.load(Ordering::Relaxed)).count();
         let full = self.open.len() >= limits.max_connections;
         if !full && unauthenticated < limits.unauthenticated {

@@ -4,9 +4,9 @@
 //! encoded slash such as `..%2f`: they would reach the provider's request target), and a
 //! declared length under the cap.
 
-use axum::http::{header, HeaderMap, Method, StatusCode};
-use axum::response::Response;
+use http::{header, HeaderMap, Method, StatusCode};
 
+use crate::body::client_body::Response;
 use crate::reply::{neutral_error, with_reason};
 
 /// Refuses what no client of the relay sends, before the token is even looked at.

@@ -2,7 +2,7 @@
 //! by `&str` parses and checks the name first (`HdrName::from_bytes`, ~400 instructions for a
 //! custom name), a lookup by `HeaderName` only hashes it.
 
-use axum::http::{HeaderMap, HeaderName};
+use http::{HeaderMap, HeaderName};
 
 pub const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
 pub const X_CODEX_TURN_METADATA: HeaderName = HeaderName::from_static("x-codex-turn-metadata");

@@ -9,15 +9,14 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
-use axum::http::{HeaderMap, Method};
-use axum::response::{IntoResponse, Response};
-use axum::Json;
 use hmac::{Hmac, Mac};
+use http::{HeaderMap, Method, StatusCode};
 use serde_json::json;
 use sha2::Sha256;
 use switchyard_vault::Secret;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::body::client_body::{json as json_answer, Response};
 use crate::state::RelayState;
 
 /// The request header carrying a challenge.
@@ -39,11 +38,11 @@ pub async fn healthz(state: &RelayState, method: &Method, headers: &HeaderMap, l
     }
     let proof = challenge_of(headers).and_then(|c| state.with_token(|token| proof(token, local_port, c)));
     if !state.is_authorized(headers) {
-        return Json(match proof {
+        let body = match proof {
             Some(p) => json!({"ok": true, "proof": p}),
             None => json!({"ok": true}),
-        })
-        .into_response();
+        };
+        return json_answer(StatusCode::OK, &body);
     }
     let connections = match state.router.engine().connection_list().await {
         Ok(list) => list
@@ -56,7 +55,7 @@ pub async fn healthz(state: &RelayState, method: &Method, headers: &HeaderMap, l
     if let Some(p) = proof {
         body["proof"] = p.into();
     }
-    Json(body).into_response()
+    json_answer(StatusCode::OK, &body)
 }
 
 /// A challenge: 16 to 128 ASCII letters and digits (anything else is not answered).

@@ -9,14 +9,15 @@ mod auth;
 mod body;
 mod connections;
 mod guard;
+mod handler;
 mod header_names;
 mod healthz;
+mod listener;
 mod logging;
 mod reply;
 mod request;
 mod respond;
 mod routes;
-mod server;
 mod service;
 mod state;
 #[cfg(test)]
@@ -73,8 +74,8 @@ pub async fn serve_state(
         })
     };
     let router = state.router.clone();
-    let served = server::run(listener, state, limits, shutdown).await;
+    listener::Listener::new(listener, limits).serve(handler::Handler::new(state), shutdown).await;
     refresher.abort();
     router.shutdown().await;
-    served
+    Ok(())
 }

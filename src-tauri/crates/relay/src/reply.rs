@@ -3,18 +3,18 @@
 //! profile cannot serve (continuity), upstream unreachable, and the
 //! models listing of a routed connection.
 
-use axum::body::Body;
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, HeaderValue, StatusCode};
 use serde_json::json;
 use switchyard_core::{ErrorCode, Protocol};
 use switchyard_engine::EngineError;
+
+use crate::body::client_body::{json, ClientBody, Response};
 
 /// An error body both SDKs parse: `{"type":"error","error":{"type","message"}}` (OpenAI
 /// clients read `error.message`).
 pub fn neutral_error(status: StatusCode, kind: &str, message: &str) -> Response {
     let body = json!({"type": "error", "error": {"type": kind, "message": message}});
-    (status, axum::Json(body)).into_response()
+    json(status, &body)
 }
 
 pub fn unauthorized() -> Response {
@@ -101,7 +101,7 @@ pub fn error(protocol: Protocol, status: u16, message: &str, retry_after_secs: O
             json!({"error": {"message": message, "type": kind, "param": null, "code": code_field}})
         }
     };
-    let mut resp = (code, axum::Json(body)).into_response();
+    let mut resp = json(code, &body);
     if let Some(secs) = retry_after_secs {
         if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
             resp.headers_mut().insert("retry-after", v);
@@ -122,7 +122,7 @@ pub fn continuity(protocol: Protocol, status: u16, message: &str, retry_after_se
             "message": message, "type": "server_error", "param": "previous_response_id", "code": "switchyard_continuity",
         }});
         let headers = resp.headers().clone();
-        resp = (resp.status(), axum::Json(body)).into_response();
+        resp = json(resp.status(), &body);
         *resp.headers_mut() = headers;
     }
     resp
@@ -142,7 +142,7 @@ pub fn models(protocol: Protocol, models: &[String]) -> Response {
             "last_id": models.last(),
         }),
     };
-    let mut resp = Response::new(Body::from(body.to_string()));
+    let mut resp = Response::new(ClientBody::full(body.to_string()));
     resp.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
     resp
 }

@@ -7,10 +7,10 @@
 
 use std::sync::Arc;
 
-use axum::extract::Request;
-use axum::http::{HeaderMap, Method};
-use axum::response::Response;
 use bytes::Bytes;
+use http::{HeaderMap, Method, Request};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming as IncomingBody;
 use switchyard_core::body_skim::{BodySkim, DigestMemo, Wants};
 use switchyard_core::conversation::ConversationKey;
 use switchyard_core::tag::{read_tags, tags_json};
@@ -18,6 +18,7 @@ use switchyard_core::turn::ClientIds;
 use switchyard_core::Protocol;
 use switchyard_engine::{KeysLater, LaterKeys, RequestKeys, RouteRequest};
 
+use crate::body::client_body::Response;
 use crate::body::outgoing::{BodyCopy, Outgoing, StreamedBody, SMALL_BODY};
 use crate::connections::ConnMark;
 use crate::respond::respond;
@@ -59,7 +60,7 @@ impl Incoming {
 }
 
 /// A `/c/{slug}/{rest}` request (`routes.rs` matched the path's shape).
-pub async fn handle(state: &Arc<RelayState>, mark: &ConnMark, req: Request) -> Response {
+pub async fn handle(state: &Arc<RelayState>, mark: &ConnMark, req: Request<IncomingBody>) -> Response {
     let (parts, body) = req.into_parts();
     let (method, uri, headers) = (parts.method, parts.uri, parts.headers);
     if let Err(refused) = guard::before_auth(&method, &headers) {
@@ -154,14 +155,14 @@ struct TooLarge;
 /// (`body/outgoing.rs`). The model and the ledger's keys come from the copy later.
 async fn forwarded(
     r: Received,
-    body: axum::body::Body,
+    body: IncomingBody,
     slug: &str,
     ids: ClientIds,
     state: &RelayState,
 ) -> Result<Prepared, TooLarge> {
     let memo = &state.memo;
     let (outgoing, copy) = if guard::declared_length(&r.headers).is_some_and(|n| n <= SMALL_BODY) {
-        let body = axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| TooLarge)?;
+        let body = whole(body).await?;
         let copy = Arc::new(BodyCopy::whole(&body, &state.copies));
         (Outgoing::Buffered(body), copy)
     } else {
@@ -178,12 +179,12 @@ async fn forwarded(
 /// headers leave open, the messages seen before taken from the memo.
 async fn buffered(
     r: Received,
-    body: axum::body::Body,
+    body: IncomingBody,
     slug: &str,
     ids: ClientIds,
     memo: &DigestMemo,
 ) -> Result<Prepared, TooLarge> {
-    let body = axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| TooLarge)?;
+    let body = whole(body).await?;
     let skim = skim(r.protocol, &body, &ids, r.responses_api(), memo);
     let (turn, conversation, session) = keys_from(&skim, slug, ids);
     let keys = RequestKeys::Now { turn, conversation: Some(conversation), session };
@@ -193,6 +194,12 @@ async fn buffered(
     let Received { method, rest, query, headers, .. } = r;
     let incoming = Incoming { method, rest, query, headers, model, previous_response_id };
     Ok(Prepared { incoming, outgoing: Outgoing::Buffered(body), keys, copy: None })
+}
+
+/// The whole body, refused past [`MAX_BODY_BYTES`] (or when the client's body breaks: the
+/// same 413 as before).
+async fn whole(body: IncomingBody) -> Result<Bytes, TooLarge> {
+    Ok(Limited::new(body, MAX_BODY_BYTES).collect().await.map_err(|_| TooLarge)?.to_bytes())
 }
 
 /// The request body sent upstream: the client's bytes (`body`, naming `asked`), with the

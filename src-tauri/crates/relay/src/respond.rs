@@ -3,12 +3,11 @@
 //! provider sent it, or an answer the relay makes itself. Outside legacy mode the response
 //! says which profile served, after how many attempts, and why.
 
-use axum::body::Body;
-use axum::http::HeaderValue;
-use axum::response::Response;
+use http::HeaderValue;
 use switchyard_core::Protocol;
 use switchyard_engine::{Recording, Refusal, Route, Routed};
 
+use crate::body::client_body::{ClientBody, Response};
 use crate::body::relayed::{Sniff, Tail};
 use crate::reply;
 use crate::transport::{Delivered, Kept};
@@ -21,7 +20,7 @@ pub(crate) fn respond(protocol: Protocol, responses_api: bool, routed: Routed<De
             with_route(resp, &route)
         }
         Routed::Kept { kept, route } => {
-            let mut resp = Response::new(Body::from(kept.body));
+            let mut resp = Response::new(ClientBody::full(kept.body));
             *resp.status_mut() = kept.status;
             *resp.headers_mut() = client_headers(&kept.headers);
             with_route(resp, &route)
@@ -55,13 +54,13 @@ fn deliver(protocol: Protocol, responses_api: bool, inject: bool, d: Delivered, 
                 None => Sniff::Json { copy: Vec::new(), coding },
             };
             let held = (!held.is_empty()).then_some(held);
-            Body::new(Tail::new(held, upstream, sniff, recording))
+            ClientBody::Relayed(Box::new(Tail::new(held, upstream, sniff, recording)))
         }
         // A JSON answer was read whole: record it now, send it with its length.
         None => {
             recording.set_usage(usage);
             recording.finish();
-            Body::from(held)
+            ClientBody::full(held)
         }
     };
     let mut resp = Response::new(body);

@@ -11,11 +11,10 @@
 
 use std::sync::Arc;
 
-use axum::body::Body;
-use axum::extract::Request;
-use axum::http::{header, HeaderValue, Method, StatusCode};
-use axum::response::Response;
+use http::{header, HeaderValue, Method, Request, StatusCode};
+use hyper::body::Incoming;
 
+use crate::body::client_body::{bare, Response};
 use crate::connections::ConnMark;
 use crate::state::RelayState;
 
@@ -41,7 +40,12 @@ fn route_of(method: &Method, path: &str) -> Route {
 
 /// Answers one request of a connection (`mark` notes when it carried the token; `local_port`
 /// is the port the connection came in on, which the `/healthz` proof names).
-pub(crate) async fn dispatch(state: Arc<RelayState>, mark: &ConnMark, local_port: u16, req: Request) -> Response {
+pub(crate) async fn dispatch(
+    state: Arc<RelayState>,
+    mark: &ConnMark,
+    local_port: u16,
+    req: Request<Incoming>,
+) -> Response {
     match route_of(req.method(), req.uri().path()) {
         Route::Relay => crate::request::handle(&state, mark, req).await,
         Route::Healthz => {
@@ -55,12 +59,6 @@ pub(crate) async fn dispatch(state: Arc<RelayState>, mark: &ConnMark, local_port
         }
         Route::NotFound => bare(StatusCode::NOT_FOUND),
     }
-}
-
-fn bare(status: StatusCode) -> Response {
-    let mut resp = Response::new(Body::empty());
-    *resp.status_mut() = status;
-    resp
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ impl RelayState {
     }
 
     /// Whether `headers` carry the current relay token.
-    pub fn is_authorized(&self, headers: &axum::http::HeaderMap) -> bool {
+    pub fn is_authorized(&self, headers: &http::HeaderMap) -> bool {
         crate::auth::is_authorized(headers, &self.token.read().unwrap_or_else(PoisonError::into_inner))
     }
 

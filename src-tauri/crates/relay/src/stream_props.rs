@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use axum::http::{HeaderValue, Response};
 use bytes::Bytes;
+use http::{HeaderValue, Response};
 use http_body::Frame;
 use http_body_util::combinators::BoxBody;
 use http_body_util::BodyExt;

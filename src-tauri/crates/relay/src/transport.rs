@@ -12,8 +12,8 @@
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
-use axum::http::{HeaderMap, Response, StatusCode};
 use bytes::Bytes;
+use http::{HeaderMap, Response, StatusCode};
 use http_body_util::{BodyExt, Either, Full};
 use switchyard_core::routing::Failure;
 use switchyard_core::Protocol;
@@ -153,7 +153,7 @@ pub(crate) async fn read_answer(
     let ttfb = Some(ms_since(started));
     let (parts, mut upstream) = resp.into_parts();
     let headers = parts.headers;
-    let coding = Coding::from_header(headers.get(axum::http::header::CONTENT_ENCODING).and_then(|v| v.to_str().ok()));
+    let coding = Coding::from_header(headers.get(http::header::CONTENT_ENCODING).and_then(|v| v.to_str().ok()));
     if !status.is_success() {
         let body = upstream::collect(upstream).await.unwrap_or_default();
         let readable = Decoder::decode_all(coding, &body).unwrap_or_default();

@@ -8,8 +8,8 @@
 
 use std::time::Duration;
 
-use axum::http::{HeaderMap, Method, Request, Response, Uri};
 use bytes::Bytes;
+use http::{HeaderMap, Method, Request, Response, Uri};
 use http_body_util::combinators::BoxBody;
 #[cfg(test)]
 use http_body_util::Full;

@@ -3,7 +3,7 @@
 //! connection's configured headers and the profile's credential. And the reverse filter for
 //! response headers.
 
-use axum::http::{header, HeaderMap, HeaderName, HeaderValue};
+use http::{header, HeaderMap, HeaderName, HeaderValue};
 use switchyard_core::Protocol;
 use switchyard_engine::Snapshot;
 use switchyard_providers::endpoint::credential_header;

@@ -52,23 +52,28 @@ impl Outgoing {
     }
 }
 
-/// The client's body, passed on frame by frame and copied into a [`BodyCopy`].
-pub(crate) struct StreamedBody {
-    inner: axum::body::Body,
+/// The client's body (hyper's; any body in unit tests), passed on frame by frame and copied
+/// into a [`BodyCopy`].
+pub(crate) struct StreamedBody<B = hyper::body::Incoming> {
+    inner: B,
     copy: Arc<BodyCopy>,
     seen: usize,
     limit: usize,
 }
 
-impl StreamedBody {
-    pub(crate) fn new(inner: axum::body::Body, limit: usize, buffers: &Arc<CopyBuffers>) -> (Self, Arc<BodyCopy>) {
+impl<B: Body> StreamedBody<B> {
+    pub(crate) fn new(inner: B, limit: usize, buffers: &Arc<CopyBuffers>) -> (Self, Arc<BodyCopy>) {
         let declared = inner.size_hint().exact().map_or(0, |n| usize::try_from(n).unwrap_or(0).min(limit));
         let copy = Arc::new(BodyCopy::with_buffer(buffers, declared));
         (StreamedBody { inner, copy: copy.clone(), seen: 0, limit }, copy)
     }
 }
 
-impl Body for StreamedBody {
+impl<B> Body for StreamedBody<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: Into<BoxError>,
+{
     type Data = Bytes;
     type Error = BoxError;
 
@@ -86,7 +91,7 @@ impl Body for StreamedBody {
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
-            Some(Err(e)) => Poll::Ready(Some(Err(Box::new(e)))),
+            Some(Err(e)) => Poll::Ready(Some(Err(e.into()))),
             None => Poll::Ready(None),
         }
     }
@@ -180,11 +185,18 @@ impl BodyCopy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http_body_util::BodyExt;
+    use http_body_util::{BodyExt, StreamBody};
 
-    fn chunked(parts: &[&'static [u8]]) -> axum::body::Body {
-        let frames: Vec<Result<Bytes, std::io::Error>> = parts.iter().map(|p| Ok(Bytes::from_static(p))).collect();
-        axum::body::Body::from_stream(futures_util::stream::iter(frames))
+    type Frames = StreamBody<futures_util::stream::Iter<std::vec::IntoIter<Result<Frame<Bytes>, std::io::Error>>>>;
+
+    /// A body of `parts`, one frame each, with no declared length (as a chunked upload).
+    fn frames(parts: impl IntoIterator<Item = Bytes>) -> Frames {
+        let frames: Vec<Result<Frame<Bytes>, std::io::Error>> = parts.into_iter().map(|p| Ok(Frame::data(p))).collect();
+        StreamBody::new(futures_util::stream::iter(frames))
+    }
+
+    fn chunked(parts: &[&'static [u8]]) -> Frames {
+        frames(parts.iter().map(|p| Bytes::from_static(p)))
     }
 
     #[tokio::test]
@@ -203,12 +215,7 @@ mod tests {
         let opening = format!(r#"{{"model":"m-big","messages":[{{"role":"user","content":"{}"#, "x".repeat(60_000));
         let parts: Vec<Bytes> =
             vec![Bytes::from(opening), Bytes::from("y".repeat(10_000)), Bytes::from_static(b"\"}]}")];
-        let frames: Vec<Result<Bytes, std::io::Error>> = parts.iter().cloned().map(Ok).collect();
-        let (body, copy) = StreamedBody::new(
-            axum::body::Body::from_stream(futures_util::stream::iter(frames)),
-            1 << 20,
-            &Arc::default(),
-        );
+        let (body, copy) = StreamedBody::new(frames(parts.iter().cloned()), 1 << 20, &Arc::default());
         let sent = body.collect().await.unwrap().to_bytes();
         assert_eq!(copy.bytes(), sent, "the copy holds every frame, in order");
         assert_eq!(copy.model(Protocol::Anthropic).as_deref(), Some("m-big"), "the model from the opening");
@@ -218,7 +225,7 @@ mod tests {
         for size in [2, 100_000] {
             let read_buffer = Bytes::from(vec![b' '; 200_000]);
             let frame = read_buffer.slice(0..size);
-            let (body, copy) = StreamedBody::new(axum::body::Body::new(Full::new(frame)), 1 << 20, &buffers);
+            let (body, copy) = StreamedBody::new(Full::new(frame), 1 << 20, &buffers);
             body.collect().await.unwrap();
             let (len, at) = copy.read(|b| (b.len(), b.as_ptr()));
             assert_eq!(len, size, "the copy holds the frame");

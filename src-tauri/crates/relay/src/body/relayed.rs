@@ -9,9 +9,8 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use axum::body::HttpBody;
 use bytes::Bytes;
-use http_body::{Frame, SizeHint};
+use http_body::{Body as HttpBody, Frame, SizeHint};
 use switchyard_core::routing::Failure;
 use switchyard_core::Protocol;
 use switchyard_engine::Recording;

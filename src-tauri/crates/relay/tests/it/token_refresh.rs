@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::common::clock::ManualClock;
 use crate::common::TestResult;
-use axum::http::HeaderMap;
+use http::HeaderMap;
 use switchyard_engine::{Engine, Router};
 use switchyard_relay::RelayState;
 use switchyard_vault::MemoryVault;

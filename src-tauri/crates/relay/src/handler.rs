@@ -1,0 +1,50 @@
+//! What serves one admitted connection's requests: each request of the connection goes to
+//! `routes::dispatch` over the relay's shared state, with the connection's [`ConnMark`] (set
+//! once a request carried the token, which protects the connection from eviction) and the
+//! local port it came in on (the `/healthz` proof names it). Kept apart from the
+//! [`Listener`](crate::listener::Listener), which decides which connections are served and
+//! for how long; the handler knows nothing of sockets, limits or shutdown.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use http::Request;
+use hyper::body::Incoming;
+use hyper::service::Service;
+
+use crate::body::client_body::Response;
+use crate::connections::ConnMark;
+use crate::state::RelayState;
+
+/// Serves the relay's routes over `state`.
+pub(crate) struct Handler {
+    state: Arc<RelayState>,
+}
+
+impl Handler {
+    pub(crate) fn new(state: Arc<RelayState>) -> Self {
+        Handler { state }
+    }
+
+    /// The service for one connection.
+    pub(crate) fn connection(
+        &self,
+        mark: ConnMark,
+        local_port: u16,
+    ) -> impl Service<Request<Incoming>, Response = Response, Error = Infallible, Future: Send> + Send + 'static {
+        let state = self.state.clone();
+        hyper::service::service_fn(move |req: Request<Incoming>| {
+            let (state, mark) = (state.clone(), mark.clone());
+            answer(state, mark, local_port, req)
+        })
+    }
+}
+
+async fn answer(
+    state: Arc<RelayState>,
+    mark: ConnMark,
+    local_port: u16,
+    req: Request<Incoming>,
+) -> Result<Response, Infallible> {
+    Ok(crate::routes::dispatch(state, &mark, local_port, req).await)
+}
