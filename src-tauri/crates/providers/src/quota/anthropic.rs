@@ -24,6 +24,14 @@ const FIVE_HOURS: u32 = 5 * 60;
 
 pub(super) const PREFIXES: &[&str] = &["anthropic-ratelimit-"];
 
+/// The representative claim's words and the window each names (`kind::claimed_window`).
+pub(super) const CLAIMS: &[(&str, &str)] = &[
+    ("five_hour", "unified_5h"),
+    ("seven_day", "unified_7d"),
+    ("seven_day_opus", "unified_7d_opus"),
+    ("seven_day_sonnet", "unified_7d_sonnet"),
+];
+
 #[rustfmt::skip]
 pub(super) const ROWS: &[QuotaRow] = &[
     QuotaRow {

@@ -113,6 +113,20 @@ pub fn kind_of(name: &str, window_minutes: Option<u32>) -> Option<WindowKind> {
     Some(row.kind)
 }
 
+/// The model family a stored window holds for (`opus` for `unified_7d_opus`), if it is one's.
+pub fn family_of(name: &str) -> Option<&'static str> {
+    [Protocol::Anthropic, Protocol::Openai]
+        .into_iter()
+        .flat_map(|p| quota_table(p).iter())
+        .find(|r| r.name == name)
+        .and_then(|r| r.family)
+}
+
+/// The window a representative claim names (`five_hour` → `unified_5h`), if we know the word.
+pub fn claimed_window(claim: &str) -> Option<&'static str> {
+    crate::quota::anthropic::CLAIMS.iter().find(|(c, _)| *c == claim).map(|(_, name)| *name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +160,17 @@ mod tests {
         for (name, minutes, want) in cases {
             assert_eq!(kind_of(name, minutes), want, "{name} ({minutes:?} min)");
         }
+    }
+
+    #[test]
+    fn claims_and_families_name_table_windows() {
+        assert_eq!(claimed_window("seven_day_opus"), Some("unified_7d_opus"), "the Opus weekly window");
+        assert_eq!(claimed_window("seven_day_overage_included"), None, "a claim we do not read");
+        for (claim, name) in crate::quota::anthropic::CLAIMS {
+            assert!(kind_of(name, None).is_some(), "{claim} names a window of the table: {name}");
+        }
+        assert_eq!(family_of("unified_7d_sonnet"), Some("sonnet"), "a family window");
+        assert_eq!(family_of("unified_7d"), None, "the account's window");
     }
 
     #[test]

@@ -21,7 +21,7 @@ use switchyard_core::routing::unix_ms;
 use crate::headers::HeaderSource;
 
 pub use forecast::{exhausts_at, History, Sample};
-pub use kind::{kind_of, same_window, WindowKind};
+pub use kind::{claimed_window, family_of, kind_of, same_window, WindowKind};
 pub use row::{QuotaRow, Reset, Share};
 
 /// One limit window as one answer reported it.
