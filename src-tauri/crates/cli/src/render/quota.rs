@@ -129,7 +129,11 @@ fn cells(w: &QuotaWindowView) -> [String; 6] {
     if let Some(u) = w.utilization {
         left.push(format!("{:.0}% used", u * 100.0));
     }
-    let left = if left.is_empty() { "unknown".to_string() } else { left.join(", ") };
+    let left = match (left.is_empty(), w.kind.as_str()) {
+        (true, "overall") => "-".to_string(), // the overall status has no count; its window binds (`*`)
+        (true, _) => "unknown".to_string(),
+        (false, _) => left.join(", "),
+    };
     let status = w.status.clone().unwrap_or_else(|| "-".to_string());
     let at = |local: &Option<String>| local.as_ref().map(|t| format!(" ({t})")).unwrap_or_default();
     let resets = match w.resets_in_secs {
