@@ -409,7 +409,10 @@ async fn quota_readings_an_attempt_learned_reach_the_board() -> TestResult {
     assert_eq!(w.router.quota_board().len(), 0, "nothing read yet");
     let window = switchyard_providers::QuotaWindow {
         name: "requests",
+        kind: switchyard_providers::WindowKind::Requests,
         per_model: true,
+        family: None,
+        claim: None,
         limit: Some(50),
         remaining: Some(0),
         utilization: None,
