@@ -335,6 +335,7 @@ mod tests {
             priority: 0,
             enabled: true,
             credential_present: true,
+            credential: Default::default(),
             credential_revision: 1,
             evidence: None,
         }];
