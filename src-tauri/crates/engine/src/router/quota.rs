@@ -267,6 +267,20 @@ impl Router {
 mod tests {
     use super::*;
 
+    /// An enabled profile of weight 1 whose key is there (no evidence: the board ignores it).
+    fn present_profile(id: &str) -> RouteProfile {
+        RouteProfile {
+            id: id.to_string(),
+            weight: 1,
+            priority: 0,
+            enabled: true,
+            credential_present: true,
+            credential: Default::default(),
+            credential_revision: 1,
+            evidence: None,
+        }
+    }
+
     fn window(name: &'static str, per_model: bool, remaining: u64) -> QuotaWindow {
         QuotaWindow {
             name,
@@ -329,16 +343,7 @@ mod tests {
         let board = QuotaBoard::default();
         let spent = QuotaWindow { status: Some("rejected".into()), ..used("unified_7d_opus", 1.0, 60) };
         board.record("p1", Some("claude-sonnet-4"), vec![spent], 1);
-        let profiles = [RouteProfile {
-            id: "p1".into(),
-            weight: 1,
-            priority: 0,
-            enabled: true,
-            credential_present: true,
-            credential: Default::default(),
-            credential_revision: 1,
-            evidence: None,
-        }];
+        let profiles = [present_profile("p1")];
         let blocks = board.blocks(&profiles, &QuotaPolicy { enabled: true, reserve_pct: 0 }, 10);
         assert_eq!(blocks.until("p1", "claude-opus-4", 10), Some(60), "the Opus window blocks Opus models");
         assert_eq!(blocks.until("p1", "claude-sonnet-4", 10), None, "not Sonnet, though a Sonnet answer reported it");
@@ -375,19 +380,7 @@ mod tests {
         board.record("p1", Some("m1"), vec![reset(window("requests", true, 0))], 1);
         board.record("p2", Some("m1"), vec![reset(window("requests", true, 3))], 1);
         board.record("other", Some("m1"), vec![reset(window("requests", true, 0))], 1);
-        let profiles: Vec<RouteProfile> = ["p1", "p2"]
-            .iter()
-            .map(|id| RouteProfile {
-                id: (*id).to_string(),
-                weight: 1,
-                priority: 0,
-                enabled: true,
-                credential_present: true,
-                credential: Default::default(),
-                credential_revision: 1,
-                evidence: None,
-            })
-            .collect();
+        let profiles: Vec<RouteProfile> = ["p1", "p2"].iter().map(|id| present_profile(id)).collect();
         let on = QuotaPolicy { enabled: true, reserve_pct: 0 };
         let blocks = board.blocks(&profiles, &on, 10);
         assert_eq!(blocks.until("p1", "m1", 10), Some(60), "p1 has nothing left for m1");
