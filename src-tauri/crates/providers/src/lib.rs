@@ -9,6 +9,7 @@
 
 pub mod anthropic;
 pub mod chat_chunk;
+pub mod claude_cli;
 pub mod classify;
 pub mod content_coding;
 pub mod discovery;
