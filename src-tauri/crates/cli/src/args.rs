@@ -126,6 +126,17 @@ pub enum RoutingCmd {
         #[arg(long, value_name = "N")]
         reserve_pct: Option<i64>,
     },
+    /// Let SLUG's external Claude Code profiles also serve plain Messages requests from any
+    /// client by running the official CLI in print mode (`claude -p`), one process per request
+    /// (default: off). Without on/off: show the setting.
+    CliBackend {
+        slug: String,
+        #[arg(value_parser = ["on", "off"])]
+        state: Option<String>,
+        /// Runs of one profile at once; more requests wait (1–16, default 2; unchanged when omitted).
+        #[arg(long, value_name = "N")]
+        max_concurrent: Option<i64>,
+    },
     /// Set the fallback chain: other connections of the same protocol, in order, tried only
     /// when no profile of SLUG is eligible, before any output (`OTHER=MODEL` asks that hop
     /// for MODEL). Stored inactive until `routing fallback-activate`.

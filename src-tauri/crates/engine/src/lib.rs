@@ -48,6 +48,7 @@ mod views;
 
 pub use clock::{Clock, SystemClock};
 pub use config::accounts::{LoginLaunch, ACCOUNTS_DIR};
+pub use config::cli_backend::MAX_CLI_CONCURRENCY;
 pub use config::dir_lock::LOCK_FILE;
 pub use config::inputs::{ConnectionEdit, NewConnection, NewCredential, NewProfile, ProfileEdit};
 pub use config::portable::{Conflict, ImportReport, ImportedConnection, ImportedProfile};
@@ -74,7 +75,7 @@ pub use report::quota::{ProfileQuota, QuotaView, QuotaWindowView};
 pub use report::time_zone::{TimeZoneView, TIME_ZONE_KEY};
 pub use report::usage::{UsageBy, UsageChart, UsageRow, UsageSeries, UsageView, NO_MODEL, UNTAGGED};
 pub use router::{
-    AttemptFacts, AttemptReport, KeysLater, LaterKeys, Outcome, QuotaBoard, Recording, Refusal, Reply, RequestKeys,
+    AttemptFacts, AttemptReport, CliBackend, CliTarget, KeysLater, LaterKeys, Outcome, QuotaBoard, Recording, Refusal, Reply, RequestKeys,
     Route, RouteRequest, Routed, Router, Snapshot, Target, Transport, DROPPED_ACCOUNT_STATE, MAX_QUOTA_READINGS,
     MAX_RESPONSE_ORIGINS, QUOTA_FLUSH_EVERY,
 };
@@ -88,7 +89,7 @@ pub use views::{
     AffinityView, EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness, QuotaAwareView,
     RoutingStatus, VerifyEvent, VerifyReport, VerifyResult,
 };
-pub use views::{CacheView, TrafficView};
+pub use views::{CacheView, CliBackendView, TrafficView};
 pub use views::{
     ConnectionDetail, ConnectionView, CredentialHealthView, HeaderView, ModelMapping, ProfileView, Removal,
 };

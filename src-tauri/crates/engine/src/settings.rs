@@ -15,6 +15,7 @@ use switchyard_core::InvalidInput;
 use switchyard_store::{settings, SqliteConnection, StoreError};
 
 use crate::config::affinity::AffinitySetting;
+use crate::config::cli_backend::{CliBackendSetting, MAX_CLI_CONCURRENCY};
 use crate::engine::Engine;
 use crate::error::EngineError;
 
@@ -185,6 +186,16 @@ pub(crate) const QUOTA_AWARE: Setting<QuotaPolicy> = Setting {
     default: QuotaPolicy::default,
     check: |p| between(i64::from(p.reserve_pct), 0, i64::from(MAX_RESERVE_PCT), " percent"),
     field: "reserve_pct",
+};
+
+/// Per connection: external Claude Code profiles also serve through the official CLI (default
+/// off, at most 2 runs per profile at once).
+pub(crate) const CLI_BACKEND: Setting<CliBackendSetting> = Setting {
+    key: "cli_backend",
+    per_connection: true,
+    default: CliBackendSetting::default,
+    check: |s| between(i64::from(s.max_concurrent), 1, i64::from(MAX_CLI_CONCURRENCY), ""),
+    field: "max_concurrent",
 };
 
 /// Whose setting: the installation's, or one connection's.

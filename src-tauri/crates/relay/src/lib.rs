@@ -7,6 +7,7 @@
 mod account_state;
 mod auth;
 mod body;
+mod cli_backend;
 mod connections;
 mod guard;
 mod handler;

@@ -112,6 +112,7 @@ pub async fn handle(state: &Arc<RelayState>, mark: &ConnMark, req: Request<Incom
         url: upstream_url(&snap, &incoming.rest, incoming.query.as_deref()),
         body: outgoing,
         copy,
+        cli: &state.cli,
     };
     let routed = match state.router.route(request, &transport).await {
         Ok(r) => r,

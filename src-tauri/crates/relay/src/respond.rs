@@ -23,7 +23,11 @@ pub(crate) fn respond(protocol: Protocol, responses_api: bool, routed: Routed<De
             let mut resp = Response::new(ClientBody::full(kept.body));
             *resp.status_mut() = kept.status;
             *resp.headers_mut() = client_headers(&kept.headers);
-            with_route(resp, &route)
+            let resp = with_route(resp, &route);
+            match kept.reason {
+                Some(reason) => reply::with_reason(resp, reason),
+                None => resp,
+            }
         }
         // An answer the relay makes itself keeps its own reason after the route headers.
         Routed::NoAnswer { route, timed_out, .. } => {

@@ -10,6 +10,7 @@ use switchyard_engine::Router;
 use switchyard_vault::Secret;
 
 use crate::body::copy_buffers::CopyBuffers;
+use crate::cli_backend::CliSlots;
 use crate::upstream::Upstream;
 
 /// How often a running relay checks its token's revision (one SQLite read): a rotation (CLI
@@ -33,6 +34,8 @@ pub struct RelayState {
     pub(crate) memo: Arc<DigestMemo>,
     /// Buffers for the copies of forwarded bodies, kept for reuse (`body/copy_buffers.rs`).
     pub(crate) copies: Arc<CopyBuffers>,
+    /// The CLI backend's run permits, per profile (`cli_backend/slots.rs`).
+    pub(crate) cli: CliSlots,
 }
 
 impl RelayState {
@@ -45,6 +48,7 @@ impl RelayState {
             http,
             memo: Arc::new(DigestMemo::default()),
             copies: Arc::new(CopyBuffers::default()),
+            cli: CliSlots::default(),
         })
     }
 

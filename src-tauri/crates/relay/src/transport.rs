@@ -7,7 +7,8 @@
 //! sends the body without its account-bound items (`account_state.rs`). Everything else the
 //! attempt learned — the answer's quota readings, its Responses id, a streamed body's model,
 //! whether account state was dropped, a first-byte timeout — goes back in the [`Reply`]'s
-//! facts; the transport holds no router and no shared flags.
+//! facts; the transport holds no router and no shared flags. An attempt the engine gives to
+//! the official CLI (`Target::cli`) runs it instead (`cli_backend/`).
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -26,6 +27,7 @@ use switchyard_providers::usage::{usage_from_body, Usage};
 
 use crate::account_state::strip_account_state;
 use crate::body::outgoing::{BodyCopy, Outgoing};
+use crate::cli_backend::CliSlots;
 use crate::request::{upstream_body, Incoming};
 use crate::upstream::{self, NoAnswer, Upstream, UpstreamBody};
 use crate::upstream_request::{is_event_stream, upstream_headers, upstream_url};
@@ -35,6 +37,9 @@ pub(crate) struct Kept {
     pub status: StatusCode,
     pub headers: HeaderMap,
     pub body: Bytes,
+    /// An answer the relay made itself keeps this `x-switchyard-reason` in routed mode too
+    /// (`None`: the provider's answer).
+    pub reason: Option<&'static str>,
 }
 
 /// A successful answer, ready to stream to the client.
@@ -69,6 +74,8 @@ pub(crate) struct HttpTransport<'a> {
     pub body: Outgoing,
     /// A forwarded body's copy (the model is read from it after the answer).
     pub copy: Option<Arc<BodyCopy>>,
+    /// The CLI backend's run permits per profile.
+    pub cli: &'a CliSlots,
 }
 
 impl Transport for HttpTransport<'_> {
@@ -76,6 +83,9 @@ impl Transport for HttpTransport<'_> {
     type Kept = Kept;
 
     async fn attempt(&self, target: Target<'_>) -> Reply<Delivered, Kept> {
+        if let Some(cli) = target.cli {
+            return crate::cli_backend::attempt(self, target, cli).await;
+        }
         // A fallback hop: that connection's base URL, headers, mapping and timeout.
         let snap = target.snapshot;
         let hop = snap.connection_id != self.connection_id;
@@ -158,7 +168,7 @@ pub(crate) async fn read_answer(
         let body = upstream::collect(upstream).await.unwrap_or_default();
         let readable = Decoder::decode_all(coding, &body).unwrap_or_default();
         let c = switchyard_providers::classify(protocol, status.as_u16(), &headers, &readable, now);
-        return Answer::Failed(c.failure, Some(Kept { status, headers, body }), ttfb);
+        return Answer::Failed(c.failure, Some(Kept { status, headers, body, reason: None }), ttfb);
     }
     let sse = is_event_stream(&headers);
     if !hold {
@@ -204,7 +214,7 @@ pub(crate) async fn read_answer(
                     // Kept like an error answer: delivered as the provider sent it if no other
                     // attempt succeeds.
                     Phase::FailedBeforeOutput(f) => {
-                        return Answer::Failed(f, Some(Kept { status, headers, body: Bytes::from(held) }), ttfb);
+                        return Answer::Failed(f, Some(Kept { status, headers, body: Bytes::from(held), reason: None }), ttfb);
                     }
                     Phase::Output => {
                         let usage = watch.usage();

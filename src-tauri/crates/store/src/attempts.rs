@@ -35,6 +35,9 @@ pub struct AttemptRow {
     /// The caller's tags (`x-switchyard-tag-*`), a JSON object of name -> value; `None`
     /// when the request carried none.
     pub tags: Option<String>,
+    /// What the official CLI reported the attempt's tokens would cost at list price, in
+    /// millionths of a USD (CLI backend attempts only; a reference figure, never a cost).
+    pub reference_cost_micro_usd: Option<i64>,
 }
 
 /// A row with its id, for paging through the table in id order.
@@ -51,7 +54,7 @@ macro_rules! columns {
     () => {
         "at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, scope, ttfb_ms, \
          duration_ms, input_tokens, output_tokens, session, conversation, moved, cache_read_tokens, \
-         cache_write_tokens, tags"
+         cache_write_tokens, tags, reference_cost_micro_usd"
     };
 }
 
@@ -189,7 +192,7 @@ pub async fn prune(conn: &mut SqliteConnection, keep: i64) -> Result<u64, StoreE
 const SHAPE_ROWS: usize = 64;
 
 /// Columns bound per row.
-const COLUMNS: usize = 20;
+const COLUMNS: usize = 21;
 
 /// `INSERT … SELECT * FROM (VALUES (…) × 64) WHERE column1 IS NOT NULL` (`at_ms` is never
 /// NULL in a real row).
@@ -264,5 +267,6 @@ fn add_row(args: &mut SqliteArguments<'static>, r: AttemptRow) -> Result<(), Box
     args.add(r.cache_read_tokens)?;
     args.add(r.cache_write_tokens)?;
     args.add(r.tags)?;
+    args.add(r.reference_cost_micro_usd)?;
     Ok(())
 }

@@ -4,6 +4,7 @@
 
 pub mod attempts;
 pub mod cache;
+pub mod cli_backend;
 pub mod client;
 pub mod connection;
 pub mod error;

@@ -141,7 +141,7 @@ impl Engine {
 
 /// The official CLI's program: the override variable when set, else the first executable of
 /// that name on PATH.
-fn find_program(client: OfficialClient) -> Result<PathBuf, EngineError> {
+pub(crate) fn find_program(client: OfficialClient) -> Result<PathBuf, EngineError> {
     let var = client.program_override_var();
     if let Some(path) = std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from) {
         if is_executable(&path) {

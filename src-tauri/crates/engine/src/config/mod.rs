@@ -3,11 +3,12 @@
 //! in the keychain (rotation through the journal; staging and
 //! orphan clean-up that never takes a live key), which secrets are present, portable
 //! export/import, the relay's token and port, and each connection's routing settings
-//! (affinity, quota-aware selection, first-byte timeout). `inputs.rs` holds the inputs,
+//! (affinity, quota-aware selection, first-byte timeout, the CLI backend). `inputs.rs` holds the inputs,
 //! `rows.rs` turns rows into definitions; `dir_lock.rs` is the data dir's lock.
 
 pub(crate) mod accounts;
 pub(crate) mod affinity;
+pub(crate) mod cli_backend;
 pub(crate) mod connections;
 pub(crate) mod credentials;
 pub(crate) mod dir_lock;

@@ -5,6 +5,7 @@
 //! HTTP through a [`Transport`]; every routing decision is made here and in
 //! `switchyard_core::routing`.
 
+mod cli_backend;
 mod fallback;
 mod quota;
 mod recording;
@@ -34,6 +35,7 @@ pub use request::{KeysLater, LaterKeys, RequestKeys, RouteRequest};
 use response_origins::ResponseOrigins;
 pub use response_origins::MAX_RESPONSE_ORIGINS;
 pub use route::{Refusal, Route, Routed};
+pub use cli_backend::{CliBackend, CliTarget};
 pub(crate) use run::TurnRun;
 pub(crate) use select::NextAttempt;
 pub use snapshot::Snapshot;

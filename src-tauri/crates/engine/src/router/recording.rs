@@ -56,6 +56,7 @@ impl Recording {
             cache_read_tokens: None,
             cache_write_tokens: None,
             tags: run.tags.clone(),
+            reference_cost_micro_usd: None,
         };
         Recording {
             router: router.clone(),
@@ -122,6 +123,7 @@ impl Recording {
         row.output_tokens = r.output_tokens;
         row.cache_read_tokens = r.cache_read_tokens;
         row.cache_write_tokens = r.cache_write_tokens;
+        row.reference_cost_micro_usd = r.reference_cost_usd.map(|usd| (usd * 1e6).round() as i64);
         self.learn_load(&row);
         match self.keys_later.take() {
             Some(keys) => self.router.ledger.record_later(row, keys),
@@ -163,4 +165,6 @@ pub struct AttemptReport {
     pub output_tokens: Option<i64>,
     pub cache_read_tokens: Option<i64>,
     pub cache_write_tokens: Option<i64>,
+    /// The official CLI's list-price figure for the attempt (CLI backend only; USD).
+    pub reference_cost_usd: Option<f64>,
 }

@@ -169,6 +169,7 @@ impl Router {
         if !facts.quota.is_empty() {
             self.quota.record(&attempt.profile_id, run.model.as_deref(), facts.quota, self.engine.now_ms());
         }
+        recording.report.reference_cost_usd = facts.reference_cost_usd;
         if let Some(id) = facts.response_id {
             self.responses_lock().remember(&route.connection_id, &id, &attempt.profile_id);
         }
@@ -192,5 +193,6 @@ fn target<'a>(run: &'a TurnRun, attempt: &'a Attempt, now: std::time::SystemTime
         upstream_model,
         strip_account_state: attempt.strip_account_state,
         now,
+        cli: run.snapshot.cli_target(&attempt.profile_id),
     }
 }

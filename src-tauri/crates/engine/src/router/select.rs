@@ -90,7 +90,7 @@ impl Router {
                     continue;
                 }
             };
-            let Some(secret) = self.secrets.get(&self.engine, &snap.rows[index]).await? else {
+            let Some(secret) = self.attempt_secret(&snap, index).await? else {
                 run.tried.push(profile.id.clone());
                 continue;
             };
@@ -172,7 +172,7 @@ impl Router {
         } else {
             None
         };
-        let Some(secret) = self.secrets.get(&self.engine, &snap.rows[index]).await? else {
+        let Some(secret) = self.attempt_secret(&snap, index).await? else {
             return Ok(unavailable("the primary profile has no secret in the keychain"));
         };
         run.attempts += 1;

@@ -44,6 +44,9 @@ pub struct Snapshot {
     pub max_age_ms: i64,
     /// How long the relay waits for the provider's first byte.
     pub first_byte_timeout: Duration,
+    /// The CLI backend while it is on (`router/cli_backend.rs`): which profiles the official
+    /// CLI serves.
+    pub cli: Option<crate::router::CliBackend>,
     pub(crate) loaded: Instant,
 }
 
@@ -54,9 +57,10 @@ impl Snapshot {
 
     /// Whether a request to this connection is forwarded: legacy routing with no fallback
     /// chain routes by nothing in the body, so the body goes upstream as it streams in and
-    /// is read (for the ledger's keys and the model) only after the answer.
+    /// is read (for the ledger's keys and the model) only after the answer. With the CLI
+    /// backend on the body is read first (the CLI gets a prompt, not bytes).
     pub fn forwards(&self) -> bool {
-        self.strategy.is_none() && self.fallback.is_empty()
+        self.strategy.is_none() && self.fallback.is_empty() && self.cli.is_none()
     }
 
     /// Whether the relay answers `GET …/models` itself: a routed connection lists the models
@@ -110,7 +114,9 @@ impl Engine {
         let affinity = self.affinity_setting(&ready.connection.id).await?.affinity();
         let quota_policy = self.quota_policy(&ready.connection.id).await?;
         let fallback = self.active_chain(&ready.connection).await?;
+        let cli = self.load_cli_backend(&ready.connection.id, ready.def.protocol, &ready.profiles).await?;
         Ok(Snapshot {
+            cli,
             fallback,
             first_byte_timeout,
             affinity,

@@ -11,7 +11,7 @@ use switchyard_core::routing::Failure;
 use switchyard_providers::QuotaWindow;
 use switchyard_vault::Secret;
 
-use crate::router::Snapshot;
+use crate::router::{CliTarget, Snapshot};
 
 /// What the transport needs for one physical attempt.
 #[derive(Debug, Clone, Copy)]
@@ -39,6 +39,9 @@ pub struct Target<'a> {
     /// The engine clock's wall time as the attempt starts: the transport dates cooldown hints
     /// and quota resets with it (the clock circuits use, manual in tests).
     pub now: SystemTime,
+    /// The official CLI serves this attempt instead of an HTTP call (the connection's CLI
+    /// backend is on and the profile is an external Claude Code login; `router/cli_backend.rs`).
+    pub cli: Option<CliTarget<'a>>,
 }
 
 /// Everything one attempt learned, returned with its outcome (recorded by the loop).
@@ -58,6 +61,9 @@ pub struct AttemptFacts {
     /// No response head came within the connection's first-byte timeout (the relay answers
     /// 504 `upstream_timeout` rather than 502 when nothing else was kept).
     pub timed_out: bool,
+    /// What the official CLI reported the attempt's tokens would cost at list price (USD; CLI
+    /// backend attempts only): recorded as a reference figure, never as a cost.
+    pub reference_cost_usd: Option<f64>,
 }
 
 /// The transport's classified answer to one attempt.

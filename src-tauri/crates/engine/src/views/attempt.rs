@@ -6,7 +6,7 @@ use serde::Serialize;
 use specta::Type;
 
 /// One physical attempt as `switchyard attempts` shows it (docs/interface.md).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
 pub struct AttemptView {
     pub at: String,
     /// The connection's slug.
@@ -42,6 +42,11 @@ pub struct AttemptView {
     /// The whole prompt, cached or not, on one scale for both dialects (Anthropic: input +
     /// cache read + cache write; OpenAI: input, which includes the cached tokens).
     pub prompt_tokens: Option<i32>,
+    /// What the official CLI reported the tokens would cost at list price (USD; attempts the
+    /// CLI backend served, `None` otherwise): a reference figure, never counted as a cost (a
+    /// subscription is not billed per token). Not in the desktop's bindings yet.
+    #[specta(skip)]
+    pub reference_cost_usd: Option<f64>,
     /// The caller's tags (`x-switchyard-tag-NAME: value`), by name; empty without tags.
     pub tags: BTreeMap<String, String>,
 }

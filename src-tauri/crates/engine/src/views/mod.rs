@@ -7,6 +7,7 @@
 //! - `routing.rs` — `routing status`: gates, per-profile readiness and health, affinity,
 //!   quota-aware selection; verification progress and results.
 //! - `cache.rs` — prompt-cache hit ratios and traffic shares per profile.
+//! - `cli_backend.rs` — the CLI backend setting of a connection.
 //! - `attempt.rs`, `quota.rs`, `usage.rs`, `prices.rs` — the ledger, limit readings, usage and cost.
 //! - `fallback.rs`, `key_check.rs` — fallback chains, background re-verification.
 //! - `evidence.rs`, `import.rs`, `time_zone.rs` — verification proofs, import reports, the
@@ -16,6 +17,7 @@
 
 mod attempt;
 mod cache;
+mod cli_backend;
 mod connection;
 mod evidence;
 mod fallback;
@@ -29,6 +31,7 @@ mod usage;
 
 pub use attempt::*;
 pub use cache::*;
+pub use cli_backend::*;
 pub use connection::*;
 pub use evidence::*;
 pub use fallback::*;
