@@ -114,7 +114,9 @@ pub async fn routing(engine: &Engine, cmd: RoutingCmd) -> Result<Output, EngineE
         RoutingCmd::QuotaAware { slug, state, reserve_pct } => {
             Output::view(engine.set_quota_aware(&slug, state == "on", reserve_pct).await?)
         }
-        RoutingCmd::CliBackend { slug, state: None, max_concurrent: None } => Output::view(engine.cli_backend(&slug).await?),
+        RoutingCmd::CliBackend { slug, state: None, max_concurrent: None } => {
+            Output::view(engine.cli_backend(&slug).await?)
+        }
         RoutingCmd::CliBackend { slug, state, max_concurrent } => {
             Output::view(engine.set_cli_backend(&slug, state.map(|s| s == "on"), max_concurrent).await?)
         }

@@ -75,9 +75,9 @@ pub use report::quota::{ProfileQuota, QuotaView, QuotaWindowView};
 pub use report::time_zone::{TimeZoneView, TIME_ZONE_KEY};
 pub use report::usage::{UsageBy, UsageChart, UsageRow, UsageSeries, UsageView, NO_MODEL, UNTAGGED};
 pub use router::{
-    AttemptFacts, AttemptReport, CliBackend, CliTarget, KeysLater, LaterKeys, Outcome, QuotaBoard, Recording, Refusal, Reply, RequestKeys,
-    Route, RouteRequest, Routed, Router, Snapshot, Target, Transport, DROPPED_ACCOUNT_STATE, MAX_QUOTA_READINGS,
-    MAX_RESPONSE_ORIGINS, QUOTA_FLUSH_EVERY,
+    AttemptFacts, AttemptReport, CliBackend, CliTarget, KeysLater, LaterKeys, Outcome, QuotaBoard, Recording, Refusal,
+    Reply, RequestKeys, Route, RouteRequest, Routed, Router, Snapshot, Target, Transport, DROPPED_ACCOUNT_STATE,
+    MAX_QUOTA_READINGS, MAX_RESPONSE_ORIGINS, QUOTA_FLUSH_EVERY,
 };
 pub use settings::{SettingsView, UserSetting};
 pub use switchyard_core::portable::MAX_BYTES as MAX_IMPORT_BYTES;

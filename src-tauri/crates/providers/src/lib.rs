@@ -9,8 +9,8 @@
 
 pub mod anthropic;
 pub mod chat_chunk;
-pub mod claude_cli;
 pub mod classify;
+pub mod claude_cli;
 pub mod content_coding;
 pub mod discovery;
 pub mod endpoint;

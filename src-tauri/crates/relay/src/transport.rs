@@ -214,7 +214,11 @@ pub(crate) async fn read_answer(
                     // Kept like an error answer: delivered as the provider sent it if no other
                     // attempt succeeds.
                     Phase::FailedBeforeOutput(f) => {
-                        return Answer::Failed(f, Some(Kept { status, headers, body: Bytes::from(held), reason: None }), ttfb);
+                        return Answer::Failed(
+                            f,
+                            Some(Kept { status, headers, body: Bytes::from(held), reason: None }),
+                            ttfb,
+                        );
                     }
                     Phase::Output => {
                         let usage = watch.usage();

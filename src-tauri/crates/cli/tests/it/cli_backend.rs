@@ -39,12 +39,14 @@ fn json_of(r: &crate::common::Run) -> Value {
 fn external_connection(d: &Path, base_url: &str) -> Result<PathBuf, Box<dyn std::error::Error>> {
     let add = ["connection", "add", "cb", "--protocol", "anthropic", "--base-url", base_url, "--model", MODEL];
     assert_eq!(run(d, &add, None)?.code, 0, "connection add");
-    let profile = ["--json", "profile", "add", "cb", "--label", "max-1", "--kind", "external", "--client", "claude-code"];
+    let profile =
+        ["--json", "profile", "add", "cb", "--label", "max-1", "--kind", "external", "--client", "claude-code"];
     let added = run(d, &profile, None)?;
     assert_eq!(added.code, 0, "profile add --kind external: {}", added.stderr);
     let listed = json_of(&run(d, &["--json", "profile", "list", "cb"], None)?);
     let config_dir = PathBuf::from(listed[0]["config_dir"].as_str().ok_or(format!("a config dir: {listed}"))?);
-    let login = json!({"claudeAiOauth": {"accessToken": CANARY, "scopes": ["user:inference"], "subscriptionType": "max"}});
+    let login =
+        json!({"claudeAiOauth": {"accessToken": CANARY, "scopes": ["user:inference"], "subscriptionType": "max"}});
     std::fs::write(config_dir.join(".credentials.json"), login.to_string())?;
     assert_eq!(run(d, &["verify", "cb"], None)?.code, 0, "verify");
     Ok(config_dir)
@@ -68,7 +70,11 @@ fn the_setting_through_the_binary_and_the_cli_s_usage_in_attempts_json() -> Test
     let d = dir.path();
     let config_dir = external_connection(d, "http://127.0.0.1:9")?;
     let shown = json_of(&run(d, &["--json", "routing", "cli-backend", "cb"], None)?);
-    assert_eq!(shown, json!({"slug": "cb", "enabled": false, "max_concurrent": 2, "profiles": ["max-1"]}), "off by default");
+    assert_eq!(
+        shown,
+        json!({"slug": "cb", "enabled": false, "max_concurrent": 2, "profiles": ["max-1"]}),
+        "off by default"
+    );
     let bad = run(d, &["routing", "cli-backend", "cb", "on", "--max-concurrent", "0"], None)?;
     assert_ne!(bad.code, 0, "a cap of 0 is refused");
     assert!(bad.stderr.contains("max_concurrent"), "naming the field: {}", bad.stderr);
@@ -87,7 +93,8 @@ fn the_setting_through_the_binary_and_the_cli_s_usage_in_attempts_json() -> Test
     let token = run(d, &["relay", "token"], None)?.stdout.trim().to_string();
     let relay = serve_with_claude(d, &stub)?;
     let headers = format!("x-api-key: {token}\r\nanthropic-version: 2023-06-01\r\n");
-    let body = json!({"model": MODEL, "max_tokens": 32, "messages": [{"role": "user", "content": "hello"}]}).to_string();
+    let body =
+        json!({"model": MODEL, "max_tokens": 32, "messages": [{"role": "user", "content": "hello"}]}).to_string();
     let answer = post(&relay.addr, "/c/cb/v1/messages", &headers, &body)?;
     assert!(answer.starts_with("HTTP/1.1 200"), "served: {answer}");
     let message: Value = serde_json::from_str(body_of(&answer))?;
@@ -107,7 +114,10 @@ fn the_setting_through_the_binary_and_the_cli_s_usage_in_attempts_json() -> Test
 
 /// A fake Messages API on 127.0.0.1: answers every POST with a short event stream, 404
 /// otherwise; keeps each request's head and body.
-fn fake_messages_api() -> Result<(String, Arc<Mutex<Vec<String>>>), Box<dyn std::error::Error>> {
+/// Each request the fake API saw: its head, a blank line, its body.
+type Seen = Arc<Mutex<Vec<String>>>;
+
+fn fake_messages_api() -> Result<(String, Seen), Box<dyn std::error::Error>> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let url = format!("http://{}", listener.local_addr()?);
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -176,7 +186,8 @@ fn the_real_claude_code_accepts_the_flags_and_its_login_goes_only_to_the_connect
     assert_eq!(message["content"][0]["text"], "FAKE-API-SAYS-HI", "its answer is the API's: {message}");
     assert!(relay.stop()?, "clean stop");
     let requests = seen.lock().map(|s| s.clone()).unwrap_or_default();
-    let call = requests.iter().find(|r| r.starts_with("POST")).ok_or(format!("the CLI called the API: {requests:?}"))?;
+    let call =
+        requests.iter().find(|r| r.starts_with("POST")).ok_or(format!("the CLI called the API: {requests:?}"))?;
     assert!(call.contains(&format!("Bearer {CANARY}")), "with the profile's own login: {call}");
     assert!(call.contains("\"max_tokens\":1234"), "max_tokens as asked: {call}");
     assert!(call.contains("\"thinking\":{\"type\":\"disabled\"}"), "no thinking: {call}");

@@ -83,7 +83,11 @@ impl Engine {
 impl Router {
     /// The secret an attempt on `snap`'s profile `index` is sent with: an empty one for a
     /// profile the CLI serves (it signs in by itself), else the keychain's (`None`: missing).
-    pub(crate) async fn attempt_secret(&self, snap: &Snapshot, index: usize) -> Result<Option<Arc<Secret>>, EngineError> {
+    pub(crate) async fn attempt_secret(
+        &self,
+        snap: &Snapshot,
+        index: usize,
+    ) -> Result<Option<Arc<Secret>>, EngineError> {
         if snap.cli_target(&snap.rows[index].id).is_some() {
             return Ok(Some(Arc::new(Secret::new(String::new()))));
         }

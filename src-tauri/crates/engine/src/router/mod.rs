@@ -29,13 +29,13 @@ use crate::error::EngineError;
 use crate::ledger::Ledger;
 
 use crate::router::secret_cache::SecretCache;
+pub use cli_backend::{CliBackend, CliTarget};
 pub use quota::{QuotaBoard, FLUSH_EVERY as QUOTA_FLUSH_EVERY, MAX_READINGS as MAX_QUOTA_READINGS};
 pub use recording::{AttemptReport, Recording, DROPPED_ACCOUNT_STATE};
 pub use request::{KeysLater, LaterKeys, RequestKeys, RouteRequest};
 use response_origins::ResponseOrigins;
 pub use response_origins::MAX_RESPONSE_ORIGINS;
 pub use route::{Refusal, Route, Routed};
-pub use cli_backend::{CliBackend, CliTarget};
 pub(crate) use run::TurnRun;
 pub(crate) use select::NextAttempt;
 pub use snapshot::Snapshot;

@@ -130,7 +130,8 @@ fn model_is_plain(m: &str) -> bool {
     !m.is_empty()
         && m.len() <= 200
         && !m.starts_with('-')
-        && m.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b':' | b'@' | b'/' | b'[' | b']'))
+        && m.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b':' | b'@' | b'/' | b'[' | b']'))
 }
 
 /// Exactly one message, from the user, of text.
@@ -172,9 +173,9 @@ fn one_text(v: &Value, what: &str) -> Result<String, NotCarried> {
             if kind != "text" {
                 return Err(NotCarried(format!("a '{kind}' block in {what} (print mode takes text only)")));
             }
-            let extra = block
-                .as_object()
-                .and_then(|b| b.iter().find(|(k, v)| !matches!(k.as_str(), "type" | "text" | "cache_control") && !v.is_null()));
+            let extra = block.as_object().and_then(|b| {
+                b.iter().find(|(k, v)| !matches!(k.as_str(), "type" | "text" | "cache_control") && !v.is_null())
+            });
             if let Some((field, _)) = extra {
                 return Err(NotCarried(format!("the text block field '{field}' in {what}")));
             }
@@ -282,11 +283,17 @@ mod tests {
                 "'document' block",
             ),
             (
-                with("messages", json!([{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}])),
+                with(
+                    "messages",
+                    json!([{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]),
+                ),
                 "2 content blocks",
             ),
             (with("messages", json!([{"role": "user", "content": "  "}])), "empty"),
-            (with("system", json!([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}])), "system prompt as 2"),
+            (
+                with("system", json!([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}])),
+                "system prompt as 2",
+            ),
         ];
         for (request, why) in cases {
             let refused = read(request.clone()).expect_err("refused");

@@ -157,7 +157,8 @@ mod tests {
         assert!(read_result(with_noise.as_bytes()).is_some(), "the result is the last line");
         assert!(read_result(b"Error: unknown option '--bogus'\n").is_none(), "not JSON: no result");
         assert!(read_result(br#"{"type":"system"}"#).is_none(), "another message type: no result");
-        let no_models = OK.replace(r#""modelUsage":{"claude-haiku-4-5":{"inputTokens":5,"outputTokens":3,"costUSD":0.00002}},"#, "");
+        let no_models = OK
+            .replace(r#""modelUsage":{"claude-haiku-4-5":{"inputTokens":5,"outputTokens":3,"costUSD":0.00002}},"#, "");
         let a = read_result(no_models.as_bytes()).and_then(|r| r.answer("asked-model"));
         assert_eq!(a.map(|a| a.model), Some("asked-model".into()), "without modelUsage: the model asked for");
     }

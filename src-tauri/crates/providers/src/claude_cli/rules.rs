@@ -152,11 +152,15 @@ mod tests {
         let cases = [
             (Some(limit), (429, "rate_limit_error".to_string(), Some(NOW + 7_200_000), "usage_limit")),
             (
-                Some(result(r#""api_error_status":null,"api_error":"connection_failed","result":"API Error: Connection refused""#)),
+                Some(result(
+                    r#""api_error_status":null,"api_error":"connection_failed","result":"API Error: Connection refused""#,
+                )),
                 (0, String::new(), None, "connection_failed"),
             ),
             (
-                Some(result(r#""api_error_status":401,"api_error_type":"authentication_error","result":"OAuth token has expired""#)),
+                Some(result(
+                    r#""api_error_status":401,"api_error_type":"authentication_error","result":"OAuth token has expired""#,
+                )),
                 (401, "authentication_error".to_string(), None, "api_status"),
             ),
             (

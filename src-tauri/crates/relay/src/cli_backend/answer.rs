@@ -26,7 +26,13 @@ use crate::transport::{Delivered, Kept};
 pub(crate) const CLI_NOT_FOUND: &str = "cli_not_found";
 
 /// An Anthropic error answer: `{"type":"error","error":{"type","message"}}`.
-fn error_answer(status: u16, kind: &str, message: &str, retry_after_secs: Option<i64>, reason: Option<&'static str>) -> Kept {
+fn error_answer(
+    status: u16,
+    kind: &str,
+    message: &str,
+    retry_after_secs: Option<i64>,
+    reason: Option<&'static str>,
+) -> Kept {
     let body = json!({"type": "error", "error": {"type": kind, "message": message}});
     let mut headers = HeaderMap::new();
     headers.insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -97,7 +103,8 @@ pub(crate) fn from_run(
             let kept = error_answer(status, &error_type, &message, retry_after, None);
             let pairs: Vec<(&str, &str)> =
                 kept.headers.iter().filter_map(|(n, v)| Some((n.as_str(), v.to_str().ok()?))).collect();
-            let failure = switchyard_providers::classify(Protocol::Anthropic, status, &pairs[..], &kept.body, now).failure;
+            let failure =
+                switchyard_providers::classify(Protocol::Anthropic, status, &pairs[..], &kept.body, now).failure;
             Reply::failed(failure, Some(status), ttfb_ms, Some(kept)).with(facts)
         }
     }

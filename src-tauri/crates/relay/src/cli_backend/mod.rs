@@ -34,7 +34,10 @@ pub(crate) async fn attempt(
     let snap = target.snapshot;
     let mut facts = AttemptFacts::default();
     if incoming.method != http::Method::POST || incoming.rest.trim_end_matches('/') != "v1/messages" {
-        return not_supported(&NotCarried(format!("{} /{} (it serves POST /v1/messages)", incoming.method, incoming.rest)));
+        return not_supported(&NotCarried(format!(
+            "{} /{} (it serves POST /v1/messages)",
+            incoming.method, incoming.rest
+        )));
     }
     let Outgoing::Buffered(body) = &transport.body else {
         return not_supported(&NotCarried("a body still streaming in".into()));

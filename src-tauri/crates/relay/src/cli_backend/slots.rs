@@ -19,9 +19,8 @@ impl CliSlots {
         let semaphore = {
             let mut map = self.by_profile.lock().unwrap_or_else(PoisonError::into_inner);
             let cap = cap.max(1);
-            let entry = map
-                .entry(profile_id.to_string())
-                .or_insert_with(|| (cap, Arc::new(Semaphore::new(cap as usize))));
+            let entry =
+                map.entry(profile_id.to_string()).or_insert_with(|| (cap, Arc::new(Semaphore::new(cap as usize))));
             if entry.0 != cap {
                 *entry = (cap, Arc::new(Semaphore::new(cap as usize)));
             }

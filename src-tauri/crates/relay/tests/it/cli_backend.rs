@@ -113,7 +113,11 @@ struct CliRelay {
 /// A connection `c` (Anthropic, nothing listening at its base URL) with one external Claude
 /// Code profile per label, signed in (a canary credential file), verified, in `mode` when
 /// given, the CLI backend set to `backend` (on, cap) when given, and a relay serving it.
-async fn cli_relay(labels: &[&str], mode: Option<&str>, backend: Option<(bool, i64)>) -> Result<CliRelay, Box<dyn std::error::Error>> {
+async fn cli_relay(
+    labels: &[&str],
+    mode: Option<&str>,
+    backend: Option<(bool, i64)>,
+) -> Result<CliRelay, Box<dyn std::error::Error>> {
     stub();
     let dir = tempfile::tempdir()?;
     let vault = Arc::new(switchyard_vault::MemoryVault::new());
@@ -129,7 +133,8 @@ async fn cli_relay(labels: &[&str], mode: Option<&str>, backend: Option<(bool, i
     engine.connection_add(conn, None).await?;
     let mut profiles = Vec::new();
     for label in labels {
-        let credential = NewCredential { kind: Some("external".into()), client: Some("claude-code".into()), expires_at: None };
+        let credential =
+            NewCredential { kind: Some("external".into()), client: Some("claude-code".into()), expires_at: None };
         let new = NewProfile { label: (*label).into(), weight: Some(1), priority: None };
         let view = engine.profile_add_kind("c", new, credential, None).await?;
         let config_dir = PathBuf::from(view.config_dir.ok_or("an external profile has a config dir")?);
@@ -193,7 +198,8 @@ impl CliRelay {
         if let Some(t) = self.task.take() {
             t.await??;
         }
-        let mut rows: Vec<Value> = serde_json::from_str(&serde_json::to_string(&self.engine.attempts("c", 100).await?)?)?;
+        let mut rows: Vec<Value> =
+            serde_json::from_str(&serde_json::to_string(&self.engine.attempts("c", 100).await?)?)?;
         rows.reverse();
         Ok((rows, self))
     }
@@ -236,7 +242,8 @@ async fn a_text_request_is_answered_in_the_messages_shape_with_the_cli_s_usage_r
     let resp = relay.post(plain("bonjour?")).await?;
     assert_eq!(resp.status(), 200, "the CLI served it");
     let served = header(&resp, "x-switchyard-profile");
-    let label = relay.profiles.iter().find(|p| p.1 == served).map(|p| p.0.clone()).ok_or("an external profile served")?;
+    let label =
+        relay.profiles.iter().find(|p| p.1 == served).map(|p| p.0.clone()).ok_or("an external profile served")?;
     let dir = relay.dir_of(&label).to_path_buf();
     assert!(header(&resp, "content-type").starts_with("application/json"), "a JSON answer");
     let body: Value = resp.json().await?;
@@ -252,7 +259,8 @@ async fn a_text_request_is_answered_in_the_messages_shape_with_the_cli_s_usage_r
     let run = calls(&dir);
     assert_eq!(run.len(), 1, "one process for one request");
     let run = &run[0];
-    let argv: Vec<&str> = run["argv"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let argv: Vec<&str> =
+        run["argv"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
     let want_flags = [
         "-p",
         "--model",
@@ -293,12 +301,22 @@ async fn a_text_request_is_answered_in_the_messages_shape_with_the_cli_s_usage_r
     assert!(header(&resp, "content-type").starts_with("text/event-stream"), "a stream was asked for");
     let text = resp.text().await?;
     let names: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("event: ")).collect();
-    let want = ["message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop"];
+    let want = [
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    ];
     assert_eq!(names, want, "the Messages event sequence of the finished answer: {text}");
     assert!(text.contains("stub says: encore"), "with the text: {text}");
     let second: Vec<Value> = relay.profiles.iter().flat_map(|p| calls(&p.2)).collect();
     assert_eq!(second.len(), 2, "a second process");
-    assert!(second.iter().any(|c| c["argv"][2] == MODEL && c["stdin"] == "encore"), "haiku maps to {MODEL}: {second:?}");
+    assert!(
+        second.iter().any(|c| c["argv"][2] == MODEL && c["stdin"] == "encore"),
+        "haiku maps to {MODEL}: {second:?}"
+    );
 
     let (rows, relay) = relay.stop_and_ledger().await?;
     assert_eq!(rows.len(), 2, "one ledger row per request: {rows:?}");
@@ -306,7 +324,11 @@ async fn a_text_request_is_answered_in_the_messages_shape_with_the_cli_s_usage_r
     assert_eq!(row["status"], 200);
     assert_eq!(row["profile"], served, "the account that served");
     assert_eq!((row["input_tokens"].as_i64(), row["output_tokens"].as_i64()), (Some(408), Some(7)), "usage: {row}");
-    assert_eq!((row["cache_read_tokens"].as_i64(), row["cache_write_tokens"].as_i64()), (Some(22), Some(11)), "cache: {row}");
+    assert_eq!(
+        (row["cache_read_tokens"].as_i64(), row["cache_write_tokens"].as_i64()),
+        (Some(22), Some(11)),
+        "cache: {row}"
+    );
     assert_eq!(row["reference_cost_usd"].as_f64(), Some(0.0123), "the CLI's list-price figure, as a reference: {row}");
     assert_eq!(rows[1]["model"], "haiku", "the row names the model as asked: {}", rows[1]);
     let everything = format!("{rows:?}");
@@ -341,7 +363,11 @@ async fn a_request_with_tools_is_refused_and_the_cli_never_runs() -> TestResult 
     let (rows, _relay) = relay.stop_and_ledger().await?;
     assert_eq!(rows.len(), 2, "one attempt per request: {rows:?}");
     for row in &rows {
-        assert_eq!((row["status"].as_i64(), &row["failure_kind"], &row["scope"]), (Some(400), &json!("bad_request"), &json!("request")), "{row}");
+        assert_eq!(
+            (row["status"].as_i64(), &row["failure_kind"], &row["scope"]),
+            (Some(400), &json!("bad_request"), &json!("request")),
+            "{row}"
+        );
     }
     Ok(())
 }
@@ -398,12 +424,19 @@ async fn a_usage_limit_cools_that_account_until_its_reset_and_the_next_one_serve
     let status = relay.engine.routing_status("c").await?;
     let max1 = status.profiles.iter().find(|p| p.label == "max-1").ok_or("max-1 listed")?;
     let json = serde_json::to_value(max1)?;
-    let until = json["health"].as_array().and_then(|h| h.iter().find_map(|c| c["until"].as_str())).ok_or(format!("a cooldown: {json}"))?;
+    let until = json["health"]
+        .as_array()
+        .and_then(|h| h.iter().find_map(|c| c["until"].as_str()))
+        .ok_or(format!("a cooldown: {json}"))?;
     let until_ms = until.parse::<jiff::Timestamp>()?.as_millisecond();
     let expect = relay.engine.now_ms() + 7_200_000;
     assert!((until_ms - expect).abs() < 120_000, "cooling until the reset the CLI named (±2 min): {until} vs {expect}");
     let again = relay.post(plain("hi")).await?;
-    assert_eq!(header(&again, "x-switchyard-profile"), relay.id_of("max-2"), "the next request skips the cooling account");
+    assert_eq!(
+        header(&again, "x-switchyard-profile"),
+        relay.id_of("max-2"),
+        "the next request skips the cooling account"
+    );
     assert_eq!(header(&again, "x-switchyard-attempts"), "1", "without trying it");
     assert_eq!(calls(relay.dir_of("max-1")).len(), 1, "max-1's CLI ran once");
     let (rows, _relay) = relay.stop_and_ledger().await?;
