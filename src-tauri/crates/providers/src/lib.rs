@@ -13,6 +13,7 @@ pub mod classify;
 pub mod content_coding;
 pub mod discovery;
 pub mod endpoint;
+pub mod gemini;
 pub mod headers;
 pub mod hint;
 pub mod lenient;

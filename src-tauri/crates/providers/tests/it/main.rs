@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod chat_chunk_role;
+mod gemini;
 mod quota;
 mod redirect;
 mod taxonomy;
