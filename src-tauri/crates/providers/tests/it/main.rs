@@ -8,6 +8,7 @@
 
 mod chat_chunk_role;
 mod gemini;
+mod gemini_stream;
 mod quota;
 mod redirect;
 mod taxonomy;
