@@ -13,6 +13,8 @@ use crate::validate::InvalidInput;
 pub enum Protocol {
     Openai,
     Anthropic,
+    /// Google's Gemini API (`/v1beta/models/{model}:generateContent`); the model is in the path.
+    Gemini,
 }
 
 impl Protocol {
@@ -20,6 +22,16 @@ impl Protocol {
         match self {
             Protocol::Openai => "openai",
             Protocol::Anthropic => "anthropic",
+            Protocol::Gemini => "gemini",
+        }
+    }
+
+    /// The provider's own API base when a connection names none.
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            Protocol::Openai => "https://api.openai.com",
+            Protocol::Anthropic => "https://api.anthropic.com",
+            Protocol::Gemini => "https://generativelanguage.googleapis.com",
         }
     }
 }
@@ -36,7 +48,8 @@ impl FromStr for Protocol {
         match s {
             "openai" => Ok(Protocol::Openai),
             "anthropic" => Ok(Protocol::Anthropic),
-            _ => Err(InvalidInput::new("protocol", "unknown protocol (expected openai or anthropic)")),
+            "gemini" => Ok(Protocol::Gemini),
+            _ => Err(InvalidInput::new("protocol", "unknown protocol (expected openai, anthropic or gemini)")),
         }
     }
 }
@@ -138,10 +151,15 @@ mod tests {
 
     #[test]
     fn protocol_round_trips_and_rejects_unknown() {
-        for p in [Protocol::Openai, Protocol::Anthropic] {
+        for p in [Protocol::Openai, Protocol::Anthropic, Protocol::Gemini] {
             assert_eq!(p.as_str().parse::<Protocol>().ok(), Some(p), "as_str must parse back");
         }
-        let err = "gemini".parse::<Protocol>().err();
+        assert_eq!(
+            Protocol::Gemini.default_base_url(),
+            "https://generativelanguage.googleapis.com",
+            "Gemini's API host when none is given"
+        );
+        let err = "vertex".parse::<Protocol>().err();
         assert_eq!(err.map(|e| e.field), Some("protocol".to_string()), "the error names the field");
     }
 

@@ -18,7 +18,8 @@ pub fn prompt_tokens(protocol: Protocol, input: Option<i64>, read: Option<i64>, 
             }
             Some(input.unwrap_or(0).max(0) + read.unwrap_or(0).max(0) + write.unwrap_or(0).max(0))
         }
-        Protocol::Openai => input.map(|i| i.max(0)),
+        // Gemini's `promptTokenCount` includes `cachedContentTokenCount`, as OpenAI's does.
+        Protocol::Openai | Protocol::Gemini => input.map(|i| i.max(0)),
     }
 }
 

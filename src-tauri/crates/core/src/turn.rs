@@ -178,6 +178,7 @@ pub(crate) fn anchor_through(protocol: Protocol, slug: &str, body: &Value, cut: 
             // Responses API: `instructions` + `input` (a string or a list of items).
             None => (body.get("instructions"), array_or_single(body.get("input"))),
         },
+        Protocol::Gemini => (body.get("systemInstruction"), array(body.get("contents"))),
     };
     let human = match cut {
         Cut::FirstHuman => items.iter().position(|m| is_human(protocol, m)),
@@ -268,6 +269,9 @@ fn is_human(protocol: Protocol, m: &Value) -> bool {
     if let Value::String(_) = m {
         return true; // Responses API `input: "text"`.
     }
+    if protocol == Protocol::Gemini {
+        return is_human_gemini(m);
+    }
     if m.get("role").and_then(Value::as_str) != Some("user") {
         return false;
     }
@@ -278,10 +282,25 @@ fn is_human(protocol: Protocol, m: &Value) -> bool {
             match protocol {
                 Protocol::Anthropic => t != "tool_result",
                 Protocol::Openai => t != "function_call_output" && t != "tool_result",
+                Protocol::Gemini => true,
             }
         }),
         _ => false,
     }
+}
+
+/// A Gemini `contents` item a person wrote: role `user` (or no role, which the API reads as
+/// the user) with a part that is not a `functionResponse`. A function-call round (model
+/// `functionCall`, user `functionResponse`) stays in the turn that asked for it.
+fn is_human_gemini(m: &Value) -> bool {
+    let user = match m.get("role") {
+        None => true,
+        Some(r) => r.as_str() == Some("user"),
+    };
+    user && m
+        .get("parts")
+        .and_then(Value::as_array)
+        .is_some_and(|parts| parts.iter().any(|p| p.get("functionResponse").is_none()))
 }
 
 /// `prefix` and the hex of the first 16 bytes of the SHA-256 of `parts`, each framed by its
@@ -352,6 +371,33 @@ mod tests {
         let as_system = json!({"system": "hi", "messages": []});
         let as_message = json!({"messages": [{"role": "user", "content": "hi"}]});
         assert_ne!(key(Protocol::Anthropic, &as_system), key(Protocol::Anthropic, &as_message), "parts are framed");
+    }
+
+    #[test]
+    fn gemini_function_rounds_keep_the_turn_and_a_new_user_text_moves_it() {
+        let first = json!({"systemInstruction": {"parts": [{"text": "be brief"}]},
+            "contents": [{"role": "user", "parts": [{"text": "list files"}]}]});
+        let mut looped = first.clone();
+        if let Some(c) = looped["contents"].as_array_mut() {
+            c.push(json!({"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {}}, "thoughtSignature": "c2ln"}]}));
+            c.push(
+                json!({"role": "user", "parts": [{"functionResponse": {"name": "ls", "response": {"out": "a.txt"}}}]}),
+            );
+        }
+        assert_eq!(key(Protocol::Gemini, &first), key(Protocol::Gemini, &looped), "a function round stays in its turn");
+        let mut next = looped.clone();
+        if let Some(c) = next["contents"].as_array_mut() {
+            c.push(json!({"role": "model", "parts": [{"text": "a.txt"}]}));
+            c.push(json!({"parts": [{"text": "delete it"}]}));
+        }
+        assert_ne!(
+            key(Protocol::Gemini, &looped),
+            key(Protocol::Gemini, &next),
+            "user text (role omitted) is a new turn"
+        );
+        let other = json!({"systemInstruction": {"parts": [{"text": "be long"}]},
+            "contents": [{"role": "user", "parts": [{"text": "list files"}]}]});
+        assert_ne!(key(Protocol::Gemini, &first), key(Protocol::Gemini, &other), "systemInstruction is in the anchor");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::headers::HeaderSource;
 use crate::hint::retry_at_ms;
 use crate::quota::window_reset;
 use crate::rule::{Answer, Rule, Until};
-use crate::{anthropic, openai};
+use crate::{anthropic, gemini, openai};
 
 /// A classified answer and the table row that decided it (for records and tests).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +28,7 @@ pub fn table(protocol: Protocol) -> &'static [Rule] {
     match protocol {
         Protocol::Openai => openai::RULES,
         Protocol::Anthropic => anthropic::RULES,
+        Protocol::Gemini => gemini::RULES,
     }
 }
 
@@ -46,8 +47,12 @@ pub fn classify<H: HeaderSource + ?Sized>(
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     let error = parsed.as_ref().map(error_object);
     let field = |name: &str| error.and_then(|e| e.get(name)).and_then(Value::as_str);
-    let answer =
-        Answer { status, headers, error_type: field("type"), error_code: field("code"), message: field("message") };
+    // Gemini: `error.status` is the type, the structured signal of `details[]` the code.
+    let (error_type, error_code) = match protocol {
+        Protocol::Gemini => (field("status"), error.and_then(gemini::rules::signal)),
+        Protocol::Openai | Protocol::Anthropic => (field("type"), field("code")),
+    };
+    let answer = Answer { status, headers, error_type, error_code, message: field("message") };
     let Some(rule) = table(protocol).iter().find(|r| r.matches(&answer)) else {
         let failure = Failure::new(FailureKind::Unknown, Scope::Ambiguous).with_retry_at(retry_at_ms(headers, now));
         return Classified { failure, rule: "unknown" };
@@ -56,14 +61,22 @@ pub fn classify<H: HeaderSource + ?Sized>(
         Until::Hint => None,
         Until::Window(name) => window_reset(protocol, name, headers, now),
         Until::BodyReset => error.and_then(|e| body_reset(e, unix_ms(now))),
+        Until::PacificMidnight => gemini::pacific::next_pacific_midnight_ms(unix_ms(now)),
+        Until::RetryDelay => error.and_then(gemini::rules::retry_delay_ms).and_then(|d| unix_ms(now).checked_add(d)),
     };
     let retry_at = until.or_else(|| retry_at_ms(headers, now));
     Classified { failure: Failure::new(rule.kind, rule.scope).with_retry_at(retry_at), rule: rule.name }
 }
 
 /// The object holding `type`/`code`: `body.error` when it is an object, else the body itself
-/// (stream error events of the OpenAI Responses API put `code` at the top level).
+/// (stream error events of the OpenAI Responses API put `code` at the top level). A body that
+/// is an array is read by its first element (Gemini's `streamGenerateContent` without
+/// `alt=sse` answers an error as `[{"error": {…}}]`).
 fn error_object(body: &Value) -> &Value {
+    let body = match body {
+        Value::Array(items) => items.first().unwrap_or(body),
+        _ => body,
+    };
     match body.get("error") {
         Some(e @ Value::Object(_)) => e,
         _ => body,

@@ -72,7 +72,7 @@ fn redirected(status: u16, headers: &reqwest::header::HeaderMap) -> CallError {
     ))
 }
 
-/// Most pages followed for one Anthropic listing (1000 models per page).
+/// Most pages followed for one Anthropic or Gemini listing (1000 models per page asked).
 const MAX_PAGES: usize = 50;
 
 /// Lists the models the key may use.
@@ -85,6 +85,12 @@ pub async fn list_models(client: &reqwest::Client, ep: &Endpoint<'_>, secret: &S
             req = req.query(&[("limit", "1000")]);
             if let Some(a) = &after {
                 req = req.query(&[("after_id", a.as_str())]);
+            }
+        }
+        if ep.protocol == Protocol::Gemini {
+            req = req.query(&[("pageSize", "1000")]);
+            if let Some(token) = &after {
+                req = req.query(&[("pageToken", token.as_str())]);
             }
         }
         let resp = ep.authorize(req, secret).send().await.map_err(transport)?;
@@ -103,6 +109,16 @@ pub async fn list_models(client: &reqwest::Client, ep: &Endpoint<'_>, secret: &S
         }
         let page: Value = serde_json::from_slice(&body)
             .map_err(|e| CallError::Transport(format!("models listing is not JSON ({e})")))?;
+        if ep.protocol == Protocol::Gemini {
+            models.extend(gemini_generating_models(&page));
+            after = page.get("nextPageToken").and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_string);
+            if after.is_none() {
+                models.sort();
+                models.dedup();
+                return Ok(Listing::Listed(models));
+            }
+            continue;
+        }
         let data = page
             .get("data")
             .and_then(Value::as_array)
@@ -126,9 +142,15 @@ pub async fn probe_model(
     secret: &Secret,
     model: &str,
 ) -> Result<(), CallError> {
-    // Both dialects accept this minimal shape.
-    let body = json!({"model": model, "max_tokens": 1, "messages": [{"role": "user", "content": "ping"}]});
-    let req = client.post(ep.generate_url()).json(&body);
+    // OpenAI and Anthropic accept the same minimal shape; Gemini names the model in the path.
+    let body = match ep.protocol {
+        Protocol::Gemini => json!({"contents": [{"role": "user", "parts": [{"text": "ping"}]}],
+            "generationConfig": {"maxOutputTokens": 1}}),
+        Protocol::Openai | Protocol::Anthropic => {
+            json!({"model": model, "max_tokens": 1, "messages": [{"role": "user", "content": "ping"}]})
+        }
+    };
+    let req = client.post(ep.generate_url_for(model)).json(&body);
     let resp = ep.authorize(req, secret).send().await.map_err(transport)?;
     let status = resp.status().as_u16();
     if (300..400).contains(&status) {
@@ -141,6 +163,19 @@ pub async fn probe_model(
     }
     let classified = classify(ep.protocol, status, &headers, &bytes, SystemTime::now());
     Err(CallError::Rejected { status, classified })
+}
+
+/// A Gemini listing page's models that support `generateContent`, without the `models/`
+/// prefix of their `name` (the id a path takes).
+fn gemini_generating_models(page: &Value) -> impl Iterator<Item = String> + '_ {
+    page.get("models").and_then(Value::as_array).into_iter().flatten().filter_map(|m| {
+        let generates = m
+            .get("supportedGenerationMethods")
+            .and_then(Value::as_array)
+            .is_some_and(|ms| ms.iter().any(|x| x.as_str() == Some("generateContent")));
+        let name = m.get("name").and_then(Value::as_str)?;
+        generates.then(|| name.strip_prefix("models/").unwrap_or(name).to_string())
+    })
 }
 
 /// Transport errors never carry the request (and so never the credential header).

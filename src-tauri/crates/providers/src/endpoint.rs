@@ -23,14 +23,25 @@ impl Endpoint<'_> {
         match self.protocol {
             Protocol::Openai => format!("{}/models", self.base_url),
             Protocol::Anthropic => format!("{}/v1/models", self.base_url),
+            Protocol::Gemini => format!("{}/v1beta/models", self.base_url),
         }
     }
 
-    /// The URL of the dialect's main generation call.
+    /// The URL of the dialect's main generation call (Gemini names the model in the path:
+    /// see [`Endpoint::generate_url_for`]).
     pub fn generate_url(&self) -> String {
         match self.protocol {
             Protocol::Openai => format!("{}/chat/completions", self.base_url),
             Protocol::Anthropic => format!("{}/v1/messages", self.base_url),
+            Protocol::Gemini => format!("{}/v1beta/models", self.base_url),
+        }
+    }
+
+    /// The URL of the generation call for `model`.
+    pub fn generate_url_for(&self, model: &str) -> String {
+        match self.protocol {
+            Protocol::Gemini => format!("{}/v1beta/models/{model}:generateContent", self.base_url),
+            Protocol::Openai | Protocol::Anthropic => self.generate_url(),
         }
     }
 
@@ -54,6 +65,8 @@ pub fn credential_header(protocol: Protocol, secret: &Secret) -> (HeaderName, He
     let (name, scheme) = match protocol {
         Protocol::Openai => (reqwest::header::AUTHORIZATION, "Bearer "),
         Protocol::Anthropic => (HeaderName::from_static("x-api-key"), ""),
+        // Always a header, never `?key=` in the URL: a URL reaches logs and proxies.
+        Protocol::Gemini => (HeaderName::from_static("x-goog-api-key"), ""),
     };
     // Written into one buffer (this runs on every relayed request).
     let mut text = Vec::with_capacity(scheme.len() + secret.expose().len());

@@ -14,6 +14,7 @@ pub mod claude_cli;
 pub mod content_coding;
 pub mod discovery;
 pub mod endpoint;
+pub mod gemini;
 pub mod headers;
 pub mod hint;
 pub mod lenient;

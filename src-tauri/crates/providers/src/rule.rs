@@ -39,6 +39,10 @@ pub enum Until {
     /// The error body's `resets_at` (unix seconds) or `resets_in_seconds` (Codex
     /// `usage_limit_reached`), within a week of now, else the hint.
     BodyReset,
+    /// Gemini: the next midnight US Pacific (a per-day quota's reset).
+    PacificMidnight,
+    /// Gemini: the error's `google.rpc.RetryInfo.retryDelay` from now, else the hint.
+    RetryDelay,
 }
 
 /// The parts of an answer a rule reads.

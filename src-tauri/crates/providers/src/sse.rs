@@ -168,6 +168,8 @@ pub fn event_role(protocol: Protocol, e: &SseEvent<'_>) -> EventRole {
                 _ => EventRole::Other,
             }
         }
+        // `alt=sse`: unnamed events whose data is one chunk of the answer.
+        Protocol::Gemini => crate::gemini::chunk::chunk_role(e.data),
     }
 }
 
@@ -175,6 +177,9 @@ pub fn event_role(protocol: Protocol, e: &SseEvent<'_>) -> EventRole {
 /// like [`event_role`] but parses a chat-completions chunk only when it may be an error
 /// (the common content chunk costs a substring search, not a JSON parse).
 pub fn event_role_after_output(protocol: Protocol, e: &SseEvent<'_>) -> EventRole {
+    if protocol == Protocol::Gemini {
+        return crate::gemini::chunk::chunk_role_after_output(e.data);
+    }
     if protocol == Protocol::Openai && e.event.is_none() && e.data.trim() != "[DONE]" && !e.data.contains("\"error\"") {
         return EventRole::Other;
     }
@@ -197,6 +202,11 @@ pub fn interrupted_event(protocol: Protocol, responses_api: bool) -> Vec<u8> {
         (Protocol::Openai, false) => format!(
             "data: {}\n\n",
             serde_json::json!({"error": {"message": msg, "type": "server_error", "param": null, "code": "stream_interrupted"}})
+        ),
+        // `alt=sse`; the JSON-array stream ends with `gemini::array_stream::interrupted_tail`.
+        (Protocol::Gemini, _) => format!(
+            "data: {}\r\n\r\n",
+            serde_json::json!({"error": {"code": 502, "message": msg, "status": "UNAVAILABLE"}})
         ),
     };
     text.into_bytes()

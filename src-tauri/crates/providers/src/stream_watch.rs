@@ -12,6 +12,7 @@ use switchyard_core::routing::Failure;
 use switchyard_core::Protocol;
 
 use crate::content_coding::{Coding, Decoder};
+use crate::gemini::array_stream::ArraySplitter;
 use crate::response_id::response_id_from_event;
 use crate::sse::{event_role, event_role_after_output, EventRole, SseSplitter};
 use crate::usage::{usage_from_event, Usage};
@@ -43,6 +44,8 @@ pub struct StreamWatch {
     protocol: Protocol,
     decoder: Decoder,
     splitter: SseSplitter,
+    /// Gemini without `alt=sse`: the answer is a JSON array, not events.
+    array: Option<ArraySplitter>,
     usage: Usage,
     output: bool,
     clean_end: bool,
@@ -58,6 +61,7 @@ impl StreamWatch {
             protocol,
             decoder: Decoder::new(coding),
             splitter: SseSplitter::default(),
+            array: None,
             usage: Usage::default(),
             output: false,
             clean_end: false,
@@ -65,6 +69,12 @@ impl StreamWatch {
             error_before_output: false,
             response_id: None,
         }
+    }
+
+    /// A watch over a Gemini `streamGenerateContent` answer asked for without `alt=sse` (one
+    /// JSON array whose elements are the chunks).
+    pub fn gemini_json_array(coding: Coding) -> Self {
+        StreamWatch { array: Some(ArraySplitter::default()), ..StreamWatch::new(Protocol::Gemini, coding) }
     }
 
     /// Reads the next bytes of the answer, as they came from the provider. `now` dates
@@ -81,30 +91,38 @@ impl StreamWatch {
         }
         let decoded = self.decoder.push(chunk);
         let protocol = self.protocol;
-        self.splitter.push(&decoded, |ev| {
-            self.usage.merge(usage_from_event(ev.data));
-            if self.response_id.is_none() && protocol == Protocol::Openai {
-                self.response_id = response_id_from_event(ev.data);
+        let (splitter, array, usage) = (&mut self.splitter, &mut self.array, &mut self.usage);
+        let (response_id, output, clean_end) = (&mut self.response_id, &mut self.output, &mut self.clean_end);
+        let (error, error_before_output) = (&mut self.error, &mut self.error_before_output);
+        let mut seen = |event: Option<&str>, data: &str| {
+            usage.merge(usage_from_event(data));
+            if response_id.is_none() && protocol == Protocol::Openai {
+                *response_id = response_id_from_event(data);
             }
-            let role = if self.output { event_role_after_output(protocol, &ev) } else { event_role(protocol, &ev) };
+            let ev = crate::sse::SseEvent { event, data };
+            let role = if *output { event_role_after_output(protocol, &ev) } else { event_role(protocol, &ev) };
             match role {
-                EventRole::Content => self.output = true,
+                EventRole::Content => *output = true,
                 EventRole::Terminal => {
-                    self.output = true;
-                    self.clean_end = true;
+                    *output = true;
+                    *clean_end = true;
                 }
-                EventRole::Error if self.error.is_none() => {
-                    let c = crate::classify(protocol, 200, &(), ev.data.as_bytes(), now());
-                    self.error = Some(c.failure);
-                    if !self.output {
-                        self.error_before_output = true;
+                EventRole::Error if error.is_none() => {
+                    let c = crate::classify(protocol, 200, &(), data.as_bytes(), now());
+                    *error = Some(c.failure);
+                    if !*output {
+                        *error_before_output = true;
                         return ControlFlow::Break(());
                     }
                 }
                 EventRole::Error | EventRole::Preamble | EventRole::Other => {}
             }
             ControlFlow::Continue(())
-        });
+        };
+        match array {
+            Some(array) => array.push(&decoded, |data| seen(None, data)),
+            None => splitter.push(&decoded, |ev| seen(ev.event, ev.data)),
+        }
     }
 
     pub fn phase(&self) -> Phase {

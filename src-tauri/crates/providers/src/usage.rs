@@ -3,12 +3,13 @@
 //! `response.completed`), including the prompt-cache counts each dialect reports: Anthropic
 //! `cache_read_input_tokens` / `cache_creation_input_tokens`, chat completions
 //! `prompt_tokens_details.cached_tokens`, Responses `input_tokens_details.cached_tokens`
-//! (OpenAI reports no cache writes). Counts are recorded as the provider states them: Anthropic's
+//! (OpenAI reports no cache writes), Gemini `usageMetadata` (`gemini/usage_metadata.rs`). Counts are recorded as the provider states them: Anthropic's
 //! `input_tokens` excludes cached tokens, OpenAI's `prompt_tokens` includes them. Pure.
 
 use serde::de::{IgnoredAny, MapAccess};
 use serde::Deserialize;
 
+use crate::gemini::usage_metadata::UsageMetadata;
 use crate::lenient::{deserialize_leniently, Shapes};
 
 /// Tokens of one attempt; `None` when the provider did not say.
@@ -54,6 +55,9 @@ struct Carriers {
     /// Responses API `response.completed`: `{"response": {"usage": {...}}}`.
     #[serde(default)]
     response: Option<UsageOnly>,
+    /// Gemini: `{"usageMetadata": {...}}` on every chunk.
+    #[serde(default, rename = "usageMetadata")]
+    usage_metadata: Option<UsageMetadata>,
 }
 
 /// Only an object's `usage` counts: a whole answer, or the object an event nests its usage in.
@@ -61,6 +65,19 @@ struct Carriers {
 struct UsageOnly {
     #[serde(default)]
     usage: Counts,
+    /// Gemini's whole answer: `usageMetadata` beside the candidates.
+    #[serde(default, rename = "usageMetadata")]
+    usage_metadata: Option<UsageMetadata>,
+}
+
+impl UsageOnly {
+    fn usage(&self) -> Usage {
+        let mut u = self.usage.usage();
+        if let Some(m) = self.usage_metadata {
+            u.merge(m.usage());
+        }
+        u
+    }
 }
 
 /// A usage object's counts. Read leniently, as a reader of the document would: a usage
@@ -174,7 +191,7 @@ deserialize_leniently!(Counts, Cached, Count);
 
 /// Usage in a whole JSON answer (any dialect).
 pub fn usage_from_body(body: &[u8]) -> Usage {
-    serde_json::from_slice::<UsageOnly>(body).map(|a| a.usage.usage()).unwrap_or_default()
+    serde_json::from_slice::<UsageOnly>(body).map(|a| a.usage()).unwrap_or_default()
 }
 
 /// Usage carried by one stream event's data (any dialect).
@@ -187,7 +204,10 @@ pub fn usage_from_event(data: &str) -> Usage {
     };
     let mut u = c.usage.usage();
     for inner in [c.message, c.response].into_iter().flatten() {
-        u.merge(inner.usage.usage());
+        u.merge(inner.usage());
+    }
+    if let Some(m) = c.usage_metadata {
+        u.merge(m.usage());
     }
     u
 }

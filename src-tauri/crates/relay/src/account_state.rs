@@ -24,6 +24,7 @@ pub(crate) fn strip_account_state(protocol: Protocol, body: &[u8]) -> Option<Byt
     let dropped = match protocol {
         Protocol::Openai => drop_encrypted_reasoning(&mut json),
         Protocol::Anthropic => drop_signed_thinking(&mut json),
+        Protocol::Gemini => drop_thought_signatures(&mut json),
     };
     if dropped == 0 {
         return None;
@@ -40,8 +41,38 @@ fn may_hold_account_state(protocol: Protocol, body: &[u8]) -> bool {
     let needle: &[u8] = match protocol {
         Protocol::Openai => b"encrypted_content",
         Protocol::Anthropic => b"thinking",
+        Protocol::Gemini => b"thoughtSignature",
     };
     may_spell(body, needle)
+}
+
+/// The value Gemini documents for a function call whose signature is not at hand (history
+/// from another key or model): the API then skips the check a Gemini 3 model makes on the
+/// current turn's function calls.
+const GEMINI_UNSIGNED: &str = "skip_thought_signature_validator";
+
+/// Gemini: drops `thoughtSignature` from the parts of `model` turns (signatures are bound to
+/// the key's project); a `functionCall` part that carried one gets the documented
+/// placeholder instead, since Gemini 3 refuses a current-turn call without any. Returns how
+/// many signatures went.
+fn drop_thought_signatures(json: &mut Value) -> usize {
+    let Some(contents) = json.get_mut("contents").and_then(Value::as_array_mut) else { return 0 };
+    let mut dropped = 0;
+    for content in contents.iter_mut().filter(|c| c.get("role").and_then(Value::as_str) == Some("model")) {
+        let Some(parts) = content.get_mut("parts").and_then(Value::as_array_mut) else { continue };
+        for part in parts.iter_mut().filter_map(Value::as_object_mut) {
+            let Some(sig) = part.remove("thoughtSignature") else { continue };
+            if sig.as_str() == Some(GEMINI_UNSIGNED) {
+                part.insert("thoughtSignature".into(), sig);
+                continue;
+            }
+            dropped += 1;
+            if part.contains_key("functionCall") {
+                part.insert("thoughtSignature".into(), Value::String(GEMINI_UNSIGNED.into()));
+            }
+        }
+    }
+    dropped
 }
 
 fn kind(v: &Value) -> Option<&str> {
@@ -161,5 +192,18 @@ mod tests {
         assert!(strip_account_state(Protocol::Anthropic, anthropic).is_some(), "an escaped type names the same block");
         assert!(!may_hold_account_state(Protocol::Openai, br#"{"input":[{"type":"message","content":"hi"}]}"#));
         assert!(may_hold_account_state(Protocol::Anthropic, br#"{"x":"thinking"}"#), "the needle anywhere");
+        let gemini = br#"{"contents":[{"role":"user","parts":[{"text":"hi","thoughtSignature":"u"}]},{"role":"model","parts":[{"text":"t","thoughtSignature":"s1"},{"functionCall":{"name":"ls","args":{}},"thoughtSignature":"s2"}]},{"role":"user","parts":[{"functionResponse":{"name":"ls","response":{}}}]}]}"#;
+        let want = serde_json::json!({"contents":[{"role":"user","parts":[{"text":"hi","thoughtSignature":"u"}]},{"role":"model","parts":[{"text":"t"},{"functionCall":{"name":"ls","args":{}},"thoughtSignature":GEMINI_UNSIGNED}]},{"role":"user","parts":[{"functionResponse":{"name":"ls","response":{}}}]}]});
+        assert_eq!(
+            strip_account_state(Protocol::Gemini, gemini).and_then(|b| serde_json::from_slice::<Value>(&b).ok()),
+            Some(want),
+            "model-turn signatures go; a signed function call keeps the documented placeholder"
+        );
+        let placeholder_only = serde_json::json!({"contents":[{"role":"model","parts":[{"functionCall":{"name":"ls"},"thoughtSignature":GEMINI_UNSIGNED}]}]}).to_string();
+        assert_eq!(
+            strip_account_state(Protocol::Gemini, placeholder_only.as_bytes()),
+            None,
+            "nothing bound: unchanged bytes"
+        );
     }
 }

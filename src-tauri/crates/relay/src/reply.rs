@@ -100,6 +100,18 @@ pub fn error(protocol: Protocol, status: u16, message: &str, retry_after_secs: O
             };
             json!({"error": {"message": message, "type": kind, "param": null, "code": code_field}})
         }
+        Protocol::Gemini => {
+            let status_word = match status {
+                400 => "INVALID_ARGUMENT",
+                401 => "UNAUTHENTICATED",
+                403 => "PERMISSION_DENIED",
+                404 => "NOT_FOUND",
+                429 => "RESOURCE_EXHAUSTED",
+                503 => "UNAVAILABLE",
+                _ => "INTERNAL",
+            };
+            json!({"error": {"code": status, "message": message, "status": status_word}})
+        }
     };
     let mut resp = json(code, &body);
     if let Some(secs) = retry_after_secs {
@@ -140,6 +152,10 @@ pub fn models(protocol: Protocol, models: &[String]) -> Response {
             "has_more": false,
             "first_id": models.first(),
             "last_id": models.last(),
+        }),
+        Protocol::Gemini => json!({
+            "models": models.iter().map(|m| json!({"name": format!("models/{m}"), "displayName": m,
+                "supportedGenerationMethods": ["generateContent", "streamGenerateContent", "countTokens"]})).collect::<Vec<_>>(),
         }),
     };
     let mut resp = Response::new(ClientBody::full(body.to_string()));

@@ -263,6 +263,8 @@ fn provider_error(f: &Fixture) -> FailureKind {
     match f.protocol {
         Protocol::Anthropic => FailureKind::Overloaded,
         Protocol::Openai => FailureKind::Unknown,
+        // No Gemini fixture here yet (the relay's Gemini routes come next); `UNAVAILABLE`.
+        Protocol::Gemini => FailureKind::Overloaded,
     }
 }
 

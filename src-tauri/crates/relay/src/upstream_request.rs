@@ -47,7 +47,8 @@ fn nominated(client: &HeaderMap) -> Vec<String> {
 pub fn upstream_url(snap: &Snapshot, rest: &str, query: Option<&str>) -> String {
     let tail = match snap.protocol {
         Protocol::Openai => rest.strip_prefix("v1/").unwrap_or(rest),
-        Protocol::Anthropic => rest,
+        // Gemini bases, like Anthropic's, carry no version: the client's `v1beta/` stays.
+        Protocol::Anthropic | Protocol::Gemini => rest,
     };
     let tail = tail.trim_start_matches('/');
     let mut url = String::with_capacity(snap.base_url.len() + tail.len() + 2 + query.map_or(0, str::len));

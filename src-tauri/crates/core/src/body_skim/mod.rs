@@ -76,6 +76,7 @@ const SEED_MEMO_SKIP: u64 = 0x4d45_4d4f_534b_0008;
 const SEED_MEMO_VALUE: u64 = 0x4d45_4d4f_5641_0009;
 const SEED_MEMO_ANTHROPIC_ITEM: u64 = 0x4d45_4d4f_414e_000a;
 const SEED_MEMO_OPENAI_ITEM: u64 = 0x4d45_4d4f_4f41_000b;
+const SEED_MEMO_GEMINI_ITEM: u64 = 0x4d45_4d4f_4745_000c;
 
 type Digest = [u8; 16];
 
@@ -288,6 +289,7 @@ impl<'b> BodySkim<'b> {
             (Protocol::Anthropic, m) => (self.system, m.as_ref().unwrap_or(&none)),
             (Protocol::Openai, Some(m)) => (None, m),
             (Protocol::Openai, None) => (self.system, self.input.as_ref().unwrap_or(&none)),
+            (Protocol::Gemini, m) => (self.system, m.as_ref().unwrap_or(&none)),
         };
         let human = match cut {
             Cut::FirstHuman => items.first_human,

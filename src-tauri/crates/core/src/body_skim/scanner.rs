@@ -75,6 +75,7 @@ impl<'b> Scanner<'b> {
         let seed = match protocol {
             Protocol::Anthropic => SEED_MEMO_ANTHROPIC_ITEM,
             Protocol::Openai => SEED_MEMO_OPENAI_ITEM,
+            Protocol::Gemini => SEED_MEMO_GEMINI_ITEM,
         };
         self.remembered(seed, |sc| sc.message(protocol).map(|(digest, human)| Known { digest, human }))
             .map(|k| (k.digest, k.human))
@@ -393,7 +394,9 @@ impl<'b> Scanner<'b> {
         match self.next().ok_or(NotJson)? {
             b'"' => Ok((self.value()?, true)),
             b'{' => {
-                let mut user = false;
+                let gemini = protocol == Protocol::Gemini;
+                // Gemini reads a missing role as the user's.
+                let mut user = gemini;
                 let mut content = Content::Absent;
                 let d = self.object(&mut |sc, key| match key {
                     b"role" => {
@@ -405,7 +408,18 @@ impl<'b> Scanner<'b> {
                         user = equals(sc.b, s, "user");
                         Ok(Some(digest(SEED_STRING, &sc.b[s.start..s.end])))
                     }
-                    b"content" => match sc.peek() {
+                    b"parts" if gemini => match sc.peek() {
+                        Some(b'[') => {
+                            let (d, human) = sc.blocks(protocol)?;
+                            content = Content::Blocks(human);
+                            Ok(Some(d))
+                        }
+                        _ => {
+                            content = Content::Other;
+                            Ok(None)
+                        }
+                    },
+                    b"content" if !gemini => match sc.peek() {
                         Some(b'"') => {
                             content = Content::Text;
                             Ok(None)
@@ -439,6 +453,11 @@ impl<'b> Scanner<'b> {
             }
             let mut tool = false;
             let d = sc.object(&mut |sc, key| {
+                if protocol == Protocol::Gemini {
+                    // A part is a tool result when it carries a `functionResponse`.
+                    tool |= key == b"functionResponse";
+                    return Ok(None);
+                }
                 if key != b"type" {
                     return Ok(None);
                 }
@@ -523,6 +542,7 @@ impl<'b> Scanner<'b> {
         }
         self.enter()?;
         let openai = protocol == Protocol::Openai;
+        let gemini = protocol == Protocol::Gemini;
         if !self.empty(b'}') {
             loop {
                 let key = self.key()?;
@@ -540,9 +560,13 @@ impl<'b> Scanner<'b> {
                             _ => self.skip().map(|()| None)?,
                         }
                     }
-                    b"system" if wants.anchors && !openai => skim.system = Some(self.value_remembered()?),
+                    b"system" if wants.anchors && protocol == Protocol::Anthropic => {
+                        skim.system = Some(self.value_remembered()?)
+                    }
+                    b"systemInstruction" if wants.anchors && gemini => skim.system = Some(self.value_remembered()?),
+                    b"contents" if wants.anchors && gemini => skim.messages = Some(self.items(protocol, false)?),
                     b"instructions" if wants.anchors && openai => skim.system = Some(self.value_remembered()?),
-                    b"messages" if wants.anchors => skim.messages = Some(self.items(protocol, false)?),
+                    b"messages" if wants.anchors && !gemini => skim.messages = Some(self.items(protocol, false)?),
                     b"input" if wants.anchors && openai => skim.input = Some(self.items(protocol, true)?),
                     _ => self.skip_remembered()?,
                 }
@@ -569,8 +593,10 @@ impl BodySkim<'_> {
         let anchors = match self.protocol {
             Protocol::Anthropic => self.system.is_some() && self.messages.is_some(),
             Protocol::Openai => self.messages.is_some(),
+            Protocol::Gemini => self.system.is_some() && self.messages.is_some(),
         };
-        self.model.is_some()
+        // Gemini carries the model in the path, never in the body.
+        (self.model.is_some() || self.protocol == Protocol::Gemini)
             && (!w.anchors || anchors)
             && (!w.user_id || self.user_id.is_some())
             && (!w.prompt_cache_key || self.prompt_cache_key.is_some())

@@ -37,12 +37,14 @@ enum Shape {
     Anthropic,
     Chat,
     Responses,
+    Gemini,
 }
 
 impl Shape {
     fn protocol(self) -> Protocol {
         match self {
             Shape::Anthropic => Protocol::Anthropic,
+            Shape::Gemini => Protocol::Gemini,
             _ => Protocol::Openai,
         }
     }
@@ -98,6 +100,18 @@ impl Conversation {
             (Shape::Responses, 0) => json!(t),
             (Shape::Responses, 1) => json!({"role": "user", "content": t}),
             (Shape::Responses, _) => json!({"role": "user", "content": [{"type": "input_text", "text": t}]}),
+            (Shape::Gemini, 0) => json!({"parts": [{"text": t}]}), // no role: the user's
+            (Shape::Gemini, _) => {
+                let mut parts = vec![json!({"text": t})];
+                if r.chance(30) {
+                    parts.push(json!({"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}));
+                }
+                if r.chance(30) {
+                    // a function response next to a person's words is still human
+                    parts.insert(0, json!({"functionResponse": {"name": "x", "response": {"ok": true}}}));
+                }
+                json!({"role": "user", "parts": parts})
+            }
         };
         self.items.push(m);
     }
@@ -126,6 +140,13 @@ impl Conversation {
                 );
                 self.items.push(json!({"type": "function_call_output", "call_id": id, "output": text(r)}));
             }
+            Shape::Gemini => {
+                self.items.push(json!({"role": "model", "parts": [
+                    {"text": text(r)},
+                    {"functionCall": {"name": "read_file", "args": input}, "thoughtSignature": "c2lnbmVk"}]}));
+                self.items.push(json!({"role": "user", "parts": [
+                    {"functionResponse": {"name": "read_file", "response": {"content": text(r)}}}]}));
+            }
         }
     }
 
@@ -133,6 +154,7 @@ impl Conversation {
         let t = text(r);
         self.items.push(match self.shape {
             Shape::Responses => json!({"role": "assistant", "content": [{"type": "output_text", "text": t}]}),
+            Shape::Gemini => json!({"role": "model", "parts": [{"text": t}]}),
             _ => json!({"role": "assistant", "content": t}),
         });
     }
@@ -165,6 +187,13 @@ impl Conversation {
                 };
                 b["previous_response_id"] = json!("resp_1");
                 b["prompt_cache_key"] = json!("0199-sess");
+            }
+            Shape::Gemini => {
+                // The model is in the path; generationConfig, tools and systemInstruction in the body.
+                b = json!({"generationConfig": {"maxOutputTokens": 4096, "temperature": 0.5}});
+                b["systemInstruction"] = json!({"parts": [{"text": system.to_string()}]});
+                b["contents"] = json!(self.items);
+                b["tools"] = json!([{"functionDeclarations": [{"name": "read_file", "description": "Reads"}]}]);
             }
         }
         b
@@ -489,8 +518,13 @@ proptest! {
     }
 
     #[test]
+    fn skim_keys_agree_with_value_keys_on_gemini_bodies(seed in any::<u64>()) {
+        case(seed, Shape::Gemini);
+    }
+
+    #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
-        for p in [Protocol::Anthropic, Protocol::Openai] {
+        for p in [Protocol::Anthropic, Protocol::Openai, Protocol::Gemini] {
             if let Ok(skim) = BodySkim::read(p, &bytes) {
                 let _ = (skim.model(), skim.turn_key("c", &ClientIds::default()));
             }
@@ -500,7 +534,7 @@ proptest! {
     #[test]
     fn damaged_json_never_panics_and_valid_objects_always_skim(seed in any::<u64>(), cut in any::<usize>(), flip in any::<u8>()) {
         let mut r = Rng(seed);
-        let shape = [Shape::Anthropic, Shape::Chat, Shape::Responses][r.below(3)];
+        let shape = [Shape::Anthropic, Shape::Chat, Shape::Responses, Shape::Gemini][r.below(4)];
         let mut conv = Conversation { shape, items: Vec::new(), n: 0 };
         conv.human(&mut r);
         conv.tool_round(&mut r);

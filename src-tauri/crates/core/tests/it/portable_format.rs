@@ -54,6 +54,22 @@ fn a_valid_document_parses_and_renders_back() -> Result<(), Box<dyn std::error::
 }
 
 #[test]
+fn a_gemini_connection_travels() -> Result<(), Box<dyn std::error::Error>> {
+    let mut v = valid();
+    v["connections"][1]["protocol"] = json!("gemini");
+    v["connections"][1]["base_url"] = json!("https://generativelanguage.googleapis.com");
+    v["connections"][1]["models"] = json!(["gemini-2.5-flash", "gemini-2.5-pro"]);
+    let doc = parse(&v.to_string())?;
+    let again = parse(&render(&doc)?)?;
+    assert_eq!(again, doc, "a Gemini connection renders and parses back unchanged");
+    let rendered: Value = serde_json::from_str(&render(&doc)?)?;
+    assert_eq!(rendered["connections"][1]["protocol"], json!("gemini"), "the protocol word is kept");
+    let err = error_of(|d| d["connections"][1]["headers"] = json!([{"name": "x-goog-api-key", "value": "k"}]));
+    assert!(err.starts_with("connections[1].headers[0].name"), "Gemini's key header is a credential, refused: {err}");
+    Ok(())
+}
+
+#[test]
 fn kinds_travel_and_old_files_read_as_api_keys() -> Result<(), Box<dyn std::error::Error>> {
     use switchyard_core::states::{OfficialClient, ProfileKind};
     let old = parse(&valid().to_string())?;
@@ -162,7 +178,7 @@ fn every_bad_input_names_its_path() {
         ),
         (
             "unknown protocol",
-            Box::new(|d| d["connections"][0]["protocol"] = json!("gemini")),
+            Box::new(|d| d["connections"][0]["protocol"] = json!("vertex")),
             "connections[0].protocol: unknown value, expected",
         ),
         (
@@ -420,7 +436,7 @@ fn the_json_schema_agrees_with_the_code() -> Result<(), Box<dyn std::error::Erro
     assert_eq!(props["format"]["const"], json!(switchyard_core::portable::FORMAT), "format constant");
     assert_eq!(props["version"]["const"], json!(switchyard_core::portable::VERSION), "version constant");
     let conn = &schema["$defs"]["connection"]["properties"];
-    assert_eq!(conn["protocol"]["enum"], json!(["openai", "anthropic"]), "protocols");
+    assert_eq!(conn["protocol"]["enum"], json!(["openai", "anthropic", "gemini"]), "protocols");
     assert_eq!(conn["routing"]["enum"], json!(["legacy", "balanced", "priority"]), "routing modes");
     let profile = &schema["$defs"]["profile"]["properties"];
     assert_eq!(profile["kind"]["enum"], json!(["api_key", "token", "external"]), "creatable kinds");

@@ -59,6 +59,8 @@ pub fn quota_table(protocol: Protocol) -> &'static [QuotaRow] {
     match protocol {
         Protocol::Openai => openai::ROWS,
         Protocol::Anthropic => anthropic::ROWS,
+        // Gemini sends no rate-limit headers: its states are learned from refusals.
+        Protocol::Gemini => &[],
     }
 }
 
@@ -67,6 +69,7 @@ fn prefixes(protocol: Protocol) -> &'static [&'static str] {
     match protocol {
         Protocol::Openai => openai::PREFIXES,
         Protocol::Anthropic => anthropic::PREFIXES,
+        Protocol::Gemini => &[],
     }
 }
 

@@ -7,6 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod chat_chunk_role;
+mod gemini;
+mod gemini_stream;
 mod quota;
 mod redirect;
 mod taxonomy;

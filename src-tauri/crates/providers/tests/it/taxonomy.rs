@@ -14,7 +14,7 @@ use switchyard_core::connection::Protocol;
 use switchyard_core::routing::{unix_ms, CooldownPolicy, FailureKind, Scope};
 use switchyard_providers::{classify, table, Classified};
 
-const DIALECTS: [Protocol; 2] = [Protocol::Openai, Protocol::Anthropic];
+const DIALECTS: [Protocol; 3] = [Protocol::Openai, Protocol::Anthropic, Protocol::Gemini];
 
 struct Fixture {
     status: u16,
