@@ -141,3 +141,24 @@ async fn two_data_dirs_never_share_keychain_entries() -> TestResult {
     assert_eq!(reopened.install_id(), ea.install_id(), "the install id is stable across opens");
     Ok(())
 }
+
+/// A `gemini` connection is refused with a clear input error (issue 30's relay part is not
+/// built), before anything is staged: no row, no keychain item.
+#[tokio::test]
+async fn a_gemini_connection_is_refused_until_the_relay_serves_it() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let engine = open(dir.path()).await?;
+    let mut new = legacy("gem");
+    new.protocol = "gemini".into();
+    new.base_url = "https://generativelanguage.googleapis.com".into();
+    let err = match engine.connection_add(new, Some(secret("sk-canary-gemini-0001"))).await {
+        Err(e) => e,
+        Ok(_) => return Err("a gemini connection was stored though nothing can serve it".into()),
+    };
+    assert_eq!(err.code(), ErrorCode::Invalid, "an input error, not an internal CHECK failure: {err}");
+    assert!(err.to_string().contains("gemini"), "the error names the protocol: {err}");
+    assert!(!err.to_string().contains("sk-canary-gemini-0001"), "the error carries no key");
+    assert!(engine.connection_list().await?.is_empty(), "nothing was stored");
+    assert!(keychain_accounts(engine.install_id()).is_empty(), "nothing was staged in the keychain");
+    Ok(())
+}
