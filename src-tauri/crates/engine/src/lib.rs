@@ -65,9 +65,8 @@ pub use readiness::evidence::{ModelProof, DEFAULT_MAX_EVIDENCE_AGE_MS};
 pub use readiness::fallback::{FallbackHopView, FallbackStatus};
 pub use readiness::gates::MAX_EVIDENCE_AGE_KEY;
 pub use readiness::reverify::{Backoff as ReverifyBackoff, KeyCheck, Reverified, ReverifyTask, REVERIFY_POLL};
-pub use report::alerts::{
-    alerts_between, Alert, AlertKind, AlertLimiter, AlertWatch, ConnectionState, KeyState, ALERT_MIN_GAP,
-};
+pub use report::alert_watch::{AlertLimiter, AlertWatch, ALERT_MIN_GAP};
+pub use report::alerts::{alerts_between, rejected_windows, Alert, AlertKind, ConnectionState, KeyState, RejectedWindow};
 pub use report::attempts::AttemptView;
 pub use report::prices::{KeyFeeView, NewPrice, PriceTable, PriceView};
 pub use report::quota::{ProfileQuota, QuotaView, QuotaWindowView};

@@ -336,6 +336,7 @@ mod tests {
             enabled: true,
             credential_present: true,
             credential_revision: 1,
+            credential: Default::default(),
             evidence: None,
         }];
         let blocks = board.blocks(&profiles, &QuotaPolicy { enabled: true, reserve_pct: 0 }, 10);
