@@ -66,7 +66,9 @@ pub use readiness::fallback::{FallbackHopView, FallbackStatus};
 pub use readiness::gates::MAX_EVIDENCE_AGE_KEY;
 pub use readiness::reverify::{Backoff as ReverifyBackoff, KeyCheck, Reverified, ReverifyTask, REVERIFY_POLL};
 pub use report::alert_watch::{AlertLimiter, AlertWatch, ALERT_MIN_GAP};
-pub use report::alerts::{alerts_between, rejected_windows, Alert, AlertKind, ConnectionState, KeyState, RejectedWindow};
+pub use report::alerts::{
+    alerts_between, rejected_windows, Alert, AlertKind, ConnectionState, KeyState, RejectedWindow,
+};
 pub use report::attempts::AttemptView;
 pub use report::prices::{KeyFeeView, NewPrice, PriceTable, PriceView};
 pub use report::quota::{ProfileQuota, QuotaView, QuotaWindowView};
@@ -81,6 +83,7 @@ pub use settings::{SettingsView, UserSetting};
 pub use switchyard_core::portable::MAX_BYTES as MAX_IMPORT_BYTES;
 pub use switchyard_core::routing::gate::{GATE_MODEL_UNSERVED, GATE_NO_MODEL, GATE_NO_PAIR};
 pub use switchyard_core::secret_shape::{echo_safe, NOT_SHOWN};
+pub use switchyard_core::states::{CredentialHealthState, OfficialClient, ProfileKind};
 pub use switchyard_core::{ErrorCode, InvalidInput};
 pub use switchyard_vault::Secret;
 pub use views::{

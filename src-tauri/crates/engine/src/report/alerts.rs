@@ -169,7 +169,10 @@ fn day(at: &Option<String>) -> Option<&str> {
 /// What brings the key back, by kind.
 fn sign_in_hint(slug: &str, k: &KeyState) -> String {
     match k.kind {
-        ProfileKind::Token => format!("paste a new token (Profiles → Sign in again, or switchyard profile rotate {slug} {} --secret-stdin)", k.label),
+        ProfileKind::Token => format!(
+            "paste a new token (Profiles → Sign in again, or switchyard profile rotate {slug} {} --secret-stdin)",
+            k.label
+        ),
         ProfileKind::External | ProfileKind::Oauth => {
             format!("sign in again: switchyard profile login {slug} {}", k.label)
         }
@@ -185,7 +188,8 @@ fn login_alerts(slug: &str, prev: &ConnectionState, next: &ConnectionState, out:
         let Some(was) = before(k) else { continue };
         if unusable(k.login) && !unusable(was) {
             gone.push(k);
-        } else if k.login == CredentialHealthState::Expiring && was != CredentialHealthState::Expiring && !unusable(was) {
+        } else if k.login == CredentialHealthState::Expiring && was != CredentialHealthState::Expiring && !unusable(was)
+        {
             expiring.push(k);
         }
     }
@@ -370,7 +374,8 @@ mod tests {
     fn a_rejected_window_is_one_alert_naming_the_account_the_window_and_its_reset() {
         let before = conn("balanced", false, vec![key("max-1", false, false), key("max-2", false, false)]);
         let mut spent = before.clone();
-        spent.keys[0].rejected = vec![rejected("unified", "subscription limit"), rejected("unified_5h", "5-hour window")];
+        spent.keys[0].rejected =
+            vec![rejected("unified", "subscription limit"), rejected("unified_5h", "5-hour window")];
         spent.keys[0].quota_exhausted = true;
         spent.keys[0].cooling = true;
         let found = alerts_between(&before, &spent);
@@ -379,14 +384,25 @@ mod tests {
             [AlertKind::WindowRejected],
             "one alert: the window's, not a second 'out of quota' for the same account"
         );
-        assert_eq!(found[0].title, "team: max-1's 5-hour window is used up", "names the window, not the overall status");
-        assert!(found[0].body.starts_with("max-1: 5-hour window (resets Tue 14:05)"), "and when it resets: {}", found[0].body);
+        assert_eq!(
+            found[0].title, "team: max-1's 5-hour window is used up",
+            "names the window, not the overall status"
+        );
+        assert!(
+            found[0].body.starts_with("max-1: 5-hour window (resets Tue 14:05)"),
+            "and when it resets: {}",
+            found[0].body
+        );
         assert_eq!(kinds(&spent, &spent), [], "no repeat while it stays rejected");
         let mut weekly_too = spent.clone();
         weekly_too.keys[0].rejected.push(rejected("unified_7d", "weekly window"));
         assert_eq!(kinds(&spent, &weekly_too), [AlertKind::WindowRejected], "another window of it: news again");
         assert_eq!(kinds(&spent, &before), [], "the reset is not an alert");
-        assert_eq!(kinds(&before, &spent), [AlertKind::WindowRejected], "rejected again after the reset: alerted again");
+        assert_eq!(
+            kinds(&before, &spent),
+            [AlertKind::WindowRejected],
+            "rejected again after the reset: alerted again"
+        );
         let mut only_overall = before.clone();
         only_overall.keys[1].rejected = vec![rejected("unified", "subscription limit")];
         let title = &alerts_between(&before, &only_overall)[0].title;
