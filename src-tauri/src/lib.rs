@@ -39,6 +39,8 @@ macro_rules! specta_builder_for {
                 $crate::commands::profiles::profile_reorder,
                 $crate::commands::profiles::profile_rotate,
                 $crate::commands::profiles::profile_remove,
+                $crate::commands::profiles::profile_login_command,
+                $crate::commands::profiles::profile_check_login,
                 $crate::commands::routing::verify::<$r>,
                 $crate::commands::routing::routing_status,
                 $crate::commands::routing::routing_activate,

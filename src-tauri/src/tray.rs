@@ -1,14 +1,15 @@
-//! The tray icon and the desktop notifications (issue 17). Every few seconds (and when the
-//! relay's status changes) the routing overview is read once from the engine: it rebuilds the
-//! tray menu (`tray_menu.rs`) and goes through the engine's `AlertWatch`, whose alerts
-//! (suspended, a key out of quota, every key cooling down; at most one per connection a
-//! minute) become desktop notifications. Menu clicks call `routing_activate` /
+//! The tray icon and the desktop notifications (issues 17 and 28). Every few seconds (and when
+//! the relay's status changes) the routing overview is read once from the engine: it rebuilds
+//! the tray menu (`tray_menu.rs`) and, with each connection's quota readings
+//! (`Engine::alert_states`), goes through the engine's `AlertWatch`, whose alerts (suspended,
+//! every key cooling down, a login expired or gone, a subscription window rejected, a key out of
+//! quota, a login expiring; at most one per connection a minute) become desktop notifications. Menu clicks call `routing_activate` /
 //! `routing_deactivate`, which check the gates themselves.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use switchyard_engine::{Alert, AlertWatch, ConnectionState, Engine, RoutingStatus};
+use switchyard_engine::{Alert, AlertWatch, Engine, RoutingStatus};
 use tauri::menu::{CheckMenuItem, IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::TrayIconBuilder;
 use tauri::{AppHandle, Manager, Runtime};
@@ -60,8 +61,14 @@ pub fn build_menu<R: Runtime, M: Manager<R>>(app: &M, model: &[TrayNode]) -> tau
         match node {
             TrayNode::Item(e) => items.push(entry_item(app, e)?),
             TrayNode::Separator => items.push(Box::new(PredefinedMenuItem::separator(app)?)),
-            TrayNode::Submenu { text, items: entries } => {
-                let children = entries.iter().map(|e| entry_item(app, e)).collect::<tauri::Result<Vec<_>>>()?;
+            TrayNode::Submenu { text, items: entries, keys } => {
+                let mut children = entries.iter().map(|e| entry_item(app, e)).collect::<tauri::Result<Vec<_>>>()?;
+                if !keys.is_empty() {
+                    children.push(Box::new(PredefinedMenuItem::separator(app)?));
+                    for k in keys {
+                        children.push(entry_item(app, k)?);
+                    }
+                }
                 let refs: Vec<&dyn IsMenuItem<R>> = children.iter().map(|c| c.as_ref()).collect();
                 items.push(Box::new(Submenu::with_items(app, text, true, &refs)?));
             }
@@ -147,7 +154,13 @@ pub async fn refresh<R: Runtime>(app: &AppHandle<R>) {
             Err(e) => tracing::warn!(error = %e, "the tray menu could not be built"),
         }
     }
-    let states: Vec<ConnectionState> = overview.iter().map(ConnectionState::from_status).collect();
+    let states = match engine.alert_states(&overview).await {
+        Ok(states) => states,
+        Err(e) => {
+            tracing::warn!(error = %e, "the alerts could not read the quota readings");
+            return;
+        }
+    };
     let alerts: Vec<Alert> = match app.try_state::<Alerts>() {
         Some(a) => a.0.lock().unwrap_or_else(PoisonError::into_inner).observe(&states, engine.monotonic()),
         None => Vec::new(),

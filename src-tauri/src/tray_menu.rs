@@ -1,10 +1,11 @@
-//! What the tray menu shows (issue 17), as plain data: the relay's status, each connection's
-//! routing mode and readiness with a quick switch between legacy and the activated modes
-//! (offered only while the gates pass; the engine checks them again on the click), "Open
+//! What the tray menu shows (issues 17 and 28), as plain data: the relay's status, each
+//! connection's routing mode and readiness with a quick switch between legacy and the activated
+//! modes (offered only while the gates pass; the engine checks them again on the click), its
+//! keys with their credential health where it needs something (`max-1 (expired)`), "Open
 //! Switchyard" and "Quit". `tray.rs` turns this into Tauri menu items; ids parse back into
 //! [`TrayAction`]s.
 
-use switchyard_engine::RoutingStatus;
+use switchyard_engine::{CredentialHealthState, ProfileKind, ProfileReadiness, RoutingStatus};
 
 use crate::relay::RelayStatus;
 
@@ -22,7 +23,12 @@ pub struct TrayEntry {
 pub enum TrayNode {
     Item(TrayEntry),
     Separator,
-    Submenu { text: String, items: Vec<TrayEntry> },
+    /// `items` are the mode switches; `keys` (after a separator) the connection's keys.
+    Submenu {
+        text: String,
+        items: Vec<TrayEntry>,
+        keys: Vec<TrayEntry>,
+    },
 }
 
 /// What a menu click asks for.
@@ -88,6 +94,32 @@ pub fn connection_text(s: &RoutingStatus) -> String {
     format!("{} — {} · {readiness}", s.slug, s.mode)
 }
 
+/// A key's line: its label, with its credential health when that needs something:
+/// `max-1 (expired)`, `max-2 (expiring 2027-01-05)`, `cli (not signed in)`, `a (no key)`.
+pub fn key_text(p: &ProfileReadiness) -> String {
+    let health = &p.credential_health;
+    let day = health.expires_at.as_deref().and_then(|t| t.get(..10));
+    let suffix = match (health.state, p.kind) {
+        (CredentialHealthState::Static | CredentialHealthState::Ok, _) => None,
+        (CredentialHealthState::Expiring, _) => Some(match day {
+            Some(day) => format!("expiring {day}"),
+            None => "expiring".to_string(),
+        }),
+        (CredentialHealthState::Expired, _) => Some("expired".to_string()),
+        (CredentialHealthState::Missing, ProfileKind::External | ProfileKind::Oauth) => {
+            Some("not signed in".to_string())
+        }
+        (CredentialHealthState::Missing, ProfileKind::Token) => Some("no token".to_string()),
+        (CredentialHealthState::Missing, ProfileKind::ApiKey) => Some("no key".to_string()),
+    };
+    let disabled = if p.enabled { "" } else { ", disabled" };
+    match suffix {
+        Some(s) => format!("{} ({s}{disabled})", p.label),
+        None if !p.enabled => format!("{} (disabled)", p.label),
+        None => p.label.clone(),
+    }
+}
+
 /// The whole menu for this relay status and these connections (slug order kept).
 pub fn tray_model(relay: Option<&RelayStatus>, connections: &[RoutingStatus]) -> Vec<TrayNode> {
     let mut nodes = vec![
@@ -116,7 +148,12 @@ pub fn tray_model(relay: Option<&RelayStatus>, connections: &[RoutingStatus]) ->
                 }
             })
             .collect();
-        nodes.push(TrayNode::Submenu { text: connection_text(s), items });
+        let keys = s
+            .profiles
+            .iter()
+            .map(|p| TrayEntry { id: format!("key:{}", p.id), text: key_text(p), enabled: false, checked: None })
+            .collect();
+        nodes.push(TrayNode::Submenu { text: connection_text(s), items, keys });
     }
     nodes.push(TrayNode::Separator);
     nodes.push(TrayNode::Item(TrayEntry {

@@ -5,7 +5,9 @@ create a connection and a second profile, verify, see the gates pass, activate b
 the relay URL and token on the Relay screen; then send requests through the app's relay
 (urllib with the relay token), see the activity and the 1:3 distribution, force a 429 and
 watch the failover and the cooldown countdown, see the recovery probe restore the key,
-replace a credential and re-verify. Quitting drains the relay and flushes the ledger (checked
+replace a credential and re-verify; add an official-CLI sign-in profile (issue 28), see the
+terminal command the window offers, "sign in" (the CLI's credential file appears where
+`switchyard profile login` would leave it) and check again. Quitting drains the relay and flushes the ledger (checked
 with the CLI on the same data dir). No provider key ever reaches the page.
 
 usage: journey.py TARGET_DIR   (debug binaries: switchyard-desktop, switchyard, mock-provider;
@@ -74,7 +76,48 @@ def import_by_paste(w: Window, mock_url: str) -> None:
     log("a pasted configuration was previewed and imported")
 
 
-def run(w: Window, relay: str, mock_url: str, shots: str | None) -> dict:
+def sign_in_account(w: Window, mock_url: str, data_dir: str, shot) -> None:
+    """Issue 28: an Anthropic connection with an official-CLI sign-in profile. The form takes no
+    secret for it and opens its sign-in dialog at once: the exact terminal command, naming this
+    app's data dir; "Check again" is refused until the CLI's credential file is there (the login
+    itself is the official CLI's, in a terminal: simulated by the file appearing), then the row
+    says signed in."""
+    w.click("nav button:nth-child(1)")
+    w.click_button("Add connection")
+    w.type("input[name=slug]", "subs")
+    w.js("const s = document.querySelector('select[name=protocol]'); s.value = 'anthropic';"
+         "s.dispatchEvent(new Event('change', { bubbles: true }));")
+    w.type("input[name=base_url]", mock_url)
+    w.type("textarea[name=models]", "claude-sonnet-4")
+    w.click_button("Add connection", within=DIALOG)
+    w.click_button("Add the first profile", timeout=10)
+    w.type("input[name=label]", "max-1")
+    w.click("input[name=kind][value=external]")
+    assert not w.find("[role=dialog] input[type=password]"), "a sign-in profile takes no secret"
+    w.click_button("Add profile", within=DIALOG)
+    command = wait_for(lambda: w.find("[data-testid=login-command]") and w.text("[data-testid=login-command]"), 10,
+                       "the sign-in command")
+    assert command == f"switchyard --data-dir {data_dir} profile login subs max-1", f"the exact command: {command!r}"
+    w.click_button("Check again", within=DIALOG)
+    wait_for(lambda: w.find("[role=dialog] [data-testid=error]")
+             and w.attr("[role=dialog] [data-testid=error]", "data-code") == "precondition", 10,
+             "Check again refused before the login")
+    config_dir = w.text("[data-testid=sign-in] .hint code")
+    assert config_dir.startswith(os.path.join(data_dir, "accounts")), f"the login lives in the data dir: {config_dir}"
+    assert oct(os.stat(config_dir).st_mode & 0o777) == "0o700", "the account directory is owner-only"
+    with open(os.path.join(config_dir, ".credentials.json"), "w") as f:
+        f.write('{"claudeAiOauth": "canary-login"}')
+    w.click_button("Check again", within=DIALOG)
+    wait_for(lambda: w.find("[data-testid=signed-in]"), 10, "signed in after Check again")
+    w.click_button("Done", within=DIALOG)
+    row = '[data-testid=profile][data-label="max-1"]'
+    wait_for(lambda: w.attr(f"{row} [data-testid=credential-health]", "data-state") == "ok", 10, "max-1 signed in")
+    assert w.text(f"{row} [data-testid=kind]") == "sign-in · Claude Code", "the kind badge"
+    shot("accounts")
+    log("an official-CLI sign-in profile was added, its command shown, and signed in after Check again")
+
+
+def run(w: Window, relay: str, mock_url: str, shots: str | None, data_dir: str) -> dict:
     def shot(name: str) -> None:
         if shots:
             w.screenshot(os.path.join(shots, f"{name}.png"))
@@ -193,7 +236,8 @@ def run(w: Window, relay: str, mock_url: str, shots: str | None) -> dict:
     log("credential replaced, re-verified, routing again")
 
     import_by_paste(w, mock_url)
-    assert "canary" not in w.source(), "a provider key reached the window"
+    sign_in_account(w, mock_url, data_dir, shot)
+    assert "canary" not in w.source(), "a provider key (or the CLI's login) reached the window"
     w.click("nav button:nth-child(1)")
     wait_for(lambda: w.find("[data-testid=connection]"), 10, "the connection card")
     shot("connections")
@@ -217,7 +261,7 @@ def main() -> int:
     w = Window(app, {"SWITCHYARD_DATA_DIR": data_dir, "SWITCHYARD_RELAY_PORT": str(port)})
     try:
         with w:
-            out = run(w, relay, mock_url, shots)
+            out = run(w, relay, mock_url, shots, data_dir)
             w.close_session()  # closes the window: the app quits, draining the relay
             wait_for(lambda: subprocess.run(["pgrep", "-f", app], capture_output=True).returncode != 0, 15,
                      "the app to exit")

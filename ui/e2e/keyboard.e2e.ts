@@ -1,5 +1,5 @@
 // Keyboard only: open a connection, switch tabs with arrow keys, open and close a dialog,
-// and add a profile without the mouse.
+// and add a profile (past its credential kind) without the mouse.
 import { afterAll, describe, expect, it } from 'vitest';
 import { close, openApp } from './harness';
 
@@ -34,6 +34,8 @@ describe('keyboard', () => {
     await page.keyboard.type('kbd');
     await page.keyboard.press('Tab');
     await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('name')), 'the credential kind, one stop').toBe('kind');
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('secret');
     await page.keyboard.type('sk-typed-key');

@@ -18,14 +18,28 @@ export const commands = {
 	connectionEdit: (slug: string, edit: ConnectionEdit_Deserialize) => typedError<ConnectionView, IpcError_Serialize>(__TAURI_INVOKE("connection_edit", { slug, edit })),
 	/**  Removes a connection, its profiles and their keychain entries. */
 	connectionRemove: (slug: string) => typedError<Removal, IpcError_Serialize>(__TAURI_INVOKE("connection_remove", { slug })),
-	profileAdd: (slug: string, input: NewProfile_Deserialize, secret: SecretArg) => typedError<ProfileView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("profile_add", { slug, input, secret })),
+	/**  `credential` absent: an API key. An `external` profile takes no secret. */
+	profileAdd: (slug: string, input: NewProfile_Deserialize, secret: SecretArg | null, credential: NewCredential_Deserialize | null) => typedError<ProfileView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("profile_add", { slug, input, secret, credential })),
 	/**  Label, weight, priority, enabled flag or primary status (CAS on `if_revision`). */
 	profileEdit: (slug: string, profile: string, edit: ProfileEdit_Deserialize) => typedError<ProfileView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("profile_edit", { slug, profile, edit })),
 	/**  New priority order of every profile of the connection, first tried first. */
 	profileReorder: (slug: string, order: OrderEntry[]) => typedError<ProfileView_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("profile_reorder", { slug, order })),
-	/**  Replaces the credential; evidence taken with the old one is stale from now on. */
-	profileRotate: (slug: string, profile: string, secret: SecretArg) => typedError<ProfileView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("profile_rotate", { slug, profile, secret })),
+	/**
+	 *  Replaces the credential; evidence taken with the old one is stale from now on. `expires`
+	 *  (RFC 3339): a new token's expiry.
+	 */
+	profileRotate: (slug: string, profile: string, secret: SecretArg, expires: string | null) => typedError<ProfileView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("profile_rotate", { slug, profile, secret, expires })),
 	profileRemove: (slug: string, profile: string) => typedError<Removal, IpcError_Serialize>(__TAURI_INVOKE("profile_remove", { slug, profile })),
+	/**
+	 *  The terminal command that signs an external profile in again (the window cannot host the
+	 *  official CLI's interactive login).
+	 */
+	profileLoginCommand: (slug: string, profile: string) => typedError<string, IpcError_Serialize>(__TAURI_INVOKE("profile_login_command", { slug, profile })),
+	/**
+	 *  "Check again" after signing in in a terminal: the profile as it is now (routing
+	 *  reconciled), or `precondition` while the official CLI is still not signed in.
+	 */
+	profileCheckLogin: (slug: string, profile: string) => typedError<ProfileView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("profile_check_login", { slug, profile })),
 	/**
 	 *  Verifies every profile of `slug`, or only `profile`; `deep` sends one 1-token request
 	 *  per enabled model. Emits `VerifyProgress` as each profile starts and finishes.
@@ -736,6 +750,38 @@ export type NewConnection = {
 	mappings: string[],
 	/**  `Name: value` non-secret headers. */
 	headers: string[],
+};
+
+/**
+ *  `profile add --kind … [--client …] [--expires …]`: what the new profile's credential is,
+ *  as typed. All absent: an API key.
+ */
+export type NewCredential = NewCredential_Serialize | NewCredential_Deserialize;
+
+/**
+ *  `profile add --kind … [--client …] [--expires …]`: what the new profile's credential is,
+ *  as typed. All absent: an API key.
+ */
+export type NewCredential_Deserialize = {
+	/**  `api_key` (default), `token` or `external` (`oauth` is refused: not available yet). */
+	kind?: string | null,
+	/**  `claude-code` or `codex`: required for `external`, default `claude-code` for `token`. */
+	client?: string | null,
+	/**  A token's expiry, RFC 3339. */
+	expires_at?: string | null,
+};
+
+/**
+ *  `profile add --kind … [--client …] [--expires …]`: what the new profile's credential is,
+ *  as typed. All absent: an API key.
+ */
+export type NewCredential_Serialize = {
+	/**  `api_key` (default), `token` or `external` (`oauth` is refused: not available yet). */
+	kind: string | null,
+	/**  `claude-code` or `codex`: required for `external`, default `claude-code` for `token`. */
+	client: string | null,
+	/**  A token's expiry, RFC 3339. */
+	expires_at: string | null,
 };
 
 /**  `profile add`. */

@@ -1,9 +1,11 @@
-//! Profile commands: add (the secret arrives once, as an argument, and is never returned),
-//! edit, reorder, replace credential, remove.
+//! Profile commands: add (the secret arrives once, as an argument, and is never returned;
+//! a kind other than an API key with its credential input), edit, reorder, replace credential
+//! (a token with its expiry), remove, and an external profile's sign-in: the command to run in a
+//! terminal and "check again".
 
 use std::sync::Arc;
 
-use switchyard_engine::{Engine, NewProfile, OrderEntry, ProfileEdit, ProfileView, Removal};
+use switchyard_engine::{Engine, NewCredential, NewProfile, OrderEntry, ProfileEdit, ProfileView, Removal};
 use tauri::State;
 
 use crate::ipc::IpcError;
@@ -11,13 +13,16 @@ use crate::secret_arg::SecretArg;
 
 #[tauri::command]
 #[specta::specta]
+/// `credential` absent: an API key. An `external` profile takes no secret.
 pub async fn profile_add(
     engine: State<'_, Arc<Engine>>,
     slug: String,
     input: NewProfile,
-    secret: SecretArg,
+    secret: Option<SecretArg>,
+    credential: Option<NewCredential>,
 ) -> Result<ProfileView, IpcError> {
-    Ok(engine.profile_add(&slug, input, secret.into_secret()).await?)
+    let secret = secret.map(SecretArg::into_secret);
+    Ok(engine.profile_add_kind(&slug, input, credential.unwrap_or_default(), secret).await?)
 }
 
 /// Label, weight, priority, enabled flag or primary status (CAS on `if_revision`).
@@ -43,7 +48,8 @@ pub async fn profile_reorder(
     Ok(engine.profile_reorder(&slug, &order).await?)
 }
 
-/// Replaces the credential; evidence taken with the old one is stale from now on.
+/// Replaces the credential; evidence taken with the old one is stale from now on. `expires`
+/// (RFC 3339): a new token's expiry.
 #[tauri::command]
 #[specta::specta]
 pub async fn profile_rotate(
@@ -51,8 +57,33 @@ pub async fn profile_rotate(
     slug: String,
     profile: String,
     secret: SecretArg,
+    expires: Option<String>,
 ) -> Result<ProfileView, IpcError> {
-    Ok(engine.profile_rotate(&slug, &profile, secret.into_secret()).await?)
+    Ok(engine.profile_rotate_until(&slug, &profile, secret.into_secret(), expires.as_deref()).await?)
+}
+
+/// The terminal command that signs an external profile in again (the window cannot host the
+/// official CLI's interactive login).
+#[tauri::command]
+#[specta::specta]
+pub async fn profile_login_command(
+    engine: State<'_, Arc<Engine>>,
+    slug: String,
+    profile: String,
+) -> Result<String, IpcError> {
+    Ok(engine.profile_login_command(&slug, &profile).await?)
+}
+
+/// "Check again" after signing in in a terminal: the profile as it is now (routing
+/// reconciled), or `precondition` while the official CLI is still not signed in.
+#[tauri::command]
+#[specta::specta]
+pub async fn profile_check_login(
+    engine: State<'_, Arc<Engine>>,
+    slug: String,
+    profile: String,
+) -> Result<ProfileView, IpcError> {
+    Ok(engine.profile_login_finished(&slug, &profile).await?)
 }
 
 #[tauri::command]

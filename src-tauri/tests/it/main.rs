@@ -6,6 +6,7 @@
 // helpers of an integration-test binary are neither, so the whole binary allows them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod accounts;
 mod bindings;
 mod common;
 mod fallback_ipc;

@@ -100,7 +100,7 @@ impl Shell {
 /// The submenu of `slug`: its title and its mode entries.
 fn submenu<'a>(model: &'a [TrayNode], slug: &str) -> Option<(&'a str, &'a [TrayEntry])> {
     model.iter().find_map(|n| match n {
-        TrayNode::Submenu { text, items } if text.starts_with(&format!("{slug} — ")) => {
+        TrayNode::Submenu { text, items, .. } if text.starts_with(&format!("{slug} — ")) => {
             Some((text.as_str(), items.as_slice()))
         }
         _ => None,

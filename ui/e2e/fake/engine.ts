@@ -6,7 +6,9 @@ import type {
   ConnectionDetail,
   ConnectionEditInput,
   ConnectionInput,
+  CredentialInput,
   IpcError,
+  OfficialClient,
   OrderInput,
   ProfileEditInput,
   ProfileInput,
@@ -185,17 +187,18 @@ export class FakeEngine {
         return this.connectionEdit(a.slug, a.edit);
       case 'connection_remove':
         return this.connectionRemove(a.slug);
-      case 'profile_add': {
-        const c = this.conn(a.slug);
-        const input = a.input as ProfileInput;
-        return profileView(this.newProfile(c, input.label, a.secret, input.weight ?? 1, input.priority));
-      }
+      case 'profile_add':
+        return this.profileAdd(a.slug, a.input, a.secret ?? null, a.credential ?? null);
       case 'profile_edit':
         return this.profileEdit(a.slug, a.profile, a.edit);
       case 'profile_reorder':
         return this.profileReorder(a.slug, a.order);
       case 'profile_rotate':
-        return this.profileRotate(a.slug, a.profile, a.secret);
+        return this.profileRotate(a.slug, a.profile, a.secret, a.expires ?? null);
+      case 'profile_login_command':
+        return this.loginCommand(a.slug, a.profile);
+      case 'profile_check_login':
+        return this.checkLogin(a.slug, a.profile);
       case 'profile_remove':
         return this.profileRemove(a.slug, a.profile);
       case 'verify':
@@ -362,14 +365,86 @@ export class FakeEngine {
     return this.profilesOf(c).map(profileView);
   }
 
-  private profileRotate(slug: string, ref: string, secret: string) {
+  /** Like `Engine::profile_add_kind`: an API key or a token with its secret, an external sign-in without one. */
+  private profileAdd(slug: string, input: ProfileInput, secret: string | null, credential: CredentialInput | null) {
+    const c = this.conn(slug);
+    const kind = credential?.kind ?? 'api_key';
+    if (!['api_key', 'token', 'external'].includes(kind)) fail('invalid', `kind: '${kind}' is not a kind you can add; use api_key, token or external`);
+    if (kind === 'api_key') {
+      if (secret === null) fail('invalid', 'secret: required: pass --secret-stdin or --secret-env NAME');
+      return profileView(this.newProfile(c, input.label, secret, input.weight ?? 1, input.priority));
+    }
+    const client = (credential?.client ?? 'claude-code') as OfficialClient;
+    const speaks = client === 'codex' ? 'openai' : 'anthropic';
+    if (speaks !== c.protocol) fail('invalid', `client: ${client} speaks the ${speaks} protocol; connection '${slug}' is ${c.protocol}`);
+    if (kind === 'external') {
+      if (secret !== null) fail('invalid', `secret: an external profile takes no secret: the official CLI signs in with switchyard profile login ${slug} LABEL`);
+      const p = this.newProfile(c, input.label, 'unused', input.weight ?? 1, input.priority);
+      this.keychain.delete(p.id);
+      Object.assign(p, { kind, client, hasSecret: false, signedIn: false });
+      return profileView(p);
+    }
+    if (secret === null || secret.trim() === '') fail('invalid', 'secret: required: pass --secret-stdin or --secret-env NAME');
+    if (/\s/.test(secret.trim())) fail('invalid', 'secret: the token contains spaces or line breaks; paste the token alone, on one line');
+    if (secret.startsWith('sk-ant-api')) fail('invalid', 'secret: this is an API key, not a subscription token; add it with --kind api_key');
+    const expiresAt = this.expiry(credential?.expires_at ?? null);
+    const p = this.newProfile(c, input.label, secret, input.weight ?? 1, input.priority);
+    Object.assign(p, { kind, client, expiresAt });
+    return profileView(p);
+  }
+
+  /** An expiry as the engine checks it: RFC 3339, in the future. */
+  private expiry(iso: string | null): number | null {
+    if (iso === null) return null;
+    const at = Date.parse(iso);
+    if (Number.isNaN(at)) fail('invalid', `expires: '${iso}' is not an RFC 3339 time`);
+    if (at <= Date.now()) fail('invalid', 'expires: the expiry has passed; a token pasted already expired is a mistake');
+    return at;
+  }
+
+  private profileRotate(slug: string, ref: string, secret: string, expires: string | null) {
     const c = this.conn(slug);
     const p = this.profile(c, ref);
+    if (p.kind === 'external') {
+      fail('precondition', `'${p.label}' is an external profile: it has no secret to replace; sign in again with switchyard profile login ${slug} ${p.label}`);
+    }
     if (secret.trim().length === 0) fail('invalid', 'secret is empty');
+    const expiresAt = p.kind === 'token' ? this.expiry(expires) : null;
     this.keychain.set(p.id, secret);
-    Object.assign(p, { credentialRevision: p.credentialRevision + 1, revision: p.revision + 1, health: [], hasSecret: true });
+    Object.assign(p, { credentialRevision: p.credentialRevision + 1, revision: p.revision + 1, health: [], hasSecret: true, expiresAt });
     reconcile(c, this.profilesOf(c));
     return profileView(p);
+  }
+
+  /** Like `Engine::profile_login_command` (the fake's data dir is the CLI's default: no --data-dir). */
+  private loginCommand(slug: string, ref: string): string {
+    const c = this.conn(slug);
+    const p = this.profile(c, ref);
+    if (p.kind === 'token') fail('precondition', `'${p.label}' is a token profile: paste a new token instead of signing in`);
+    if (p.kind !== 'external') fail('precondition', `'${p.label}' is an API key profile: there is nothing to sign in to; replace its key`);
+    const quote = (w: string) => (/^[A-Za-z0-9\-_./:@%+=,]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`);
+    return ['switchyard', 'profile', 'login', c.slug, p.label].map(quote).join(' ');
+  }
+
+  /** Like `Engine::profile_login_finished`: the profile, or `precondition` while not signed in. */
+  private checkLogin(slug: string, ref: string) {
+    const c = this.conn(slug);
+    const p = this.profile(c, ref);
+    reconcile(c, this.profilesOf(c));
+    if (p.kind === 'external' && !p.signedIn) {
+      fail('precondition', `the login did not leave .credentials.json in /tmp/switchyard-e2e/accounts/${p.id}; '${p.label}' is still not signed in`);
+    }
+    return profileView(p);
+  }
+
+  /** Test hook: the official CLI signed in (or out) in an external profile's directory. */
+  signIn(slug: string, label: string, on = true): void {
+    this.profile(this.conn(slug), label).signedIn = on;
+  }
+
+  /** Test hook: a token's expiry moved to `ms` from now (negative: past). */
+  expireIn(slug: string, label: string, ms: number): void {
+    this.profile(this.conn(slug), label).expiresAt = Date.now() + ms;
   }
 
   private profileRemove(slug: string, ref: string): Removal {

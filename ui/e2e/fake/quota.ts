@@ -19,6 +19,10 @@ export interface FakeReading {
   windowMinutes?: number | null;
   seenAt: number;
   resetsAt?: number | null;
+  /** The provider names this window as the one binding the account (Anthropic's claim). */
+  binding?: boolean;
+  /** The engine's forecast: when the window runs out at the last hour's rate, epoch ms. */
+  exhaustsAt?: number | null;
 }
 
 export class FakeQuota {
@@ -56,7 +60,7 @@ function view(r: FakeReading, now: number): QuotaWindowView {
     name: r.name,
     kind: KINDS[r.name] ?? 'requests',
     model: r.model ?? null,
-    family: null,
+    family: FAMILIES[r.name] ?? null,
     limit: r.limit ?? null,
     remaining: r.remaining ?? null,
     utilization: r.utilization ?? null,
@@ -67,19 +71,31 @@ function view(r: FakeReading, now: number): QuotaWindowView {
     age_secs: Math.floor(Math.max(0, now - r.seenAt) / 1000),
     resets_in_secs: resetsAt === null ? null : Math.floor((resetsAt - now) / 1000),
     stale: resetsAt !== null && resetsAt <= now,
-    binding: false,
-    exhausts_at: null,
-    exhausts_in_secs: null,
-    resets_local: null,
-    exhausts_local: null,
+    binding: r.binding ?? false,
+    exhausts_at: r.exhaustsAt == null ? null : new Date(r.exhaustsAt).toISOString(),
+    exhausts_in_secs: r.exhaustsAt == null ? null : Math.floor((r.exhaustsAt - now) / 1000),
+    resets_local: resetsAt === null ? null : local(resetsAt),
+    exhausts_local: r.exhaustsAt == null ? null : local(r.exhaustsAt),
   };
 }
+
+/** `Tue 14:05` in UTC (the fake's time zone), as the engine writes `*_local`. */
+function local(ms: number): string {
+  const d = new Date(ms);
+  const day = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][d.getUTCDay()];
+  return `${day} ${String(d.getUTCHours()).padStart(2, '0')}:${String(d.getUTCMinutes()).padStart(2, '0')}`;
+}
+
+/** The model family of a model's weekly window. */
+const FAMILIES: Record<string, string> = { unified_7d_opus: 'opus', unified_7d_sonnet: 'sonnet' };
 
 /** The engine's window kinds by name (`providers/src/quota/kind.rs`), for the names the fake uses. */
 const KINDS: Record<string, string> = {
   unified: 'overall',
   unified_5h: 'five_hour',
   unified_7d: 'seven_day',
+  unified_7d_opus: 'seven_day_model',
+  unified_7d_sonnet: 'seven_day_model',
   codex_5h: 'five_hour',
   codex_7d: 'seven_day',
   codex_primary: 'codex_primary',

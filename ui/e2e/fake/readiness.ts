@@ -6,6 +6,9 @@
 import { GATE_SENTENCES } from '../../src/bindings';
 import type {
   AffinityView,
+  CredentialHealthView,
+  OfficialClient,
+  ProfileKind,
   ExcludedView,
   GateView,
   HealthView,
@@ -41,6 +44,13 @@ export interface FakeProfile {
   updatedAt: string;
   evidence: FakeEvidence | null;
   health: HealthView[];
+  /** What the credential is (absent: an API key). */
+  kind?: ProfileKind;
+  client?: OfficialClient | null;
+  /** A token's expiry, epoch ms. */
+  expiresAt?: number | null;
+  /** An external profile: the official CLI's credential file is there. */
+  signedIn?: boolean;
 }
 
 export interface FakeConnection {
@@ -76,7 +86,9 @@ export function staleReason(p: FakeProfile, c: FakeConnection): string | null {
 
 function exclusion(p: FakeProfile, c: FakeConnection, model: string): string | null {
   if (!p.enabled) return 'disabled';
-  if (!p.hasSecret) return 'secret_missing';
+  const health = credentialHealth(p, Date.now()).state;
+  if (health === 'missing') return p.kind === 'external' ? 'missing' : 'secret_missing';
+  if (health === 'expired') return 'expired';
   if (!p.evidence) return 'no_evidence';
   if (staleReason(p, c)) return 'stale_evidence';
   if (p.evidence.outcome === 'auth_invalid') return 'auth_invalid';
@@ -124,25 +136,46 @@ export function profileView(p: FakeProfile): ProfileView {
     priority: p.priority,
     enabled: p.enabled,
     primary: p.primary,
-    credential: p.hasSecret ? 'present' : 'missing',
+    credential: p.hasSecret || p.signedIn ? 'present' : 'missing',
     credential_revision: p.credentialRevision,
     revision: p.revision,
     created_at: p.createdAt,
     updated_at: p.updatedAt,
-    ...apiKey(p),
-    client: null,
-    config_dir: null,
+    ...kindOf(p),
+    client: p.client ?? null,
+    config_dir: p.kind === 'external' ? `/tmp/switchyard-e2e/accounts/${p.id}` : null,
   };
 }
 
-/** The fake knows API keys only: their kind and health as the engine gives them. */
-function apiKey(p: FakeProfile): Pick<ProfileView, 'kind' | 'credential_health'> {
-  return {
-    kind: 'api_key',
-    credential_health: p.hasSecret
-      ? { state: 'static', reason: null, expires_at: null }
-      : { state: 'missing', reason: 'no key in the keychain', expires_at: null },
-  };
+const WEEK_MS = 7 * 24 * 3600 * 1000;
+
+/** The engine's credential health (core/src/credential_health.rs), with its reasons. */
+export function credentialHealth(p: FakeProfile, now: number): CredentialHealthView {
+  const expires = p.expiresAt == null ? null : new Date(p.expiresAt).toISOString();
+  switch (p.kind ?? 'api_key') {
+    case 'external':
+      return p.signedIn
+        ? { state: 'ok', reason: null, expires_at: null }
+        : { state: 'missing', reason: "the official CLI is not signed in in this profile's config directory; run profile login", expires_at: null };
+    case 'token':
+      if (!p.hasSecret) return { state: 'missing', reason: 'no token in the keychain; paste one with profile rotate', expires_at: expires };
+      if (p.expiresAt != null && now >= p.expiresAt) {
+        return { state: 'expired', reason: 'the token has expired; paste a new one with profile rotate', expires_at: expires };
+      }
+      if (p.expiresAt != null && p.expiresAt - now <= WEEK_MS) {
+        return { state: 'expiring', reason: 'the token expires within 7 days; paste a new one before then', expires_at: expires };
+      }
+      return { state: 'ok', reason: null, expires_at: expires };
+    default:
+      return p.hasSecret
+        ? { state: 'static', reason: null, expires_at: null }
+        : { state: 'missing', reason: 'no key in the keychain', expires_at: null };
+  }
+}
+
+/** A profile's kind and health as the engine gives them. */
+function kindOf(p: FakeProfile): Pick<ProfileView, 'kind' | 'credential_health'> {
+  return { kind: p.kind ?? 'api_key', credential_health: credentialHealth(p, Date.now()) };
 }
 
 function readiness(p: FakeProfile, c: FakeConnection, now: number): ProfileReadiness {
@@ -154,8 +187,8 @@ function readiness(p: FakeProfile, c: FakeConnection, now: number): ProfileReadi
     priority: p.priority,
     enabled: p.enabled,
     primary: p.primary,
-    credential: p.hasSecret ? 'present' : 'missing',
-    ...apiKey(p),
+    credential: p.hasSecret || p.signedIn ? 'present' : 'missing',
+    ...kindOf(p),
     evidence: p.evidence ? (stale ? 'stale' : 'current') : 'none',
     evidence_detail: p.evidence
       ? { verified_at: p.evidence.at, outcome: p.evidence.outcome, models: p.evidence.models, stale_reason: stale }

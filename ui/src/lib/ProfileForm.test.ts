@@ -14,7 +14,7 @@ describe('ProfileForm', () => {
     await fireEvent.input(screen.getByLabelText(/^Weight/), { target: { value: '3' } });
     await fireEvent.input(key, { target: { value: '  sk-pasted-key\n' } });
     await fireEvent.submit(screen.getByTestId('profile-form'));
-    expect(onsubmit).toHaveBeenCalledWith({ label: 'team-b', weight: 3, priority: null }, 'sk-pasted-key');
+    expect(onsubmit).toHaveBeenCalledWith({ label: 'team-b', weight: 3, priority: null }, 'sk-pasted-key', null);
     expect(key.value, 'the key is not kept in the form').toBe('');
   });
 

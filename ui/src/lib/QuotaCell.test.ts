@@ -1,6 +1,6 @@
 import { render, screen, within } from '@testing-library/svelte';
 import { describe, expect, it } from 'vitest';
-import { asOfText, gauge, QUOTA_RESERVE } from './quota';
+import { asOfText, forecastText, gauge, QUOTA_RESERVE, windowLabel } from './quota';
 import QuotaCell from './QuotaCell.svelte';
 import type { QuotaWindowView } from './types';
 
@@ -73,3 +73,41 @@ describe('quota words', () => {
     expect(gauge(reading({ limit: 10, remaining: 0, status: 'rejected' }), NOW)).toMatchObject({ kind: 'count', low: true });
   });
 });
+
+describe('subscription windows as gauges', () => {
+  const sub = (over: Partial<QuotaWindowView>) =>
+    reading({ model: null, kind: 'five_hour', name: 'unified_5h', utilization: 0.4, status: 'allowed', ...over });
+
+  it('colours the status, marks the binding window and says when it runs out', () => {
+    const [five, week, opus] = cell([
+      sub({ binding: true, exhausts_at: iso(NOW + 7_200_000), exhausts_local: 'Tue 14:05', resets_at: iso(NOW + 3 * 3_600_000) }),
+      sub({ name: 'unified_7d', kind: 'seven_day', status: 'allowed_warning', utilization: 0.8, resets_at: iso(NOW + 3 * 86_400_000) }),
+      sub({ name: 'unified_7d_opus', kind: 'seven_day_model', family: 'opus', status: 'rejected', utilization: 1 }),
+    ]);
+    expect(five.textContent).toContain('5-hour window');
+    expect(five.dataset.binding, 'the window the provider names as binding').toBe('true');
+    expect(within(five).getByTestId('quota-binding').textContent).toBe('binding');
+    expect(within(five).getByTestId('quota-forecast').textContent).toBe('runs out Tue 14:05 at this rate');
+    expect(five.classList.contains('tone-ok')).toBe(true);
+    expect(week.classList.contains('tone-warn'), 'close to the limit').toBe(true);
+    expect(within(week).getByTestId('quota-status').textContent).toBe('close to the limit');
+    expect(within(week).getByTestId('countdown').textContent, 'a weekly reset counts days').toMatch(/^[23] d \d+:\d\d:\d\d$/);
+    expect(within(week).queryByTestId('quota-binding')).toBeNull();
+    expect(opus.textContent).toContain('weekly opus window');
+    expect(opus.dataset.status).toBe('rejected');
+    expect(opus.classList.contains('tone-bad'), 'a used-up window is red').toBe(true);
+    expect(within(opus).getByTestId('quota-status').textContent).toBe('limit reached');
+    expect(within(opus).getByTestId('quota-value').textContent).toBe('100% used');
+  });
+
+  it('names Codex windows by their kind and length, and forecasts nothing for a spent or stale one', () => {
+    expect(windowLabel(sub({ name: 'codex_5h', kind: 'five_hour' }))).toBe('5-hour window');
+    expect(windowLabel(sub({ name: 'codex_primary', kind: 'codex_primary', window_minutes: 4320 }))).toBe('Codex primary window (3 d)');
+    expect(windowLabel(reading({ name: 'requests', kind: 'requests' }))).toBe('requests · gpt-a');
+    const at = { exhausts_at: iso(NOW + 60_000), exhausts_local: 'Wed 09:00' };
+    expect(forecastText(sub({ ...at }))).toBe('runs out Wed 09:00 at this rate');
+    expect(forecastText(sub({ ...at, status: 'rejected' })), 'already out').toBeNull();
+    expect(forecastText(sub({ ...at, stale: true })), 'reset since').toBeNull();
+  });
+});
+

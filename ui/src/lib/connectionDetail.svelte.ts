@@ -10,6 +10,7 @@ import { VerifyTracker, type Listen } from './verify.svelte';
 import type {
   ConnectionDetail,
   ConnectionEditInput,
+  CredentialInput,
   GateView,
   ProfileEditInput,
   ProfileInput,
@@ -118,8 +119,9 @@ export class ConnectionStore {
     return out;
   }
 
-  addProfile(input: ProfileInput, secret: string): Promise<Outcome<ProfileView>> {
-    return this.act(() => unwrap(this.backend.profileAdd(this.slug, input, secret)), { retry: false, quiet: true });
+  /** Adds a profile: an API key (`credential` null), a token, or an external sign-in (no secret). */
+  addProfile(input: ProfileInput, secret: string | null, credential: CredentialInput | null = null): Promise<Outcome<ProfileView>> {
+    return this.act(() => unwrap(this.backend.profileAdd(this.slug, input, secret, credential)), { retry: false, quiet: true });
   }
 
   editProfile(id: string, edit: Omit<ProfileEditInput, 'if_revision' | 'make_primary'> & { make_primary?: boolean }, quiet = false) {
@@ -163,9 +165,20 @@ export class ConnectionStore {
     return this.reorder(ids);
   }
 
-  rotate(id: string, secret: string): Promise<Outcome<ProfileView>> {
+  /** Replaces a key or a token; `expires` (RFC 3339) is a new token's expiry. */
+  rotate(id: string, secret: string, expires: string | null = null): Promise<Outcome<ProfileView>> {
     this.verifier.forget(id);
-    return this.act(() => unwrap(this.backend.profileRotate(this.slug, id, secret)), { retry: false, quiet: true });
+    return this.act(() => unwrap(this.backend.profileRotate(this.slug, id, secret, expires)), { retry: false, quiet: true });
+  }
+
+  /** The terminal command that signs an external profile in again (the window cannot host the CLI's login). */
+  loginCommand(id: string): Promise<Outcome<string>> {
+    return attempt(() => unwrap(this.backend.profileLoginCommand(this.slug, id)));
+  }
+
+  /** "Check again": re-reads an external profile's login (a `precondition` failure while still not signed in). */
+  checkLogin(id: string): Promise<Outcome<ProfileView>> {
+    return this.act(() => unwrap(this.backend.profileCheckLogin(this.slug, id)), { retry: false, quiet: true });
   }
 
   removeProfile(id: string): Promise<Outcome<Removal>> {

@@ -97,4 +97,31 @@ describe('ConnectionStore', () => {
     await store.resetHealth(id('backup'), 'gpt-a');
     expect(store.readiness(id('backup'))?.health).toHaveLength(0);
   });
+
+  it('adds a token and a sign-in, signs the sign-in in with Check again, and renews the token with its expiry', async () => {
+    const env = await useFake('subscriptions');
+    const store = new ConnectionStore('subs');
+    await store.refresh();
+    const byLabel = (label: string) => store.profiles.find((p) => p.label === label);
+    expect(byLabel('max-1')?.kind).toBe('token');
+    expect(byLabel('max-2')?.credential_health.state).toBe('missing');
+    const id = byLabel('max-2')?.id ?? '';
+    const cmd = await store.loginCommand(id);
+    expect(cmd.ok && cmd.data).toBe('switchyard profile login subs max-2');
+    const early = await store.checkLogin(id);
+    expect(early.ok ? 'ok' : early.failure.code, 'still not signed in').toBe('precondition');
+    env.fake.signIn('subs', 'max-2');
+    const later = await store.checkLogin(id);
+    expect(later.ok && later.data.credential_health.state).toBe('ok');
+    expect(byLabel('max-2')?.credential_health.state, 'the page reloaded').toBe('ok');
+    env.fake.expireIn('subs', 'max-1', -1000);
+    await store.refresh();
+    expect(byLabel('max-1')?.credential_health.state).toBe('expired');
+    const until = new Date(Date.now() + 90 * 86_400_000).toISOString();
+    const renewed = await store.rotate(byLabel('max-1')?.id ?? '', 'sk-ant-oat01-renewed', until);
+    expect(renewed.ok && renewed.data.credential_health).toEqual({ state: 'ok', reason: null, expires_at: until });
+    const sent = env.log.find((r) => r.name === 'profile_rotate')?.args as Record<string, unknown>;
+    expect(sent.expires).toBe(until);
+    expect(JSON.stringify(env.log.map((r) => r.response)), 'no answer carries a token').not.toContain('sk-ant-oat01');
+  });
 });

@@ -76,6 +76,8 @@ describe('time', () => {
     expect(countdownText('2026-01-01T00:01:05Z', now)).toBe('1:05');
     expect(countdownText('2026-01-01T02:00:09Z', now)).toBe('2:00:09');
     expect(countdownText('2025-12-31T23:59:00Z', now)).toBe('0:00');
+    expect(countdownText('2026-01-03T04:00:09Z', now), 'a weekly window counts days').toBe('2 d 4:00:09');
+    expect(countdownText('2026-01-02T00:00:05Z', now)).toBe('1 d 0:00:05');
   });
 
   it('says how long ago', () => {

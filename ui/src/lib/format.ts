@@ -82,13 +82,15 @@ export function readinessText(status: RoutingStatus | undefined): string {
   return status.gates.ok ? `ready to route · ${count}` : `not ready · ${count}`;
 }
 
-/** m:ss (or h:mm:ss) left until `untilIso`; `0:00` once passed. */
+/** m:ss (or h:mm:ss, or `2 d 4:00:09` from a day on) left until `untilIso`; `0:00` once passed. */
 export function countdownText(untilIso: string, nowMs: number): string {
   const left = Math.max(0, Math.ceil((Date.parse(untilIso) - nowMs) / 1000));
-  const h = Math.floor(left / 3600);
+  const d = Math.floor(left / 86_400);
+  const h = Math.floor((left % 86_400) / 3600);
   const m = Math.floor((left % 3600) / 60);
   const s = String(left % 60).padStart(2, '0');
-  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
+  const clock = h > 0 || d > 0 ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
+  return d > 0 ? `${d} d ${clock}` : clock;
 }
 
 /** "just now", "5 min ago", "3 h ago", "2 days ago". */

@@ -1,5 +1,7 @@
 // Quota gauges in words: what one limit reading says (remaining of a limit, or the share used),
-// never a guess where the provider said nothing, and nothing but "stale" once its window reset.
+// never a guess where the provider said nothing, and nothing but "stale" once its window reset;
+// a subscription window's kind (5-hour, weekly, a model family's weekly, Codex's), the provider's
+// status as a colour, and the forecast "runs out" when the engine made one.
 import type { QuotaWindowView } from './types';
 
 /** Below this share remaining a gauge is shown in the warning colour. */
@@ -63,10 +65,73 @@ const NAMES: Record<string, string> = {
   codex_secondary: 'Codex secondary window',
 };
 
-/** The window's name, with its model when it is per model. */
-export function windowLabel(w: Pick<QuotaWindowView, 'name' | 'model'>): string {
-  const name = NAMES[w.name] ?? w.name.replaceAll('_', ' ');
+/** A Codex window of a length we do not know, with its length. */
+function minutesText(m: number | null | undefined): string {
+  if (!m) return '';
+  return m % 1440 === 0 ? ` (${m / 1440} d)` : m % 60 === 0 ? ` (${m / 60} h)` : ` (${m} min)`;
+}
+
+/** A subscription window by its kind (a Codex 300-minute window is a 5-hour window too). */
+function kindName(w: Pick<QuotaWindowView, 'kind' | 'family' | 'window_minutes'>): string | null {
+  switch (w.kind) {
+    case 'five_hour':
+      return '5-hour window';
+    case 'seven_day':
+      return 'weekly window';
+    case 'seven_day_model':
+      return w.family ? `weekly ${w.family} window` : 'weekly model window';
+    case 'codex_primary':
+      return `Codex primary window${minutesText(w.window_minutes)}`;
+    case 'codex_secondary':
+      return `Codex secondary window${minutesText(w.window_minutes)}`;
+    default:
+      return null;
+  }
+}
+
+/** The window's name (by kind for subscription windows), with its model when it is per model. */
+export function windowLabel(w: Pick<QuotaWindowView, 'name' | 'model' | 'kind' | 'family' | 'window_minutes'>): string {
+  const name = kindName(w) ?? NAMES[w.name] ?? w.name.replaceAll('_', ' ');
   return w.model ? `${name} · ${w.model}` : name;
+}
+
+/** The provider's status word as a colour: `allowed` ok, `allowed_warning` warn, `rejected` bad. */
+export function statusTone(status: string | null | undefined): 'ok' | 'warn' | 'bad' | 'none' {
+  switch (status) {
+    case 'allowed':
+      return 'ok';
+    case 'allowed_warning':
+      return 'warn';
+    case 'rejected':
+      return 'bad';
+    default:
+      return 'none';
+  }
+}
+
+/** The provider's status word for people: `rejected` is a window whose limit is reached. */
+export function statusText(status: string): string {
+  switch (status) {
+    case 'allowed_warning':
+      return 'close to the limit';
+    case 'rejected':
+      return 'limit reached';
+    default:
+      return status.replaceAll('_', ' ');
+  }
+}
+
+/** "Tue 14:05" for a time, in the engine's words when it sent them, else the window's own locale. */
+export function atText(iso: string, local: string | null | undefined): string {
+  if (local) return local;
+  const d = new Date(iso);
+  return `${d.toLocaleDateString('en-US', { weekday: 'short' })} ${d.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' })}`;
+}
+
+/** The forecast in words: when the window runs out at the last hour's rate, or `null` when it does not before its reset. */
+export function forecastText(w: Pick<QuotaWindowView, 'exhausts_at' | 'exhausts_local' | 'stale' | 'status'>): string | null {
+  if (!w.exhausts_at || w.stale || w.status === 'rejected') return null;
+  return `runs out ${atText(w.exhausts_at, w.exhausts_local)} at this rate`;
 }
 
 /** "as of just now", "as of 4 min ago", "as of 3 h ago" from the reading's age. */

@@ -49,6 +49,8 @@ export type {
 export type ConnectionInput = import('../bindings').NewConnection;
 export type ConnectionEditInput = import('../bindings').ConnectionEdit_Deserialize;
 export type ProfileInput = import('../bindings').NewProfile_Deserialize;
+/** What a new profile's credential is (`kind`, `client`, a token's `expires_at`); absent: an API key. */
+export type CredentialInput = import('../bindings').NewCredential_Deserialize;
 export type ProfileEditInput = import('../bindings').ProfileEdit_Deserialize;
 export type OrderInput = import('../bindings').OrderEntry;
 export type {

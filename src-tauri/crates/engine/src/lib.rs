@@ -66,8 +66,9 @@ pub use readiness::evidence::{ModelProof, DEFAULT_MAX_EVIDENCE_AGE_MS};
 pub use readiness::fallback::{FallbackHopView, FallbackStatus};
 pub use readiness::gates::MAX_EVIDENCE_AGE_KEY;
 pub use readiness::reverify::{Backoff as ReverifyBackoff, KeyCheck, Reverified, ReverifyTask, REVERIFY_POLL};
+pub use report::alert_watch::{AlertLimiter, AlertWatch, ALERT_MIN_GAP};
 pub use report::alerts::{
-    alerts_between, Alert, AlertKind, AlertLimiter, AlertWatch, ConnectionState, KeyState, ALERT_MIN_GAP,
+    alerts_between, rejected_windows, Alert, AlertKind, ConnectionState, KeyState, RejectedWindow,
 };
 pub use report::attempts::AttemptView;
 pub use report::prices::{KeyFeeView, NewPrice, PriceTable, PriceView};
@@ -83,6 +84,7 @@ pub use settings::{SettingsView, UserSetting};
 pub use switchyard_core::portable::MAX_BYTES as MAX_IMPORT_BYTES;
 pub use switchyard_core::routing::gate::{GATE_MODEL_UNSERVED, GATE_NO_MODEL, GATE_NO_PAIR};
 pub use switchyard_core::secret_shape::{echo_safe, NOT_SHOWN};
+pub use switchyard_core::states::{CredentialHealthState, OfficialClient, ProfileKind};
 pub use switchyard_core::{ErrorCode, InvalidInput};
 pub use switchyard_vault::Secret;
 pub use views::{

@@ -21,6 +21,7 @@ pub(crate) mod quota_aware;
 pub(crate) mod relay_settings;
 pub(crate) mod reorder;
 pub(crate) mod rows;
+pub(crate) mod sign_in;
 pub(crate) mod staging;
 pub(crate) mod start_with_system;
 pub(crate) mod upstream_timeout;

@@ -1,7 +1,8 @@
 //! What happened, for people: usage and cost summed from the ledger (`usage.rs`, the user's
 //! prices in `prices.rs`, the user's days in `time_zone.rs`), the attempt ledger as listed,
-//! the latest quota readings, and which routing changes the desktop notifies (`alerts.rs`).
+//! the latest quota readings, and which routing changes the desktop notifies (`alerts.rs`, shown through `alert_watch.rs`).
 
+pub(crate) mod alert_watch;
 pub(crate) mod alerts;
 pub(crate) mod attempts;
 pub(crate) mod prices;

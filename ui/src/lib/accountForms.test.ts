@@ -1,0 +1,116 @@
+// The forms and dialogs of subscription accounts: adding a token or a sign-in, pasting a new
+// token, and signing in again from a terminal.
+import { fireEvent, render, screen, waitFor } from '@testing-library/svelte';
+import { describe, expect, it, vi } from 'vitest';
+import { profile } from '../test/fixtures';
+import CredentialCell from './CredentialCell.svelte';
+import ProfileForm from './ProfileForm.svelte';
+import SignInDialog from './SignInDialog.svelte';
+import TokenForm from './TokenForm.svelte';
+
+describe('ProfileForm kinds', () => {
+  it('adds a token: a password field, the client of the protocol, the expiry day, cleared after submit', async () => {
+    const onsubmit = vi.fn(async () => null);
+    render(ProfileForm, { protocol: 'anthropic', onsubmit, oncancel: () => {} });
+    await fireEvent.click(screen.getByLabelText(/Subscription token/));
+    const token = screen.getByLabelText(/^Token/) as HTMLInputElement;
+    expect(token.type).toBe('password');
+    await fireEvent.input(screen.getByLabelText(/^Label/), { target: { value: 'max-1' } });
+    await fireEvent.input(token, { target: { value: ' sk-ant-oat01-pasted \n' } });
+    await fireEvent.input(screen.getByLabelText(/^Expires on/), { target: { value: '2027-01-05' } });
+    await fireEvent.submit(screen.getByTestId('profile-form'));
+    expect(onsubmit).toHaveBeenCalledWith({ label: 'max-1', weight: 1, priority: null }, 'sk-ant-oat01-pasted', {
+      kind: 'token',
+      client: 'claude-code',
+      expires_at: new Date(2027, 0, 5, 23, 59, 59).toISOString(),
+    });
+    expect(token.value, 'the token is not kept in the form').toBe('');
+  });
+
+  it('adds a sign-in without any secret field, for the client of the protocol', async () => {
+    const onsubmit = vi.fn(async () => null);
+    render(ProfileForm, { protocol: 'openai', onsubmit, oncancel: () => {} });
+    await fireEvent.click(screen.getByLabelText(/Codex sign-in/));
+    expect(screen.queryByLabelText(/API key|^Token/), 'nothing to paste').toBeNull();
+    expect(screen.getByTestId('external-note').textContent).toContain('never reads it');
+    await fireEvent.input(screen.getByLabelText(/^Label/), { target: { value: 'plus-1' } });
+    await fireEvent.submit(screen.getByTestId('profile-form'));
+    expect(onsubmit).toHaveBeenCalledWith({ label: 'plus-1', weight: 1, priority: null }, null, { kind: 'external', client: 'codex', expires_at: null });
+  });
+
+  it('asks for the token instead of submitting an empty one', async () => {
+    const onsubmit = vi.fn(async () => null);
+    render(ProfileForm, { protocol: 'anthropic', onsubmit, oncancel: () => {} });
+    await fireEvent.click(screen.getByLabelText(/Subscription token/));
+    await fireEvent.submit(screen.getByTestId('profile-form'));
+    expect(screen.getByRole('alert').textContent).toContain('Paste the token');
+    expect(onsubmit).not.toHaveBeenCalled();
+  });
+});
+
+describe('TokenForm', () => {
+  it('never shows the old token, sends the new one with its expiry and clears it', async () => {
+    const onsubmit = vi.fn(async () => null);
+    render(TokenForm, { label: 'max-1', client: 'claude-code', onsubmit, oncancel: () => {} });
+    const field = screen.getByLabelText(/^New token/) as HTMLInputElement;
+    expect([field.type, field.value]).toEqual(['password', '']);
+    expect(screen.getByTestId('token-form').textContent).toContain('only for requests from Claude Code');
+    await fireEvent.input(field, { target: { value: 'sk-ant-oat01-new' } });
+    await fireEvent.submit(screen.getByTestId('token-form'));
+    expect(onsubmit).toHaveBeenCalledWith('sk-ant-oat01-new', null);
+    expect(field.value).toBe('');
+  });
+});
+
+describe('CredentialCell', () => {
+  it('shows a token expiring with its reason and a highlighted Sign in again; a key has none', async () => {
+    const onsignin = vi.fn();
+    const token = profile({
+      label: 'max-1', kind: 'token', client: 'claude-code',
+      credential_health: { state: 'expiring', reason: 'the token expires within 7 days; paste a new one before then', expires_at: '2027-01-05T10:00:00.000Z' },
+    });
+    const { unmount } = render(CredentialCell, { profile: token, onsignin });
+    const cell = screen.getByTestId('credential-health');
+    expect(cell.dataset.state).toBe('expiring');
+    expect(cell.textContent).toContain('expires 2027-01-05');
+    expect(screen.getByTestId('credential-reason').textContent).toContain('within 7 days');
+    const button = screen.getByRole('button', { name: 'Sign in again max-1' });
+    expect(button.classList.contains('primary'), 'it needs the user').toBe(true);
+    await fireEvent.click(button);
+    expect(onsignin).toHaveBeenCalledWith(token);
+    unmount();
+    render(CredentialCell, { profile: profile({ label: 'k' }), onsignin });
+    expect(screen.queryByRole('button'), 'an API key is replaced, not signed in').toBeNull();
+    expect(screen.getByTestId('credential-health').textContent).toContain('in keychain');
+  });
+});
+
+describe('SignInDialog', () => {
+  const external = profile({
+    label: 'max-2', kind: 'external', client: 'claude-code', config_dir: '/data/accounts/p_2',
+    credential: 'missing', credential_health: { state: 'missing', reason: 'not signed in', expires_at: null },
+  });
+
+  it('shows the exact command with Copy, and Check again says whether the login is there', async () => {
+    const writeText = vi.fn(async () => {});
+    Object.defineProperty(navigator, 'clipboard', { value: { writeText }, configurable: true });
+    const command = vi.fn(async () => ({ ok: true as const, data: 'switchyard profile login subs max-2' }));
+    const failure = { code: 'precondition' as const, title: 'A precondition does not hold.', message: "'max-2' is still not signed in", gates: null };
+    const oncheck = vi
+      .fn()
+      .mockResolvedValueOnce({ ok: false, failure })
+      .mockResolvedValueOnce({ ok: true, data: { ...external, credential_health: { state: 'ok', reason: null, expires_at: null } } });
+    render(SignInDialog, { profile: external, command, oncheck, onclose: () => {} });
+    const shown = await screen.findByTestId('login-command');
+    expect(shown.textContent).toBe('switchyard profile login subs max-2');
+    expect(screen.getByTestId('sign-in').textContent).toContain('/data/accounts/p_2');
+    await fireEvent.click(screen.getByRole('button', { name: 'Copy the sign-in command' }));
+    expect(writeText).toHaveBeenCalledWith('switchyard profile login subs max-2');
+    await fireEvent.click(screen.getByRole('button', { name: 'Check again' }));
+    await waitFor(() => expect(screen.getByTestId('error').dataset.code).toBe('precondition'));
+    await fireEvent.click(screen.getByRole('button', { name: 'Check again' }));
+    await waitFor(() => expect(screen.getByTestId('signed-in').textContent).toContain('max-2 can serve requests again'));
+    expect(screen.queryByTestId('error'), 'the refusal is gone once signed in').toBeNull();
+    expect(oncheck).toHaveBeenCalledTimes(2);
+  });
+});
