@@ -84,7 +84,11 @@ mod tests {
             (facts(Some("Anthropic/Python 0.40.0"), Some("cli"), None), Some(ClaudeCode), "x-app: cli alone"),
             (facts(Some("Anthropic/Python 0.40.0"), None, None), None, "the Anthropic SDK"),
             (facts(Some("Anthropic/JS 0.128.0"), Some("web"), None), None, "another x-app"),
-            (facts(Some("codex_exec/0.171.0 (Debian 12.0.0; x86_64)"), None, Some("codex_exec")), Some(Codex), "codex exec"),
+            (
+                facts(Some("codex_exec/0.171.0 (Debian 12.0.0; x86_64)"), None, Some("codex_exec")),
+                Some(Codex),
+                "codex exec",
+            ),
             (facts(Some("OpenAI/Python 1.0"), None, Some("codex_cli_rs")), Some(Codex), "the originator alone"),
             (facts(Some("codex_cli_rs/0.171.0"), None, None), Some(Codex), "its user agent alone"),
             (facts(Some("OpenAI/Python 1.0"), None, None), None, "the OpenAI SDK"),

@@ -45,7 +45,7 @@ pub use board::{BoardView, CircuitBoard, ResetCause};
 pub use circuit::{
     CircuitHealth, CircuitLookup, CircuitSnapshot, HealthEntry, HealthState, NoCircuits, PersistedState, ProfileHealth,
 };
-pub use client_rule::{identify_client, may_serve, ClientFacts, TOKEN_BETA};
+pub use client_rule::{identify_client, may_serve, with_beta, ClientFacts, TOKEN_BETA};
 pub use conversation_binding::{ConversationBinding, ConversationBindings, DEFAULT_CONVERSATION_CAPACITY};
 pub use cooldown::{unix_ms, CooldownEnd, CooldownPolicy};
 pub use eligibility::{evaluate, Criteria, Eligibility, EvidenceView, Exclusion, ModelSet, ProfileView};

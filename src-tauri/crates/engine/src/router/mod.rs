@@ -6,6 +6,7 @@
 //! `switchyard_core::routing`.
 
 mod fallback;
+mod pinned;
 mod quota;
 mod recording;
 mod request;
@@ -37,7 +38,7 @@ pub use route::{Refusal, Route, Routed};
 pub(crate) use run::TurnRun;
 pub(crate) use select::NextAttempt;
 pub use snapshot::Snapshot;
-pub use transport::{AttemptFacts, Outcome, Reply, Target, Transport};
+pub use transport::{AttemptFacts, CredentialUse, Outcome, Reply, Target, Transport};
 
 /// Shared by every request of a relay. Cheap to clone behind an `Arc`.
 #[derive(Debug)]

@@ -19,6 +19,7 @@ mod quota_aware;
 mod request_fuzz;
 mod reverify;
 mod streamed_forwarding;
+mod subscription_clients;
 mod tags;
 mod token_refresh;
 mod unauthenticated_bodies;
