@@ -9,6 +9,7 @@ mod cache;
 mod client;
 mod common;
 mod exec;
+mod exec_login;
 mod fallback;
 mod journey;
 mod kinds;

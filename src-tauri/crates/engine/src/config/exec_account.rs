@@ -168,6 +168,12 @@ impl Engine {
         Err(EngineError::Internal("the launch position kept changing under this exec; try again".into()))
     }
 
+    /// A new launch's id, the value of its `x-switchyard-tag-launch` header: the engine clock's
+    /// milliseconds, this process and how many launches this `exec` made before.
+    pub fn exec_launch_id(&self, before: usize) -> String {
+        launch_id(self.now_ms(), std::process::id(), before)
+    }
+
     /// The limit refusal the relay recorded for launch `launch` (its tag value) on `profile_id`
     /// since `since_ms`, if any. Rows reach the ledger within a moment of the answer: it is
     /// read again every 100 ms for up to `settle` until one of the launch's rows is there.
@@ -237,6 +243,11 @@ impl Engine {
     }
 }
 
+/// A launch id: digits and dashes, short, so a valid tag value (core `tag.rs`).
+fn launch_id(now_ms: i64, pid: u32, before: usize) -> String {
+    format!("{now_ms}-{pid}-{before}")
+}
+
 /// An external login of `client`.
 fn is_login_of(row: &ProfileRow, client: OfficialClient) -> bool {
     credential_facts(row).kind == ProfileKind::External && client_of(row) == Some(client)
@@ -246,4 +257,26 @@ fn is_login_of(row: &ProfileRow, client: OfficialClient) -> bool {
 fn is_limit(row: &switchyard_store::attempts::AttemptRow) -> bool {
     let kind = row.failure_kind.as_deref().and_then(|k| k.parse::<FailureKind>().ok());
     matches!(kind, Some(FailureKind::RateLimited | FailureKind::QuotaExhausted))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_launch_id_is_a_tag_value_the_relay_accepts() {
+        let launch = launch_id(1_764_683_000_123, 4_194_304, 3);
+        let header = format!("x-switchyard-tag-{LAUNCH_TAG}");
+        let tags = switchyard_core::tag::read_tags([(header.as_str(), launch.as_bytes())]);
+        assert!(tags.as_ref().is_ok_and(|t| t.get(LAUNCH_TAG) == Some(&launch)), "accepted as a tag: {tags:?}");
+    }
+
+    #[test]
+    fn positions_read_back_as_written() {
+        use crate::settings::Stored;
+        let p = ExecPosition(vec![("p_a".into(), -2), ("p_b".into(), 2)]);
+        assert_eq!(ExecPosition::read(&p.write()), Some(p), "a position round-trips");
+        assert_eq!(ExecPosition::read(""), Some(ExecPosition::default()), "empty is the start");
+        assert_eq!(ExecPosition::read("p_a=x"), None, "unreadable text reads as nothing (the default)");
+    }
 }
