@@ -954,12 +954,16 @@ export type QuotaView = QuotaView_Serialize | QuotaView_Deserialize;
 /**  The readings of one connection, profile by profile (priority order). */
 export type QuotaView_Deserialize = {
 	slug: string,
+	/**  The time zone the `*_local` times are in (an IANA name, or `UTC`). */
+	time_zone: string,
 	profiles: ProfileQuota_Deserialize[],
 };
 
 /**  The readings of one connection, profile by profile (priority order). */
 export type QuotaView_Serialize = {
 	slug: string,
+	/**  The time zone the `*_local` times are in (an IANA name, or `UTC`). */
+	time_zone: string,
 	profiles: ProfileQuota_Serialize[],
 };
 
@@ -970,11 +974,19 @@ export type QuotaWindowView = QuotaWindowView_Serialize | QuotaWindowView_Deseri
 export type QuotaWindowView_Deserialize = {
 	/**
 	 *  `requests`, `tokens`, `input_tokens`, `output_tokens`, `unified`, `unified_5h`,
-	 *  `unified_7d`, `codex_primary`, `codex_secondary`.
+	 *  `unified_7d`, `unified_7d_opus`, `unified_7d_sonnet`, `codex_5h`, `codex_7d`,
+	 *  `codex_primary`, `codex_secondary`.
 	 */
 	name: string,
+	/**
+	 *  `five_hour`, `seven_day`, `seven_day_model`, `codex_primary`, `codex_secondary` (a Codex
+	 *  window of a length we do not know), `overall`, `requests`, `tokens`.
+	 */
+	kind: string,
 	/**  The model the reading belongs to; `None` for windows of the whole account. */
 	model?: string | null,
+	/**  The model family a `seven_day_model` window holds for (`opus`, `sonnet`). */
+	family?: string | null,
 	limit?: number | null,
 	remaining?: number | null,
 	/**  Share used, 0.0 ..= 1.0. */
@@ -990,17 +1002,44 @@ export type QuotaWindowView_Deserialize = {
 	resets_in_secs?: number | null,
 	/**  The window has reset since the reading was seen: its numbers no longer hold. */
 	stale: boolean,
+	/**
+	 *  The provider names this window as the one that binds the account now (Anthropic's
+	 *  representative claim).
+	 */
+	binding: boolean,
+	/**
+	 *  When the window runs out at the last hour's rate (RFC 3339); `None` when it does not
+	 *  before its reset, when fewer than a minute of readings exist, or for windows that are
+	 *  not a subscription's.
+	 */
+	exhausts_at?: string | null,
+	/**  Seconds until then. */
+	exhausts_in_secs?: number | null,
+	/**
+	 *  `resets_at` and `exhausts_at` as a weekday and time in [`QuotaView::time_zone`]
+	 *  (`Tue 14:05`), for text.
+	 */
+	resets_local?: string | null,
+	exhausts_local?: string | null,
 };
 
 /**  One limit window as last seen. `None` wherever the provider said nothing readable. */
 export type QuotaWindowView_Serialize = {
 	/**
 	 *  `requests`, `tokens`, `input_tokens`, `output_tokens`, `unified`, `unified_5h`,
-	 *  `unified_7d`, `codex_primary`, `codex_secondary`.
+	 *  `unified_7d`, `unified_7d_opus`, `unified_7d_sonnet`, `codex_5h`, `codex_7d`,
+	 *  `codex_primary`, `codex_secondary`.
 	 */
 	name: string,
+	/**
+	 *  `five_hour`, `seven_day`, `seven_day_model`, `codex_primary`, `codex_secondary` (a Codex
+	 *  window of a length we do not know), `overall`, `requests`, `tokens`.
+	 */
+	kind: string,
 	/**  The model the reading belongs to; `None` for windows of the whole account. */
 	model: string | null,
+	/**  The model family a `seven_day_model` window holds for (`opus`, `sonnet`). */
+	family: string | null,
 	limit: number | null,
 	remaining: number | null,
 	/**  Share used, 0.0 ..= 1.0. */
@@ -1016,6 +1055,25 @@ export type QuotaWindowView_Serialize = {
 	resets_in_secs: number | null,
 	/**  The window has reset since the reading was seen: its numbers no longer hold. */
 	stale: boolean,
+	/**
+	 *  The provider names this window as the one that binds the account now (Anthropic's
+	 *  representative claim).
+	 */
+	binding: boolean,
+	/**
+	 *  When the window runs out at the last hour's rate (RFC 3339); `None` when it does not
+	 *  before its reset, when fewer than a minute of readings exist, or for windows that are
+	 *  not a subscription's.
+	 */
+	exhausts_at: string | null,
+	/**  Seconds until then. */
+	exhausts_in_secs: number | null,
+	/**
+	 *  `resets_at` and `exhausts_at` as a weekday and time in [`QuotaView::time_zone`]
+	 *  (`Tue 14:05`), for text.
+	 */
+	resets_local: string | null,
+	exhausts_local: string | null,
 };
 
 /**  The relay service's state (`switchyard_relay::Service`, shown by the window). */

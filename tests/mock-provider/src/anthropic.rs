@@ -43,6 +43,7 @@ fn api_key(headers: &HeaderMap) -> Option<String> {
 /// A fault as Anthropic answers it.
 pub(crate) fn error_response(fault: &Fault) -> Response {
     let mut headers: Vec<(&'static str, String)> = Vec::new();
+    let mut window_headers: Vec<(String, String)> = Vec::new();
     let (status, kind, message) = match fault {
         Fault::MissingKey => (401, "authentication_error", "x-api-key header is required".to_owned()),
         Fault::InvalidKey { .. } => (401, "authentication_error", "invalid x-api-key".to_owned()),
@@ -84,6 +85,23 @@ pub(crate) fn error_response(fault: &Fault) -> Response {
         Fault::BadRequest { message } | Fault::ForeignState { message, .. } => {
             (400, "invalid_request_error", message.clone())
         }
+        Fault::UsageLimit { window, reset } => {
+            window_headers = crate::subscription::anthropic_limit_headers(*window, *reset);
+            (
+                429,
+                "rate_limit_error",
+                "This request would exceed your account's rate limit. Please try again later.".to_owned(),
+            )
+        }
+        Fault::ClientNotAllowed => (
+            400,
+            "invalid_request_error",
+            "This credential is only authorized for use with Claude Code and cannot be used for other API requests."
+                .to_owned(),
+        ),
+        Fault::ExtraUsageRequired => {
+            (429, "rate_limit_error", "Extra usage is required for long context requests.".to_owned())
+        }
     };
     let request_id = format!("req_mock_{}", next_serial());
     let body = json!({
@@ -104,6 +122,7 @@ pub(crate) fn error_response(fault: &Fault) -> Response {
             response.headers_mut().insert(HeaderName::from_static(name), value);
         }
     }
+    crate::subscription::insert(&mut response, window_headers);
     response
 }
 
@@ -226,7 +245,9 @@ async fn answer_messages(
     if let Some(account) = &plan.account {
         shared.accounts.check_messages(hit.json.as_ref(), account)?;
     }
-    let out = Outlet::new(plan.wire, Dialect::Anthropic, hit.accept_encoding.as_deref()).quota(plan.quota);
+    let out = Outlet::new(plan.wire, Dialect::Anthropic, hit.accept_encoding.as_deref())
+        .quota(plan.quota)
+        .subscription(plan.subscription.clone());
     let reply = Reply::answer(&model, &plan, hit.json.as_ref(), Dialect::Anthropic, hit.body.len());
     let dies = plan.dies_after.is_some();
     if !stream && plan.stream_error.is_some() {

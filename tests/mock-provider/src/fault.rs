@@ -30,6 +30,15 @@ pub(crate) enum Fault {
     BadRequest {
         message: String,
     },
+    /// A subscription's spent window (`subscription.rs` renders its headers and body).
+    UsageLimit {
+        window: crate::subscription::LimitWindow,
+        reset: crate::subscription::ResetAt,
+    },
+    /// A subscription token used by a client it was not issued for.
+    ClientNotAllowed,
+    /// A request only extra usage may pay for.
+    ExtraUsageRequired,
     /// The request refers to state this key's account does not hold (another account's
     /// `previous_response_id`, encrypted reasoning or thinking signature): 400 with `code`.
     ForeignState {

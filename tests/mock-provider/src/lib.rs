@@ -3,7 +3,8 @@
 //! 5xx, overloaded, slow, a stream that dies or errs, no listing, sequences; how streams are
 //! cut, pinged and compressed; a tool call before the reply; limit headers on successes;
 //! account-bound state: response ids, encrypted reasoning, thinking signatures; Anthropic
-//! prompt caching in usage), every
+//! prompt caching in usage; subscription windows on successes and a spent window's, a
+//! Claude-Code-only and an extra-usage refusal), every
 //! request is counted and recorded. No routing logic lives here: it fakes the provider only.
 //!
 //! ```no_run
@@ -30,6 +31,7 @@ mod responses;
 mod script;
 mod server;
 mod sse;
+mod subscription;
 mod tool;
 mod wire;
 
@@ -39,3 +41,4 @@ pub use quota::Quota;
 pub use record::RecordedRequest;
 pub use script::{Behaviour, Chunking, KeyScript, PromptCache, ScriptFile, ToolCall, Wire, DEFAULT_REPLY};
 pub use server::MockProvider;
+pub use subscription::{LimitWindow, ResetAt, Subscription, UsageWindow};

@@ -31,6 +31,9 @@ pub(crate) fn bearer_key(headers: &HeaderMap) -> Option<String> {
 
 /// A fault as OpenAI answers it.
 pub(crate) fn error_response(fault: &Fault) -> Response {
+    if let Fault::UsageLimit { window, reset } = fault {
+        return usage_limit_response(*window, *reset);
+    }
     let mut headers: Vec<(HeaderName, String)> = Vec::new();
     let (status, kind, code, message) = match fault {
         Fault::MissingKey => (
@@ -106,6 +109,21 @@ pub(crate) fn error_response(fault: &Fault) -> Response {
         Fault::ForeignState { code, message, .. } => {
             (StatusCode::BAD_REQUEST, "invalid_request_error", Some(*code), message.clone())
         }
+        Fault::ClientNotAllowed => (
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            None,
+            "This credential is only authorized for use with Claude Code and cannot be used for other API requests."
+                .to_owned(),
+        ),
+        Fault::ExtraUsageRequired => (
+            StatusCode::TOO_MANY_REQUESTS,
+            "requests",
+            None,
+            "Extra usage is required for long context requests.".to_owned(),
+        ),
+        // Answered above, in Codex's own shape.
+        Fault::UsageLimit { .. } => (StatusCode::TOO_MANY_REQUESTS, "usage_limit_reached", None, String::new()),
     };
     let param = match fault {
         Fault::ForeignState { param, .. } => json!(param),
@@ -123,6 +141,20 @@ pub(crate) fn error_response(fault: &Fault) -> Response {
             response.headers_mut().insert(name, value);
         }
     }
+    response
+}
+
+/// A Codex account's spent window: 429 `{"error": {"type": "usage_limit_reached", "message",
+/// "plan_type", "resets_at", "resets_in_seconds"}}` with the x-codex headers of the window.
+fn usage_limit_response(window: crate::subscription::LimitWindow, reset: crate::subscription::ResetAt) -> Response {
+    let (window_headers, body) = crate::subscription::codex_limit(window, reset);
+    let mut response = (StatusCode::TOO_MANY_REQUESTS, body.to_string()).into_response();
+    let mut headers = vec![
+        ("content-type".to_owned(), "application/json; charset=utf-8".to_owned()),
+        ("x-request-id".to_owned(), format!("req_mock_{}", next_serial())),
+    ];
+    headers.extend(window_headers);
+    crate::subscription::insert(&mut response, headers);
     response
 }
 
@@ -167,7 +199,9 @@ async fn answer_chat(shared: &Shared, hit: Intake) -> Result<Response, Fault> {
     let request = hit.model_request()?;
     let plan = shared.playbook.play(hit.key.as_deref(), Call::Model(&request.model))?;
     plan.wait().await;
-    let out = Outlet::new(plan.wire, Dialect::Chat, hit.accept_encoding.as_deref()).quota(plan.quota);
+    let out = Outlet::new(plan.wire, Dialect::Chat, hit.accept_encoding.as_deref())
+        .quota(plan.quota)
+        .subscription(plan.subscription.clone());
     let reply = Reply::answer(&request.model, &plan, hit.json.as_ref(), Dialect::Chat, hit.body.len());
     let dies = plan.dies_after.is_some();
     if !request.stream {

@@ -9,6 +9,7 @@ use crate::cache::CacheScope;
 use crate::fault::Fault;
 use crate::quota::QuotaStep;
 use crate::script::{Behaviour, KeyScript, ScriptFile, ToolCall, Wire, DEFAULT_REPLY};
+use crate::subscription::Subscription;
 
 /// What a hit asks for.
 #[derive(Debug, Clone, Copy)]
@@ -44,6 +45,8 @@ pub(crate) struct Plan {
     pub reasoning: bool,
     /// The prompt cache Anthropic answers are charged to (scripted `prompt_cache`).
     pub prompt_cache: Option<CacheScope>,
+    /// Subscription window headers for a successful model call (scripted `subscription`).
+    pub subscription: Option<Subscription>,
 }
 
 impl Plan {
@@ -168,6 +171,10 @@ impl Playbook {
                 ttl: Duration::from_secs(cache.ttl_secs),
                 scale: cache.scale.max(1),
             }),
+            subscription: match call {
+                Call::Model(_) => script.subscription.clone(),
+                Call::Listing => None,
+            },
         };
         let quota = script.quota;
         let mut played = apply_step(step, key, call, plan);
@@ -201,5 +208,11 @@ fn apply_step(step: Behaviour, key: &str, call: Call<'_>, plan: Plan) -> Result<
         Behaviour::Unauthorized => Err(Fault::InvalidKey { key: key.to_owned() }),
         Behaviour::ServerError => Err(Fault::ServerError),
         Behaviour::Overloaded => Err(Fault::Overloaded),
+        Behaviour::UsageLimit { .. } | Behaviour::ClientNotAllowed | Behaviour::ExtraUsageRequired if listing => {
+            Ok(plan)
+        }
+        Behaviour::UsageLimit { window, reset } => Err(Fault::UsageLimit { window, reset }),
+        Behaviour::ClientNotAllowed => Err(Fault::ClientNotAllowed),
+        Behaviour::ExtraUsageRequired => Err(Fault::ExtraUsageRequired),
     }
 }

@@ -42,7 +42,9 @@ async fn answer(shared: &Shared, hit: Intake) -> Result<Response, Fault> {
     if let Some(account) = &plan.account {
         shared.accounts.check_responses(hit.json.as_ref(), account)?;
     }
-    let out = Outlet::new(plan.wire, Dialect::Responses, hit.accept_encoding.as_deref()).quota(plan.quota);
+    let out = Outlet::new(plan.wire, Dialect::Responses, hit.accept_encoding.as_deref())
+        .quota(plan.quota)
+        .subscription(plan.subscription.clone());
     let reply = Reply::answer(&request.model, &plan, hit.json.as_ref(), Dialect::Responses, hit.body.len());
     let reasoning = plan.reasoning && wants_encrypted_reasoning(hit.json.as_ref());
     if let Some(account) = &plan.account {

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::quota::Quota;
+use crate::subscription::{LimitWindow, ResetAt, Subscription};
 
 /// The default reply text; streamed one word per content chunk.
 pub const DEFAULT_REPLY: &str = "Hello from the mock provider.";
@@ -15,7 +16,9 @@ pub const DEFAULT_REPLY: &str = "Hello from the mock provider.";
 /// How the provider answers one hit. JSON (externally tagged, snake case): `"ok"`,
 /// `{"rate_limited": {"retry_after_secs": 20}}`, `{"slow": {"ms": 300}}`,
 /// `{"stream_dies_after": {"chunks": 2}}`, `{"stream_error": {"after_chunks": 0}}`,
-/// `{"sequence": [{"rate_limited": ...}, "ok"]}`.
+/// `{"sequence": [{"rate_limited": ...}, "ok"]}`,
+/// `{"usage_limit": {"window": "five_hour", "reset": {"in_secs": 3600}}}`, `"client_not_allowed"`,
+/// `"extra_usage_required"`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Behaviour {
@@ -47,6 +50,17 @@ pub enum Behaviour {
     StreamError { after_chunks: usize },
     /// `GET /v1/models` answers 404; other endpoints answer normally.
     ListingUnsupported,
+    /// A subscription account's spent window: Anthropic 429 `rate_limit_error` with the unified
+    /// headers saying `window` is `rejected` until `reset`; the OpenAI dialects 429 Codex
+    /// `usage_limit_reached` with `resets_at` (and `resets_in_seconds` for a countdown).
+    UsageLimit { window: LimitWindow, reset: ResetAt },
+    /// A subscription token used by a client it was not issued for: 400
+    /// `invalid_request_error` "This credential is only authorized for use with Claude Code…".
+    ClientNotAllowed,
+    /// A request the account may make only with extra usage: 429 `rate_limit_error` "Extra usage
+    /// is required for long context requests." (Anthropic's shape; the OpenAI dialects send
+    /// the same words as a 429 without a structured code).
+    ExtraUsageRequired,
     /// One step per hit, in order; the last step then repeats (`[429, ok]` = 429 once, then
     /// ok). Nested sequences are flattened; an empty sequence is `ok`.
     Sequence(Vec<Behaviour>),
@@ -71,6 +85,16 @@ impl Behaviour {
     /// Shorthand for [`Behaviour::StreamError`].
     pub fn stream_error(after_chunks: usize) -> Self {
         Behaviour::StreamError { after_chunks }
+    }
+
+    /// Shorthand for [`Behaviour::UsageLimit`] with a countdown.
+    pub fn usage_limit(window: LimitWindow, reset_in_secs: u64) -> Self {
+        Behaviour::UsageLimit { window, reset: ResetAt::InSecs(reset_in_secs) }
+    }
+
+    /// Shorthand for [`Behaviour::UsageLimit`] with an absolute reset (unix seconds).
+    pub fn usage_limit_until(window: LimitWindow, reset_at_unix: i64) -> Self {
+        Behaviour::UsageLimit { window, reset: ResetAt::At(reset_at_unix) }
     }
 
     /// Shorthand for [`Behaviour::Sequence`].
@@ -226,8 +250,10 @@ fn is_one(n: &u64) -> bool {
 /// `{"models": ["m1", "m2"], "behaviour": "ok", "per_model": {"m2": "model_forbidden"},
 ///   "listing": "listing_unsupported", "reply": "Hi.", "wire": {"chunking": "whole"},
 ///   "tool": {"name": "Bash", "input": {"command": "echo hi"}},
-///   "quota": {"requests_limit": 50, "requests_remaining_start": 49}}` (all but `models` optional).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+///   "quota": {"requests_limit": 50, "requests_remaining_start": 49},
+///   "subscription": {"five_hour": {"used": 0.42, "reset": {"in_secs": 3600}}}}` (all but `models`
+/// optional).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KeyScript {
     /// Models this key lists and may call; others get the dialect's model-not-found error.
@@ -270,6 +296,9 @@ pub struct KeyScript {
     /// fields in usage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_cache: Option<PromptCache>,
+    /// Subscription windows on successful model calls (`subscription.rs`); `None` sends none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscription: Option<Subscription>,
 }
 
 impl KeyScript {
@@ -334,6 +363,12 @@ impl KeyScript {
         self
     }
 
+    /// Reports these subscription windows on successful model calls.
+    pub fn subscription(mut self, subscription: Subscription) -> Self {
+        self.subscription = Some(subscription);
+        self
+    }
+
     /// Models Anthropic prompt caching with this TTL (scale 1, the key's account).
     pub fn prompt_cache(mut self, ttl_secs: u64) -> Self {
         self.prompt_cache = Some(PromptCache { ttl_secs, account: None, scale: 1 });
@@ -342,7 +377,7 @@ impl KeyScript {
 }
 
 /// The script file of the `mock-provider` binary: `{"keys": {"KEY": KeyScript, ...}}`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptFile {
     pub keys: BTreeMap<String, KeyScript>,
@@ -377,7 +412,11 @@ mod tests {
            "sk-f": {"models": ["m"], "quota": {"requests_limit": 50, "requests_remaining_start": 49}},
            "sk-g": {"models": ["m"], "account": "org-1", "reasoning": true},
            "sk-h": {"models": ["m"], "prompt_cache": {"ttl_secs": 300}},
-           "sk-i": {"models": ["m"], "prompt_cache": {"ttl_secs": 5, "account": "org-2", "scale": 10}}
+           "sk-i": {"models": ["m"], "prompt_cache": {"ttl_secs": 5, "account": "org-2", "scale": 10}},
+           "sk-j": {"models": ["m"], "behaviour": {"sequence": [
+               {"usage_limit": {"window": "seven_day_opus", "reset": {"at": 1735693200}}},
+               "client_not_allowed", "extra_usage_required"]},
+             "subscription": {"five_hour": {"used": 0.42, "reset": {"in_secs": 3600}}, "codex_weekly_first": true}}
         }}"#;
         let file = ScriptFile::from_json(text)?;
         let want = KeyScript::new(["m1", "m2"])
@@ -403,6 +442,18 @@ mod tests {
         assert_eq!(file.keys["sk-h"], KeyScript::new(["m"]).prompt_cache(300), "prompt_cache parses");
         let cache = PromptCache { ttl_secs: 5, account: Some("org-2".to_owned()), scale: 10 };
         assert_eq!(file.keys["sk-i"].prompt_cache, Some(cache), "with its account and scale");
+        let want = KeyScript::new(["m"])
+            .behaviour(Behaviour::sequence([
+                Behaviour::usage_limit_until(LimitWindow::SevenDayOpus, 1_735_693_200),
+                Behaviour::ClientNotAllowed,
+                Behaviour::ExtraUsageRequired,
+            ]))
+            .subscription(Subscription {
+                five_hour: Some(crate::subscription::UsageWindow { used: 0.42, reset: ResetAt::InSecs(3600) }),
+                codex_weekly_first: true,
+                ..Subscription::default()
+            });
+        assert_eq!(file.keys["sk-j"], want, "subscription refusals and windows parse");
         assert_eq!(
             serde_json::to_value(KeyScript::new(["m"]))?,
             serde_json::json!({"models": ["m"], "behaviour": "ok", "per_model": {}}),
@@ -441,5 +492,8 @@ mod tests {
         assert!(ScriptFile::from_json(text).is_err(), "nor the account");
         let text = r#"{"keys": {"k": {"models": [], "prompt_cache": {"ttl": 300}}}}"#;
         assert!(ScriptFile::from_json(text).is_err(), "nor in prompt_cache");
+        let text =
+            r#"{"keys": {"k": {"models": [], "subscription": {"five_hours": {"used": 1, "reset": {"at": 1}}}}}}"#;
+        assert!(ScriptFile::from_json(text).is_err(), "nor in subscription");
     }
 }

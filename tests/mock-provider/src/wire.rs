@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::quota::QuotaStep;
 use crate::script::{Chunking, Wire};
 use crate::sse::{broken_body, event_stream, Ending, Frame};
+use crate::subscription::Subscription;
 
 /// Which API an answer speaks (its pings and tool shapes differ).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,13 +44,15 @@ impl Encoding {
 }
 
 /// How one answer is written: the key's wire, the dialect, and the coding the request accepts.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Outlet {
     wire: Wire,
     dialect: Dialect,
     encoding: Option<Encoding>,
     /// Limit headers to add (`quota.rs`).
     quota: Option<QuotaStep>,
+    /// Subscription window headers to add (`subscription.rs`).
+    subscription: Option<Subscription>,
 }
 
 impl Outlet {
@@ -62,12 +65,17 @@ impl Outlet {
         } else {
             None
         };
-        Outlet { wire, dialect, encoding, quota: None }
+        Outlet { wire, dialect, encoding, quota: None, subscription: None }
     }
 
     /// Adds the step's limit headers to the answer, if any.
     pub fn quota(self, quota: Option<QuotaStep>) -> Self {
         Outlet { quota, ..self }
+    }
+
+    /// Adds the subscription's window headers to the answer, if any.
+    pub fn subscription(self, subscription: Option<Subscription>) -> Self {
+        Outlet { subscription, ..self }
     }
 
     /// A 200 event stream of `frames`: pinged, line ends set, compressed, then cut into
@@ -112,6 +120,9 @@ impl Outlet {
         }
         if let Some(step) = self.quota {
             crate::quota::mark(response, self.dialect, step);
+        }
+        if let Some(subscription) = &self.subscription {
+            crate::subscription::mark(response, self.dialect, subscription);
         }
     }
 }

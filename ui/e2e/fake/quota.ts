@@ -46,7 +46,7 @@ export class FakeQuota {
       .filter((p) => p.connectionId === c.id)
       .sort((x, y) => x.priority - y.priority || x.id.localeCompare(y.id))
       .map((p) => ({ id: p.id, label: p.label, windows: (this.readings.get(p.id) ?? []).map((r) => view(r, now)) }));
-    return { slug: c.slug, profiles };
+    return { slug: c.slug, time_zone: 'UTC', profiles };
   }
 }
 
@@ -54,7 +54,9 @@ function view(r: FakeReading, now: number): QuotaWindowView {
   const resetsAt = r.resetsAt ?? null;
   return {
     name: r.name,
+    kind: KINDS[r.name] ?? 'requests',
     model: r.model ?? null,
+    family: null,
     limit: r.limit ?? null,
     remaining: r.remaining ?? null,
     utilization: r.utilization ?? null,
@@ -65,5 +67,24 @@ function view(r: FakeReading, now: number): QuotaWindowView {
     age_secs: Math.floor(Math.max(0, now - r.seenAt) / 1000),
     resets_in_secs: resetsAt === null ? null : Math.floor((resetsAt - now) / 1000),
     stale: resetsAt !== null && resetsAt <= now,
+    binding: false,
+    exhausts_at: null,
+    exhausts_in_secs: null,
+    resets_local: null,
+    exhausts_local: null,
   };
 }
+
+/** The engine's window kinds by name (`providers/src/quota/kind.rs`), for the names the fake uses. */
+const KINDS: Record<string, string> = {
+  unified: 'overall',
+  unified_5h: 'five_hour',
+  unified_7d: 'seven_day',
+  codex_5h: 'five_hour',
+  codex_7d: 'seven_day',
+  codex_primary: 'codex_primary',
+  codex_secondary: 'codex_secondary',
+  tokens: 'tokens',
+  input_tokens: 'tokens',
+  output_tokens: 'tokens',
+};

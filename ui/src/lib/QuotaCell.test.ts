@@ -9,7 +9,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 function reading(over: Partial<QuotaWindowView> = {}): QuotaWindowView {
   return {
-    name: 'requests', model: 'gpt-a', limit: null, remaining: null, utilization: null, resets_at: null,
+    name: 'requests', kind: 'requests', model: 'gpt-a', family: null, binding: false, exhausts_at: null, exhausts_in_secs: null,
+    resets_local: null, exhausts_local: null, limit: null, remaining: null, utilization: null, resets_at: null,
     seen_at: iso(NOW - 240_000), status: null, window_minutes: null, age_secs: 240, resets_in_secs: null, stale: false, ...over,
   };
 }

@@ -1,15 +1,18 @@
-//! Classification: pick the dialect's table, pull the structured `type` and `code` out of the
-//! error body, take the first matching row, and attach the cooldown hint from the headers.
+//! Classification: pick the dialect's table, pull the structured `type` and `code` (and the
+//! `message`, for the few rows that need it) out of the error body, take the first matching
+//! row, and attach the cooldown end the row names (a window's reset, the body's reset, or the
+//! hint from the headers).
 
 use std::time::SystemTime;
 
 use serde_json::Value;
 use switchyard_core::connection::Protocol;
-use switchyard_core::routing::{Failure, FailureKind, Scope};
+use switchyard_core::routing::{believable_reset, unix_ms, Failure, FailureKind, Scope};
 
 use crate::headers::HeaderSource;
 use crate::hint::retry_at_ms;
-use crate::rule::Rule;
+use crate::quota::window_reset;
+use crate::rule::{Answer, Rule, Until};
 use crate::{anthropic, openai};
 
 /// A classified answer and the table row that decided it (for records and tests).
@@ -29,8 +32,10 @@ pub fn table(protocol: Protocol) -> &'static [Rule] {
 }
 
 /// Classifies a provider's error answer. `status` is the HTTP status (200 for an error event
-/// inside a stream), `body` the raw body (or the event's data). Only the structured `type`
-/// and `code` fields are read, never the message. Unmatched answers are unknown/ambiguous.
+/// inside a stream), `body` the raw body (or the event's data). The structured `type` and
+/// `code` fields and the rows' header values decide; the message is read only by rows that
+/// keep an answer from failing over (`Rule::message`). Unmatched answers are
+/// unknown/ambiguous.
 pub fn classify<H: HeaderSource + ?Sized>(
     protocol: Protocol,
     status: u16,
@@ -41,13 +46,19 @@ pub fn classify<H: HeaderSource + ?Sized>(
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     let error = parsed.as_ref().map(error_object);
     let field = |name: &str| error.and_then(|e| e.get(name)).and_then(Value::as_str);
-    let (error_type, error_code) = (field("type"), field("code"));
-    let rule = table(protocol).iter().find(|r| r.matches(status, error_type, error_code));
-    let (kind, scope, name) = match rule {
-        Some(r) => (r.kind, r.scope, r.name),
-        None => (FailureKind::Unknown, Scope::Ambiguous, "unknown"),
+    let answer =
+        Answer { status, headers, error_type: field("type"), error_code: field("code"), message: field("message") };
+    let Some(rule) = table(protocol).iter().find(|r| r.matches(&answer)) else {
+        let failure = Failure::new(FailureKind::Unknown, Scope::Ambiguous).with_retry_at(retry_at_ms(headers, now));
+        return Classified { failure, rule: "unknown" };
     };
-    Classified { failure: Failure::new(kind, scope).with_retry_at(retry_at_ms(headers, now)), rule: name }
+    let until = match rule.until {
+        Until::Hint => None,
+        Until::Window(name) => window_reset(protocol, name, headers, now),
+        Until::BodyReset => error.and_then(|e| body_reset(e, unix_ms(now))),
+    };
+    let retry_at = until.or_else(|| retry_at_ms(headers, now));
+    Classified { failure: Failure::new(rule.kind, rule.scope).with_retry_at(retry_at), rule: rule.name }
 }
 
 /// The object holding `type`/`code`: `body.error` when it is an object, else the body itself
@@ -57,4 +68,14 @@ fn error_object(body: &Value) -> &Value {
         Some(e @ Value::Object(_)) => e,
         _ => body,
     }
+}
+
+/// A Codex usage limit's reset from its error object: `resets_at` (unix seconds), else
+/// `resets_in_seconds` from now; whole non-negative numbers within a week of now only (one
+/// answer cannot cool a key for years).
+fn body_reset(error: &Value, now_ms: i64) -> Option<i64> {
+    let whole = |name: &str| error.get(name).and_then(Value::as_u64).and_then(|v| i64::try_from(v).ok());
+    let at = whole("resets_at").and_then(|s| s.checked_mul(1000));
+    let after = whole("resets_in_seconds").and_then(|s| s.checked_mul(1000)).and_then(|ms| now_ms.checked_add(ms));
+    [at, after].into_iter().flatten().find(|at| believable_reset(*at, now_ms))
 }

@@ -1,8 +1,10 @@
 //! Protocol dialects of Switchyard: classification of a provider's error answer (status,
 //! headers, JSON error body) into the failure taxonomy of `switchyard_core::routing`, as
-//! data tables per dialect, cooldown hints from `Retry-After` and rate-limit reset headers,
-//! and quota readings from limit headers (`quota/`, tables per dialect too). Message wording
-//! is never read. Classification and quota reading are pure (the clock is passed in);
+//! data tables per dialect, cooldown ends from `Retry-After`, rate-limit reset headers, a
+//! spent subscription window's reset or the body's reset, and quota readings from limit
+//! headers (`quota/`, tables per dialect too, with window kinds and forecasts). Message wording
+//! is read only by the rows of refusals that carry no structured field, and only to keep them
+//! from failing over (request scope, `rule.rs`). Classification and quota reading are pure (the clock is passed in);
 //! `discovery` and `endpoint` make the HTTP calls of test/discovery with reqwest.
 
 pub mod anthropic;
@@ -25,5 +27,5 @@ pub mod usage;
 pub use classify::{classify, table, Classified};
 pub use headers::{Agreed, HeaderSource};
 pub use hint::{parse_duration, retry_at_ms};
-pub use quota::{read_quota, QuotaWindow};
-pub use rule::{Rule, StatusMatch};
+pub use quota::{read_quota, QuotaWindow, WindowKind};
+pub use rule::{Answer, Rule, StatusMatch, Until};

@@ -1,14 +1,20 @@
 //! The OpenAI dialect's classification table (`{"error": {"type", "code", ...}}`). One row
 //! per rule, first match wins; each row has a fixture `tests/fixtures/openai/<name>.http`.
+//! ChatGPT-plan (Codex) accounts: a spent usage window answers 429 with the error type
+//! `usage_limit_reached` and its reset in the body (`resets_at`, `resets_in_seconds`): the
+//! account cools until then (invariant 23).
 
 use switchyard_core::routing::FailureKind::*;
 use switchyard_core::routing::Scope::*;
 
 use crate::rule::StatusMatch::{Any, Is, Range};
-use crate::rule::{row, Rule};
+use crate::rule::{row, Rule, Until::BodyReset};
 
 #[rustfmt::skip]
 pub const RULES: &[Rule] = &[
+    // A Codex account's spent 5-hour or weekly window: until the reset the body names.
+    row("usage_limit_reached", Any, Some("usage_limit_reached"), None, QuotaExhausted, Credential)
+        .until(BodyReset),
     // Quota and billing: the key's account cannot pay; another key may.
     row("insufficient_quota", Any, None, Some("insufficient_quota"), QuotaExhausted, Credential),
     row("billing_not_active", Any, None, Some("billing_not_active"), QuotaExhausted, Credential),

@@ -49,13 +49,31 @@ pub fn relay_path(path: &str) -> Result<(&str, &str), Refusal> {
     Ok((slug, rest))
 }
 
-/// The segments of `rest`, split at `/`, `\` and their percent-encodings.
+/// The segments of `rest`, split at `/`, `\` and their percent-encodings (`%2f`, `%5c`, either
+/// case), in one pass over the bytes: four nested `str::split`s by pattern built a substring
+/// searcher per segment and per pattern, 4k instructions of every request (callgrind).
 fn segments(rest: &str) -> impl Iterator<Item = &str> {
-    rest.split(['/', '\\'])
-        .flat_map(|s| s.split("%2f"))
-        .flat_map(|s| s.split("%2F"))
-        .flat_map(|s| s.split("%5c"))
-        .flat_map(|s| s.split("%5C"))
+    let mut tail = Some(rest);
+    std::iter::from_fn(move || {
+        let s = tail?;
+        let b = s.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let separator = match b[i] {
+                b'/' | b'\\' => 1,
+                b'%' if matches!(b.get(i + 1..i + 3), Some([b'2', b'f' | b'F'] | [b'5', b'c' | b'C'])) => 3,
+                _ => 0,
+            };
+            if separator > 0 {
+                // Every separator is ASCII: both cuts are on character boundaries.
+                tail = s.get(i + separator..);
+                return s.get(..i);
+            }
+            i += 1;
+        }
+        tail = None;
+        Some(s)
+    })
 }
 
 /// `.` or `..`, each dot written as itself or as `%2e` in either case.
@@ -121,6 +139,23 @@ mod tests {
             assert!(!is_loopback_host(&host(bad)), "{bad} is refused");
         }
         assert!(!is_loopback_host(&HeaderMap::new()), "no Host is refused");
+    }
+
+    /// The segments as four nested splits by pattern (what `segments` did before it scanned).
+    fn nested_splits(rest: &str) -> Vec<&str> {
+        rest.split(['/', '\\'])
+            .flat_map(|s| s.split("%2f"))
+            .flat_map(|s| s.split("%2F"))
+            .flat_map(|s| s.split("%5c"))
+            .flat_map(|s| s.split("%5C"))
+            .collect()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn segments_are_the_nested_splits(rest in "[/\\\\%25fFcC.eéx]{0,24}") {
+            proptest::prop_assert_eq!(segments(&rest).collect::<Vec<_>>(), nested_splits(&rest), "{:?}", rest);
+        }
     }
 
     #[test]

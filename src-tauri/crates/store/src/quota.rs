@@ -4,7 +4,9 @@
 //! the request path, after the fact). A `health reset` ([`clear`]) deletes a profile's readings
 //! and leaves a marker row (window [`RESET_MARKER`], seen at the reset) so that a reading seen
 //! before it — still in a running relay's memory — is never written back, and the relay drops
-//! it from memory ([`resets`]). [`prune`] keeps the newest readings under a cap.
+//! it from memory ([`resets`]). [`prune`] keeps the newest readings under a cap. Each reading
+//! also carries the first reading of the last hour of its window (`base_*`, migration 0009),
+//! which the quota view forecasts from, and the overall window's representative claim.
 
 use sqlx::{FromRow, SqliteConnection};
 
@@ -24,6 +26,11 @@ pub struct QuotaRow {
     pub status: Option<String>,
     pub window_minutes: Option<i64>,
     pub seen_at_ms: i64,
+    /// Which window binds the account (the overall window's representative claim).
+    pub claim: Option<String>,
+    /// The first reading of the last hour of this window: when, and its utilization.
+    pub base_seen_at_ms: Option<i64>,
+    pub base_utilization: Option<f64>,
 }
 
 /// The window name of a reset marker: `model` is the model reset (`''`: every window of the
@@ -50,13 +57,16 @@ pub async fn upsert_batch(conn: &mut SqliteConnection, rows: &[QuotaRow]) -> Res
     for r in rows {
         written += sqlx::query(
             "INSERT INTO quota (profile_id, name, model, limit_value, remaining, utilization, resets_at_ms, status, \
-             window_minutes, seen_at_ms) \
-             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 WHERE EXISTS (SELECT 1 FROM profiles WHERE id = ?1) \
+             window_minutes, seen_at_ms, claim, base_seen_at_ms, base_utilization) \
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?12, ?13, ?14 \
+             WHERE EXISTS (SELECT 1 FROM profiles WHERE id = ?1) \
              AND NOT EXISTS (SELECT 1 FROM quota m WHERE m.profile_id = ?1 AND m.name = ?11 \
              AND (m.model = '' OR m.model = ?3) AND m.seen_at_ms >= ?10) \
              ON CONFLICT(profile_id, name, model) DO UPDATE SET limit_value = excluded.limit_value, \
              remaining = excluded.remaining, utilization = excluded.utilization, resets_at_ms = excluded.resets_at_ms, \
-             status = excluded.status, window_minutes = excluded.window_minutes, seen_at_ms = excluded.seen_at_ms \
+             status = excluded.status, window_minutes = excluded.window_minutes, seen_at_ms = excluded.seen_at_ms, \
+             claim = excluded.claim, base_seen_at_ms = excluded.base_seen_at_ms, \
+             base_utilization = excluded.base_utilization \
              WHERE excluded.seen_at_ms >= quota.seen_at_ms",
         )
         .bind(&r.profile_id)
@@ -70,6 +80,9 @@ pub async fn upsert_batch(conn: &mut SqliteConnection, rows: &[QuotaRow]) -> Res
         .bind(r.window_minutes)
         .bind(r.seen_at_ms)
         .bind(RESET_MARKER)
+        .bind(&r.claim)
+        .bind(r.base_seen_at_ms)
+        .bind(r.base_utilization)
         .execute(&mut *tx)
         .await?
         .rows_affected();
@@ -82,7 +95,8 @@ pub async fn upsert_batch(conn: &mut SqliteConnection, rows: &[QuotaRow]) -> Res
 pub async fn for_connection(conn: &mut SqliteConnection, connection_id: &str) -> Result<Vec<QuotaRow>, StoreError> {
     Ok(sqlx::query_as::<_, QuotaRow>(
         "SELECT q.profile_id, q.name, q.model, q.limit_value, q.remaining, q.utilization, q.resets_at_ms, q.status, \
-         q.window_minutes, q.seen_at_ms FROM quota q JOIN profiles p ON p.id = q.profile_id \
+         q.window_minutes, q.seen_at_ms, q.claim, q.base_seen_at_ms, q.base_utilization \
+         FROM quota q JOIN profiles p ON p.id = q.profile_id \
          WHERE p.connection_id = ? AND q.name <> ? ORDER BY q.profile_id, q.name, q.model",
     )
     .bind(connection_id)

@@ -15,5 +15,6 @@ mod prompt_cache;
 mod quota;
 mod record;
 mod stream_error;
+mod subscription;
 mod tool_loop;
 mod wire;

@@ -9,35 +9,11 @@
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-use crate::common::{run, Run, TestResult};
+use crate::common::{run, run_env, Run, TestResult};
 
 const CANARY: &str = "sk-ant-oat01-canary-5d2f8e1b7a3c9046";
-
-/// `switchyard --data-dir DIR ARGS…` with extra environment variables.
-fn run_env(
-    dir: &Path,
-    args: &[&str],
-    stdin: Option<&str>,
-    env: &[(&str, &str)],
-) -> Result<Run, Box<dyn std::error::Error>> {
-    let mut cmd = Command::cargo_bin("switchyard")?;
-    cmd.arg("--data-dir").arg(dir).args(args);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    if let Some(input) = stdin {
-        cmd.write_stdin(input.to_string());
-    }
-    let out = cmd.output()?;
-    Ok(Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    })
-}
 
 fn ok(r: Run, what: &str) -> Result<Run, Box<dyn std::error::Error>> {
     if r.code != 0 {

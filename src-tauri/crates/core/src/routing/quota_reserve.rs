@@ -78,12 +78,24 @@ fn exhausted(r: &QuotaReading<'_>) -> bool {
     r.remaining == Some(0) || r.utilization.is_some_and(|u| u >= 1.0) || r.status == Some("rejected")
 }
 
-/// One key kept out: for every model (`model` empty: a window of the whole account) or one.
+/// One key kept out: for every model (`model` empty: a window of the whole account), one
+/// model, or (`family`) every model whose name contains `model` (a model family's window).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct QuotaBlock {
     profile_id: String,
     model: String,
+    family: bool,
     until_ms: i64,
+}
+
+impl QuotaBlock {
+    fn covers(&self, model: &str) -> bool {
+        if self.family {
+            let (m, f) = (model.as_bytes(), self.model.as_bytes());
+            return !f.is_empty() && m.windows(f.len()).any(|w| w.eq_ignore_ascii_case(f));
+        }
+        self.model.is_empty() || self.model == model
+    }
 }
 
 /// The quota blocks of a connection's keys at one moment, as eligibility reads them. Empty
@@ -108,7 +120,26 @@ impl QuotaBlocks {
         now_ms: i64,
     ) {
         if let Some(until_ms) = policy.blocks_until(reading, now_ms) {
-            self.blocks.push(QuotaBlock { profile_id: profile_id.to_string(), model: model.to_string(), until_ms });
+            let block =
+                QuotaBlock { profile_id: profile_id.to_string(), model: model.to_string(), family: false, until_ms };
+            self.blocks.push(block);
+        }
+    }
+
+    /// Like [`QuotaBlocks::judge`] for a window of one model family (e.g. `opus`): its block
+    /// holds for the models whose name contains `family` (ASCII case-insensitive), not others.
+    pub fn judge_family(
+        &mut self,
+        policy: &QuotaPolicy,
+        profile_id: &str,
+        family: &str,
+        reading: &QuotaReading<'_>,
+        now_ms: i64,
+    ) {
+        if let Some(until_ms) = policy.blocks_until(reading, now_ms) {
+            let block =
+                QuotaBlock { profile_id: profile_id.to_string(), model: family.to_string(), family: true, until_ms };
+            self.blocks.push(block);
         }
     }
 
@@ -117,7 +148,7 @@ impl QuotaBlocks {
     pub fn until(&self, profile_id: &str, model: &str, now_ms: i64) -> Option<i64> {
         self.blocks
             .iter()
-            .filter(|b| b.profile_id == profile_id && (b.model.is_empty() || b.model == model) && b.until_ms > now_ms)
+            .filter(|b| b.profile_id == profile_id && b.covers(model) && b.until_ms > now_ms)
             .map(|b| b.until_ms)
             .max()
     }
@@ -202,5 +233,17 @@ mod tests {
         assert_eq!(blocks.until("c", "m1", NOW), None, "a key with quota left is not blocked");
         assert_eq!(blocks.until("a", "m1", NOW + 30_000), None, "once the reset passes the key is eligible again");
         assert!(QuotaBlocks::NONE.is_empty(), "NONE blocks nothing");
+    }
+
+    #[test]
+    fn a_family_window_blocks_its_familys_models_only() {
+        let mut blocks = QuotaBlocks::default();
+        let spent = QuotaReading { status: Some("rejected"), ..reading(0, 0, Some(NOW + 60_000)) };
+        blocks.judge_family(&on(0), "a", "opus", &spent, NOW);
+        assert_eq!(blocks.until("a", "claude-Opus-4-1", NOW), Some(NOW + 60_000), "an Opus model is blocked");
+        assert_eq!(blocks.until("a", "claude-sonnet-4", NOW), None, "a Sonnet model is not");
+        assert_eq!(blocks.until("b", "claude-opus-4", NOW), None, "nor another key");
+        blocks.judge_family(&on(0), "a", "", &spent, NOW);
+        assert_eq!(blocks.until("a", "claude-sonnet-4", NOW), None, "an empty family names no model");
     }
 }

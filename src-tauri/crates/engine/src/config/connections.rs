@@ -46,14 +46,7 @@ impl Engine {
         }
         let connection_id = format!("c_{}", uuid::Uuid::new_v4().simple());
         let profile_id = format!("p_{}", uuid::Uuid::new_v4().simple());
-        let staged = match secret {
-            Some(secret) => {
-                let loc = self.new_locator(&profile_id);
-                let staged = self.stage_secret(&loc, secret).await?;
-                Some((loc, staged))
-            }
-            None => None,
-        };
+        let staged = self.stage_new_secret(&profile_id, secret).await?;
 
         let written: Result<(), EngineError> = async {
             let _held = self.lock_data_dir().await?;

@@ -51,6 +51,19 @@ impl Engine {
         Ok(staged)
     }
 
+    /// Stages `secret` (when there is one) under a fresh locator for a new profile:
+    /// [`stage_secret`](Self::stage_secret) behind [`new_locator`](Self::new_locator).
+    pub(crate) async fn stage_new_secret(
+        &self,
+        profile_id: &str,
+        secret: Option<Secret>,
+    ) -> Result<Option<(Locator, Staged)>, EngineError> {
+        let Some(secret) = secret else { return Ok(None) };
+        let loc = self.new_locator(profile_id);
+        let staged = self.stage_secret(&loc, secret).await?;
+        Ok(Some((loc, staged)))
+    }
+
     /// Best-effort removal of a secret whose row write failed after it was staged.
     pub(crate) async fn unstage_secret(&self, locator: &Locator) {
         if self.vault_delete(locator.clone()).await.is_ok() {

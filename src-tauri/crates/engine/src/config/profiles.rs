@@ -89,17 +89,10 @@ impl Engine {
         }
         let priority = new.priority.unwrap_or_else(|| existing.iter().map(|p| p.priority + 1).max().unwrap_or(0));
         let profile_id = format!("p_{}", uuid::Uuid::new_v4().simple());
-        let staged = match secret {
-            Some(secret) => {
-                let loc = self.new_locator(&profile_id);
-                let staged = self.stage_secret(&loc, secret).await?;
-                Some((loc, staged))
-            }
-            None => {
-                self.create_config_dir(&profile_id)?;
-                None
-            }
-        };
+        if secret.is_none() {
+            self.create_config_dir(&profile_id)?;
+        }
+        let staged = self.stage_new_secret(&profile_id, secret).await?;
 
         let written: Result<(), EngineError> = async {
             let _held = self.lock_data_dir().await?;

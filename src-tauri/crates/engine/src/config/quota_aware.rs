@@ -33,7 +33,10 @@ pub(crate) fn blocks_from_rows(policy: &QuotaPolicy, rows: &[QuotaRow], now_ms: 
             resets_at_ms: r.resets_at_ms,
             status: r.status.as_deref(),
         };
-        blocks.judge(policy, &r.profile_id, &r.model, &reading, now_ms);
+        match switchyard_providers::quota::family_of(&r.name) {
+            Some(family) => blocks.judge_family(policy, &r.profile_id, family, &reading, now_ms),
+            None => blocks.judge(policy, &r.profile_id, &r.model, &reading, now_ms),
+        }
     }
     blocks
 }
@@ -105,6 +108,9 @@ mod tests {
             status: None,
             window_minutes: None,
             seen_at_ms: 1_000,
+            claim: None,
+            base_seen_at_ms: None,
+            base_utilization: None,
         };
         let on = QuotaPolicy { enabled: true, reserve_pct: 0 };
         let rows = [row];

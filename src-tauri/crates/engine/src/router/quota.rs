@@ -7,6 +7,14 @@
 //! pass first drops the readings a `health reset` (of any process) cleared, and after writing
 //! keeps the stored readings under the same cap as the memory ([`MAX_READINGS`]): readings of
 //! client-chosen model names cannot pile up in either.
+//!
+//! Forecasting: each reading keeps its window's recent history (`switchyard_providers::quota::
+//! History`: at most one sample per 5 min over the last hour, started over when the window
+//! rolls over — its reset moved a minute or more — or refills), and the row written carries
+//! the history's base, the first reading of the last hour, so the quota view (any process)
+//! forecasts "runs out at" from two facts: the base and the latest reading. A reading whose
+//! reset moved less than a minute is the same window (jitter): it updates the one reading.
+//! After a restart the history starts empty (the base comes back within the hour).
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -14,6 +22,7 @@ use std::time::{Duration, Instant};
 use switchyard_core::lru::Lru;
 
 use switchyard_core::routing::{ProfileView as RouteProfile, QuotaBlocks, QuotaPolicy, QuotaReading};
+use switchyard_providers::quota::History;
 use switchyard_providers::QuotaWindow;
 use switchyard_store::quota::{self, QuotaReset, QuotaRow};
 use switchyard_store::Store;
@@ -41,6 +50,8 @@ struct Reading {
     seen_at_ms: i64,
     /// Not written since it changed.
     dirty: bool,
+    /// The window's recent readings in its current period (the forecast's base).
+    history: History,
 }
 
 /// The latest readings, shared by the request path and the writer.
@@ -78,12 +89,16 @@ impl QuotaBoard {
         for window in windows {
             let model = if window.per_model { model.unwrap_or_default() } else { "" };
             let key = Key { profile_id: profile_id.to_string(), name: window.name, model: model.to_string() };
-            let reading = Reading { window, seen_at_ms, dirty: true };
             // The same windows come back with every answer: update in place (no key copy).
             match map.get_mut(&key, now) {
-                Some(kept) => *kept = reading,
+                Some(kept) => {
+                    kept.history.record(seen_at_ms, window.utilization, window.resets_at_ms);
+                    (kept.window, kept.seen_at_ms, kept.dirty) = (window, seen_at_ms, true);
+                }
                 None => {
-                    map.insert(key, reading, now);
+                    let mut history = History::default();
+                    history.record(seen_at_ms, window.utilization, window.resets_at_ms);
+                    map.insert(key, Reading { window, seen_at_ms, dirty: true, history }, now);
                 }
             }
         }
@@ -129,7 +144,10 @@ impl QuotaBoard {
                 resets_at_ms: w.resets_at_ms,
                 status: w.status.as_deref(),
             };
-            blocks.judge(policy, &k.profile_id, &k.model, &reading, now_ms);
+            match w.family {
+                Some(family) => blocks.judge_family(policy, &k.profile_id, family, &reading, now_ms),
+                None => blocks.judge(policy, &k.profile_id, &k.model, &reading, now_ms),
+            }
         }
         blocks
     }
@@ -158,6 +176,7 @@ impl QuotaBoard {
 
 fn row(k: &Key, r: &Reading) -> QuotaRow {
     let w = &r.window;
+    let base = r.history.base();
     QuotaRow {
         profile_id: k.profile_id.clone(),
         name: k.name.to_string(),
@@ -169,6 +188,9 @@ fn row(k: &Key, r: &Reading) -> QuotaRow {
         status: w.status.clone(),
         window_minutes: w.window_minutes.map(i64::from),
         seen_at_ms: r.seen_at_ms,
+        claim: w.claim.clone(),
+        base_seen_at_ms: base.map(|b| b.at_ms),
+        base_utilization: base.map(|b| b.utilization),
     }
 }
 
@@ -245,17 +267,86 @@ impl Router {
 mod tests {
     use super::*;
 
+    /// An enabled profile of weight 1 whose key is there (no evidence: the board ignores it).
+    fn present_profile(id: &str) -> RouteProfile {
+        RouteProfile {
+            id: id.to_string(),
+            weight: 1,
+            priority: 0,
+            enabled: true,
+            credential_present: true,
+            credential: Default::default(),
+            credential_revision: 1,
+            evidence: None,
+        }
+    }
+
     fn window(name: &'static str, per_model: bool, remaining: u64) -> QuotaWindow {
         QuotaWindow {
             name,
+            kind: switchyard_providers::quota::kind_of(name, None)
+                .unwrap_or(switchyard_providers::WindowKind::Requests),
             per_model,
+            family: switchyard_providers::quota::family_of(name),
             limit: Some(100),
             remaining: Some(remaining),
             utilization: None,
             resets_at_ms: None,
             status: None,
             window_minutes: None,
+            claim: None,
         }
+    }
+
+    /// A subscription window `used` (share) that resets at `reset`.
+    fn used(name: &'static str, used: f64, reset: i64) -> QuotaWindow {
+        QuotaWindow {
+            limit: None,
+            remaining: None,
+            utilization: Some(used),
+            resets_at_ms: Some(reset),
+            ..window(name, false, 0)
+        }
+    }
+
+    /// The stored row of `profile`'s window `name` (account-wide), as the writer would write it.
+    fn row_of(board: &QuotaBoard, profile: &str, name: &str) -> Option<QuotaRow> {
+        board.lock().iter().find(|(k, _)| k.profile_id == profile && k.name == name).map(|(k, r)| row(k, r))
+    }
+
+    #[test]
+    fn the_base_is_the_first_reading_of_the_last_hour_and_jitter_keeps_one_window() {
+        const H: i64 = 3_600_000;
+        let board = QuotaBoard::default();
+        let reset = 10 * H;
+        board.record("p1", Some("m1"), vec![used("codex_5h", 0.25, reset)], 0);
+        board.record("p1", Some("m1"), vec![used("codex_5h", 0.40, reset + 30_000)], H / 2);
+        board.record("p1", Some("m1"), vec![used("codex_5h", 0.50, reset - 20_000)], H);
+        assert_eq!(board.len(), 1, "one window, whatever the jitter of its reset");
+        let r = row_of(&board, "p1", "codex_5h").expect("kept");
+        assert_eq!(
+            (r.base_seen_at_ms, r.base_utilization, r.seen_at_ms, r.utilization),
+            (Some(0), Some(0.25), H, Some(0.5)),
+            "the base is the first reading of the last hour; the latest is the reading"
+        );
+        board.record("p1", Some("m1"), vec![used("codex_5h", 0.05, reset + 5 * H)], H + 60_000);
+        let r = row_of(&board, "p1", "codex_5h").expect("kept");
+        assert_eq!(
+            r.base_seen_at_ms,
+            Some(H + 60_000),
+            "a reset five hours on is the next window: the base starts over"
+        );
+    }
+
+    #[test]
+    fn a_family_window_blocks_its_models_only() {
+        let board = QuotaBoard::default();
+        let spent = QuotaWindow { status: Some("rejected".into()), ..used("unified_7d_opus", 1.0, 60) };
+        board.record("p1", Some("claude-sonnet-4"), vec![spent], 1);
+        let profiles = [present_profile("p1")];
+        let blocks = board.blocks(&profiles, &QuotaPolicy { enabled: true, reserve_pct: 0 }, 10);
+        assert_eq!(blocks.until("p1", "claude-opus-4", 10), Some(60), "the Opus window blocks Opus models");
+        assert_eq!(blocks.until("p1", "claude-sonnet-4", 10), None, "not Sonnet, though a Sonnet answer reported it");
     }
 
     #[test]
@@ -289,19 +380,7 @@ mod tests {
         board.record("p1", Some("m1"), vec![reset(window("requests", true, 0))], 1);
         board.record("p2", Some("m1"), vec![reset(window("requests", true, 3))], 1);
         board.record("other", Some("m1"), vec![reset(window("requests", true, 0))], 1);
-        let profiles: Vec<RouteProfile> = ["p1", "p2"]
-            .iter()
-            .map(|id| RouteProfile {
-                id: (*id).to_string(),
-                weight: 1,
-                priority: 0,
-                enabled: true,
-                credential_present: true,
-                credential: Default::default(),
-                credential_revision: 1,
-                evidence: None,
-            })
-            .collect();
+        let profiles: Vec<RouteProfile> = ["p1", "p2"].iter().map(|id| present_profile(id)).collect();
         let on = QuotaPolicy { enabled: true, reserve_pct: 0 };
         let blocks = board.blocks(&profiles, &on, 10);
         assert_eq!(blocks.until("p1", "m1", 10), Some(60), "p1 has nothing left for m1");

@@ -7,6 +7,8 @@ use specta::Type;
 #[derive(Debug, Clone, PartialEq, Serialize, Type)]
 pub struct QuotaView {
     pub slug: String,
+    /// The time zone the `*_local` times are in (an IANA name, or `UTC`).
+    pub time_zone: String,
     pub profiles: Vec<ProfileQuota>,
 }
 
@@ -22,10 +24,16 @@ pub struct ProfileQuota {
 #[derive(Debug, Clone, PartialEq, Serialize, Type)]
 pub struct QuotaWindowView {
     /// `requests`, `tokens`, `input_tokens`, `output_tokens`, `unified`, `unified_5h`,
-    /// `unified_7d`, `codex_primary`, `codex_secondary`.
+    /// `unified_7d`, `unified_7d_opus`, `unified_7d_sonnet`, `codex_5h`, `codex_7d`,
+    /// `codex_primary`, `codex_secondary`.
     pub name: String,
+    /// `five_hour`, `seven_day`, `seven_day_model`, `codex_primary`, `codex_secondary` (a Codex
+    /// window of a length we do not know), `overall`, `requests`, `tokens`.
+    pub kind: String,
     /// The model the reading belongs to; `None` for windows of the whole account.
     pub model: Option<String>,
+    /// The model family a `seven_day_model` window holds for (`opus`, `sonnet`).
+    pub family: Option<String>,
     pub limit: Option<i32>,
     pub remaining: Option<i32>,
     /// Share used, 0.0 ..= 1.0.
@@ -41,4 +49,17 @@ pub struct QuotaWindowView {
     pub resets_in_secs: Option<i32>,
     /// The window has reset since the reading was seen: its numbers no longer hold.
     pub stale: bool,
+    /// The provider names this window as the one that binds the account now (Anthropic's
+    /// representative claim).
+    pub binding: bool,
+    /// When the window runs out at the last hour's rate (RFC 3339); `None` when it does not
+    /// before its reset, when fewer than a minute of readings exist, or for windows that are
+    /// not a subscription's.
+    pub exhausts_at: Option<String>,
+    /// Seconds until then.
+    pub exhausts_in_secs: Option<i32>,
+    /// `resets_at` and `exhausts_at` as a weekday and time in [`QuotaView::time_zone`]
+    /// (`Tue 14:05`), for text.
+    pub resets_local: Option<String>,
+    pub exhausts_local: Option<String>,
 }

@@ -11,25 +11,16 @@ use std::sync::Arc;
 
 use switchyard_core::routing::{evaluate, Exclusion, NoCircuits};
 use switchyard_engine::{
-    Clock, Conflict, Engine, EngineError, ErrorCode, NewConnection, NewCredential, NewProfile, Router, Secret, DB_FILE,
+    Conflict, Engine, EngineError, ErrorCode, NewConnection, NewCredential, NewProfile, Router, Secret, DB_FILE,
 };
 use switchyard_vault::MemoryVault;
 
-use crate::common::{open, TestResult};
+use crate::common::{open, ManualClock, TestResult};
 
 const TOKEN_CANARY: &str = "sk-ant-oat01-canary-7f3e9b21c4d8a605";
 const DAY: i64 = 24 * 3600 * 1000;
 /// 2027-01-15T08:00:00Z.
 const T0: i64 = 1_800_000_000_000;
-
-#[derive(Debug)]
-struct ManualClock(AtomicI64);
-
-impl Clock for ManualClock {
-    fn now_ms(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
 
 fn rfc3339(ms: i64) -> String {
     jiff::Timestamp::from_millisecond(ms).map(|t| format!("{t:.3}")).unwrap_or_default()

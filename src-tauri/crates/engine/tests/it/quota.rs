@@ -6,10 +6,9 @@
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
+use crate::common::ManualClock;
 use switchyard_core::Protocol;
-use switchyard_engine::{
-    Clock, Engine, NewConnection, NewProfile, Router, Secret, MAX_QUOTA_READINGS, QUOTA_FLUSH_EVERY,
-};
+use switchyard_engine::{Engine, NewConnection, NewProfile, Router, Secret, MAX_QUOTA_READINGS, QUOTA_FLUSH_EVERY};
 use switchyard_vault::MemoryVault;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -18,15 +17,6 @@ const CANARY: &str = "sk-canary-3c9e1a7f5b2d4e60";
 
 /// 2027-01-15T08:00:00Z.
 const T0: i64 = 1_800_000_000_000;
-
-#[derive(Debug)]
-struct ManualClock(AtomicI64);
-
-impl Clock for ManualClock {
-    fn now_ms(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
 
 impl ManualClock {
     fn advance(&self, ms: i64) {

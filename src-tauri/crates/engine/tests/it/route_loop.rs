@@ -13,24 +13,16 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::common::ManualClock;
 use switchyard_core::routing::{Failure, FailureKind, Scope};
 use switchyard_engine::{
-    AttemptFacts, AttemptView, Clock, Engine, NewConnection, NewProfile, Reply, RequestKeys, RouteRequest, Routed,
-    Router, Secret, Target, Transport,
+    AttemptFacts, AttemptView, Engine, NewConnection, NewProfile, Reply, RequestKeys, RouteRequest, Routed, Router,
+    Secret, Target, Transport,
 };
 use switchyard_mock_provider::{KeyScript, MockProvider};
 use switchyard_vault::MemoryVault;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-#[derive(Debug)]
-struct ManualClock(AtomicI64);
-
-impl Clock for ManualClock {
-    fn now_ms(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
 
 /// One scripted answer.
 #[derive(Debug, Clone, Copy)]
@@ -409,7 +401,10 @@ async fn quota_readings_an_attempt_learned_reach_the_board() -> TestResult {
     assert_eq!(w.router.quota_board().len(), 0, "nothing read yet");
     let window = switchyard_providers::QuotaWindow {
         name: "requests",
+        kind: switchyard_providers::WindowKind::Requests,
         per_model: true,
+        family: None,
+        claim: None,
         limit: Some(50),
         remaining: Some(0),
         utilization: None,

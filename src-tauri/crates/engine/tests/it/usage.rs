@@ -7,11 +7,12 @@
 //! relay/tests/tags.rs covers how they get there).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::AtomicI64;
 use std::sync::Arc;
 
+use crate::common::ManualClock;
 use proptest::prelude::*;
-use switchyard_engine::{Clock, Engine, NewConnection, NewPrice, NewProfile, Secret, UsageBy, UsageRow, DB_FILE};
+use switchyard_engine::{Engine, NewConnection, NewPrice, NewProfile, Secret, UsageBy, UsageRow, DB_FILE};
 use switchyard_store::attempts::{self, AttemptRow};
 use switchyard_store::Store;
 use switchyard_vault::MemoryVault;
@@ -22,15 +23,6 @@ const CANARY: &str = "sk-canary-usage-7d1f3b9a2c4e6f80";
 
 /// 2026-11-15T12:00:00Z.
 const NOW: i64 = 1_795_262_400_000;
-
-#[derive(Debug)]
-struct ManualClock(AtomicI64);
-
-impl Clock for ManualClock {
-    fn now_ms(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
 
 struct Fixture {
     _dir: tempfile::TempDir,

@@ -8,7 +8,7 @@ use switchyard_core::routing::QUOTA_RESET_SLACK_MS;
 
 use crate::headers::{Agreed, HeaderSource};
 use crate::hint::parse_duration;
-use crate::quota::QuotaWindow;
+use crate::quota::{QuotaWindow, WindowKind};
 
 /// How a share of the window is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,8 +36,14 @@ pub enum Reset {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QuotaRow {
     pub name: &'static str,
+    /// What the window is (a Codex slot row's kind is its slot's; the reading classifies it by
+    /// its length, `quota/codex.rs`).
+    pub kind: WindowKind,
     /// The provider scopes the window per model.
     pub per_model: bool,
+    /// The window is one model family's (e.g. `opus`: Anthropic's `unified-7d_opus`): it holds
+    /// for the models whose name contains the family, whatever model was called.
+    pub family: Option<&'static str>,
     pub limit: Option<&'static str>,
     pub remaining: Option<&'static str>,
     pub utilization: Option<(&'static str, Share)>,
@@ -45,6 +51,9 @@ pub struct QuotaRow {
     pub resets: &'static [(&'static str, Reset)],
     pub status: Option<&'static str>,
     pub window_minutes: Option<&'static str>,
+    /// The header naming which window binds the account now (Anthropic's representative
+    /// claim, e.g. `five_hour`), read as a status word.
+    pub claim: Option<&'static str>,
     /// The longest this window can be, in minutes: a reset further than that (plus
     /// [`QUOTA_RESET_SLACK_MS`]) from now, ahead or behind, and a stated window longer than
     /// that, are not believed (unknown).
@@ -55,19 +64,29 @@ impl QuotaRow {
     /// A row with no headers (the tables fill in theirs).
     pub const EMPTY: QuotaRow = QuotaRow {
         name: "",
+        kind: WindowKind::Requests,
         per_model: false,
+        family: None,
         limit: None,
         remaining: None,
         utilization: None,
         resets: &[],
         status: None,
         window_minutes: None,
+        claim: None,
         longest_minutes: DAY_MINUTES,
     };
 
     /// Every header name this row reads.
     pub fn header_names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        let singles = [self.limit, self.remaining, self.utilization.map(|(n, _)| n), self.status, self.window_minutes];
+        let singles = [
+            self.limit,
+            self.remaining,
+            self.utilization.map(|(n, _)| n),
+            self.status,
+            self.window_minutes,
+            self.claim,
+        ];
         singles.into_iter().flatten().chain(self.resets.iter().map(|(n, _)| *n))
     }
 
@@ -91,17 +110,26 @@ impl QuotaRow {
         let utilization = self.utilization.and_then(|(n, share)| value(Some(n)).and_then(|v| parse_share(v, share)));
         Some(QuotaWindow {
             name: self.name,
+            kind: self.kind,
             per_model: self.per_model,
+            family: self.family,
             limit,
             remaining,
             utilization,
-            resets_at_ms: self.read_reset(headers, now_ms).filter(|at| self.believable(*at, now_ms)),
+            resets_at_ms: self.reset_of(headers, now_ms),
             status: value(self.status).and_then(parse_status),
             window_minutes: value(self.window_minutes)
                 .and_then(parse_count)
                 .and_then(|m| u32::try_from(m).ok())
                 .filter(|m| (1..=self.longest_minutes).contains(m)),
+            claim: value(self.claim).and_then(parse_status),
         })
+    }
+
+    /// The window's reset as `headers` give it, within the window's longest span of `now_ms`
+    /// (what a rejected window's cooldown lasts until, `classify.rs`); `None` when unknown.
+    pub fn reset_of<H: HeaderSource + ?Sized>(&self, headers: &H, now_ms: i64) -> Option<i64> {
+        self.read_reset(headers, now_ms).filter(|at| self.believable(*at, now_ms))
     }
 
     /// A reset within the window's longest span (and the slack) of `now_ms`, either way.

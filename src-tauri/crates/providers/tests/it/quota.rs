@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use proptest::prelude::*;
 use switchyard_core::connection::Protocol;
-use switchyard_providers::quota::quota_table;
+use switchyard_providers::quota::{kind_of, quota_table};
 use switchyard_providers::{read_quota, QuotaWindow};
 
 /// Tue, 03 Jun 2025 10:15:42 GMT, the `date` of every fixture.
@@ -36,17 +36,20 @@ fn read(p: Protocol, dir: &str, name: &str) -> Vec<QuotaWindow> {
     read_quota(p, headers(dir, name).as_slice(), now())
 }
 
-/// A window with every value unknown.
+/// A window with every value unknown (its kind and family as its name says).
 fn unknown(name: &'static str, per_model: bool) -> QuotaWindow {
     QuotaWindow {
         name,
+        kind: kind_of(name, None).expect("a window name of the tables"),
         per_model,
+        family: ["opus", "sonnet"].into_iter().find(|f| name.ends_with(f)),
         limit: None,
         remaining: None,
         utilization: None,
         resets_at_ms: None,
         status: None,
         window_minutes: None,
+        claim: None,
     }
 }
 
@@ -87,12 +90,21 @@ fn anthropic_unified_windows_belong_to_the_account() {
         QuotaWindow {
             resets_at_ms: Some(1_748_962_800_000),
             status: Some("allowed".into()),
+            claim: Some("five_hour".into()),
             ..unknown("unified", false)
         },
         shared("unified_5h", 0.42, 1_748_962_800_000, Some("allowed")),
         shared("unified_7d", 0.81, 1_749_380_400_000, Some("allowed_warning")),
+        shared("unified_7d_sonnet", 0.27, 1_749_380_400_000, Some("allowed")),
     ];
-    assert_eq!(got, want, "5 h and 7 d utilization with unix-second resets; the overall status");
+    assert_eq!(
+        got, want,
+        "5 h, 7 d and the Sonnet weekly utilization with unix-second resets; the overall status and \
+         which window binds (the representative claim)"
+    );
+    let kinds: Vec<&str> = got.iter().map(|w| w.kind.as_str()).collect();
+    assert_eq!(kinds, ["overall", "five_hour", "seven_day", "seven_day_model"], "each window's kind");
+    assert_eq!(got[3].family, Some("sonnet"), "the model window holds for its family, whatever model was called");
 }
 
 #[test]
@@ -106,10 +118,36 @@ fn openai_api_limits_count_their_resets_from_now() {
 fn codex_windows_take_percent_and_either_reset_header() {
     let got = read(Protocol::Openai, "quota", "codex");
     let want = vec![
-        QuotaWindow { window_minutes: Some(300), ..shared("codex_primary", 0.125, NOW_MS + 10_000_000, None) },
-        QuotaWindow { window_minutes: Some(10_080), ..shared("codex_secondary", 0.36, NOW_MS + 388_800_000, None) },
+        QuotaWindow { window_minutes: Some(300), ..shared("codex_5h", 0.125, NOW_MS + 10_000_000, None) },
+        QuotaWindow { window_minutes: Some(10_080), ..shared("codex_7d", 0.36, NOW_MS + 388_800_000, None) },
     ];
-    assert_eq!(got, want, "used percent becomes a share; a time and a countdown that agree give one reset");
+    assert_eq!(
+        got, want,
+        "used percent becomes a share; a time and a countdown that agree give one reset; 300 and 10 080 \
+         minutes are the 5-hour and the weekly window"
+    );
+}
+
+#[test]
+fn codex_windows_are_known_by_length_not_slot() {
+    let got = read(Protocol::Openai, "quota", "codex_swapped");
+    let named: Vec<(&str, &str, Option<f64>)> = got.iter().map(|w| (w.name, w.kind.as_str(), w.utilization)).collect();
+    assert_eq!(
+        named,
+        [("codex_7d", "seven_day", Some(0.88)), ("codex_5h", "five_hour", Some(0.42))],
+        "the weekly window sent in the primary slot is the weekly window"
+    );
+    let jitter = |a: &str, b: &str| {
+        let hs = [
+            ("x-codex-primary-window-minutes", "300"),
+            ("x-codex-primary-reset-after-seconds", a),
+            ("x-codex-secondary-window-minutes", "300"),
+            ("x-codex-secondary-reset-after-seconds", b),
+        ];
+        read_quota(Protocol::Openai, &hs[..], now()).into_iter().map(|w| w.name).collect::<Vec<_>>()
+    };
+    assert_eq!(jitter("3600", "3659"), ["codex_5h"], "one length, resets 59 s apart: one window, kept once");
+    assert_eq!(jitter("3600", "3660"), ["codex_primary", "codex_secondary"], "a minute apart: two, by slot");
 }
 
 #[test]
@@ -136,6 +174,7 @@ fn malformed_and_contradictory_anthropic_values_are_unknown() {
         QuotaWindow { remaining: Some(39_000), ..unknown("input_tokens", true) },
         unknown("unified_5h", false),
         unknown("unified_7d", false),
+        unknown("unified_7d_opus", false),
     ];
     assert_eq!(
         got, want,
@@ -236,6 +275,15 @@ fn unreadable_bytes_in_a_header_map_are_unknown() {
 #[test]
 fn tables_name_each_window_once_in_their_own_headers() {
     for p in [Protocol::Openai, Protocol::Anthropic] {
+        for row in quota_table(p) {
+            assert_eq!(kind_of(row.name, None), Some(row.kind), "{p}/{}: the name gives back the row's kind", row.name);
+            assert_eq!(
+                row.family.is_some(),
+                row.kind.as_str() == "seven_day_model",
+                "{p}/{}: family windows",
+                row.name
+            );
+        }
         let names: Vec<&str> = quota_table(p).iter().map(|r| r.name).collect();
         let mut unique = names.clone();
         unique.sort_unstable();

@@ -1,7 +1,9 @@
 //! Runs every classification table row against its fixture: a recorded provider answer in
 //! `tests/fixtures/<dialect>/<row>.http` (optional `#` comment lines, status line, headers,
-//! blank line, body exactly as sent). Also checks that wording is never read and that
-//! cooldown hints come out of the recorded headers.
+//! blank line, body exactly as sent). Also checks that wording never makes an answer fail over
+//! (only the rows of refusals without a structured field read it, all of request scope), and
+//! that cooldown ends come out of the recorded headers and bodies: a spent subscription
+//! window's reset, a Codex body's reset, else the hint.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -9,7 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 use switchyard_core::connection::Protocol;
-use switchyard_core::routing::{unix_ms, FailureKind, Scope};
+use switchyard_core::routing::{unix_ms, CooldownPolicy, FailureKind, Scope};
 use switchyard_providers::{classify, table, Classified};
 
 const DIALECTS: [Protocol; 2] = [Protocol::Openai, Protocol::Anthropic];
@@ -77,7 +79,7 @@ fn every_row_classifies_its_own_fixture() {
             rows += 1;
         }
     }
-    assert!(rows >= 28, "both dialects have full tables ({rows} rows)");
+    assert!(rows >= 38, "both dialects have full tables ({rows} rows)");
 }
 
 #[test]
@@ -122,7 +124,7 @@ fn reword(v: &mut Value) {
 }
 
 #[test]
-fn message_wording_is_never_read() {
+fn message_wording_never_makes_an_answer_fail_over() {
     for p in DIALECTS {
         for rule in table(p) {
             let mut f = fixture(p, rule.name);
@@ -132,25 +134,111 @@ fn message_wording_is_never_read() {
             };
             reword(&mut json);
             f.body = serde_json::to_vec(&json).unwrap_or_default();
-            assert_eq!(
-                f.classify(p),
-                before,
-                "{p}/{}: changing only the message text must not change the classification",
-                rule.name
+            let after = f.classify(p);
+            if rule.message.is_none() {
+                assert_eq!(
+                    after, before,
+                    "{p}/{}: changing only the message text must not change the classification",
+                    rule.name
+                );
+                continue;
+            }
+            let fell_to = table(p).iter().find(|r| r.name == after.rule).expect("a row decides");
+            assert!(
+                fell_to.message.is_none(),
+                "{p}/{}: reworded, a structured row decides ({})",
+                rule.name,
+                after.rule
             );
         }
     }
 }
 
 #[test]
+fn rows_that_read_the_message_never_fail_over_nor_cool_a_key() {
+    let mut readers = Vec::new();
+    for p in DIALECTS {
+        for rule in table(p).iter().filter(|r| r.message.is_some()) {
+            assert_eq!(
+                rule.scope,
+                Scope::Request,
+                "{p}/{}: wording may only keep an answer from failing over",
+                rule.name
+            );
+            assert_eq!(
+                CooldownPolicy::default().open_until(rule.kind, 0, None, 0),
+                None,
+                "{p}/{}: nor open a circuit",
+                rule.name
+            );
+            readers.push(rule.name);
+        }
+    }
+    assert_eq!(readers, ["claude_code_only", "extra_usage"], "only the refusals with no structured field of their own");
+}
+
+#[test]
+fn spent_subscription_windows_cool_the_account_or_the_model_refusals_never_fail_over() {
+    let scope_of = |p: Protocol, row: &str| {
+        let c = fixture(p, row).classify(p);
+        (c.rule, c.failure.kind, c.failure.scope)
+    };
+    use FailureKind::*;
+    use Scope::*;
+    let a = Protocol::Anthropic;
+    for (row, scope) in [
+        ("unified_5h_rejected", Credential),
+        ("unified_7d_rejected", Credential),
+        ("unified_rejected", Credential),
+        ("unified_7d_opus_rejected", CredentialModel),
+        ("unified_7d_sonnet_rejected", CredentialModel),
+        ("unified_claim_opus", CredentialModel),
+        ("unified_claim_sonnet", CredentialModel),
+    ] {
+        assert_eq!(scope_of(a, row), (row, QuotaExhausted, scope), "anthropic/{row}: a spent window is a spent quota");
+    }
+    assert_eq!(
+        scope_of(Protocol::Openai, "usage_limit_reached"),
+        ("usage_limit_reached", QuotaExhausted, Credential),
+        "a spent Codex window cools the account"
+    );
+    for row in ["claude_code_only", "extra_usage"] {
+        let (_, _, scope) = scope_of(a, row);
+        assert!(!scope.allows_failover(), "anthropic/{row}: every account would refuse it the same: no failover");
+    }
+    // The extra-usage refusal stays a refusal even when a window also says rejected.
+    let mut f = fixture(a, "extra_usage");
+    f.headers.push(("anthropic-ratelimit-unified-5h-status".into(), "rejected".into()));
+    assert_eq!(f.classify(a).rule, "extra_usage", "the message row comes first");
+    // A rejected window whose reset is unreadable cools for the hint (here Retry-After).
+    let mut f = fixture(a, "unified_5h_rejected");
+    f.headers.retain(|(k, _)| k != "anthropic-ratelimit-unified-5h-reset");
+    assert_eq!(f.classify(a).failure.retry_at_ms, Some(unix_ms(f.now()) + 7_999_000), "no reset: Retry-After");
+    // A Codex reset ten years away is not believed: the policy's own end applies.
+    let mut f = fixture(Protocol::Openai, "usage_limit_reached");
+    f.body =
+        br#"{"error":{"type":"usage_limit_reached","resets_at":2064564542,"resets_in_seconds":315360000}}"#.to_vec();
+    assert_eq!(f.classify(Protocol::Openai).failure.retry_at_ms, None, "one answer cannot cool a key for years");
+}
+
+#[test]
 fn cooldown_hints_come_from_the_recorded_headers() {
     // (dialect, row, expected retry-at offset from the fixture's date in ms)
-    let expected: [(Protocol, &str, Option<i64>); 5] = [
+    let expected: [(Protocol, &str, Option<i64>); 14] = [
         (Protocol::Openai, "rate_limit_exceeded", Some(1_576)), // x-ratelimit-reset-tokens of the exhausted limit
         (Protocol::Openai, "status_429", Some(30_000)),         // Retry-After: 30
         (Protocol::Openai, "insufficient_quota", None),         // no hint: policy decides (60 min)
+        (Protocol::Openai, "usage_limit_reached", Some(8_058_000)), // the body's resets_at
         (Protocol::Anthropic, "rate_limit_error", Some(17_000)), // Retry-After wins over reset headers
         (Protocol::Anthropic, "overloaded_error", None),
+        (Protocol::Anthropic, "unified_5h_rejected", Some(8_058_000)), // the 5 h reset, not Retry-After's 7999 s
+        (Protocol::Anthropic, "unified_7d_rejected", Some(434_658_000)), // the weekly reset
+        (Protocol::Anthropic, "unified_7d_opus_rejected", Some(261_858_000)), // the Opus window's reset
+        (Protocol::Anthropic, "unified_7d_sonnet_rejected", Some(348_258_000)), // the Sonnet window's reset
+        (Protocol::Anthropic, "unified_claim_opus", Some(261_858_000)), // the overall reset
+        (Protocol::Anthropic, "unified_rejected", Some(8_058_000)),    // the overall reset
+        (Protocol::Anthropic, "claude_code_only", None),               // a refusal: nothing cools
+        (Protocol::Anthropic, "extra_usage", None),
     ];
     for (p, row, offset) in expected {
         let f = fixture(p, row);
@@ -167,6 +255,13 @@ fn stream_error_events_classify_like_responses() {
         (got.failure.kind, got.failure.scope),
         (FailureKind::Overloaded, Scope::Provider),
         "an error event inside a 200 stream is classified by its type"
+    );
+    let codex = br#"{"type":"error","status":429,"error":{"type":"usage_limit_reached","resets_in_seconds":60}}"#;
+    let got = classify(Protocol::Openai, 200, &(), codex, UNIX_EPOCH);
+    assert_eq!(
+        (got.failure.kind, got.failure.scope, got.failure.retry_at_ms),
+        (FailureKind::QuotaExhausted, Scope::Credential, Some(60_000)),
+        "a Codex usage limit inside a stream cools the account until the reset its body names"
     );
     let garbage = classify(Protocol::Openai, 200, &(), b"not json", UNIX_EPOCH);
     assert_eq!(

@@ -20,6 +20,7 @@ mod request_fuzz;
 mod reverify;
 mod streamed_forwarding;
 mod subscription_clients;
+mod subscription_windows;
 mod tags;
 mod token_refresh;
 mod unauthenticated_bodies;

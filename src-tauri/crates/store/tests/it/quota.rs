@@ -48,6 +48,9 @@ fn reading(profile: &str, name: &str, model: &str, remaining: Option<i64>, seen_
         status: None,
         window_minutes: None,
         seen_at_ms,
+        claim: None,
+        base_seen_at_ms: None,
+        base_utilization: None,
     }
 }
 
@@ -74,6 +77,34 @@ async fn the_newest_reading_per_window_wins_and_unknowns_stay_null() -> Result<(
     assert_eq!(stored[1].remaining, None, "p1 unified_5h: unknown remaining stays NULL, not 0");
     assert_eq!(stored[1].utilization, Some(0.42), "p1 unified_5h: utilization round-trips");
     assert_eq!(stored[2].remaining, Some(30), "p2 requests: an older reading never replaces a newer one");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_claim_and_the_forecast_base_round_trip_and_follow_the_newest_reading() -> Result<(), StoreError> {
+    let (_dir, store) = seeded().await?;
+    let mut conn = store.acquire().await?;
+    let overall = QuotaRow {
+        limit_value: None,
+        status: Some("rejected".into()),
+        claim: Some("seven_day_opus".into()),
+        ..reading("p1", "unified", "", None, 10)
+    };
+    let five = QuotaRow {
+        limit_value: None,
+        utilization: Some(0.5),
+        base_seen_at_ms: Some(1),
+        base_utilization: Some(0.25),
+        ..reading("p1", "unified_5h", "", None, 10)
+    };
+    quota::upsert_batch(&mut conn, &[overall.clone(), five.clone()]).await?;
+    let stored = quota::for_connection(&mut conn, "c1").await?;
+    assert_eq!(stored, [overall, five.clone()], "the claim and the base are stored as written (migration 0009)");
+    let next =
+        QuotaRow { base_seen_at_ms: Some(5), base_utilization: Some(0.3), ..reading("p1", "unified_5h", "", None, 20) };
+    quota::upsert_batch(&mut conn, std::slice::from_ref(&next)).await?;
+    let stored = quota::for_connection(&mut conn, "c1").await?;
+    assert_eq!(stored[1], next, "a newer reading brings its own base (none of the old one's values stay)");
     Ok(())
 }
 

@@ -19,8 +19,21 @@ pub struct Run {
 
 /// `switchyard --data-dir DIR ARGS…`, with `stdin` written to its standard input.
 pub fn run(dir: &Path, args: &[&str], stdin: Option<&str>) -> Result<Run, Box<dyn std::error::Error>> {
+    run_env(dir, args, stdin, &[])
+}
+
+/// [`run`] with extra environment variables for the child.
+pub fn run_env(
+    dir: &Path,
+    args: &[&str],
+    stdin: Option<&str>,
+    env: &[(&str, &str)],
+) -> Result<Run, Box<dyn std::error::Error>> {
     let mut cmd = Command::cargo_bin("switchyard")?;
     cmd.arg("--data-dir").arg(dir).args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
     if let Some(input) = stdin {
         cmd.write_stdin(input.to_string());
     }

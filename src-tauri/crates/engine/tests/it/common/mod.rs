@@ -43,3 +43,13 @@ pub fn profile(label: &str, weight: i64) -> NewProfile {
 pub fn secret(s: &str) -> Secret {
     Secret::new(s)
 }
+
+/// A clock the test moves by hand (`clock.0.store(ms, SeqCst)`).
+#[derive(Debug)]
+pub struct ManualClock(pub std::sync::atomic::AtomicI64);
+
+impl switchyard_engine::Clock for ManualClock {
+    fn now_ms(&self) -> i64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
