@@ -5,8 +5,8 @@
 //! - SWRR over launches, weights 2:1, is 6:3 exactly over 9 launches (the position persists
 //!   between processes); the child gets its account's `CLAUDE_CONFIG_DIR` and no
 //!   `ANTHROPIC_API_KEY`/`ANTHROPIC_AUTH_TOKEN`/`CLAUDE_CODE_OAUTH_TOKEN`; no token in argv;
-//! - an account whose limit the provider reports (429, the relay cools it until the reset) is
-//!   skipped until that reset, then used again;
+//! - an account whose 5-hour window the provider rejects (429 with the unified headers; the
+//!   relay cools it until the window's reset) is skipped until that reset, then used again;
 //! - `--failover` launches again on the next account only after a limit refusal of that launch,
 //!   at most once per account, saying so on stderr; any other exit code passes through;
 //! - the logins (canaries) are in no output (trace-level logs included), database file,
@@ -17,7 +17,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
-use switchyard_mock_provider::{Behaviour, KeyScript, MockProvider};
+use switchyard_mock_provider::{Behaviour, KeyScript, LimitWindow, MockProvider};
 
 use crate::common::{run, TestResult};
 
@@ -192,8 +192,9 @@ async fn launches_take_turns_by_weight_2_to_1_with_the_account_s_login_only() ->
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_account_at_its_limit_is_skipped_until_its_reset() -> TestResult {
-    // a's provider reports its limit once, resetting in 3 s (the relay cools a until then).
-    let limited = KeyScript::new(["m1"]).behaviour(Behaviour::sequence([Behaviour::rate_limited(3), Behaviour::Ok]));
+    // a's provider rejects its 5-hour window once, resetting in 3 s (the relay cools a until then).
+    let spent = Behaviour::usage_limit(LimitWindow::FiveHour, 3);
+    let limited = KeyScript::new(["m1"]).behaviour(Behaviour::sequence([spent, Behaviour::Ok]));
     let s = setup(&[("a", 1, limited), ("b", 1, KeyScript::new(["m1"]))]).await?;
     let first = s.exec(&[], &[]).await?;
     assert_eq!(first.status.code(), Some(1), "a's launch failed on the limit (no --failover)");
@@ -207,7 +208,7 @@ async fn an_account_at_its_limit_is_skipped_until_its_reset() -> TestResult {
         .map(|(l, s)| (l.to_string(), s.to_string()))
         .collect();
     assert_eq!(order, want, "while a cools every launch goes to b");
-    tokio::time::sleep(Duration::from_millis(3300)).await;
+    tokio::time::sleep(Duration::from_millis(4100)).await; // the reset is in whole seconds
     let labels: Vec<String> = {
         for _ in 0..2 {
             let out = s.exec(&[], &[]).await?;
@@ -221,7 +222,7 @@ async fn an_account_at_its_limit_is_skipped_until_its_reset() -> TestResult {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failover_relaunches_only_after_a_limit_refusal() -> TestResult {
-    let limited = KeyScript::new(["m1"]).behaviour(Behaviour::rate_limited(600));
+    let limited = KeyScript::new(["m1"]).behaviour(Behaviour::usage_limit(LimitWindow::FiveHour, 600));
     let s = setup(&[("a", 5, limited), ("b", 1, KeyScript::new(["m1"])), ("c", 1, KeyScript::new(["m1"]))]).await?;
     let out = s.exec(&["--failover"], &[]).await?;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -230,7 +231,10 @@ async fn failover_relaunches_only_after_a_limit_refusal() -> TestResult {
     assert_eq!(runs.len(), 2, "two launches: {runs:?}");
     assert_eq!(runs[0], ("a".to_string(), "429".to_string()), "a first (weight 5), refused at its limit");
     assert_eq!(runs[1].1, "200", "then another account served: {runs:?}");
-    assert!(stderr.contains("account 'a' hit its limit (429 rate_limited"), "stderr says which and why: {stderr}");
+    assert!(
+        stderr.contains("account 'a' hit its limit (429 quota_exhausted, cooling until "),
+        "which and why: {stderr}"
+    );
     assert!(stderr.contains(&format!("running again on account '{}'", runs[1].0)), "and where it goes: {stderr}");
     assert_no_canary("exec's stderr", &stderr);
 
@@ -242,7 +246,10 @@ async fn failover_relaunches_only_after_a_limit_refusal() -> TestResult {
 
     // Every account at its limit: each tried once, then the last exit code.
     for label in ["b", "c"] {
-        s.mock.set_key(&login(label), KeyScript::new(["m1"]).behaviour(Behaviour::rate_limited(600)));
+        s.mock.set_key(
+            &login(label),
+            KeyScript::new(["m1"]).behaviour(Behaviour::usage_limit(LimitWindow::FiveHour, 600)),
+        );
     }
     let mut tried = Vec::new();
     let out = s.exec(&["--failover"], &[]).await?;

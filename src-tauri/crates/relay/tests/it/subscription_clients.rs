@@ -6,7 +6,7 @@
 //!   when only token profiles could serve, and goes to the API key when one can;
 //! - a request naming an `external` profile (`x-switchyard-profile`, the relay token in
 //!   `x-switchyard-token`) is forwarded with the client's own `Authorization` unchanged, once,
-//!   to that profile only: recorded under it (reason `pinned`), its window refusal cools it and
+//!   to that profile only: recorded under it (reason `pinned`), its 5-hour window's rejection cools it until the reset and
 //!   the next such request is refused without reaching the provider; the client's credential is
 //!   in no database file, export or attempt row. Named wrongly, with the token in the wrong
 //!   header, or by another client: refused, nothing sent.
@@ -15,7 +15,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 use switchyard_engine::{NewCredential, NewProfile, ProfileEdit, Secret};
-use switchyard_mock_provider::{Behaviour, KeyScript};
+use switchyard_mock_provider::{Behaviour, KeyScript, LimitWindow};
 
 use crate::common::{header, relay, user, Key, Relay, TestResult};
 
@@ -177,7 +177,7 @@ async fn an_external_login_is_forwarded_unchanged_to_its_profile_only_and_never_
         LOGIN,
         KeyScript::new(["m1"]).reply("login says hi").behaviour(Behaviour::sequence([
             Behaviour::Ok,
-            Behaviour::rate_limited(120),
+            Behaviour::usage_limit(LimitWindow::FiveHour, 120),
             Behaviour::Ok,
         ])),
     );
@@ -203,11 +203,11 @@ async fn an_external_login_is_forwarded_unchanged_to_its_profile_only_and_never_
         got.headers.keys().map(|n| n.as_str()).filter(|n| n.starts_with("x-switchyard-")).collect();
     assert!(relay_headers.is_empty(), "no x-switchyard-* header upstream (token, profile, tag): {relay_headers:?}");
 
-    // The same login again: the provider refuses it (its limit); recorded, the profile cools, and
-    // nothing fails over to the API key.
+    // The same login again: the provider rejects its 5-hour window; recorded, the profile cools
+    // until the window's reset, and nothing fails over to the API key.
     let resp = messages(&r, &named).await?;
     assert_eq!(resp.status(), 429, "the provider's refusal is passed back");
-    assert_eq!(header(&resp, "retry-after"), "120", "with its headers");
+    assert_eq!(header(&resp, "anthropic-ratelimit-unified-5h-status"), "rejected", "with its headers");
     let _ = resp.bytes().await?;
     assert_eq!(r.mock.hits(key_a().secret), 0, "never sent with the API key");
     let before = r.mock.requests().len();
@@ -242,7 +242,7 @@ async fn an_external_login_is_forwarded_unchanged_to_its_profile_only_and_never_
     let pinned: Vec<_> = attempts.iter().filter(|a| a.profile == id).collect();
     assert_eq!(pinned.len(), 2, "both forwarded requests are recorded under the login: {attempts:?}");
     assert!(pinned.iter().all(|a| a.reason == "pinned"), "reason pinned");
-    assert!(pinned.iter().any(|a| a.failure_kind.as_deref() == Some("rate_limited")), "the refusal is recorded");
+    assert!(pinned.iter().any(|a| a.failure_kind.as_deref() == Some("quota_exhausted")), "the refusal is recorded");
     let rows = serde_json::to_string(&attempts)?;
     assert!(!rows.contains(LOGIN), "the login is in no attempt row");
     assert!(!database_text(&r).contains(LOGIN), "nor in any database file");
