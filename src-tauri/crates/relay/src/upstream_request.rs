@@ -106,20 +106,23 @@ pub fn upstream_headers(client: &HeaderMap, snap: &Snapshot, secret: &Secret, cr
             let (name, value) = credential_header(snap.protocol, secret);
             out.insert(name, value);
         }
-        CredentialUse::Token => token_headers(&mut out, secret),
+        CredentialUse::Token => token_headers(&mut out, secret, snap.protocol),
         CredentialUse::Client => {}
     }
     out
 }
 
-/// A subscription token: `Authorization: Bearer`, no `x-api-key`, and the beta the provider
-/// requires for it appended to the client's `anthropic-beta` list when absent (core
+/// A subscription token: `Authorization: Bearer`, no `x-api-key`, and (Anthropic) the beta the
+/// provider requires for it appended to the client's `anthropic-beta` list when absent (core
 /// `with_beta`); nothing else is touched.
-fn token_headers(out: &mut HeaderMap, secret: &Secret) {
+fn token_headers(out: &mut HeaderMap, secret: &Secret, protocol: Protocol) {
     out.remove(crate::header_names::X_API_KEY);
     if let Ok(mut bearer) = HeaderValue::from_str(&format!("Bearer {}", secret.expose())) {
         bearer.set_sensitive(true);
         out.insert(header::AUTHORIZATION, bearer);
+    }
+    if protocol != Protocol::Anthropic {
+        return;
     }
     // Several `anthropic-beta` lines read as one list; when the beta is added, the merged list
     // replaces them (the same betas, in their order, on one line).
