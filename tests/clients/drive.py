@@ -7,11 +7,15 @@ Cases, for both clients: a tool-using task on a legacy (one-key) connection; tas
 balanced connection of three keys (each task on one key, the tasks spread over keys); a 429
 on the bound key before output, with the client's own retries off (the relay fails over); a
 task where `switchyard client setup` on a fresh HOME is the only set-up (then status, restore);
-a task run under `switchyard exec SLUG -- CLIENT` with no other set-up.
-Every secret starts with a canary that must not appear in any output, log or data file.
+a task run under `switchyard exec SLUG -- CLIENT` with no other set-up; a task run under
+`switchyard exec SLUG --profile acct -- CLIENT` on an external login (the client's own credential,
+a fake login in the profile's config directory, passed through the relay unchanged).
+Every secret starts with a canary that must not appear in any output, log or data file; the
+fake logins carry another canary that must appear nowhere but in the logins' own files.
 
 usage: drive.py TARGET_DIR   (holds debug/switchyard and debug/mock-provider)
 """
+import base64
 import json
 import os
 import shutil
@@ -33,6 +37,11 @@ CANARY = "sk-canary-clients"
 TOOL_MARK = "sy-tool-ok"
 CC_MODEL = "claude-test"
 CX_MODEL = "gpt-test"
+
+# The official CLIs' own (fake) logins, written into the external profiles' config directories:
+# the mock accepts them as keys; they must appear nowhere else.
+LOGIN = "sy-login-canary"
+LOGINS = {"cc-login": f"sk-ant-oat01-{LOGIN}-cc", "cx-login": f"{LOGIN}-cx-access"}
 
 CC_TOOL = {"name": "Bash", "input": {"command": f"echo {TOOL_MARK}", "description": "Print a marker"}}
 CX_TOOL = {"name": "exec_command", "input": {"cmd": f"echo {TOOL_MARK}"}}
@@ -69,6 +78,9 @@ CONNECTIONS = {
     # Set up by `switchyard client setup` alone (no tool: the task is a plain answer).
     "cc-setup": ("anthropic", CC_MODEL, [{}], None, None),
     "cx-setup": ("openai", CX_MODEL, [{}], None, None),
+    # An API key primary plus an external login `acct` (added in Stack.up) run by exec --profile.
+    "cc-login": ("anthropic", CC_MODEL, [{}], None, None),
+    "cx-login": ("openai", CX_MODEL, [{}], None, None),
     "cx-legacy": ("openai", CX_MODEL, [{"wire": {"chunking": {"bytes": 3}, "crlf": True, "pings": True}}], None,
                   CX_TOOL),
     "cx-balanced": ("openai", CX_MODEL, [{"wire": {"chunking": "whole"}}] * 3, [1, 1, 1], CX_TOOL),
@@ -91,7 +103,30 @@ def script_file():
     for slug, (_, model, scripts, _, tool) in CONNECTIONS.items():
         for n, extra in enumerate(scripts, 1):
             keys[key(slug, n)] = {"models": [model], "reply": reply(slug, n), "tool": tool, **extra}
+    for slug, login in LOGINS.items():
+        keys[login] = {"models": [CONNECTIONS[slug][1]], "reply": login_reply(slug)}
     return {"keys": keys}
+
+
+def login_reply(slug):
+    return f"Reply from the {slug} subscription."
+
+
+def login_file(client):
+    """(file name, contents) of a fake login the official CLI accepts offline: Claude Code's
+    inference-only OAuth login (no refresh token, no user:profile scope: no call to Anthropic);
+    Codex's ChatGPT login with an opaque access token, its account id and a fresh last_refresh
+    (without it Codex sends no Authorization)."""
+    if client == "claude":
+        creds = {"claudeAiOauth": {"accessToken": LOGINS["cc-login"], "scopes": ["user:inference"],
+                                   "subscriptionType": "max"}}
+        return ".credentials.json", json.dumps(creds)
+    def b64(d):
+        return base64.urlsafe_b64encode(json.dumps(d).encode()).rstrip(b"=").decode()
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    auth = {"tokens": {"id_token": f"{b64({'alg': 'none'})}.{b64({})}.x", "access_token": LOGINS["cx-login"],
+                       "refresh_token": f"{LOGIN}-cx-refresh", "account_id": "acct-sy-1"}, "last_refresh": now}
+    return "auth.json", json.dumps(auth)
 
 
 def start(cmd, log, env=None):
@@ -230,6 +265,9 @@ class Stack:
         with open(script, "w") as f:
             json.dump(script_file(), f, indent=1)
         self.mock, mock_url = start([self.mock_bin, "--script", script], os.path.join(self.work, "mock"))
+        self.mock_url = mock_url
+        # External Codex logins are relayed to the ChatGPT backend: here, the mock's.
+        self.env["SWITCHYARD_CODEX_BACKEND_URL"] = f"{mock_url}/backend-api/codex"
         for slug, (protocol, model, scripts, weights, _) in CONNECTIONS.items():
             base = f"{mock_url}/v1" if protocol == "openai" else mock_url
             self.cli("connection", "add", slug, "--protocol", protocol, "--base-url", base, "--model", model,
@@ -242,6 +280,15 @@ class Stack:
                          "--secret-stdin", secret=key(slug, n))
             self.cli("verify", slug)
             self.cli("routing", "activate", slug, "balanced")
+        self.logins = {}
+        for slug, client in (("cc-login", "claude"), ("cx-login", "codex")):
+            name = {"claude": "claude-code", "codex": "codex"}[client]
+            view = json.loads(self.cli("--json", "profile", "add", slug, "--label", "acct", "--kind", "external",
+                                       "--client", name))
+            file, contents = login_file(client)
+            with open(os.path.join(view["config_dir"], file), "w") as f:
+                f.write(contents)
+            self.logins[slug] = view["id"]
         self.token = self.cli("relay", "token").strip()
         self.relay, self.relay_url = start([self.sy, "relay", "serve", "--listen", "127.0.0.1:0"],
                                            os.path.join(self.work, "relay"), env=self.env)
@@ -579,7 +626,52 @@ def case_exec(stack, client):
     assert_clean(client, "exec task", new)
 
 
-CASES = [case_legacy_tool, case_balanced, case_failover_429, case_setup_only, case_exec]
+def case_exec_login(stack, client):
+    """`switchyard exec SLUG --profile acct -- CLIENT ...` on an external login: the client runs with
+    the login's config directory (its fake login there) and no API key (one in the parent's env is
+    removed), sends its own credential with the relay token in x-switchyard-token, and the relay
+    passes the credential through unchanged to that account only (the mock answers as that login's
+    key), recording every call under it with reason `pinned` and the launch's tag."""
+    slug = f"{CLIENTS[client][2]}-login"
+    home, cwd, env = stack.sandbox(f"{slug}-exec")
+    if client == "codex":
+        cmd = [os.path.join(BIN, "codex"), "-c", f'chatgpt_base_url="{stack.mock_url}/backend-api/"',
+               "-c", "features.apps=false", "-c", "features.plugins=false", "-c", "analytics.enabled=false",
+               "-c", "check_for_update_on_startup=false", "exec", "--json", "--skip-git-repo-check",
+               "--sandbox", "danger-full-access", "-m", CX_MODEL, "--cd", cwd, "Say what the provider says."]
+        env["OPENAI_API_KEY"] = "sk-parent-env-key-not-for-the-child"
+    else:
+        env.update({"DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
+                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                    "ANTHROPIC_API_KEY": "sk-ant-api03-parent-env-key-not-for-the-child"})
+        cmd = [os.path.join(BIN, "claude"), "-p", "Say what the provider says.", "--model", CC_MODEL,
+               "--output-format", "stream-json", "--verbose"]
+    env.update(SWITCHYARD_DATA_DIR=stack.data, SWITCHYARD_RELAY_PORT=stack.relay_url.rsplit(":", 1)[1],
+               SWITCHYARD_LOG="trace")
+    if "DBUS_SESSION_BUS_ADDRESS" in os.environ:
+        env["DBUS_SESSION_BUS_ADDRESS"] = os.environ["DBUS_SESSION_BUS_ADDRESS"]
+    before = len(stack.attempts(slug))
+    run = stack.record(f"switchyard exec {slug} --profile acct -- {client}",
+                       [os.path.abspath(stack.sy), "exec", slug, "--profile", "acct", "--", *cmd], env, cwd)
+    assert not run.timed_out and run.rc == 0, f"{client} on its login under exec completed\n{run.describe()}"
+    assert not run.off_loopback, f"{run.name} tried to leave 127.0.0.1: {run.off_loopback}"
+    assert stack.token not in run.stdout + run.stderr, f"{run.name}: the relay token is in no output"
+    assert LOGIN not in run.stdout + run.stderr, f"{run.name}: the login is in no output (trace logs included)"
+    text, _ = CLIENTS[client][1](run)
+    assert login_reply(slug) in text, f"{client}: the login's own account answered through the relay: {text!r}"
+    new = stack.new_attempts(slug, before)
+    profile = stack.logins[slug]
+    assert new and all(a["profile"] == profile and a["reason"] == "pinned" for a in new), \
+        f"{client}: every call went to the named login, reason pinned:{rows(new)}"
+    assert len({json.dumps(a.get("tags")) for a in new}) == 1 and (new[0].get("tags") or {}).get("launch"), \
+        f"{client}: the calls carry one launch tag:{rows(new)}"
+    # Codex also asks GET /models, which the mock's ChatGPT backend does not serve (404, tolerated).
+    calls = [a for a in new if a.get("status") != 404]
+    assert calls, f"{client}: the model call is in the ledger:{rows(new)}"
+    assert_clean(client, "login task", calls)
+
+
+CASES = [case_legacy_tool, case_balanced, case_failover_429, case_setup_only, case_exec, case_exec_login]
 
 
 def check_canary(stack, logs):
@@ -602,6 +694,29 @@ def check_canary(stack, logs):
     scanned = sum(len(files) for _, _, files in os.walk(stack.data))
     assert scanned > 0, f"the data dir {stack.data} holds files to scan"
     assert not leaks, f"a key secret leaked into: {leaks}"
+    # The fake logins: only in the logins' own config directories (data/accounts/<profile id>/),
+    # which are the official CLIs' and never read by Switchyard.
+    login_leaks = [f"output of {run.name}" for run in stack.runs if LOGIN in run.stdout + run.stderr]
+    if LOGIN in logs:
+        login_leaks.append("relay or mock provider output")
+    accounts = os.path.join(stack.data, "accounts") + os.sep
+    for top in (stack.data, os.path.join(stack.work, "clients")):
+        for root, _, files in os.walk(top):
+            if (root + os.sep).startswith(accounts):
+                continue
+            for name in files:
+                path = os.path.join(root, name)
+                if os.path.islink(path) or not os.path.isfile(path):
+                    continue
+                with open(path, "rb") as f:
+                    if LOGIN.encode() in f.read():
+                        login_leaks.append(path)
+    attempts = "".join(stack.cli("--json", "attempts", slug, "--limit", "500") for slug in LOGINS)
+    if LOGIN in attempts:
+        login_leaks.append("attempts --json")
+    if LOGIN in stack.cli("export"):
+        login_leaks.append("the export")
+    assert not login_leaks, f"a login leaked into: {login_leaks}"
 
 
 def main() -> int:

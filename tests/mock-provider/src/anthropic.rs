@@ -1,4 +1,5 @@
-//! The Anthropic dialect: `x-api-key` keys and a required `anthropic-version` header,
+//! The Anthropic dialect: `x-api-key` keys (or a bearer: a subscription login) and a required
+//! `anthropic-version` header,
 //! paginated `GET /v1/models`, `POST /v1/messages` (JSON and named SSE events),
 //! `POST /v1/messages/count_tokens`, and errors as `{"type": "error", "error": {...}}` (in a
 //! stream: `event: error`). Text answers, or `tool_use` blocks when the script calls a tool.
@@ -32,9 +33,11 @@ pub(crate) fn is_anthropic(headers: &HeaderMap) -> bool {
     headers.contains_key("x-api-key") || headers.contains_key("anthropic-version")
 }
 
+/// The key a request presents: `x-api-key`, else `Authorization: Bearer` (a subscription
+/// token or an official CLI's own login, which Anthropic accepts as a bearer).
 fn api_key(headers: &HeaderMap) -> Option<String> {
-    let key = headers.get("x-api-key")?.to_str().ok()?.trim();
-    (!key.is_empty()).then(|| key.to_owned())
+    let key = headers.get("x-api-key").and_then(|v| v.to_str().ok()).map(str::trim).filter(|k| !k.is_empty());
+    key.map(str::to_owned).or_else(|| crate::openai::bearer_key(headers))
 }
 
 /// A fault as Anthropic answers it.

@@ -196,6 +196,9 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/responses", post(responses::create_response))
         .route("/v1/messages", post(anthropic::messages))
         .route("/v1/messages/count_tokens", post(anthropic::count_tokens))
+        // The ChatGPT backend a Codex sign-in talks to (`https://chatgpt.com/backend-api/codex`);
+        // other `/backend-api/…` calls of Codex (workspace checks) get the router's 404.
+        .route("/backend-api/codex/responses", post(responses::create_response))
         .layer(DefaultBodyLimit::disable())
         .with_state(shared)
 }

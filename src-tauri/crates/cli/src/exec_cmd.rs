@@ -1,11 +1,17 @@
-//! `switchyard exec SLUG -- CMD [ARGS...]`: runs CMD with its environment pointed at the relay
-//! for SLUG. A Switchyard relay of this data dir already listening on the configured port is
-//! used — it must answer a fresh `/healthz` challenge with the proof only the relay token and
-//! that port give (`switchyard_relay::is_own_relay`); the token is never sent to find out, so
-//! another process on the port learns nothing. Otherwise an embedded relay on a free loopback
-//! port serves for the child's lifetime and stops with it. SIGINT/SIGTERM are passed
-//! on to the child; its exit code comes back (128 + signal number when a signal ended it). The
-//! token travels in the environment only, never in argv or output (docs/design.md, "exec").
+//! `switchyard exec SLUG [--profile LABEL] [--failover] -- CMD [ARGS...]`: runs CMD with its
+//! environment pointed at the relay for SLUG. A Switchyard relay of this data dir already
+//! listening on the configured port is used — it must answer a fresh `/healthz` challenge with
+//! the proof only the relay token and that port give (`switchyard_relay::is_own_relay`); the
+//! token is never sent to find out, so another process on the port learns nothing. Otherwise an
+//! embedded relay on a free loopback port serves for the child's lifetime and stops with it.
+//! SIGINT/SIGTERM are passed on to the child; its exit code comes back (128 + signal number
+//! when a signal ended it). The token travels in the environment only, never in argv or output
+//! (docs/design.md, "exec").
+//!
+//! When CMD is Claude Code or Codex and the connection has external logins of that client (or
+//! `--profile` names one), the CLI runs on one of those logins instead (`exec_login.rs`): the
+//! engine picks the account (`Engine::exec_account`), the relay passes the CLI's own credential
+//! through, and `--failover` launches again on the next account after a limit refusal.
 
 use std::net::Ipv4Addr;
 use std::sync::Arc;
@@ -17,22 +23,106 @@ use switchyard_relay::{Listen, Service};
 
 use crate::output::Output;
 
-/// The environment variable holding the relay token for Codex (`env_key`) and for scripts.
+/// The environment variable holding the relay token for Codex (`env_key`, or its
+/// `env_http_headers` with an external login) and for scripts.
 pub const TOKEN_ENV: &str = "SWITCHYARD_RELAY_TOKEN";
 
 #[derive(Debug, Args)]
 pub struct ExecArgs {
     /// The connection whose relay URL the command gets.
     pub slug: String,
+    /// Run the official CLI on this external login (label or id) instead of picking the next one.
+    #[arg(long, value_name = "LABEL")]
+    pub profile: Option<String>,
+    /// When the CLI exits non-zero after its account hit a limit, run it again on the next
+    /// account (at most once per account). For non-interactive runs such as `claude -p`.
+    #[arg(long)]
+    pub failover: bool,
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
+}
+
+/// The relay the child talks to: its URL root for the connection, and the embedded one to stop.
+pub(crate) struct RelayFor {
+    pub root: String,
+    pub embedded: Option<Arc<Service>>,
+}
+
+impl RelayFor {
+    pub(crate) async fn stop(self) {
+        if let Some(s) = self.embedded {
+            s.stop().await;
+        }
+    }
+
+    /// Writes what an embedded relay recorded so far (a relay in another process writes its
+    /// ledger within a moment by itself).
+    pub(crate) async fn flush(&self) {
+        if let Some(s) = &self.embedded {
+            s.flush().await;
+        }
+    }
 }
 
 pub async fn run(engine: &Arc<Engine>, a: ExecArgs) -> Result<Output, EngineError> {
     let detail = engine.connection_show(&a.slug).await?;
     let protocol = detail.connection.protocol.clone();
     let slug = detail.connection.slug.clone();
+    let program = a.command[0].clone();
+    let login = crate::exec_login::wanted(engine, &slug, &protocol, &program, &a).await?;
+    if login.is_none() && a.failover {
+        return Err(EngineError::Invalid(InvalidInput::new(
+            "failover",
+            format!("needs external logins of the command's client on '{slug}' (profile add --kind external)"),
+        )));
+    }
+    if program_name(&program) == Some("codex") && protocol != "openai" {
+        return Err(EngineError::Invalid(InvalidInput::new(
+            "slug",
+            format!("codex speaks the OpenAI Responses API; connection '{slug}' is {protocol}"),
+        )));
+    }
+    let relay = relay_for(engine, &slug).await?;
+    if let Some(client) = login {
+        return crate::exec_login::run(engine, &a, client, relay).await;
+    }
+    let token = engine.relay_token(false).await?;
+    let root = relay.root.clone();
+    let mut argv = a.command.clone();
+    let program = argv.remove(0);
+    let mut cmd = tokio::process::Command::new(&program);
+    if program_name(&program) == Some("codex") {
+        // Codex reads providers from config; `-c` overrides add one without touching ~/.codex.
+        // The token is not among them: `env_key` names the variable that carries it.
+        for kv in [
+            "model_provider=\"switchyard\"".to_string(),
+            "model_providers.switchyard.name=\"Switchyard\"".to_string(),
+            format!("model_providers.switchyard.base_url=\"{root}/v1\""),
+            format!("model_providers.switchyard.env_key=\"{TOKEN_ENV}\""),
+            "model_providers.switchyard.wire_api=\"responses\"".to_string(),
+        ] {
+            cmd.arg("-c").arg(kv);
+        }
+    }
+    cmd.args(&argv);
+    cmd.env(TOKEN_ENV, token.expose()).env("SWITCHYARD_RELAY_URL", &root);
+    if protocol == "anthropic" {
+        cmd.env("ANTHROPIC_BASE_URL", &root)
+            .env("ANTHROPIC_AUTH_TOKEN", token.expose())
+            .env_remove("ANTHROPIC_API_KEY");
+    } else {
+        cmd.env("OPENAI_BASE_URL", format!("{root}/v1")).env("OPENAI_API_KEY", token.expose());
+    }
+    drop(token);
+    let code = run_child(&program, cmd).await;
+    relay.stop().await;
+    code.map(Output::Exit)
+}
+
+/// The relay of this data dir when one proves itself on the configured port, else an embedded
+/// one on a free loopback port.
+async fn relay_for(engine: &Arc<Engine>, slug: &str) -> Result<RelayFor, EngineError> {
     let token = engine.relay_token(false).await?;
     let port = match Service::port_from_env() {
         Some(p) => p,
@@ -59,63 +149,31 @@ pub async fn run(engine: &Arc<Engine>, a: ExecArgs) -> Result<Output, EngineErro
         embedded = Some(service);
         bound
     };
-    let root = format!("http://127.0.0.1:{port}/c/{slug}");
-    let mut argv = a.command.clone();
-    let program = argv.remove(0);
-    let is_codex = std::path::Path::new(&program).file_name().is_some_and(|n| n == "codex");
-    let mut cmd = tokio::process::Command::new(&program);
-    if is_codex {
-        if protocol != "openai" {
-            stop(embedded).await;
-            return Err(EngineError::Invalid(InvalidInput::new(
-                "slug",
-                format!("codex speaks the OpenAI Responses API; connection '{slug}' is {protocol}"),
-            )));
-        }
-        // Codex reads providers from config; `-c` overrides add one without touching ~/.codex.
-        // The token is not among them: `env_key` names the variable that carries it.
-        for kv in [
-            "model_provider=\"switchyard\"".to_string(),
-            "model_providers.switchyard.name=\"Switchyard\"".to_string(),
-            format!("model_providers.switchyard.base_url=\"{root}/v1\""),
-            format!("model_providers.switchyard.env_key=\"{TOKEN_ENV}\""),
-            "model_providers.switchyard.wire_api=\"responses\"".to_string(),
-        ] {
-            cmd.arg("-c").arg(kv);
-        }
-    }
-    cmd.args(&argv);
-    cmd.env(TOKEN_ENV, token.expose()).env("SWITCHYARD_RELAY_URL", &root);
-    if protocol == "anthropic" {
-        cmd.env("ANTHROPIC_BASE_URL", &root)
-            .env("ANTHROPIC_AUTH_TOKEN", token.expose())
-            .env_remove("ANTHROPIC_API_KEY");
-    } else {
-        cmd.env("OPENAI_BASE_URL", format!("{root}/v1")).env("OPENAI_API_KEY", token.expose());
-    }
-    drop(token);
+    Ok(RelayFor { root: format!("http://127.0.0.1:{port}/c/{slug}"), embedded })
+}
+
+/// The program's file name (`claude`, `codex`, …).
+pub(crate) fn program_name(program: &str) -> Option<&str> {
+    std::path::Path::new(program).file_name().and_then(|n| n.to_str())
+}
+
+/// Runs the child to its end, passing SIGINT/SIGTERM on; its exit code (127: not found, 126:
+/// not runnable).
+pub(crate) async fn run_child(program: &str, mut cmd: tokio::process::Command) -> Result<u8, EngineError> {
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
-            stop(embedded).await;
-            let shown = switchyard_engine::echo_safe(&program).unwrap_or(switchyard_engine::NOT_SHOWN).to_string();
+            let shown = switchyard_engine::echo_safe(program).unwrap_or(switchyard_engine::NOT_SHOWN).to_string();
             let code = if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
             tracing::error!("cannot run {shown}: {e}");
-            return Ok(Output::Exit(code));
+            return Ok(code);
         }
     };
     let forward = forward_signals(child.id());
     let status = child.wait().await;
     forward.abort();
-    stop(embedded).await;
     let status = status.map_err(|e| EngineError::Internal(format!("waiting for the command: {e}")))?;
-    Ok(Output::Exit(exit_code(&status)))
-}
-
-async fn stop(embedded: Option<Arc<Service>>) {
-    if let Some(s) = embedded {
-        s.stop().await;
-    }
+    Ok(exit_code(&status))
 }
 
 /// The child's exit code, or 128 + the signal that ended it.

@@ -6,6 +6,7 @@ mod attempts_cmd;
 mod client_cmd;
 mod commands;
 mod exec_cmd;
+mod exec_login;
 mod login_cmd;
 mod output;
 mod portable_cmd;

@@ -153,7 +153,9 @@ impl Engine {
 }
 
 /// Persisted cooldowns as board snapshots; rows that no longer parse are skipped with a warning.
-async fn stored_circuits(conn: &mut switchyard_store::SqliteConnection) -> Result<Vec<CircuitSnapshot>, EngineError> {
+pub(crate) async fn stored_circuits(
+    conn: &mut switchyard_store::SqliteConnection,
+) -> Result<Vec<CircuitSnapshot>, EngineError> {
     let rows = switchyard_store::circuits::all(conn).await?;
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {

@@ -47,9 +47,10 @@ mod settings;
 mod views;
 
 pub use clock::{Clock, SystemClock};
-pub use config::accounts::{LoginLaunch, ACCOUNTS_DIR};
+pub use config::accounts::{LoginLaunch, ACCOUNTS_DIR, CODEX_BACKEND_ENV, CODEX_BACKEND_URL};
 pub use config::cli_backend::MAX_CLI_CONCURRENCY;
 pub use config::dir_lock::LOCK_FILE;
+pub use config::exec_account::{ExecAccount, LimitRefusal, LAUNCH_TAG};
 pub use config::inputs::{ConnectionEdit, NewConnection, NewCredential, NewProfile, ProfileEdit};
 pub use config::portable::{Conflict, ImportReport, ImportedConnection, ImportedProfile};
 pub use config::relay_settings::{DEFAULT_RELAY_PORT, RELAY_PORT_KEY, RELAY_TOKEN_REVISION_KEY};
@@ -76,8 +77,9 @@ pub use report::quota::{ProfileQuota, QuotaView, QuotaWindowView};
 pub use report::time_zone::{TimeZoneView, TIME_ZONE_KEY};
 pub use report::usage::{UsageBy, UsageChart, UsageRow, UsageSeries, UsageView, NO_MODEL, UNTAGGED};
 pub use router::{
-    AttemptFacts, AttemptReport, CliBackend, CliTarget, KeysLater, LaterKeys, Outcome, QuotaBoard, Recording, Refusal,
-    Reply, RequestKeys, Route, RouteRequest, Routed, Router, Snapshot, Target, Transport, DROPPED_ACCOUNT_STATE,
+    AttemptFacts, AttemptReport, CliBackend, CliTarget, CredentialUse, KeysLater, LaterKeys, Outcome, QuotaBoard,
+    Recording, Refusal, Reply, RequestKeys, Route, RouteRequest, Routed, Router, Snapshot, Target, Transport,
+    DROPPED_ACCOUNT_STATE,
     MAX_QUOTA_READINGS, MAX_RESPONSE_ORIGINS, QUOTA_FLUSH_EVERY,
 };
 pub use settings::{SettingsView, UserSetting};

@@ -16,6 +16,7 @@ use switchyard_store::{settings, SqliteConnection, StoreError};
 
 use crate::config::affinity::AffinitySetting;
 use crate::config::cli_backend::{CliBackendSetting, MAX_CLI_CONCURRENCY};
+use crate::config::exec_account::ExecPosition;
 use crate::engine::Engine;
 use crate::error::EngineError;
 
@@ -83,6 +84,20 @@ impl Stored for QuotaPolicy {
     }
     fn write(&self) -> String {
         format!("{}:{}", if self.enabled { "on" } else { "off" }, self.reserve_pct)
+    }
+}
+
+/// `id=current;id=current` (profile ids never hold `=` or `;`).
+impl Stored for ExecPosition {
+    fn read(text: &str) -> Option<Self> {
+        let entries = text.split(';').filter(|e| !e.is_empty()).map(|e| {
+            let (id, w) = e.split_once('=')?;
+            Some((id.to_string(), w.parse::<i64>().ok()?))
+        });
+        entries.collect::<Option<Vec<_>>>().map(ExecPosition)
+    }
+    fn write(&self) -> String {
+        self.0.iter().map(|(id, w)| format!("{id}={w}")).collect::<Vec<_>>().join(";")
     }
 }
 
@@ -196,6 +211,17 @@ pub(crate) const CLI_BACKEND: Setting<CliBackendSetting> = Setting {
     default: CliBackendSetting::default,
     check: |s| between(i64::from(s.max_concurrent), 1, i64::from(MAX_CLI_CONCURRENCY), ""),
     field: "max_concurrent",
+};
+
+/// Per connection: where `switchyard exec` stands in its round robin over the connection's
+/// external logins (SWRR's current weights; `config/exec_account.rs`). A position, not a choice
+/// anyone makes: no user-facing name.
+pub(crate) const EXEC_POSITION: Setting<ExecPosition> = Setting {
+    key: "exec_position",
+    per_connection: true,
+    default: ExecPosition::default,
+    check: any,
+    field: "exec_position",
 };
 
 /// Whose setting: the installation's, or one connection's.

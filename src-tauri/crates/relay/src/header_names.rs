@@ -11,6 +11,13 @@ pub const X_CLAUDE_CODE_SESSION_ID: HeaderName = HeaderName::from_static("x-clau
 pub const X_SESSION_ID: HeaderName = HeaderName::from_static("x-session-id");
 pub const X_SWITCHYARD_TURN: HeaderName = HeaderName::from_static("x-switchyard-turn");
 pub const X_SWITCHYARD_CONVERSATION: HeaderName = HeaderName::from_static("x-switchyard-conversation");
+pub const X_SWITCHYARD_TOKEN: HeaderName = HeaderName::from_static("x-switchyard-token");
+pub const X_SWITCHYARD_PROFILE: HeaderName = HeaderName::from_static("x-switchyard-profile");
+/// Claude Code's `x-app: cli` (the client rule reads it).
+pub const X_APP: HeaderName = HeaderName::from_static("x-app");
+/// Codex's `originator` (`codex_exec`, `codex_cli_rs`; the client rule reads it).
+pub const ORIGINATOR: HeaderName = HeaderName::from_static("originator");
+pub const ANTHROPIC_BETA: HeaderName = HeaderName::from_static("anthropic-beta");
 
 /// `headers[name]` as text, for core's readers that ask by name (`ClientIds::read_headers`).
 pub fn text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {

@@ -46,6 +46,15 @@ pub fn invalid_tag(protocol: Protocol, invalid: &switchyard_core::InvalidInput) 
     with_reason(error(protocol, 400, &invalid.to_string(), None), "invalid_tag")
 }
 
+/// A request naming its profile (`x-switchyard-profile`) with the relay token in
+/// `Authorization` or `x-api-key`: 400 `profile_not_pinnable`, nothing sent (its credential
+/// headers would be forwarded as the client's own, and they hold the relay token).
+pub fn pin_refused(protocol: Protocol) -> Response {
+    let message = "x-switchyard-profile names a profile whose requests carry the client's own credential: send the \
+                   relay token in x-switchyard-token, not in Authorization or x-api-key";
+    with_reason(error(protocol, 400, message, None), "profile_not_pinnable")
+}
+
 /// No answer from the provider: 504 when it did not answer within the connection's
 /// first-byte timeout, else 502. Both are recorded as `network` failures.
 pub fn no_answer(protocol: Protocol, timed_out: bool) -> Response {
@@ -84,6 +93,7 @@ pub fn error(protocol: Protocol, status: u16, message: &str, retry_after_secs: O
         Protocol::Anthropic => {
             let kind = match status {
                 400 => "invalid_request_error",
+                403 => "permission_error",
                 404 => "not_found_error",
                 429 => "rate_limit_error",
                 503 | 529 => "overloaded_error",
@@ -94,6 +104,7 @@ pub fn error(protocol: Protocol, status: u16, message: &str, retry_after_secs: O
         Protocol::Openai => {
             let (kind, code_field) = match status {
                 400 => ("invalid_request_error", "switchyard_invalid"),
+                403 => ("invalid_request_error", "switchyard_forbidden"),
                 404 => ("invalid_request_error", "switchyard_not_found"),
                 429 => ("requests", "rate_limit_exceeded"),
                 _ => ("server_error", "switchyard_unavailable"),

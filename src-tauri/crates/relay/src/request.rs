@@ -13,11 +13,14 @@ use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming as IncomingBody;
 use switchyard_core::body_skim::{BodySkim, DigestMemo, Wants};
 use switchyard_core::conversation::ConversationKey;
+use switchyard_core::routing::{identify_client, ClientFacts};
+use switchyard_core::states::OfficialClient;
 use switchyard_core::tag::{read_tags, tags_json};
 use switchyard_core::turn::ClientIds;
 use switchyard_core::Protocol;
 use switchyard_engine::{KeysLater, LaterKeys, RequestKeys, RouteRequest};
 
+use crate::auth::TokenPlace;
 use crate::body::client_body::Response;
 use crate::body::outgoing::{BodyCopy, Outgoing, StreamedBody, SMALL_BODY};
 use crate::connections::ConnMark;
@@ -66,9 +69,9 @@ pub async fn handle(state: &Arc<RelayState>, mark: &ConnMark, req: Request<Incom
     if let Err(refused) = guard::before_auth(&method, &headers) {
         return refused.response();
     }
-    if !state.is_authorized(&headers) {
+    let Some(place) = state.token_place(&headers) else {
         return reply::unauthorized();
-    }
+    };
     mark.authenticated();
     let (slug, rest) = match guard::relay_path(uri.path()) {
         Ok((slug, rest)) => (slug, rest.to_string()),
@@ -81,7 +84,14 @@ pub async fn handle(state: &Arc<RelayState>, mark: &ConnMark, req: Request<Incom
         Ok(s) => s,
         Err(e) => return reply::engine_error(reply::guess_protocol(&rest, &headers), &e),
     };
-    if method == Method::GET && snap.lists_models() && is_models_listing(&rest) {
+    // A request naming its profile (an official CLI run by `switchyard exec`) forwards the
+    // client's own credential: only with the relay token in its own header, so what is
+    // forwarded is never the relay token.
+    let pinned = pinned_profile(&headers);
+    if pinned.is_some() && place != TokenPlace::Own {
+        return reply::pin_refused(snap.protocol);
+    }
+    if method == Method::GET && pinned.is_none() && snap.lists_models() && is_models_listing(&rest) {
         return reply::models(snap.protocol, &state.router.served_models(&snap));
     }
     let tags = match read_tags(headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes()))) {
@@ -104,6 +114,8 @@ pub async fn handle(state: &Arc<RelayState>, mark: &ConnMark, req: Request<Incom
         keys,
         tags,
         previous_response_id: incoming.previous_response_id().map(str::to_string),
+        pinned,
+        client: client_of(&incoming.headers),
     };
     let transport = HttpTransport {
         http: &state.http,
@@ -122,6 +134,22 @@ pub async fn handle(state: &Arc<RelayState>, mark: &ConnMark, req: Request<Incom
         return guard::too_large();
     }
     respond(snap.protocol, incoming.is_responses_api(), routed)
+}
+
+/// The profile a request names (`x-switchyard-profile`, trimmed; empty is none).
+fn pinned_profile(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(header_names::X_SWITCHYARD_PROFILE)?.to_str().ok()?.trim();
+    (!value.is_empty()).then(|| value.to_string())
+}
+
+/// The official client a request identifies as, from what it sends (core `identify_client`).
+fn client_of(headers: &HeaderMap) -> Option<OfficialClient> {
+    let text = |name| headers.get(name).and_then(|v: &http::HeaderValue| v.to_str().ok());
+    identify_client(&ClientFacts {
+        user_agent: text(http::header::USER_AGENT),
+        x_app: text(header_names::X_APP),
+        originator: text(header_names::ORIGINATOR),
+    })
 }
 
 /// The parts of a request read before its body.

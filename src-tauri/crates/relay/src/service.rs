@@ -232,6 +232,12 @@ impl Service {
         }
     }
 
+    /// Writes what the relay recorded so far — the attempt ledger, the quota readings — without
+    /// stopping it (`exec --failover` reads a launch's rows before the next launch).
+    pub async fn flush(&self) {
+        self.router.shutdown().await;
+    }
+
     /// Stops, then starts again (a new token or port takes effect).
     pub async fn restart(self: &Arc<Self>) -> RelayStatus {
         self.stop().await;

@@ -54,7 +54,12 @@ impl RelayState {
 
     /// Whether `headers` carry the current relay token.
     pub fn is_authorized(&self, headers: &http::HeaderMap) -> bool {
-        crate::auth::is_authorized(headers, &self.token.read().unwrap_or_else(PoisonError::into_inner))
+        self.token_place(headers).is_some()
+    }
+
+    /// Where `headers` carry the current relay token, if they do.
+    pub fn token_place(&self, headers: &http::HeaderMap) -> Option<crate::auth::TokenPlace> {
+        crate::auth::token_place(headers, &self.token.read().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// Runs `f` with the current token (the `/healthz` proof is keyed with it).

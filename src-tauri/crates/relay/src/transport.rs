@@ -30,7 +30,7 @@ use crate::body::outgoing::{BodyCopy, Outgoing};
 use crate::cli_backend::CliSlots;
 use crate::request::{upstream_body, Incoming};
 use crate::upstream::{self, NoAnswer, Upstream, UpstreamBody};
-use crate::upstream_request::{is_event_stream, upstream_headers, upstream_url};
+use crate::upstream_request::{is_event_stream, upstream_headers, upstream_url, url_on};
 
 /// An upstream error answer kept to deliver as is if no other attempt succeeds.
 pub(crate) struct Kept {
@@ -89,12 +89,20 @@ impl Transport for HttpTransport<'_> {
         // A fallback hop: that connection's base URL, headers, mapping and timeout.
         let snap = target.snapshot;
         let hop = snap.connection_id != self.connection_id;
-        let url = if hop {
-            std::borrow::Cow::Owned(upstream_url(snap, &self.incoming.rest, self.incoming.query.as_deref()))
-        } else {
-            std::borrow::Cow::Borrowed(self.url.as_str())
+        let url = match target.base_url {
+            // An upstream the engine names for this attempt (an external Codex login's backend).
+            Some(base) => std::borrow::Cow::Owned(url_on(
+                base,
+                snap.protocol,
+                &self.incoming.rest,
+                self.incoming.query.as_deref(),
+            )),
+            None if hop => {
+                std::borrow::Cow::Owned(upstream_url(snap, &self.incoming.rest, self.incoming.query.as_deref()))
+            }
+            None => std::borrow::Cow::Borrowed(self.url.as_str()),
         };
-        let headers = upstream_headers(&self.incoming.headers, snap, target.secret);
+        let headers = upstream_headers(&self.incoming.headers, snap, target.secret, target.credential);
         let mut facts = AttemptFacts::default();
         // A hop gets the same bytes, with the model the target names: only forwarding streams,
         // and a forwarded request has no chain to fall back along.

@@ -1,11 +1,14 @@
 //! Building the upstream request from the client's: the provider URL for the path, the
 //! client's headers minus hop-by-hop, client credentials and relay controls, plus the
-//! connection's configured headers and the profile's credential. And the reverse filter for
-//! response headers.
+//! connection's configured headers and the credential as the engine decided
+//! (`CredentialUse`): the profile's key, a subscription token as a bearer with the oauth beta,
+//! or — for an external login — the client's own `Authorization` left as it came. And the
+//! reverse filter for response headers.
 
 use http::{header, HeaderMap, HeaderName, HeaderValue};
+use switchyard_core::routing::{with_beta, TOKEN_BETA};
 use switchyard_core::Protocol;
-use switchyard_engine::Snapshot;
+use switchyard_engine::{CredentialUse, Snapshot};
 use switchyard_providers::endpoint::credential_header;
 use switchyard_vault::Secret;
 
@@ -45,14 +48,20 @@ fn nominated(client: &HeaderMap) -> Vec<String> {
 /// The provider URL for a relay path: OpenAI bases include `/v1` (the client's `v1/` is
 /// dropped), Anthropic bases do not.
 pub fn upstream_url(snap: &Snapshot, rest: &str, query: Option<&str>) -> String {
-    let tail = match snap.protocol {
+    url_on(&snap.base_url, snap.protocol, rest, query)
+}
+
+/// The URL for a relay path on `base` (a connection's base URL, or the one an attempt names:
+/// `Target::base_url`), the path mapped as for the connection's dialect.
+pub fn url_on(base: &str, protocol: Protocol, rest: &str, query: Option<&str>) -> String {
+    let tail = match protocol {
         Protocol::Openai => rest.strip_prefix("v1/").unwrap_or(rest),
         // Gemini bases, like Anthropic's, carry no version: the client's `v1beta/` stays.
         Protocol::Anthropic | Protocol::Gemini => rest,
     };
     let tail = tail.trim_start_matches('/');
-    let mut url = String::with_capacity(snap.base_url.len() + tail.len() + 2 + query.map_or(0, str::len));
-    url.push_str(&snap.base_url);
+    let mut url = String::with_capacity(base.len() + tail.len() + 2 + query.map_or(0, str::len));
+    url.push_str(base);
     url.push('/');
     url.push_str(tail);
     if let Some(q) = query {
@@ -64,19 +73,27 @@ pub fn upstream_url(snap: &Snapshot, rest: &str, query: Option<&str>) -> String 
 
 /// The upstream request headers. The client's `accept-encoding` passes through in every mode
 /// (a compressed answer is read through its coding on the side and relayed as it came).
-pub fn upstream_headers(client: &HeaderMap, snap: &Snapshot, secret: &Secret) -> HeaderMap {
+/// `credential` says how the attempt authenticates (`secret` is empty for `Client`).
+pub fn upstream_headers(client: &HeaderMap, snap: &Snapshot, secret: &Secret, credential: CredentialUse) -> HeaderMap {
     let mut out = HeaderMap::with_capacity(client.len() + snap.headers.len() + 1);
     let nominated = if client.contains_key(header::CONNECTION) { nominated(client) } else { Vec::new() };
+    // An external login's request keeps its own `Authorization` (the relay token came in
+    // `x-switchyard-token`); every other credential header of the client is dropped as always.
+    let own_login = credential == CredentialUse::Client;
     for (name, value) in client {
         let n = name.as_str();
         if HOP_BY_HOP.contains(&n)
-            || CLIENT_CREDENTIALS.contains(&n)
+            || (CLIENT_CREDENTIALS.contains(&n) && !(own_login && name == header::AUTHORIZATION))
             || n.starts_with("x-switchyard-")
             || nominated.iter().any(|x| x == n)
         {
             continue;
         }
-        out.append(name.clone(), value.clone());
+        let mut value = value.clone();
+        if name == header::AUTHORIZATION {
+            value.set_sensitive(true);
+        }
+        out.append(name.clone(), value);
     }
     for h in &snap.headers {
         if let (Ok(name), Ok(value)) = (HeaderName::try_from(h.name.as_str()), HeaderValue::from_str(&h.value)) {
@@ -85,9 +102,37 @@ pub fn upstream_headers(client: &HeaderMap, snap: &Snapshot, secret: &Secret) ->
             }
         }
     }
-    let (name, value) = credential_header(snap.protocol, secret);
-    out.insert(name, value);
+    match credential {
+        CredentialUse::Key => {
+            let (name, value) = credential_header(snap.protocol, secret);
+            out.insert(name, value);
+        }
+        CredentialUse::Token => token_headers(&mut out, secret, snap.protocol),
+        CredentialUse::Client => {}
+    }
     out
+}
+
+/// A subscription token: `Authorization: Bearer`, no `x-api-key`, and (Anthropic) the beta the
+/// provider requires for it appended to the client's `anthropic-beta` list when absent (core
+/// `with_beta`); nothing else is touched.
+fn token_headers(out: &mut HeaderMap, secret: &Secret, protocol: Protocol) {
+    out.remove(crate::header_names::X_API_KEY);
+    if let Ok(mut bearer) = HeaderValue::from_str(&format!("Bearer {}", secret.expose())) {
+        bearer.set_sensitive(true);
+        out.insert(header::AUTHORIZATION, bearer);
+    }
+    if protocol != Protocol::Anthropic {
+        return;
+    }
+    // Several `anthropic-beta` lines read as one list; when the beta is added, the merged list
+    // replaces them (the same betas, in their order, on one line).
+    let lines: Vec<&str> =
+        out.get_all(crate::header_names::ANTHROPIC_BETA).iter().filter_map(|v| v.to_str().ok()).collect();
+    let list = (!lines.is_empty()).then(|| lines.join(","));
+    if let Some(merged) = with_beta(list.as_deref(), TOKEN_BETA).and_then(|m| HeaderValue::from_str(&m).ok()) {
+        out.insert(crate::header_names::ANTHROPIC_BETA, merged);
+    }
 }
 
 /// Response headers passed back to the client (hop-by-hop ones, including those the

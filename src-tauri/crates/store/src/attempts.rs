@@ -94,6 +94,32 @@ pub async fn for_connection_since(
     .await?)
 }
 
+/// Newest first: a profile's rows at or after `since_ms` whose tags hold `tag` = `value`
+/// (`switchyard exec --failover`: what the relay recorded for one launch, tagged with its id).
+/// `tag` is a tag name (`a-z 0-9 _ -`, core `tag.rs`).
+pub async fn tagged_since(
+    conn: &mut SqliteConnection,
+    connection_id: &str,
+    profile_id: &str,
+    since_ms: i64,
+    tag: &str,
+    value: &str,
+) -> Result<Vec<AttemptRow>, StoreError> {
+    Ok(sqlx::query_as::<_, AttemptRow>(concat!(
+        "SELECT ",
+        columns!(),
+        " FROM attempts WHERE connection_id = ? AND at_ms >= ? AND profile_id = ? AND tags IS NOT NULL \
+         AND CASE WHEN json_valid(tags) THEN json_extract(tags, ?) END = ? ORDER BY id DESC LIMIT 100"
+    ))
+    .bind(connection_id)
+    .bind(since_ms)
+    .bind(profile_id)
+    .bind(format!("$.\"{tag}\""))
+    .bind(value)
+    .fetch_all(conn)
+    .await?)
+}
+
 /// The id just before the connection's first row at or after `since_ms` (through the
 /// `(connection_id, at_ms)` index), where paging starts: so a recent `since` on a long ledger
 /// does not walk the older rows. `None`: no such row.

@@ -10,6 +10,7 @@ mod cli_backend;
 mod client;
 mod common;
 mod exec;
+mod exec_login;
 mod fallback;
 mod journey;
 mod kinds;

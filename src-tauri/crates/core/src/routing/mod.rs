@@ -22,6 +22,7 @@ pub mod affinity;
 pub mod binding;
 pub mod board;
 pub mod circuit;
+pub mod client_rule;
 pub mod conversation_binding;
 pub mod cooldown;
 pub mod eligibility;
@@ -44,6 +45,7 @@ pub use board::{BoardView, CircuitBoard, ResetCause};
 pub use circuit::{
     CircuitHealth, CircuitLookup, CircuitSnapshot, HealthEntry, HealthState, NoCircuits, PersistedState, ProfileHealth,
 };
+pub use client_rule::{identify_client, may_serve, with_beta, ClientFacts, TOKEN_BETA};
 pub use conversation_binding::{ConversationBinding, ConversationBindings, DEFAULT_CONVERSATION_CAPACITY};
 pub use cooldown::{unix_ms, CooldownEnd, CooldownPolicy};
 pub use eligibility::{evaluate, Criteria, Eligibility, EvidenceView, Exclusion, ModelSet, ProfileView};

@@ -46,6 +46,9 @@ pub enum SelectionReason {
     Failover(FailureKind),
     /// The attempt holds a half-open probe lease (overrides the reason it was picked for).
     Probe,
+    /// The request named this profile (`x-switchyard-profile`, an external login run by
+    /// `switchyard exec`): it goes there only (`client_rule.rs`).
+    Pinned,
 }
 
 impl fmt::Display for SelectionReason {
@@ -59,6 +62,7 @@ impl fmt::Display for SelectionReason {
             SelectionReason::Priority => f.write_str("priority"),
             SelectionReason::Failover(kind) => write!(f, "failover:{kind}"),
             SelectionReason::Probe => f.write_str("probe"),
+            SelectionReason::Pinned => f.write_str("pinned"),
         }
     }
 }
@@ -74,6 +78,7 @@ impl FromStr for SelectionReason {
             "swrr" => Ok(SelectionReason::Swrr),
             "priority" => Ok(SelectionReason::Priority),
             "probe" => Ok(SelectionReason::Probe),
+            "pinned" => Ok(SelectionReason::Pinned),
             other => match other.strip_prefix("failover:") {
                 Some(kind) => Ok(SelectionReason::Failover(kind.parse()?)),
                 None => Err(InvalidInput::new("reason", format!("unknown selection reason '{other}'"))),

@@ -93,6 +93,12 @@ impl Swrr {
         Some(bi)
     }
 
+    /// A state holding these current weights by profile id, in eligible order: a position
+    /// kept between processes (`switchyard exec` picks one account per launch).
+    pub fn from_current(weights: impl IntoIterator<Item = (String, i64)>) -> Self {
+        Swrr { entries: weights.into_iter().map(|(id, current)| Entry { id, current }).collect() }
+    }
+
     /// Current weights by profile id, in eligible order (for tests and status output).
     pub fn current_weights(&self) -> impl Iterator<Item = (&str, i64)> {
         self.entries.iter().map(|e| (e.id.as_str(), e.current))
@@ -189,6 +195,23 @@ mod tests {
         let got: Vec<&str> = (0..7).filter_map(|_| s.select(&cs, &[0, 1, 2])).map(|i| cs[i].0).collect();
         assert_eq!(got, ["a", "a", "b", "a", "c", "a", "a"], "the smooth interleaving nginx documents for 5:1:1");
         assert!(s.current_weights().all(|(_, w)| w == 0), "after one full cycle every current weight is back to 0");
+    }
+
+    #[test]
+    fn a_position_carried_between_processes_continues_the_sequence() {
+        let cs = [C("a", 2, 0), C("b", 1, 0)];
+        let mut whole = Swrr::default();
+        let want: Vec<&str> = (0..9).filter_map(|_| whole.select(&cs, &[0, 1])).map(|i| cs[i].0).collect();
+        let mut got = Vec::new();
+        let mut kept: Vec<(String, i64)> = Vec::new();
+        for _ in 0..9 {
+            // Each pick starts from what the previous one left, as `exec` launches do.
+            let mut s = Swrr::from_current(kept.clone());
+            got.extend(s.select(&cs, &[0, 1]).map(|i| cs[i].0));
+            kept = s.current_weights().map(|(id, w)| (id.to_string(), w)).collect();
+        }
+        assert_eq!(got, want, "one state per pick, carried over, picks what one long-lived state picks");
+        assert_eq!(got.iter().filter(|&&p| p == "a").count(), 6, "2:1 over 9 picks is 6:3 exactly");
     }
 
     #[test]

@@ -19,6 +19,21 @@ use crate::views::ProfileView;
 /// The folder of the data dir that holds the external profiles' config directories.
 pub const ACCOUNTS_DIR: &str = "accounts";
 
+/// Where an external Codex login's requests go: the ChatGPT backend its credential is for
+/// (Codex's own default base for a ChatGPT sign-in); the relay's `v1/responses` maps onto
+/// `<this>/responses`.
+pub const CODEX_BACKEND_URL: &str = "https://chatgpt.com/backend-api/codex";
+
+/// The variable that overrides [`CODEX_BACKEND_URL`] (tests point it at the mock provider).
+pub const CODEX_BACKEND_ENV: &str = "SWITCHYARD_CODEX_BACKEND_URL";
+
+/// The ChatGPT backend external Codex logins are relayed to: [`CODEX_BACKEND_ENV`] when set,
+/// else [`CODEX_BACKEND_URL`]; without a trailing slash.
+pub(crate) fn codex_backend_url() -> String {
+    let url = std::env::var(CODEX_BACKEND_ENV).ok().filter(|v| !v.trim().is_empty());
+    url.as_deref().unwrap_or(CODEX_BACKEND_URL).trim().trim_end_matches('/').to_string()
+}
+
 /// What `profile login` runs. The front end starts it with the terminal attached (the CLI's
 /// own browser or device flow is interactive), waits, then calls
 /// [`Engine::profile_login_finished`].

@@ -1,5 +1,6 @@
 //! What the user configures, and the writes that keep it safe: connections, profiles and
-//! their order, external profiles' config directories and sign-in (`accounts.rs`), credentials
+//! their order, external profiles' config directories and sign-in (`accounts.rs`), the account an `exec`
+//! launch runs on (`exec_account.rs`), credentials
 //! in the keychain (rotation through the journal; staging and
 //! orphan clean-up that never takes a live key), which secrets are present, portable
 //! export/import, the relay's token and port, and each connection's routing settings
@@ -12,6 +13,7 @@ pub(crate) mod cli_backend;
 pub(crate) mod connections;
 pub(crate) mod credentials;
 pub(crate) mod dir_lock;
+pub(crate) mod exec_account;
 pub(crate) mod inputs;
 pub(crate) mod orphans;
 pub(crate) mod portable;

@@ -7,6 +7,7 @@
 
 mod cli_backend;
 mod fallback;
+mod pinned;
 mod quota;
 mod recording;
 mod request;
@@ -39,7 +40,7 @@ pub use route::{Refusal, Route, Routed};
 pub(crate) use run::TurnRun;
 pub(crate) use select::NextAttempt;
 pub use snapshot::Snapshot;
-pub use transport::{AttemptFacts, Outcome, Reply, Target, Transport};
+pub use transport::{AttemptFacts, CredentialUse, Outcome, Reply, Target, Transport};
 
 /// Shared by every request of a relay. Cheap to clone behind an `Arc`.
 #[derive(Debug)]

@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use switchyard_core::conversation::ConversationKey;
+use switchyard_core::states::OfficialClient;
 
 use crate::router::Snapshot;
 
@@ -25,12 +26,27 @@ pub struct RouteRequest {
     pub tags: Option<String>,
     /// A Responses request's `previous_response_id`: state held by the account that made it.
     pub previous_response_id: Option<String>,
+    /// The profile the request names (`x-switchyard-profile`: an id or label), sent by
+    /// `switchyard exec` for an external login: the request goes there only (`pinned.rs`).
+    pub pinned: Option<String>,
+    /// The official client the request identifies as (core `identify_client`): token and
+    /// external profiles serve only their own client (invariant 20).
+    pub client: Option<OfficialClient>,
 }
 
 impl RouteRequest {
-    /// A request on `snapshot` for `model` with `keys`, no tags and no continued response.
+    /// A request on `snapshot` for `model` with `keys`, no tags, no continued response, no
+    /// named profile and no official client.
     pub fn new(snapshot: Arc<Snapshot>, model: Option<&str>, keys: RequestKeys) -> Self {
-        RouteRequest { snapshot, model: model.map(str::to_string), keys, tags: None, previous_response_id: None }
+        RouteRequest {
+            snapshot,
+            model: model.map(str::to_string),
+            keys,
+            tags: None,
+            previous_response_id: None,
+            pinned: None,
+            client: None,
+        }
     }
 }
 

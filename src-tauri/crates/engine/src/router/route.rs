@@ -56,6 +56,15 @@ pub enum Refusal {
     /// The request continues a response (`previous_response_id`) whose profile cannot serve
     /// now; no other account could read it.
     Continuity,
+    /// The profiles that could serve now are subscription credentials of another official
+    /// client (a token for Claude Code asked for by an SDK; invariant 20): 403.
+    ClientNotAllowed,
+    /// The request names a profile (`x-switchyard-profile`) that is not an external login of
+    /// this connection: 400, nothing sent.
+    ProfileNotPinnable,
+    /// The named external profile cannot serve now (disabled, not signed in, cooling until its
+    /// window resets): 503, or 429 with `Retry-After` while it cools; never another account.
+    PinnedUnavailable,
 }
 
 impl Refusal {
@@ -65,6 +74,9 @@ impl Refusal {
             Refusal::PrimaryUnavailable => "primary_unavailable",
             Refusal::NoEligibleProfile => "no_eligible_profile",
             Refusal::Continuity => "continuity",
+            Refusal::ClientNotAllowed => "client_not_allowed",
+            Refusal::ProfileNotPinnable => "profile_not_pinnable",
+            Refusal::PinnedUnavailable => "pinned_unavailable",
         }
     }
 }
@@ -84,13 +96,15 @@ impl Router {
             let mut attempt = match self.next_attempt(&mut run).await? {
                 NextAttempt::Go(a) => a,
                 NextAttempt::Unavailable { status, retry_after_secs, message, continuity } => {
-                    if self.fall_back_unavailable(&mut run).await? {
+                    // A named profile is the only one the request may use: no fallback.
+                    if run.pinned.is_none() && self.fall_back_unavailable(&mut run).await? {
                         continue;
                     }
-                    let why = match (continuity, legacy) {
-                        (true, _) => Refusal::Continuity,
-                        (false, true) => Refusal::PrimaryUnavailable,
-                        (false, false) => Refusal::NoEligibleProfile,
+                    let why = match (run.refused, continuity, legacy) {
+                        (Some(refused), _, _) => refused,
+                        (None, true, _) => Refusal::Continuity,
+                        (None, false, true) => Refusal::PrimaryUnavailable,
+                        (None, false, false) => Refusal::NoEligibleProfile,
                     };
                     return Ok(match kept {
                         Some((kept, route)) => {
@@ -136,7 +150,7 @@ impl Router {
             if matches!(plan, Plan::FailoverTo(..) | Plan::RetrySame) {
                 continue;
             }
-            if self.fall_back_after(&mut run, failure, &plan).await? {
+            if run.pinned.is_none() && self.fall_back_after(&mut run, failure, &plan).await? {
                 continue;
             }
             return Ok(match kept {
@@ -178,9 +192,11 @@ impl Router {
 }
 
 /// The transport's view of `attempt`: every rule decided (which model name goes upstream,
-/// pass-through or not, whether account-bound items go), and the engine clock's time.
+/// pass-through or not, whether account-bound items go, how it authenticates and where it goes
+/// when not to the connection's base URL), and the engine clock's time. A request naming its
+/// profile passes through: nothing in it is changed.
 fn target<'a>(run: &'a TurnRun, attempt: &'a Attempt, now: std::time::SystemTime) -> Target<'a> {
-    let pass_through = run.is_legacy();
+    let pass_through = run.is_legacy() || run.pinned.is_some();
     let model = run.model.as_deref();
     let upstream_model = if pass_through { model } else { model.map(|m| run.snapshot.upstream_model(m)) };
     Target {
@@ -193,6 +209,10 @@ fn target<'a>(run: &'a TurnRun, attempt: &'a Attempt, now: std::time::SystemTime
         upstream_model,
         strip_account_state: attempt.strip_account_state,
         now,
-        cli: run.snapshot.cli_target(&attempt.profile_id),
+        // A request naming its profile carries the official CLI's own login: it passes through,
+        // never to the CLI backend.
+        cli: if run.pinned.is_some() { None } else { run.snapshot.cli_target(&attempt.profile_id) },
+        credential: attempt.credential,
+        base_url: run.upstream_base.as_deref(),
     }
 }

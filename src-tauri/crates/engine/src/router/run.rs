@@ -7,13 +7,15 @@
 use std::sync::Arc;
 
 use switchyard_core::conversation::ConversationKey;
-use switchyard_core::routing::{FailureKind, SelectionReason};
+use switchyard_core::routing::{may_serve, FailureKind, SelectionReason};
+use switchyard_core::states::{OfficialClient, ProfileKind};
 
+use crate::config::rows::client_of;
 use crate::error::EngineError;
 use crate::router::fallback::ChainPosition;
 use crate::router::request::{KeysLater, RequestKeys, RouteRequest, FORWARDED_TURN};
 use crate::router::select::Attempt;
-use crate::router::{Router, Snapshot};
+use crate::router::{Refusal, Router, Snapshot};
 
 /// What the next attempt of a request should be.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +60,18 @@ pub(crate) struct TurnRun {
     /// An attempt of this request left the key that produced the conversation's account-bound
     /// items (failover, a conversation move, a turn moved off its binding).
     pub(super) moved_off: bool,
+    /// The official client the request identifies as (token and external profiles serve only
+    /// their own client).
+    pub(crate) client: Option<OfficialClient>,
+    /// The profile the request names (`x-switchyard-profile`): one attempt there, nothing else
+    /// (`pinned.rs`).
+    pub(crate) pinned: Option<String>,
+    /// The upstream base URL of a pinned attempt whose credential is for another endpoint than
+    /// the connection's (an external Codex login: the ChatGPT backend).
+    pub(crate) upstream_base: Option<String>,
+    /// Why no attempt may be made, when a rule other than eligibility said so (the client rule,
+    /// a named profile): the refusal the relay answers with.
+    pub(crate) refused: Option<Refusal>,
 }
 
 impl TurnRun {
@@ -68,6 +82,19 @@ impl TurnRun {
 
     pub(crate) fn attempts(&self) -> u32 {
         self.attempts
+    }
+
+    /// Whether the client rule lets profile `index` of the run's snapshot serve this request
+    /// when selection picks among profiles (core `may_serve`: an API key always, a token only
+    /// for its own client, an external login only requests naming it) — or, for an external
+    /// Claude Code login on a connection whose CLI backend is on, any client: the official CLI
+    /// itself then uses the login (`cli_backend.rs`), never the request's client.
+    pub(crate) fn may_use(&self, index: usize) -> bool {
+        let Some(profile) = self.snapshot.profiles.get(index) else { return false };
+        let kind = profile.credential.kind;
+        kind == ProfileKind::ApiKey
+            || may_serve(kind, self.snapshot.rows.get(index).and_then(client_of), self.client, false)
+            || (kind == ProfileKind::External && self.snapshot.cli_target(&profile.id).is_some())
     }
 
     /// The profile this request is pinned to by its `previous_response_id`, if known.
@@ -84,6 +111,7 @@ impl TurnRun {
         self.pending = Pending::First;
         self.continuing = None;
         self.moved_off = true;
+        self.refused = None;
     }
 
     /// The failure kind of a planned failover still pending (its target was not eligible).
@@ -109,7 +137,7 @@ impl Router {
     /// Responses answer came from, when remembered — an unknown id (evicted, or from before
     /// a restart) routes normally.
     pub(crate) async fn start_run(&self, request: RouteRequest) -> Result<TurnRun, EngineError> {
-        let RouteRequest { snapshot, model, keys, tags, previous_response_id } = request;
+        let RouteRequest { snapshot, model, keys, tags, previous_response_id, pinned, client } = request;
         let (turn, conversation, session, keys_later) = match keys {
             RequestKeys::Now { turn, conversation, session } => (turn, conversation, session, None),
             RequestKeys::Later(later) => (FORWARDED_TURN.to_string(), None, None, Some(later)),
@@ -134,6 +162,10 @@ impl Router {
             chain: ChainPosition::default(),
             requested: None,
             hop_base: 0,
+            client,
+            pinned,
+            upstream_base: None,
+            refused: None,
         };
         if run.is_legacy() {
             run.eligible_at_start = Some(1);

@@ -16,10 +16,12 @@ use switchyard_core::routing::{
     select_for_call, select_priority, Admission, Affinity, CallInput, ConversationStep, Eligibility, Exclusion,
     FailureKind, Move, MoveCause, ProbeLease, QuotaBlocks, SelectionReason, Strategy, Swrr,
 };
+use switchyard_core::states::ProfileKind;
 use switchyard_vault::Secret;
 
 use crate::error::EngineError;
 use crate::router::run::{Pending, TurnRun};
+use crate::router::transport::CredentialUse;
 use crate::router::Router;
 
 /// One physical attempt: the chosen profile and its secret, read for this attempt.
@@ -35,6 +37,8 @@ pub(crate) struct Attempt {
     /// account-bound items: the transport drops them from the body.
     pub strip_account_state: bool,
     pub secret: Arc<Secret>,
+    /// How the attempt authenticates upstream (from the profile's kind).
+    pub credential: CredentialUse,
     pub(super) lease: Option<ProbeLease>,
 }
 
@@ -68,6 +72,9 @@ pub(crate) enum NextAttempt {
 impl Router {
     /// Chooses the profile of the next attempt and reads its secret.
     pub(crate) async fn next_attempt(&self, run: &mut TurnRun) -> Result<NextAttempt, EngineError> {
+        if run.pinned.is_some() {
+            return self.pinned_attempt(run).await;
+        }
         if run.is_legacy() {
             return self.legacy_attempt(run).await;
         }
@@ -118,6 +125,7 @@ impl Router {
                 moved,
                 strip_account_state: run.moved_off,
                 secret,
+                credential: credential_use(profile.credential.kind),
                 lease,
             }));
         }
@@ -157,6 +165,9 @@ impl Router {
         let Some(index) = snap.primary else {
             return Ok(unavailable("the connection has no primary profile"));
         };
+        if !run.may_use(index) {
+            return Ok(self.client_not_allowed(run, &[index]));
+        }
         // With an active chain, legacy is a one-key connection: a primary that cannot serve
         // now (cooling, disabled, …) leaves the request to the chain.
         if self.legacy_blocked(run).is_some() {
@@ -183,6 +194,7 @@ impl Router {
             moved: None,
             strip_account_state: run.fell_back(),
             secret,
+            credential: credential_use(snap.profiles[index].credential.kind),
             lease,
         }))
     }
@@ -315,7 +327,7 @@ impl Router {
 
     /// 503, or 429 when every blocked profile is cooling down for rate or quota reasons (a
     /// quota-aware skip counts), with `Retry-After` = the soonest cooldown end or reset.
-    fn unavailable(&self, run: &TurnRun) -> NextAttempt {
+    fn unavailable(&self, run: &mut TurnRun) -> NextAttempt {
         let model = run.model.as_deref().unwrap_or("");
         let now_ms = self.engine.now_ms();
         if let Some(pinned) = &run.continuing {
@@ -323,6 +335,10 @@ impl Router {
         }
         let quota = self.quota_blocks(run);
         let e = self.evaluate_under(run, &quota);
+        // Profiles could serve now, but the client rule keeps every one of them from this client.
+        if run.attempts == 0 && !e.eligible().is_empty() && e.eligible().iter().all(|&i| !run.may_use(i)) {
+            return self.client_not_allowed(run, e.eligible());
+        }
         let health =
             [Exclusion::CircuitOpen, Exclusion::ModelCircuitOpen, Exclusion::AuthInvalid, Exclusion::ProbeInFlight];
         let mut soonest: Option<i64> = None;
@@ -378,7 +394,21 @@ impl Router {
     }
 }
 
-/// The eligible profiles of `e` not yet tried in this request.
+/// The eligible profiles of `e` not yet tried in this request that the client rule lets serve
+/// it (`TurnRun::may_use`).
 fn untried(run: &TurnRun, e: &Eligibility) -> Vec<usize> {
-    e.eligible().iter().copied().filter(|&i| !run.tried.contains(&run.snapshot.profiles[i].id)).collect()
+    e.eligible()
+        .iter()
+        .copied()
+        .filter(|&i| !run.tried.contains(&run.snapshot.profiles[i].id) && run.may_use(i))
+        .collect()
+}
+
+/// How a profile of `kind` authenticates upstream.
+pub(crate) fn credential_use(kind: ProfileKind) -> CredentialUse {
+    match kind {
+        ProfileKind::ApiKey => CredentialUse::Key,
+        ProfileKind::Token | ProfileKind::Oauth => CredentialUse::Token,
+        ProfileKind::External => CredentialUse::Client,
+    }
 }

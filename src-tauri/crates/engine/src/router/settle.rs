@@ -38,7 +38,8 @@ impl Router {
                 }
             }
         }
-        if run.is_legacy() {
+        // Legacy makes one attempt; so does a request naming its profile (no other account).
+        if run.is_legacy() || run.pinned.is_some() {
             return Plan::GiveUp(switchyard_core::routing::GiveUp::NotRetryable {
                 kind: failure.kind,
                 scope: failure.scope,

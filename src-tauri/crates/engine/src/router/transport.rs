@@ -42,6 +42,27 @@ pub struct Target<'a> {
     /// The official CLI serves this attempt instead of an HTTP call (the connection's CLI
     /// backend is on and the profile is an external Claude Code login; `router/cli_backend.rs`).
     pub cli: Option<CliTarget<'a>>,
+    /// How the attempt authenticates upstream, decided from the profile's kind.
+    pub credential: CredentialUse,
+    /// The upstream base URL when it is not the connection's (an external Codex login: the
+    /// ChatGPT backend its credential is for); the request's path maps onto it as onto the
+    /// connection's base URL.
+    pub base_url: Option<&'a str>,
+}
+
+/// How an attempt authenticates upstream (`Target::credential`); the engine decides it from
+/// the profile's kind (docs/design.md, section 14), the transport only carries it out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CredentialUse {
+    /// `api_key`: the secret in the dialect's credential header (`x-api-key`, `Authorization:
+    /// Bearer`); the client's credentials are dropped.
+    Key,
+    /// `token`: the secret as `Authorization: Bearer`, `oauth-2025-04-20` added to the client's
+    /// `anthropic-beta` list (appended when absent), no `x-api-key`; nothing else changed.
+    Token,
+    /// `external`: the client's own `Authorization` forwarded unchanged (the official CLI's
+    /// login; Switchyard never holds it, stores it or logs it); `secret` is empty.
+    Client,
 }
 
 /// Everything one attempt learned, returned with its outcome (recorded by the loop).

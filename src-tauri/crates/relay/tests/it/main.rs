@@ -20,6 +20,7 @@ mod quota_aware;
 mod request_fuzz;
 mod reverify;
 mod streamed_forwarding;
+mod subscription_clients;
 mod subscription_windows;
 mod tags;
 mod token_refresh;

@@ -5,6 +5,7 @@
 // helpers of an integration-test binary are neither, so the whole binary allows them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod attempts_tagged;
 mod cas;
 mod journal;
 mod migration;
