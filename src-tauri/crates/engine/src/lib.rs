@@ -79,8 +79,7 @@ pub use report::usage::{UsageBy, UsageChart, UsageRow, UsageSeries, UsageView, N
 pub use router::{
     AttemptFacts, AttemptReport, CliBackend, CliTarget, CredentialUse, KeysLater, LaterKeys, Outcome, QuotaBoard,
     Recording, Refusal, Reply, RequestKeys, Route, RouteRequest, Routed, Router, Snapshot, Target, Transport,
-    DROPPED_ACCOUNT_STATE,
-    MAX_QUOTA_READINGS, MAX_RESPONSE_ORIGINS, QUOTA_FLUSH_EVERY,
+    DROPPED_ACCOUNT_STATE, MAX_QUOTA_READINGS, MAX_RESPONSE_ORIGINS, QUOTA_FLUSH_EVERY,
 };
 pub use settings::{SettingsView, UserSetting};
 pub use switchyard_core::portable::MAX_BYTES as MAX_IMPORT_BYTES;

@@ -401,8 +401,10 @@ async fn the_backend_is_off_by_default() -> TestResult {
     assert_eq!(shown.max_concurrent, 2, "two runs per profile by default");
     assert_eq!(shown.profiles, vec!["max-1".to_string()], "it would apply to the external Claude Code profile");
     let resp = relay.post(plain("hi")).await?;
-    assert_eq!(resp.status(), 503, "an external login has no key of its own to send: nothing serves a plain request");
-    assert_eq!(header(&resp, "x-switchyard-reason"), "primary_unavailable");
+    // The client rule (core `may_serve`): an external login serves only requests naming it,
+    // unless the CLI backend is on; legacy refuses such a primary as another client's.
+    assert_eq!(resp.status(), 403, "an external login has no key of its own to send: nothing serves a plain request");
+    assert_eq!(header(&resp, "x-switchyard-reason"), "client_not_allowed");
     assert!(calls(&dir).is_empty(), "the CLI never ran");
     relay.engine.set_cli_backend("c", Some(true), None).await?;
     eventually("the relay's snapshot sees the backend on", || async {
