@@ -118,26 +118,9 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::alerts::{AlertKind, KeyState, RejectedWindow};
+    use crate::report::alerts::tests::{conn, key};
+    use crate::report::alerts::{AlertKind, RejectedWindow};
     use switchyard_core::states::{CredentialHealthState, ProfileKind};
-
-    fn key(label: &str, cooling: bool, quota: bool) -> KeyState {
-        KeyState {
-            id: format!("p_{label}"),
-            label: label.into(),
-            enabled: true,
-            cooling,
-            quota_exhausted: quota,
-            kind: ProfileKind::ApiKey,
-            login: CredentialHealthState::Static,
-            expires_at: None,
-            rejected: Vec::new(),
-        }
-    }
-
-    fn conn(mode: &str, suspended: bool, keys: Vec<KeyState>) -> ConnectionState {
-        ConnectionState { slug: "team".into(), mode: mode.into(), suspended, note: None, keys }
-    }
 
     #[test]
     fn the_limiter_admits_one_alert_per_connection_per_minute_on_a_manual_clock() {

@@ -313,10 +313,11 @@ pub fn alerts_between(prev: &ConnectionState, next: &ConnectionState) -> Vec<Ale
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn key(label: &str, cooling: bool, quota: bool) -> KeyState {
+    /// An enabled API key with these circuit facts (`alert_watch.rs` tests use it too).
+    pub(crate) fn key(label: &str, cooling: bool, quota: bool) -> KeyState {
         KeyState {
             id: format!("p_{label}"),
             label: label.into(),
@@ -330,7 +331,7 @@ mod tests {
         }
     }
 
-    fn conn(mode: &str, suspended: bool, keys: Vec<KeyState>) -> ConnectionState {
+    pub(crate) fn conn(mode: &str, suspended: bool, keys: Vec<KeyState>) -> ConnectionState {
         ConnectionState { slug: "team".into(), mode: mode.into(), suspended, note: None, keys }
     }
 
