@@ -500,3 +500,32 @@ async fn a_run_past_the_connection_s_timeout_is_killed_and_answered_504() -> Tes
     eventually("the run is killed", || async { Ok(gone(pid)) }).await?;
     Ok(())
 }
+
+/// A request naming its external login (`exec`'s pass-through: the official CLI's own
+/// credential) goes to the connection's base URL over HTTP even while the CLI backend is on:
+/// the backend never serves a request that carries a login of its own. Nothing listens at the
+/// base URL here, so the pass-through answers 502 and the stub CLI must not have run.
+#[tokio::test]
+async fn a_request_naming_its_login_passes_through_even_with_the_backend_on() -> TestResult {
+    let relay = cli_relay(&["max-1"], None, Some((true, 2))).await?;
+    let dir = relay.dir_of("max-1").to_path_buf();
+    let id = relay.id_of("max-1");
+    let resp = relay
+        .http
+        .post(format!("{}/c/c/v1/messages", relay.url))
+        .header("x-switchyard-token", &relay.token)
+        .header("x-switchyard-profile", &id)
+        .header("authorization", "Bearer sk-ant-oat01-client-own-login")
+        .header("user-agent", "claude-cli/2.1.332 (external, sdk-cli)")
+        .header("anthropic-version", "2023-06-01")
+        .json(&plain("hi"))
+        .send()
+        .await?;
+    assert_eq!(resp.status(), 502, "passed through over HTTP to a base URL where nothing listens");
+    assert_eq!(header(&resp, "x-switchyard-reason"), "upstream_unreachable", "the pass-through's own failure");
+    assert!(calls(&dir).is_empty(), "the CLI backend did not take the named request");
+    let plain_resp = relay.post(plain("hi")).await?;
+    assert_eq!(plain_resp.status(), 200, "an unnamed request still goes to the backend");
+    assert_eq!(calls(&dir).len(), 1, "and the CLI ran once, for it alone");
+    Ok(())
+}
