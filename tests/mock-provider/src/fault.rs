@@ -46,6 +46,21 @@ pub(crate) enum Fault {
         param: &'static str,
         message: String,
     },
+    /// A Gemini refusal (`gemini.rs`); other dialects render [`Fault::elsewhere`].
+    Gemini(crate::script::GeminiRefusal),
+}
+
+impl Fault {
+    /// What a Gemini refusal is in the OpenAI and Anthropic dialects.
+    pub fn elsewhere(refusal: crate::script::GeminiRefusal) -> Fault {
+        use crate::script::GeminiRefusal as R;
+        match refusal {
+            R::QuotaPerDay => Fault::QuotaExhausted,
+            R::QuotaPerMinute { retry_delay_secs } => Fault::RateLimited { retry_after_secs: retry_delay_secs },
+            R::ResourceExhausted => Fault::RateLimited { retry_after_secs: 0 },
+            R::ServiceDisabled | R::PermissionDenied => Fault::ModelForbidden { model: String::new() },
+        }
+    }
 }
 
 /// A key shown the way providers echo one back: a short prefix, stars, the last four.

@@ -1,4 +1,4 @@
-//! A scripted fake LLM provider speaking the OpenAI and Anthropic HTTP shapes, for tests and
+//! A scripted fake LLM provider speaking the OpenAI, Anthropic and Gemini HTTP shapes, for tests and
 //! benchmarks: each test key follows a [`KeyScript`] (ok, 429, quota, 401, forbidden model,
 //! 5xx, overloaded, slow, a stream that dies or errs, no listing, sequences; how streams are
 //! cut, pinged and compressed; a tool call before the reply; limit headers on successes;
@@ -22,6 +22,7 @@ mod account;
 mod anthropic;
 mod cache;
 mod fault;
+mod gemini;
 mod openai;
 mod playbook;
 mod quota;
@@ -39,6 +40,8 @@ pub use axum::http::{HeaderMap, Method};
 pub use bytes::Bytes;
 pub use quota::Quota;
 pub use record::RecordedRequest;
-pub use script::{Behaviour, Chunking, KeyScript, PromptCache, ScriptFile, ToolCall, Wire, DEFAULT_REPLY};
+pub use script::{
+    Behaviour, Chunking, GeminiRefusal, KeyScript, PromptCache, ScriptFile, ToolCall, Wire, DEFAULT_REPLY,
+};
 pub use server::MockProvider;
 pub use subscription::{LimitWindow, ResetAt, Subscription, UsageWindow};

@@ -116,6 +116,7 @@ pub(crate) fn error_response(fault: &Fault) -> Response {
             "This credential is only authorized for use with Claude Code and cannot be used for other API requests."
                 .to_owned(),
         ),
+        Fault::Gemini(refusal) => return error_response(&Fault::elsewhere(*refusal)),
         Fault::ExtraUsageRequired => (
             StatusCode::TOO_MANY_REQUESTS,
             "requests",

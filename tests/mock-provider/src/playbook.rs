@@ -208,11 +208,17 @@ fn apply_step(step: Behaviour, key: &str, call: Call<'_>, plan: Plan) -> Result<
         Behaviour::Unauthorized => Err(Fault::InvalidKey { key: key.to_owned() }),
         Behaviour::ServerError => Err(Fault::ServerError),
         Behaviour::Overloaded => Err(Fault::Overloaded),
-        Behaviour::UsageLimit { .. } | Behaviour::ClientNotAllowed | Behaviour::ExtraUsageRequired if listing => {
+        Behaviour::UsageLimit { .. }
+        | Behaviour::ClientNotAllowed
+        | Behaviour::ExtraUsageRequired
+        | Behaviour::Gemini(_)
+            if listing =>
+        {
             Ok(plan)
         }
         Behaviour::UsageLimit { window, reset } => Err(Fault::UsageLimit { window, reset }),
         Behaviour::ClientNotAllowed => Err(Fault::ClientNotAllowed),
         Behaviour::ExtraUsageRequired => Err(Fault::ExtraUsageRequired),
+        Behaviour::Gemini(refusal) => Err(Fault::Gemini(refusal)),
     }
 }

@@ -61,6 +61,10 @@ pub enum Behaviour {
     /// is required for long context requests." (Anthropic's shape; the OpenAI dialects send
     /// the same words as a 429 without a structured code).
     ExtraUsageRequired,
+    /// One of Gemini's structured refusals (`gemini.rs` renders it with the recorded shape;
+    /// the other dialects answer their nearest equivalent). Listing is unaffected.
+    /// JSON: `{"gemini": "quota_per_day"}`, `{"gemini": {"quota_per_minute": {"retry_delay_secs": 39}}}`.
+    Gemini(GeminiRefusal),
     /// One step per hit, in order; the last step then repeats (`[429, ok]` = 429 once, then
     /// ok). Nested sequences are flattened; an empty sequence is `ok`.
     Sequence(Vec<Behaviour>),
@@ -119,6 +123,23 @@ impl Behaviour {
             other => out.push(other.clone()),
         }
     }
+}
+
+/// A Gemini refusal, each the shape of a recorded sample in `providers/tests/fixtures/gemini/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GeminiRefusal {
+    /// 429 `RESOURCE_EXHAUSTED` with a `QuotaFailure` naming a per-day quota id (beside the
+    /// per-minute ones, as the API sends it) and a `RetryInfo`.
+    QuotaPerDay,
+    /// 429 `RESOURCE_EXHAUSTED` with a per-minute `QuotaFailure` and `RetryInfo.retryDelay`.
+    QuotaPerMinute { retry_delay_secs: u64 },
+    /// 429 `RESOURCE_EXHAUSTED` with no details at all.
+    ResourceExhausted,
+    /// 403 `PERMISSION_DENIED` with `ErrorInfo.reason` `SERVICE_DISABLED`.
+    ServiceDisabled,
+    /// 403 `PERMISSION_DENIED` with `ErrorInfo.reason` `API_KEY_SERVICE_BLOCKED`.
+    PermissionDenied,
 }
 
 /// How the writes of a stream are cut. JSON: `"events"` (one write per SSE frame, the

@@ -1,6 +1,6 @@
 //! The HTTP server: [`MockProvider`] binds a listener, runs the axum router until shut down,
 //! and exposes the script and the counters. Request intake (count, record, parse) lives here;
-//! the dialects' answers live in `openai.rs`, `responses.rs` and `anthropic.rs`.
+//! the dialects' answers live in `openai.rs`, `responses.rs`, `anthropic.rs` and `gemini.rs`.
 
 use std::future::Future;
 use std::io;
@@ -24,7 +24,7 @@ use crate::fault::Fault;
 use crate::playbook::Playbook;
 use crate::record::{Ledger, RecordedRequest};
 use crate::script::{KeyScript, ScriptFile};
-use crate::{anthropic, openai, responses};
+use crate::{anthropic, gemini, openai, responses};
 
 /// State shared by the handlers.
 #[derive(Debug, Default)]
@@ -35,6 +35,8 @@ pub(crate) struct Shared {
     pub accounts: Accounts,
     /// Each account's prompt cache (keys with a scripted `prompt_cache` only).
     pub caches: PromptCaches,
+    /// Keys that arrived in a URL (`?key=` on a Gemini route), in arrival order.
+    pub url_keys: std::sync::Mutex<Vec<String>>,
 }
 
 /// A received request after intake: counted, recorded, body parsed if JSON.
@@ -51,14 +53,31 @@ pub(crate) struct Intake {
 impl Shared {
     /// Counts and records a request under `key` and parses its body.
     pub fn intake(&self, method: Method, uri: &Uri, headers: HeaderMap, body: Bytes, key: Option<String>) -> Intake {
+        self.intake_for(method, uri, uri.query().map(str::to_owned), headers, body, key, None)
+    }
+
+    /// [`Shared::intake`] with the query to record and, when the path names it (Gemini),
+    /// the model.
+    #[allow(clippy::too_many_arguments)]
+    pub fn intake_for(
+        &self,
+        method: Method,
+        uri: &Uri,
+        query: Option<String>,
+        headers: HeaderMap,
+        body: Bytes,
+        key: Option<String>,
+        model: Option<String>,
+    ) -> Intake {
         let json: Option<Value> = serde_json::from_slice(&body).ok();
-        let model = json.as_ref().and_then(|j| j.get("model")).and_then(Value::as_str).map(str::to_owned);
+        let model =
+            model.or_else(|| json.as_ref().and_then(|j| j.get("model")).and_then(Value::as_str).map(str::to_owned));
         let accept_encoding =
             headers.get(axum::http::header::ACCEPT_ENCODING).and_then(|v| v.to_str().ok()).map(str::to_owned);
         self.ledger.record(RecordedRequest {
             method,
             path: uri.path().to_owned(),
-            query: uri.query().map(str::to_owned),
+            query,
             headers,
             body: body.clone(),
             key: key.clone(),
@@ -156,6 +175,12 @@ impl MockProvider {
         self.shared.ledger.hits_for(key, model)
     }
 
+    /// Keys that arrived in a URL (a Gemini `?key=`, refused 400), in arrival order; never
+    /// reset. A relay must leave this empty.
+    pub fn keys_seen_in_urls(&self) -> Vec<String> {
+        self.shared.url_keys.lock().map(|keys| keys.clone()).unwrap_or_default()
+    }
+
     /// Every request received since the last reset, in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.ledger.requests()
@@ -196,6 +221,8 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/responses", post(responses::create_response))
         .route("/v1/messages", post(anthropic::messages))
         .route("/v1/messages/count_tokens", post(anthropic::count_tokens))
+        .route("/v1beta/models", get(gemini::list_models))
+        .route("/v1beta/models/{*call}", post(gemini::call))
         // The ChatGPT backend a Codex sign-in talks to (`https://chatgpt.com/backend-api/codex`);
         // other `/backend-api/…` calls of Codex (workspace checks) get the router's 404.
         .route("/backend-api/codex/responses", post(responses::create_response))

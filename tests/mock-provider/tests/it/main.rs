@@ -9,6 +9,7 @@ mod anthropic;
 mod anthropic_faults;
 mod binary;
 mod common;
+mod gemini;
 mod openai;
 mod openai_faults;
 mod prompt_cache;
