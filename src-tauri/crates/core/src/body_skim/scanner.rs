@@ -398,6 +398,7 @@ impl<'b> Scanner<'b> {
                 // Gemini reads a missing role as the user's.
                 let mut user = gemini;
                 let mut content = Content::Absent;
+                let content_key: &[u8] = if gemini { b"parts" } else { b"content" };
                 let d = self.object(&mut |sc, key| match key {
                     b"role" => {
                         user = false;
@@ -408,19 +409,9 @@ impl<'b> Scanner<'b> {
                         user = equals(sc.b, s, "user");
                         Ok(Some(digest(SEED_STRING, &sc.b[s.start..s.end])))
                     }
-                    b"parts" if gemini => match sc.peek() {
-                        Some(b'[') => {
-                            let (d, human) = sc.blocks(protocol)?;
-                            content = Content::Blocks(human);
-                            Ok(Some(d))
-                        }
-                        _ => {
-                            content = Content::Other;
-                            Ok(None)
-                        }
-                    },
-                    b"content" if !gemini => match sc.peek() {
-                        Some(b'"') => {
+                    // Gemini's `parts` are its content blocks; it has no string form.
+                    k if k == content_key => match sc.peek() {
+                        Some(b'"') if !gemini => {
                             content = Content::Text;
                             Ok(None)
                         }
