@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use switchyard_desktop::relay::RelayService;
-use switchyard_desktop::tray::{refresh, Alerts, Notifier, NotifierState};
+use switchyard_desktop::tray::{refresh, Alerts, NotifierState};
 use switchyard_desktop::tray_menu::{tray_model, TrayNode};
 use switchyard_engine::{Clock, Engine};
 use switchyard_mock_provider::{Behaviour, KeyScript, LimitWindow, MockProvider};
@@ -23,6 +23,7 @@ use tauri::test::{mock_builder, mock_context, noop_assets, MockRuntime};
 use tauri::WebviewWindow;
 
 use crate::common;
+use crate::common::Recorded;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -59,17 +60,6 @@ impl Clock for SteppedClock {
 
     fn monotonic(&self) -> Instant {
         self.start + Duration::from_millis(u64::try_from(self.stepped_ms.load(Ordering::SeqCst)).unwrap_or(0))
-    }
-}
-
-#[derive(Default)]
-struct Recorded(Mutex<Vec<(String, String)>>);
-
-impl Notifier for Recorded {
-    fn notify(&self, title: &str, body: &str) {
-        if let Ok(mut v) = self.0.lock() {
-            v.push((title.to_string(), body.to_string()));
-        }
     }
 }
 

@@ -4,11 +4,11 @@
 //! gates, the menu builds as Tauri menu items, and `refresh` turns a suspension into one
 //! desktop notification (recorded by a test notifier), not one per refresh.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 use switchyard_desktop::relay::RelayService;
-use switchyard_desktop::tray::{apply_action, build_menu, refresh, Alerts, Notifier, NotifierState};
+use switchyard_desktop::tray::{apply_action, build_menu, refresh, Alerts, NotifierState};
 use switchyard_desktop::tray_menu::{tray_model, TrayAction, TrayEntry, TrayNode};
 use switchyard_engine::{Engine, ErrorCode, SystemClock};
 use switchyard_mock_provider::{KeyScript, MockProvider};
@@ -18,21 +18,11 @@ use tauri::test::{mock_builder, mock_context, noop_assets, MockRuntime};
 use tauri::{Manager, WebviewWindow};
 
 use crate::common;
+use crate::common::Recorded;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 const CANARY: &str = "sk-canary-tray";
-
-#[derive(Default)]
-struct Recorded(Mutex<Vec<(String, String)>>);
-
-impl Notifier for Recorded {
-    fn notify(&self, title: &str, body: &str) {
-        if let Ok(mut v) = self.0.lock() {
-            v.push((title.to_string(), body.to_string()));
-        }
-    }
-}
 
 struct Shell {
     app: tauri::App<MockRuntime>,

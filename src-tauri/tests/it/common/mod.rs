@@ -90,3 +90,15 @@ pub fn two_connections(canary: &str) -> Result<Shell, Box<dyn std::error::Error>
     )?;
     Ok(shell)
 }
+
+/// A notifier that keeps what it was asked to show, `(title, body)` in order.
+#[derive(Default)]
+pub struct Recorded(pub std::sync::Mutex<Vec<(String, String)>>);
+
+impl switchyard_desktop::tray::Notifier for Recorded {
+    fn notify(&self, title: &str, body: &str) {
+        if let Ok(mut v) = self.0.lock() {
+            v.push((title.to_string(), body.to_string()));
+        }
+    }
+}
