@@ -38,6 +38,9 @@ pub struct AttemptRow {
     /// What the official CLI reported the attempt's tokens would cost at list price, in
     /// millionths of a USD (CLI backend attempts only; a reference figure, never a cost).
     pub reference_cost_micro_usd: Option<i64>,
+    /// The relay user the attempt was made for (a `relay_users` name, never the token);
+    /// `None` for the install's own token.
+    pub user_name: Option<String>,
 }
 
 /// A row with its id, for paging through the table in id order.
@@ -54,7 +57,7 @@ macro_rules! columns {
     () => {
         "at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, scope, ttfb_ms, \
          duration_ms, input_tokens, output_tokens, session, conversation, moved, cache_read_tokens, \
-         cache_write_tokens, tags, reference_cost_micro_usd"
+         cache_write_tokens, tags, reference_cost_micro_usd, user_name"
     };
 }
 
@@ -218,7 +221,7 @@ pub async fn prune(conn: &mut SqliteConnection, keep: i64) -> Result<u64, StoreE
 const SHAPE_ROWS: usize = 64;
 
 /// Columns bound per row.
-const COLUMNS: usize = 21;
+const COLUMNS: usize = 22;
 
 /// `INSERT … SELECT * FROM (VALUES (…) × 64) WHERE column1 IS NOT NULL` (`at_ms` is never
 /// NULL in a real row).
@@ -252,7 +255,7 @@ pub async fn insert_batch(conn: &mut SqliteConnection, rows: Vec<AttemptRow>) ->
 }
 
 /// At most [`SHAPE_ROWS`] rows. The arguments are reserved up front and added directly
-/// (`Query::bind` grows its vector eleven times on the way to 1,280 arguments).
+/// (`Query::bind` grows its vector eleven times on the way to 1,408 arguments).
 async fn insert_chunk(conn: &mut SqliteConnection, chunk: impl Iterator<Item = AttemptRow>) -> Result<(), StoreError> {
     let mut args = SqliteArguments::default();
     args.reserve(SHAPE_ROWS * COLUMNS, 0);
@@ -294,5 +297,6 @@ fn add_row(args: &mut SqliteArguments<'static>, r: AttemptRow) -> Result<(), Box
     args.add(r.cache_write_tokens)?;
     args.add(r.tags)?;
     args.add(r.reference_cost_micro_usd)?;
+    args.add(r.user_name)?;
     Ok(())
 }

@@ -9,6 +9,9 @@ use sqlx::{Sqlite, SqlitePool, Transaction};
 
 use crate::error::StoreError;
 
+/// The forward-only migrations in `migrations/`, applied by [`Store::open`].
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../../migrations");
+
 /// A transaction started with `BEGIN IMMEDIATE` (read-then-write without BUSY upgrades).
 pub type Tx = Transaction<'static, Sqlite>;
 
@@ -29,8 +32,23 @@ impl Store {
             .busy_timeout(Duration::from_secs(5))
             .foreign_keys(true);
         let pool = SqlitePoolOptions::new().max_connections(4).connect_with(opts).await?;
-        sqlx::migrate!("../../../migrations").run(&pool).await?;
+        MIGRATOR.run(&pool).await?;
         Ok(Self { pool })
+    }
+
+    /// Whether the store answers and every migration this build knows is applied (the
+    /// relay's `/readyz`): one read of sqlx's migration table.
+    pub async fn ready(&self) -> Result<(), StoreError> {
+        let applied: Vec<i64> = sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success = 1")
+            .fetch_all(&self.pool)
+            .await?;
+        match MIGRATOR.iter().find(|m| !applied.contains(&m.version)) {
+            None => Ok(()),
+            Some(m) => Err(StoreError::Corrupt {
+                table: "_sqlx_migrations",
+                detail: format!("migration {} ({}) is not applied", m.version, m.description),
+            }),
+        }
     }
 
     /// Starts a write transaction that takes the write lock up front.

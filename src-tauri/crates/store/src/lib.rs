@@ -14,6 +14,8 @@ pub mod key_fees;
 pub mod prices;
 pub mod profiles;
 pub mod quota;
+pub mod relay_users;
+pub mod sealed_secrets;
 pub mod settings;
 
 pub use db::{Store, Tx};

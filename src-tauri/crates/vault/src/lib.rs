@@ -1,17 +1,22 @@
 //! Secrets of Switchyard. A [`Secret`] never prints, never serializes and is zeroized on
-//! drop; a [`Locator`] is the keychain address the database stores instead. The
-//! [`Keychain`] backend is the only one binaries use; [`MemoryVault`] is for unit tests.
+//! drop; a [`Locator`] is the keychain address the database stores instead. Binaries use the
+//! [`Keychain`] backend, or on a server the [`SealedVault`] (secrets encrypted in the store
+//! under a master key kept outside it); [`MemoryVault`] is for unit tests.
 
 mod keychain;
 mod locator;
 #[cfg(any(test, feature = "memory"))]
 mod memory;
+mod sealed;
 mod secret;
 
 pub use keychain::Keychain;
 pub use locator::Locator;
 #[cfg(any(test, feature = "memory"))]
 pub use memory::MemoryVault;
+pub use sealed::{
+    MasterKey, SealedEntry, SealedRows, SealedVault, Sealer, CREDENTIAL_NAME, KEY_BYTES, MASTER_KEY_FILE_ENV,
+};
 pub use secret::Secret;
 
 use thiserror::Error;
@@ -24,6 +29,10 @@ pub enum VaultError {
     /// The keychain answered but refused or failed the operation.
     #[error("keychain operation failed: {0}")]
     Failed(String),
+    /// The sealed vault cannot serve: no master key, a key file others can read, a wrong key,
+    /// a row that does not open. The message says which and never carries a secret.
+    #[error("sealed vault: {0}")]
+    Sealed(String),
 }
 
 /// A place secrets are kept. Calls block (the OS APIs are synchronous): call them from
