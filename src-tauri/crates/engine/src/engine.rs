@@ -31,6 +31,8 @@ pub struct Engine {
     pub(crate) presence: crate::config::presence::PresenceCache,
     /// Readiness computations so far (each is a profile, evidence and settings read).
     pub(crate) readiness_loads: std::sync::atomic::AtomicU64,
+    /// The sealed vault's key, when secrets are sealed in the store (`sealed.rs`).
+    pub(crate) sealer: Option<Arc<switchyard_vault::Sealer>>,
     data_dir: PathBuf,
 }
 
@@ -43,8 +45,18 @@ impl Engine {
     /// Opens `data_dir` (creating it, owner-only) with the given vault and clock, then
     /// removes orphan keychain entries left by an interrupted operation.
     pub async fn open_with(data_dir: &Path, vault: Arc<dyn Vault>, clock: Arc<dyn Clock>) -> Result<Self, EngineError> {
+        Self::open_on(data_dir, crate::sealed::VaultSpec::Given(vault), clock).await
+    }
+
+    /// Opens `data_dir` with the vault `spec` names (the sealed one is built over the store).
+    pub(crate) async fn open_on(
+        data_dir: &Path,
+        spec: crate::sealed::VaultSpec,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, EngineError> {
         create_private_dir(data_dir)?;
         let store = Store::open(&data_dir.join(DB_FILE)).await?;
+        let (vault, sealer) = crate::sealed::vault_for(&store, spec, clock.now_ms()).await?;
         let mut conn = store.acquire().await?;
         let fresh_id = uuid::Uuid::new_v4().simple().to_string();
         let install_id = settings::get_or_insert(&mut conn, settings::INSTALL_ID, &fresh_id, clock.now_ms()).await?;
@@ -63,6 +75,7 @@ impl Engine {
             http,
             presence: Default::default(),
             readiness_loads: Default::default(),
+            sealer,
             data_dir: data_dir.to_path_buf(),
         };
         match engine.collect_orphans().await {

@@ -27,6 +27,11 @@ pub enum EngineError {
     GateFailed { message: String, gates: Box<crate::views::GateView> },
     #[error("{0}; Switchyard keeps secrets only in the OS keychain (unlock it or start a Secret Service such as gnome-keyring)")]
     KeychainUnavailable(String),
+    /// The sealed vault cannot serve (no master key, a wrong one, a key file others can read,
+    /// a row that does not open). Code `keychain_unavailable`: the place secrets are kept
+    /// cannot be read, and nothing starts without it.
+    #[error("{0}")]
+    SealedVault(String),
     #[error("internal error: {0}")]
     Internal(String),
     /// Raised by an armed [`FaultPoint`] in crash-safety tests.
@@ -43,7 +48,7 @@ impl EngineError {
             }
             EngineError::NotFound { .. } => ErrorCode::NotFound,
             EngineError::Precondition(_) | EngineError::GateFailed { .. } => ErrorCode::Precondition,
-            EngineError::KeychainUnavailable(_) => ErrorCode::KeychainUnavailable,
+            EngineError::KeychainUnavailable(_) | EngineError::SealedVault(_) => ErrorCode::KeychainUnavailable,
             EngineError::Internal(_) | EngineError::Crashed(_) => ErrorCode::Internal,
         }
     }
@@ -82,6 +87,7 @@ impl From<VaultError> for EngineError {
                 EngineError::KeychainUnavailable(format!("the OS keychain is unavailable ({why})"))
             }
             VaultError::Failed(why) => EngineError::Internal(format!("keychain: {why}")),
+            e @ VaultError::Sealed(_) => EngineError::SealedVault(e.to_string()),
         }
     }
 }

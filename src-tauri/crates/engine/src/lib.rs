@@ -43,6 +43,7 @@ mod ledger;
 mod readiness;
 mod report;
 mod router;
+mod sealed;
 mod settings;
 mod views;
 
@@ -54,11 +55,13 @@ pub use config::exec_account::{ExecAccount, LimitRefusal, LAUNCH_TAG};
 pub use config::inputs::{ConnectionEdit, NewConnection, NewCredential, NewProfile, ProfileEdit};
 pub use config::portable::{Conflict, ImportReport, ImportedConnection, ImportedProfile};
 pub use config::relay_settings::{DEFAULT_RELAY_PORT, RELAY_PORT_KEY, RELAY_TOKEN_REVISION_KEY};
+pub use config::relay_users::{user_token_hash, USERS_REFRESH_MS, USER_TOKEN_PREFIX};
 pub use config::reorder::OrderEntry;
 pub use config::staging::LEASE_MS;
 pub use config::start_with_system::START_WITH_SYSTEM_KEY;
 pub use config::upstream_timeout::DEFAULT_FIRST_BYTE_TIMEOUT;
 pub use engine::{default_data_dir, Engine, DB_FILE};
+pub use sealed::{VaultKind, VAULT_ENV, VAULT_KEY};
 pub use error::EngineError;
 pub use fault::FaultPoint;
 pub use ledger::retention::{MAX_RETENTION_ROWS, MIN_RETENTION_ROWS, RETENTION_KEY};
@@ -75,7 +78,7 @@ pub use report::attempts::AttemptView;
 pub use report::prices::{KeyFeeView, NewPrice, PriceTable, PriceView};
 pub use report::quota::{ProfileQuota, QuotaView, QuotaWindowView};
 pub use report::time_zone::{TimeZoneView, TIME_ZONE_KEY};
-pub use report::usage::{UsageBy, UsageChart, UsageRow, UsageSeries, UsageView, NO_MODEL, UNTAGGED};
+pub use report::usage::{UsageBy, UsageChart, UsageRow, UsageSeries, UsageView, LOCAL_USER, NO_MODEL, UNTAGGED};
 pub use router::{
     AttemptFacts, AttemptReport, CliBackend, CliTarget, CredentialUse, KeysLater, LaterKeys, Outcome, QuotaBoard,
     Recording, Refusal, Reply, RequestKeys, Route, RouteRequest, Routed, Router, Snapshot, Target, Transport,
@@ -87,7 +90,7 @@ pub use switchyard_core::routing::gate::{GATE_MODEL_UNSERVED, GATE_NO_MODEL, GAT
 pub use switchyard_core::secret_shape::{echo_safe, NOT_SHOWN};
 pub use switchyard_core::states::{CredentialHealthState, OfficialClient, ProfileKind};
 pub use switchyard_core::{ErrorCode, InvalidInput};
-pub use switchyard_vault::Secret;
+pub use switchyard_vault::{MasterKey, Secret, VaultError, MASTER_KEY_FILE_ENV};
 pub use views::{
     AffinityView, EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness, QuotaAwareView,
     RoutingStatus, VerifyEvent, VerifyReport, VerifyResult,

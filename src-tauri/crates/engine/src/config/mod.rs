@@ -21,6 +21,7 @@ pub(crate) mod presence;
 pub(crate) mod profiles;
 pub(crate) mod quota_aware;
 pub(crate) mod relay_settings;
+pub(crate) mod relay_users;
 pub(crate) mod reorder;
 pub(crate) mod rows;
 pub(crate) mod sign_in;

@@ -120,5 +120,6 @@ fn attempt_view(slug: &str, protocol: Protocol, labels: &HashMap<String, String>
         prompt_tokens: opt(prompt_tokens(protocol, r.input_tokens, r.cache_read_tokens, r.cache_write_tokens)),
         tags: parse_tags_json(r.tags.as_deref()),
         reference_cost_usd: r.reference_cost_micro_usd.map(|micro| micro as f64 / 1e6),
+        user: r.user_name,
     }
 }

@@ -41,7 +41,12 @@ pub enum UsageBy {
     Day,
     /// `name=value` per tag (a row with two tags counts in both; `(untagged)` for none).
     Tag,
+    /// The relay user the requests came from (`(local)` for the install's own token).
+    User,
 }
+
+/// The key of rows made with the install's own (local) relay token in `--by user`.
+pub const LOCAL_USER: &str = "(local)";
 
 impl UsageBy {
     pub fn parse(text: &str) -> Result<Self, InvalidInput> {
@@ -50,7 +55,8 @@ impl UsageBy {
             "model" => Ok(Self::Model),
             "day" => Ok(Self::Day),
             "tag" => Ok(Self::Tag),
-            _ => Err(InvalidInput::new("by", "must be profile, model, day or tag")),
+            "user" => Ok(Self::User),
+            _ => Err(InvalidInput::new("by", "must be profile, model, day, tag or user")),
         }
     }
 
@@ -60,6 +66,7 @@ impl UsageBy {
             Self::Model => "model",
             Self::Day => "day",
             Self::Tag => "tag",
+            Self::User => "user",
         }
     }
 }
@@ -220,6 +227,7 @@ fn keys(r: &AttemptRow, by: UsageBy, tz: &TimeZone) -> Vec<String> {
         UsageBy::Profile => vec![r.profile_id.clone()],
         UsageBy::Model => vec![r.model.clone().unwrap_or_else(|| NO_MODEL.to_string())],
         UsageBy::Day => vec![date_of(r.at_ms, tz).to_string()],
+        UsageBy::User => vec![r.user_name.clone().unwrap_or_else(|| LOCAL_USER.to_string())],
         UsageBy::Tag => {
             let tags = parse_tags_json(r.tags.as_deref());
             if tags.is_empty() {

@@ -57,6 +57,7 @@ impl Recording {
             cache_write_tokens: None,
             tags: run.tags.clone(),
             reference_cost_micro_usd: None,
+            user_name: run.user.clone(),
         };
         Recording {
             router: router.clone(),

@@ -32,6 +32,9 @@ pub struct RouteRequest {
     /// The official client the request identifies as (core `identify_client`): token and
     /// external profiles serve only their own client (invariant 20).
     pub client: Option<OfficialClient>,
+    /// The relay user whose token the request carried (a `relay_users` name, never the
+    /// token); `None` for the install's own token. Recorded with every attempt.
+    pub user: Option<String>,
 }
 
 impl RouteRequest {
@@ -46,6 +49,7 @@ impl RouteRequest {
             previous_response_id: None,
             pinned: None,
             client: None,
+            user: None,
         }
     }
 }

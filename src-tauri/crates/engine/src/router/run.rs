@@ -37,6 +37,8 @@ pub(crate) struct TurnRun {
     pub(crate) conversation: Option<ConversationKey>,
     pub(crate) session: Option<String>,
     pub(crate) tags: Option<String>,
+    /// The relay user the request came from (ledger only).
+    pub(crate) user: Option<String>,
     /// Forwarding: the keys the first attempt's ledger row computes later (`turn` is
     /// [`FORWARDED_TURN`] meanwhile; forwarding never routes by it).
     pub(crate) keys_later: Option<KeysLater>,
@@ -137,7 +139,7 @@ impl Router {
     /// Responses answer came from, when remembered — an unknown id (evicted, or from before
     /// a restart) routes normally.
     pub(crate) async fn start_run(&self, request: RouteRequest) -> Result<TurnRun, EngineError> {
-        let RouteRequest { snapshot, model, keys, tags, previous_response_id, pinned, client } = request;
+        let RouteRequest { snapshot, model, keys, tags, previous_response_id, pinned, client, user } = request;
         let (turn, conversation, session, keys_later) = match keys {
             RequestKeys::Now { turn, conversation, session } => (turn, conversation, session, None),
             RequestKeys::Later(later) => (FORWARDED_TURN.to_string(), None, None, Some(later)),
@@ -150,6 +152,7 @@ impl Router {
             conversation,
             session,
             tags,
+            user,
             keys_later,
             attempts: 0,
             same_retries: 0,

@@ -49,4 +49,8 @@ pub struct AttemptView {
     pub reference_cost_usd: Option<f64>,
     /// The caller's tags (`x-switchyard-tag-NAME: value`), by name; empty without tags.
     pub tags: BTreeMap<String, String>,
+    /// The relay user the attempt was made for (a name given by `relay users add`, never the
+    /// token); `None` for the install's own token. Not in the desktop's bindings yet.
+    #[specta(skip)]
+    pub user: Option<String>,
 }

@@ -9,6 +9,7 @@
 //! - `cache.rs` — prompt-cache hit ratios and traffic shares per profile.
 //! - `cli_backend.rs` — the CLI backend setting of a connection.
 //! - `attempt.rs`, `quota.rs`, `usage.rs`, `prices.rs` — the ledger, limit readings, usage and cost.
+//! - `relay_user.rs` — the relay's per-person tokens (`relay users list`).
 //! - `fallback.rs`, `key_check.rs` — fallback chains, background re-verification.
 //! - `evidence.rs`, `import.rs`, `time_zone.rs` — verification proofs, import reports, the
 //!   user's time zone. (Client set-up's views are the `switchyard-client-setup` crate's.)
@@ -25,6 +26,7 @@ mod import;
 mod key_check;
 mod prices;
 mod quota;
+mod relay_user;
 mod routing;
 mod time_zone;
 mod usage;
@@ -39,6 +41,7 @@ pub use import::*;
 pub use key_check::*;
 pub use prices::*;
 pub use quota::*;
+pub use relay_user::*;
 pub use routing::*;
 pub use time_zone::*;
 pub use usage::*;

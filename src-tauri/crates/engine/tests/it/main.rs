@@ -22,4 +22,5 @@ mod relay_token;
 mod reorder;
 mod rotation;
 mod route_loop;
+mod sealed_vault;
 mod usage;
