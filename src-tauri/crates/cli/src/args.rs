@@ -21,6 +21,10 @@ pub struct Cli {
     /// Machine-readable JSON on stdout.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Where secrets are kept: `keychain` (the OS keychain) or `sealed` (encrypted in the store
+    /// under the master key from SWITCHYARD_MASTER_KEY_FILE). Default: what the data dir uses.
+    #[arg(long, global = true, env = "SWITCHYARD_VAULT", value_name = "KIND", value_parser = ["keychain", "sealed"])]
+    pub vault: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -63,6 +67,9 @@ pub enum Command {
     /// The local relay.
     #[command(subcommand)]
     Relay(RelayCmd),
+    /// The sealed vault (secrets encrypted in the store under a master key).
+    #[command(subcommand)]
+    Vault(VaultCmd),
     /// Run a client with its environment pointed at the relay for SLUG (an embedded relay serves
     /// for the command's lifetime when none listens): `switchyard exec SLUG -- CMD [ARGS...]`.
     Exec(crate::exec_cmd::ExecArgs),
@@ -80,17 +87,48 @@ pub enum Command {
 
 #[derive(Debug, Subcommand)]
 pub enum RelayCmd {
-    /// Serve the relay on loopback until interrupted.
+    /// Serve the relay until interrupted (SIGINT/SIGTERM: drains, flushes the ledger, exits 0).
     Serve {
-        /// Loopback address (default: 127.0.0.1 and the port from settings, 4141).
-        #[arg(long, value_name = "127.0.0.1:PORT")]
+        /// Address (default: 127.0.0.1 and the port from settings, 4141). Beyond loopback only
+        /// with --tls-cert and --tls-key.
+        #[arg(long, value_name = "ADDR:PORT")]
         listen: Option<std::net::SocketAddr>,
+        /// PEM certificate chain: serve HTTPS.
+        #[arg(long, value_name = "FILE", requires = "tls_key")]
+        tls_cert: Option<PathBuf>,
+        /// PEM private key of --tls-cert.
+        #[arg(long, value_name = "FILE", requires = "tls_cert")]
+        tls_key: Option<PathBuf>,
     },
+    /// Per-person relay tokens (stored hashed; the ledger records the user).
+    #[command(subcommand)]
+    Users(UsersCmd),
     /// Print the relay token (created on first use).
     Token {
         /// Replace it with a new random token.
         #[arg(long)]
         rotate: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UsersCmd {
+    /// Add a user and print their token once (only its hash is kept).
+    Add { name: String },
+    /// Every user, revoked ones too (never a token).
+    List,
+    /// Refuse the user's token from now on (every relay within a second).
+    Revoke { name: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum VaultCmd {
+    /// Re-seal every secret under a new master key; then restart every process on this store
+    /// with SWITCHYARD_MASTER_KEY_FILE pointing at the new file.
+    RotateMasterKey {
+        /// The new key: 32 random bytes (raw or 64 hex digits), mode 0600.
+        #[arg(long, value_name = "FILE")]
+        new_key_file: PathBuf,
     },
 }
 

@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use switchyard_engine::{default_data_dir, Engine, EngineError};
+use switchyard_engine::{default_data_dir, Engine, EngineError, MasterKey, SystemClock, VaultKind};
 
 use crate::args::{Cli, Command};
 
@@ -64,7 +64,9 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> Result<output::Output, EngineError> {
     let json = cli.json;
     let data_dir = cli.data_dir.unwrap_or_else(default_data_dir);
-    let engine = Arc::new(Engine::open(&data_dir).await?);
+    let vault = cli.vault.as_deref().and_then(VaultKind::parse);
+    let engine =
+        Arc::new(Engine::open_choosing(&data_dir, vault, MasterKey::from_env, Arc::new(SystemClock)).await?);
     let result = match cli.command {
         Command::Connection(cmd) => commands::connection(&engine, cmd).await,
         Command::Profile(cmd) => commands::profile(&engine, cmd, json).await,
@@ -81,6 +83,7 @@ async fn run(cli: Cli) -> Result<output::Output, EngineError> {
         Command::Prices(a) => prices_cmd::run(&engine, a).await,
         Command::Quota { slug } => engine.quota(&slug).await.map(|q| output::Output::view(render::quota::Quota(q))),
         Command::Relay(cmd) => relay_cmd::run(&engine, cmd, json).await,
+        Command::Vault(cmd) => relay_cmd::vault(&engine, cmd).await,
         Command::Settings { key, value } => commands::settings(&engine, key.as_deref(), value.as_deref()).await,
         Command::Exec(a) => exec_cmd::run(&engine, a).await,
         Command::Client(cmd) => client_cmd::run(&engine, cmd).await,

@@ -75,9 +75,9 @@ pub fn note(line: &str) {
 }
 
 /// The relay's first stdout line (scripts wait for it).
-pub fn print_listening(addr: std::net::SocketAddr) {
+pub fn print_listening(url: &str) {
     use std::io::Write;
-    println!("relay listening on http://{addr}");
+    println!("relay listening on {url}");
     let _ = std::io::stdout().flush();
 }
 

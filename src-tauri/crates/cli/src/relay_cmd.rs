@@ -1,14 +1,16 @@
-//! `switchyard relay serve|token`: hosts the relay through `switchyard_relay::Service` (the
-//! same one the desktop app uses), prints the listening line first, serves until
-//! SIGINT/SIGTERM and drains every in-flight response.
+//! `switchyard relay serve|token|users` and `vault rotate-master-key`: hosts the relay through
+//! `switchyard_relay::Service` (the same one the desktop app uses), prints the listening line
+//! first, serves until SIGINT/SIGTERM and drains every in-flight response, flushes the ledger
+//! and exits 0. Beyond loopback only with TLS (`--tls-cert`, `--tls-key`).
 
 use std::sync::Arc;
 
-use switchyard_engine::{Engine, EngineError};
-use switchyard_relay::{check_loopback, Listen, Service};
+use switchyard_engine::{Engine, EngineError, MasterKey};
+use switchyard_relay::{check_listen, Listen, Service, TlsFiles};
 
-use crate::args::RelayCmd;
+use crate::args::{RelayCmd, UsersCmd, VaultCmd};
 use crate::output::{print_listening, Output};
+use crate::render::relay_users::{MasterKeyRotated, NewUserToken, RelayUsers, UserRevoked};
 use crate::render::token::RelayToken;
 
 pub async fn run(engine: &Arc<Engine>, cmd: RelayCmd, _json: bool) -> Result<Output, EngineError> {
@@ -17,26 +19,62 @@ pub async fn run(engine: &Arc<Engine>, cmd: RelayCmd, _json: bool) -> Result<Out
             let token = engine.relay_token(rotate).await?;
             Ok(Output::view(RelayToken { token: token.expose().to_string() }))
         }
-        RelayCmd::Serve { listen } => {
+        RelayCmd::Users(cmd) => users(engine, cmd).await,
+        RelayCmd::Serve { listen, tls_cert, tls_key } => {
+            let tls = match (tls_cert, tls_key) {
+                (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
+                _ => None,
+            };
             let listen = match listen {
                 Some(addr) => {
-                    check_loopback(addr)?;
+                    check_listen(addr, tls.is_some())?;
                     Listen::Addr(addr)
                 }
                 None => Listen::Setting,
             };
+            // A replica that cannot serve (store, migrations, master key) does not start.
+            engine.ready().await?;
             // The CLI waits for every in-flight response on shutdown (no drain bound).
-            let service = Arc::new(Service::with(engine.clone(), listen, None));
+            let service = Arc::new(Service::with(engine.clone(), listen, None).with_tls(tls));
             let status = service.start().await;
-            let bound = status.url.as_deref().and_then(|u| u.strip_prefix("http://")).and_then(|a| a.parse().ok());
-            let Some(bound) = bound.filter(|_| status.state == "listening") else {
+            let Some(url) = status.url.clone().filter(|_| status.state == "listening") else {
                 let why = status.error.unwrap_or_else(|| "the relay did not start".to_string());
                 return Err(EngineError::Precondition(why));
             };
-            print_listening(bound);
+            print_listening(&url);
             shutdown_signal().await;
             service.stop().await;
             Ok(Output::Done)
+        }
+    }
+}
+
+async fn users(engine: &Arc<Engine>, cmd: UsersCmd) -> Result<Output, EngineError> {
+    match cmd {
+        UsersCmd::Add { name } => {
+            let token = engine.relay_user_add(&name).await?;
+            Ok(Output::view(NewUserToken { user: name, token: token.expose().to_string() }))
+        }
+        UsersCmd::List => Ok(Output::view(RelayUsers(engine.relay_user_list().await?))),
+        UsersCmd::Revoke { name } => {
+            engine.relay_user_revoke(&name).await?;
+            Ok(Output::view(UserRevoked { user: name, revoked: true }))
+        }
+    }
+}
+
+/// `switchyard vault rotate-master-key --new-key-file FILE`.
+pub async fn vault(engine: &Arc<Engine>, cmd: VaultCmd) -> Result<Output, EngineError> {
+    match cmd {
+        VaultCmd::RotateMasterKey { new_key_file } => {
+            let new = MasterKey::from_file(&new_key_file)?;
+            let from = engine.sealed_key_id().map(str::to_string);
+            let resealed = engine.rotate_master_key(&new).await?;
+            Ok(Output::view(MasterKeyRotated {
+                resealed: i64::try_from(resealed).unwrap_or(i64::MAX),
+                from_key_id: from.unwrap_or_default(),
+                to_key_id: new.id().to_string(),
+            }))
         }
     }
 }

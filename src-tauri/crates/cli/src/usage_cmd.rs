@@ -13,7 +13,7 @@ pub struct UsageArgs {
     #[arg(long, value_name = "RFC3339|Nd")]
     pub since: Option<String>,
     /// What each row sums: a profile (id), a model, a day (YYYY-MM-DD) or a tag (name=value).
-    #[arg(long, default_value = "profile", value_parser = ["profile", "model", "day", "tag"])]
+    #[arg(long, default_value = "profile", value_parser = ["profile", "model", "day", "tag", "user"])]
     pub by: String,
 }
 

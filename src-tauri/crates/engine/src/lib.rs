@@ -95,7 +95,7 @@ pub use views::{
     AffinityView, EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness, QuotaAwareView,
     RoutingStatus, VerifyEvent, VerifyReport, VerifyResult,
 };
-pub use views::{CacheView, CliBackendView, TrafficView};
+pub use views::{CacheView, CliBackendView, RelayUserView, TrafficView};
 pub use views::{
     ConnectionDetail, ConnectionView, CredentialHealthView, HeaderView, ModelMapping, ProfileView, Removal,
 };

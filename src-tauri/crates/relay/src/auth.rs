@@ -31,11 +31,17 @@ pub enum TokenPlace {
 /// Where the request carries the relay token, if it does: `x-switchyard-token` first (a client
 /// that sends it keeps its own credential in `Authorization`), then the credential headers.
 pub fn token_place(headers: &HeaderMap, token: &Secret) -> Option<TokenPlace> {
+    find(headers, |p| (p == token).then_some(())).map(|(place, ())| place)
+}
+
+/// The first presented token `accept` takes (the install's token or a user's), in the order
+/// of [`token_place`], with where it was and what `accept` made of it.
+pub fn find<T>(headers: &HeaderMap, mut accept: impl FnMut(&Secret) -> Option<T>) -> Option<(TokenPlace, T)> {
     let own = headers.get(crate::header_names::X_SWITCHYARD_TOKEN).and_then(|v| v.to_str().ok());
-    if own.is_some_and(|v| &Secret::new(v.trim()) == token) {
-        return Some(TokenPlace::Own);
+    if let Some(found) = own.and_then(|v| accept(&Secret::new(v.trim()))) {
+        return Some((TokenPlace::Own, found));
     }
-    presented(headers).is_some_and(|p| &p == token).then_some(TokenPlace::Credential)
+    presented(headers).and_then(|p| accept(&p)).map(|found| (TokenPlace::Credential, found))
 }
 
 #[cfg(test)]

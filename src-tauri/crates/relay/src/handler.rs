@@ -1,7 +1,7 @@
 //! What serves one admitted connection's requests: each request of the connection goes to
 //! `routes::dispatch` over the relay's shared state, with the connection's [`ConnMark`] (set
 //! once a request carried the token, which protects the connection from eviction) and the
-//! local port it came in on (the `/healthz` proof names it). Kept apart from the
+//! local port it came in on (the `/healthz` proof names it) and whether the peer is on loopback. Kept apart from the
 //! [`Listener`](crate::listener::Listener), which decides which connections are served and
 //! for how long; the handler knows nothing of sockets, limits or shutdown.
 
@@ -31,20 +31,25 @@ impl Handler {
         &self,
         mark: ConnMark,
         local_port: u16,
+        loopback: bool,
     ) -> impl Service<Request<Incoming>, Response = Response, Error = Infallible, Future: Send> + Send + 'static {
         let state = self.state.clone();
         hyper::service::service_fn(move |req: Request<Incoming>| {
             let (state, mark) = (state.clone(), mark.clone());
-            answer(state, mark, local_port, req)
+            answer(state, mark, Peer { local_port, loopback }, req)
         })
     }
 }
 
-async fn answer(
-    state: Arc<RelayState>,
-    mark: ConnMark,
-    local_port: u16,
-    req: Request<Incoming>,
-) -> Result<Response, Infallible> {
-    Ok(crate::routes::dispatch(state, &mark, local_port, req).await)
+/// Where a connection came from and in on.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Peer {
+    /// The port it came in on (the `/healthz` proof names it).
+    pub(crate) local_port: u16,
+    /// The peer is on loopback: only there does the install's own token count.
+    pub(crate) loopback: bool,
+}
+
+async fn answer(state: Arc<RelayState>, mark: ConnMark, peer: Peer, req: Request<Incoming>) -> Result<Response, Infallible> {
+    Ok(crate::routes::dispatch(state, &mark, peer, req).await)
 }

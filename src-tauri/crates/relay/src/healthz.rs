@@ -5,6 +5,12 @@
 //! process on the port without sending it the token ([`is_own_relay`]): only a relay holding the
 //! token can answer, and one on another port (a process relaying the challenge to it) answers
 //! for the wrong port. The proof says nothing of the token (HMAC is a pseudo-random function).
+//!
+//! `GET /readyz` (for a load balancer; no token): 200 `{"ready":true}` only when the store
+//! answers, every migration this build knows is applied and, with the sealed vault, the
+//! stored secrets are sealed under this process's master key (`Engine::ready`); else 503
+//! `{"ready":false,"reason":…}` (the reason never carries a secret). `/healthz` stays "the
+//! process is alive".
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
@@ -17,6 +23,7 @@ use switchyard_vault::Secret;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::body::client_body::{json as json_answer, Response};
+use crate::handler::Peer;
 use crate::state::RelayState;
 
 /// The request header carrying a challenge.
@@ -32,12 +39,12 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 /// Largest answer [`is_own_relay`] reads.
 const PROBE_MAX_BYTES: u64 = 64 * 1024;
 
-pub async fn healthz(state: &RelayState, method: &Method, headers: &HeaderMap, local_port: u16) -> Response {
+pub async fn healthz(state: &RelayState, method: &Method, headers: &HeaderMap, peer: Peer) -> Response {
     if let Err(refused) = crate::guard::before_auth(method, headers) {
         return refused.response();
     }
-    let proof = challenge_of(headers).and_then(|c| state.with_token(|token| proof(token, local_port, c)));
-    if !state.is_authorized(headers) {
+    let proof = challenge_of(headers).and_then(|c| state.with_token(|token| proof(token, peer.local_port, c)));
+    if !state.is_authorized(headers, peer.loopback) {
         let body = match proof {
             Some(p) => json!({"ok": true, "proof": p}),
             None => json!({"ok": true}),
@@ -56,6 +63,20 @@ pub async fn healthz(state: &RelayState, method: &Method, headers: &HeaderMap, l
         body["proof"] = p.into();
     }
     json_answer(StatusCode::OK, &body)
+}
+
+/// `GET /readyz`: whether this relay can serve (see the module's words).
+pub async fn readyz(state: &RelayState, method: &Method, headers: &HeaderMap) -> Response {
+    if let Err(refused) = crate::guard::before_auth(method, headers) {
+        return refused.response();
+    }
+    match state.router.engine().ready().await {
+        Ok(()) => json_answer(StatusCode::OK, &json!({"ready": true})),
+        Err(e) => {
+            tracing::warn!(code = e.code().as_str(), reason = %e, "relay not ready");
+            json_answer(StatusCode::SERVICE_UNAVAILABLE, &json!({"ready": false, "reason": e.to_string()}))
+        }
+    }
 }
 
 /// A challenge: 16 to 128 ASCII letters and digits (anything else is not answered).

@@ -1,5 +1,5 @@
-//! The local relay: a hyper server on loopback that coding agents and SDKs point at. Every
-//! route but `GET /healthz` needs the relay token. Per connection, `/c/{slug}/…` speaks the
+//! The relay: a hyper server on loopback (or, with TLS and per-user tokens, beyond it) that
+//! coding agents and SDKs point at. Every route but `GET /healthz` and `/readyz` needs a token. Per connection, `/c/{slug}/…` speaks the
 //! provider's own shape; legacy connections are forwarded to the primary byte for byte, and
 //! balanced/priority connections go through the engine's router (sticky turns, failover
 //! before output, probes, attempt ledger).
@@ -23,6 +23,7 @@ mod service;
 mod state;
 #[cfg(test)]
 mod stream_props;
+mod tls;
 mod transport;
 mod upstream;
 mod upstream_request;
@@ -37,8 +38,9 @@ use tokio::net::TcpListener;
 pub use connections::{fd_limit, raise_fd_limit, Limits, HEADER_READ_TIMEOUT};
 pub use healthz::{is_own_relay, CHALLENGE_HEADER};
 pub use logging::init_logging;
-pub use service::{check_loopback, Listen, RelayStatus, Service, DESKTOP_DRAIN, PORT_ENV};
-pub use state::RelayState;
+pub use service::{check_listen, check_loopback, Listen, RelayStatus, Service, DESKTOP_DRAIN, PORT_ENV};
+pub use state::{Caller, RelayState, USERS_REFRESH};
+pub use tls::TlsFiles;
 
 /// Largest request body accepted (long agent conversations are big).
 pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
@@ -56,6 +58,18 @@ pub async fn serve(
     serve_state(listener, state, Limits::for_process(), shutdown).await
 }
 
+/// Like [`serve`], with TLS on every connection when `tls` is given.
+pub async fn serve_tls(
+    listener: TcpListener,
+    router: Arc<EngineRouter>,
+    token: Secret,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let state = Arc::new(RelayState::new(router, token)?);
+    serve_with(listener, state, Limits::for_process(), tls, shutdown).await
+}
+
 /// Like [`serve`] over a state the caller keeps (to tell it a new token) and given limits.
 pub async fn serve_state(
     listener: TcpListener,
@@ -63,6 +77,28 @@ pub async fn serve_state(
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_with(listener, state, limits, None, shutdown).await
+}
+
+async fn serve_with(
+    listener: TcpListener,
+    state: Arc<RelayState>,
+    limits: Limits,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    state.refresh_users().await;
+    let users = {
+        let state = state.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(state::USERS_REFRESH);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                state.refresh_users().await;
+            }
+        })
+    };
     let refresher = {
         let state = state.clone();
         tokio::spawn(async move {
@@ -75,8 +111,9 @@ pub async fn serve_state(
         })
     };
     let router = state.router.clone();
-    listener::Listener::new(listener, limits).serve(handler::Handler::new(state), shutdown).await;
+    listener::Listener::new(listener, limits, tls).serve(handler::Handler::new(state), shutdown).await;
     refresher.abort();
+    users.abort();
     router.shutdown().await;
     Ok(())
 }

@@ -63,13 +63,14 @@ impl Incoming {
 }
 
 /// A `/c/{slug}/{rest}` request (`routes.rs` matched the path's shape).
-pub async fn handle(state: &Arc<RelayState>, mark: &ConnMark, req: Request<IncomingBody>) -> Response {
+/// `loopback`: the peer is on loopback (only there does the install's own token count).
+pub async fn handle(state: &Arc<RelayState>, mark: &ConnMark, loopback: bool, req: Request<IncomingBody>) -> Response {
     let (parts, body) = req.into_parts();
     let (method, uri, headers) = (parts.method, parts.uri, parts.headers);
     if let Err(refused) = guard::before_auth(&method, &headers) {
         return refused.response();
     }
-    let Some(place) = state.token_place(&headers) else {
+    let Some((place, caller)) = state.caller(&headers, loopback) else {
         return reply::unauthorized();
     };
     mark.authenticated();
@@ -116,6 +117,7 @@ pub async fn handle(state: &Arc<RelayState>, mark: &ConnMark, req: Request<Incom
         previous_response_id: incoming.previous_response_id().map(str::to_string),
         pinned,
         client: client_of(&incoming.headers),
+        user: caller.user(),
     };
     let transport = HttpTransport {
         http: &state.http,

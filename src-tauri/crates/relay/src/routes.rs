@@ -1,6 +1,7 @@
-//! The relay's two routes, matched by hand: `GET`/`HEAD /healthz`, and `/c/{slug}/{rest}`
-//! (any method, a non-empty slug and rest) for the provider calls; anything else is a bare
-//! 404, and another method on `/healthz` a 405 naming the allowed ones.
+//! The relay's routes, matched by hand: `GET`/`HEAD /healthz` (live) and `/readyz` (ready to
+//! serve: `healthz.rs`), and `/c/{slug}/{rest}` (any method, a non-empty slug and rest) for the
+//! provider calls; anything else is a bare 404, and another method on `/healthz` or `/readyz`
+//! a 405 naming the allowed ones.
 //!
 //! Why not a router framework: axum's router boxed every request's handler future — the
 //! whole request path's state, upstream call included — and moved it twice, which with its
@@ -16,12 +17,14 @@ use hyper::body::Incoming;
 
 use crate::body::client_body::{bare, Response};
 use crate::connections::ConnMark;
+use crate::handler::Peer;
 use crate::state::RelayState;
 
 /// Where a request goes.
 #[derive(Debug, PartialEq, Eq)]
 enum Route {
     Healthz,
+    Readyz,
     /// A provider call for the connection in the path.
     Relay,
     WrongMethod,
@@ -29,8 +32,11 @@ enum Route {
 }
 
 fn route_of(method: &Method, path: &str) -> Route {
-    if path == "/healthz" {
-        return if method == Method::GET || method == Method::HEAD { Route::Healthz } else { Route::WrongMethod };
+    if path == "/healthz" || path == "/readyz" {
+        if method != Method::GET && method != Method::HEAD {
+            return Route::WrongMethod;
+        }
+        return if path == "/healthz" { Route::Healthz } else { Route::Readyz };
     }
     match path.strip_prefix("/c/").and_then(|tail| tail.split_once('/')) {
         Some((slug, rest)) if !slug.is_empty() && !rest.is_empty() => Route::Relay,
@@ -38,19 +44,18 @@ fn route_of(method: &Method, path: &str) -> Route {
     }
 }
 
-/// Answers one request of a connection (`mark` notes when it carried the token; `local_port`
-/// is the port the connection came in on, which the `/healthz` proof names).
-pub(crate) async fn dispatch(
-    state: Arc<RelayState>,
-    mark: &ConnMark,
-    local_port: u16,
-    req: Request<Incoming>,
-) -> Response {
+/// Answers one request of a connection (`mark` notes when it carried the token; `peer` says
+/// the port it came in on, which the `/healthz` proof names, and whether it is on loopback).
+pub(crate) async fn dispatch(state: Arc<RelayState>, mark: &ConnMark, peer: Peer, req: Request<Incoming>) -> Response {
     match route_of(req.method(), req.uri().path()) {
-        Route::Relay => crate::request::handle(&state, mark, req).await,
+        Route::Relay => crate::request::handle(&state, mark, peer.loopback, req).await,
         Route::Healthz => {
             let (parts, _) = req.into_parts();
-            crate::healthz::healthz(&state, &parts.method, &parts.headers, local_port).await
+            crate::healthz::healthz(&state, &parts.method, &parts.headers, peer).await
+        }
+        Route::Readyz => {
+            let (parts, _) = req.into_parts();
+            crate::healthz::readyz(&state, &parts.method, &parts.headers).await
         }
         Route::WrongMethod => {
             let mut resp = bare(StatusCode::METHOD_NOT_ALLOWED);
@@ -73,6 +78,8 @@ mod tests {
         assert_eq!(route_of(&Method::GET, "/healthz"), Route::Healthz);
         assert_eq!(route_of(&Method::HEAD, "/healthz"), Route::Healthz, "HEAD as for any GET route");
         assert_eq!(route_of(&post, "/healthz"), Route::WrongMethod, "healthz is read-only");
+        assert_eq!(route_of(&Method::GET, "/readyz"), Route::Readyz, "readiness for load balancers");
+        assert_eq!(route_of(&post, "/readyz"), Route::WrongMethod, "readyz is read-only");
         for path in ["/", "/c/", "/c/work", "/c/work/", "/c//v1/messages", "/healthz/", "/v1/messages", "/cc/w/x"] {
             assert_eq!(route_of(&post, path), Route::NotFound, "{path}: an empty slug or rest matches nothing");
         }

@@ -4,7 +4,8 @@
 //! for the desktop, fully for the CLI — and the attempt ledger is flushed), restart when the
 //! token rotates or the port changes, and a status a front end shows. A port that is taken
 //! becomes an `error` status with the reason; the caller keeps running. The token never enters
-//! [`RelayStatus`].
+//! [`RelayStatus`]. An address beyond loopback is served only with TLS (`tls.rs`; invariant
+//! 27): without a certificate it is refused before anything binds.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -15,6 +16,8 @@ use serde::Serialize;
 use specta::Type;
 use switchyard_engine::{Engine, EngineError, InvalidInput, ReverifyTask, Router, Secret, REVERIFY_POLL};
 use tokio::sync::oneshot;
+
+use crate::tls::TlsFiles;
 use tokio::task::JoinHandle;
 
 /// Environment variable that overrides the relay port setting (0 = any free port).
@@ -29,7 +32,7 @@ pub enum Listen {
     Setting,
     /// 127.0.0.1 on this port (`SWITCHYARD_RELAY_PORT`).
     Env(u16),
-    /// This address, which must be loopback (`relay serve --listen`).
+    /// This address (`relay serve --listen`): loopback, or any with TLS.
     Addr(SocketAddr),
 }
 
@@ -37,7 +40,7 @@ pub enum Listen {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct RelayStatus {
     pub state: RelayState,
-    /// `http://127.0.0.1:PORT` while listening.
+    /// `http://127.0.0.1:PORT` (`https://…` with TLS) while listening.
     pub url: Option<String>,
     /// The port asked for (0 = any free port).
     pub port: i32,
@@ -76,6 +79,8 @@ pub struct Service {
     status: Mutex<RelayStatus>,
     running: tokio::sync::Mutex<Option<Running>>,
     notify: Mutex<Option<Notify>>,
+    /// The certificate and key every connection is served with (`None`: plain HTTP, loopback only).
+    tls: Option<TlsFiles>,
 }
 
 impl std::fmt::Debug for Service {
@@ -105,7 +110,14 @@ impl Service {
             status: Mutex::new(RelayStatus::new(RelayState::Stopped, 0, PortSource::Settings)),
             running: tokio::sync::Mutex::new(None),
             notify: Mutex::new(None),
+            tls: None,
         }
+    }
+
+    /// Serves every connection with TLS from `files` (`relay serve --tls-cert --tls-key`).
+    pub fn with_tls(mut self, files: Option<TlsFiles>) -> Self {
+        self.tls = files;
+        self
     }
 
     /// `SWITCHYARD_RELAY_PORT` when set to a port number.
@@ -146,9 +158,13 @@ impl Service {
             },
         };
         let port = addr.port();
-        if let Err(e) = check_loopback(addr) {
+        if let Err(e) = check_listen(addr, self.tls.is_some()) {
             return self.fail(port, source, e.to_string());
         }
+        let tls = match self.tls.as_ref().map(crate::tls::acceptor).transpose() {
+            Ok(tls) => tls,
+            Err(why) => return self.fail(port, source, why),
+        };
         self.set_status(RelayStatus::new(RelayState::Starting, port, source));
         let token = match self.engine.relay_token(false).await {
             Ok(t) => t,
@@ -163,16 +179,22 @@ impl Service {
             Err(e) => return self.fail(port, source, format!("cannot listen on {addr}: {e}")),
         };
         let bound = listener.local_addr().map(|a| a.port()).unwrap_or(port);
-        *running = Some(self.spawn(listener, token));
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        *running = Some(self.spawn(listener, token, tls));
         let mut status = RelayStatus::new(RelayState::Listening, port, source);
-        status.url = Some(format!("http://{}", SocketAddr::new(addr.ip(), bound)));
+        status.url = Some(format!("{scheme}://{}", SocketAddr::new(addr.ip(), bound)));
         status.bound_port = Some(i32::from(bound));
         self.set_status(status.clone());
         tracing::info!(port = bound, "relay listening");
         status
     }
 
-    fn spawn(self: &Arc<Self>, listener: tokio::net::TcpListener, token: Secret) -> Running {
+    fn spawn(
+        self: &Arc<Self>,
+        listener: tokio::net::TcpListener,
+        token: Secret,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+    ) -> Running {
         let (stop, stopped) = oneshot::channel::<()>();
         let router = self.router.clone();
         let me = Arc::downgrade(self);
@@ -180,7 +202,7 @@ impl Service {
             let shutdown = async move {
                 let _ = stopped.await;
             };
-            if let Err(e) = crate::serve(listener, router, token, shutdown).await {
+            if let Err(e) = crate::serve_tls(listener, router, token, tls, shutdown).await {
                 tracing::warn!(error = %e, "relay stopped with an error");
                 if let Some(me) = me.upgrade() {
                     let s = me.status();
@@ -263,12 +285,20 @@ impl Service {
 
 /// Refuses a non-loopback `--listen` address before anything starts.
 pub fn check_loopback(addr: SocketAddr) -> Result<(), EngineError> {
-    if addr.ip().is_loopback() {
+    check_listen(addr, false)
+}
+
+/// Refuses a `--listen` address beyond loopback unless the relay serves TLS (invariant 27).
+pub fn check_listen(addr: SocketAddr, tls: bool) -> Result<(), EngineError> {
+    if tls || addr.ip().is_loopback() {
         return Ok(());
     }
     Err(EngineError::Invalid(InvalidInput::new(
         "listen",
-        format!("{addr} is not a loopback address; the relay only listens on 127.0.0.1 or ::1"),
+        format!(
+            "{addr} is not a loopback address; beyond loopback the relay listens only with TLS \
+             (--tls-cert FILE --tls-key FILE) and answers only per-user tokens (relay users add NAME)"
+        ),
     )))
 }
 

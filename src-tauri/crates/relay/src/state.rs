@@ -1,7 +1,10 @@
 //! What every request handler shares: the engine's router, the relay token (re-read from the
-//! keychain while the relay runs, so a rotation takes effect without a restart) and one
-//! pooled HTTP client for upstream calls.
+//! keychain while the relay runs, so a rotation takes effect without a restart), the live
+//! per-user tokens' hashes (re-read every [`USERS_REFRESH`], so a revocation on any replica is
+//! refused within it) and one pooled HTTP client for upstream calls. The install's own token
+//! counts only from a loopback peer; beyond loopback a person's token is needed (invariant 27).
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -22,6 +25,28 @@ pub const TOKEN_REFRESH: Duration = Duration::from_secs(1);
 /// Diffie-Hellman exchange): read every second it was 6 % of the relay's CPU at 500 req/s.
 pub const TOKEN_REREAD: Duration = Duration::from_secs(60);
 
+/// How often the live user tokens are re-read (one store read).
+pub const USERS_REFRESH: Duration = Duration::from_millis(switchyard_engine::USERS_REFRESH_MS);
+
+/// Whose token a request carried.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caller {
+    /// The install's own token (from a loopback peer).
+    Local,
+    /// A relay user's token: the user's name.
+    User(Arc<str>),
+}
+
+impl Caller {
+    /// The name the ledger records (`None` for the install's own token).
+    pub fn user(&self) -> Option<String> {
+        match self {
+            Caller::Local => None,
+            Caller::User(name) => Some(name.to_string()),
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct RelayState {
     pub router: Arc<Router>,
@@ -36,6 +61,8 @@ pub struct RelayState {
     pub(crate) copies: Arc<CopyBuffers>,
     /// The CLI backend's run permits, per profile (`cli_backend/slots.rs`).
     pub(crate) cli: CliSlots,
+    /// Live user tokens: SHA-256 (hex) -> user name.
+    users: RwLock<HashMap<String, Arc<str>>>,
 }
 
 impl RelayState {
@@ -49,17 +76,51 @@ impl RelayState {
             memo: Arc::new(DigestMemo::default()),
             copies: Arc::new(CopyBuffers::default()),
             cli: CliSlots::default(),
+            users: RwLock::default(),
         })
     }
 
-    /// Whether `headers` carry the current relay token.
-    pub fn is_authorized(&self, headers: &http::HeaderMap) -> bool {
-        self.token_place(headers).is_some()
+    /// Whether `headers` carry the current relay token (from a loopback peer) or a live
+    /// user's token.
+    pub fn is_authorized(&self, headers: &http::HeaderMap, loopback: bool) -> bool {
+        self.caller(headers, loopback).is_some()
     }
 
-    /// Where `headers` carry the current relay token, if they do.
+    /// Where `headers` carry the current relay token, if they do (the install's own only).
     pub fn token_place(&self, headers: &http::HeaderMap) -> Option<crate::auth::TokenPlace> {
         crate::auth::token_place(headers, &self.token.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Who the request is from, and where its token was: the install's own token counts only
+    /// when `loopback`; a user token (`syu_…`) is looked up by its SHA-256.
+    pub fn caller(&self, headers: &http::HeaderMap, loopback: bool) -> Option<(crate::auth::TokenPlace, Caller)> {
+        let token = self.token.read().unwrap_or_else(PoisonError::into_inner);
+        let users = self.users.read().unwrap_or_else(PoisonError::into_inner);
+        crate::auth::find(headers, |presented| {
+            if loopback && presented == &*token {
+                return Some(Caller::Local);
+            }
+            let text = presented.expose();
+            if users.is_empty() || !text.starts_with(switchyard_engine::USER_TOKEN_PREFIX) {
+                return None;
+            }
+            users.get(&switchyard_engine::user_token_hash(text)).map(|name| Caller::User(name.clone()))
+        })
+    }
+
+    /// Re-reads the live user tokens; keeps the last set when the store cannot be read.
+    pub async fn refresh_users(&self) {
+        match self.router.engine().relay_user_hashes().await {
+            Ok(rows) => {
+                let fresh: HashMap<String, Arc<str>> = rows.into_iter().map(|(h, n)| (h, Arc::from(n))).collect();
+                let mut users = self.users.write().unwrap_or_else(PoisonError::into_inner);
+                if *users != fresh {
+                    tracing::debug!(users = fresh.len(), "relay user tokens changed");
+                    *users = fresh;
+                }
+            }
+            Err(e) => tracing::debug!(code = e.code().as_str(), "relay user tokens not re-read"),
+        }
     }
 
     /// Runs `f` with the current token (the `/healthz` proof is keyed with it).

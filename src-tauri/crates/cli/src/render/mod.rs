@@ -14,6 +14,7 @@ pub mod import;
 pub mod prices;
 pub mod profile;
 pub mod quota;
+pub mod relay_users;
 pub mod routing;
 pub mod settings;
 pub mod token;
