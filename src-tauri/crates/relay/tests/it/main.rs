@@ -23,6 +23,7 @@ mod streamed_forwarding;
 mod subscription_clients;
 mod subscription_windows;
 mod tags;
+mod team_edge;
 mod token_refresh;
 mod unauthenticated_bodies;
 mod wire;

@@ -1,0 +1,156 @@
+//! The team relay's edge (invariants 26, 27): per-user tokens next to the install's own (which
+//! counts only from a loopback peer), the user in the ledger, a revocation refused within a
+//! second by a running relay; TLS required beyond loopback and served with a certificate made
+//! here; `/readyz`.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http::HeaderMap;
+use serde_json::json;
+use switchyard_engine::{Engine, MasterKey, Router, SystemClock};
+use switchyard_mock_provider::KeyScript;
+use switchyard_relay::{Listen, RelayState, Service, TlsFiles};
+
+use crate::common::{relay, Key, TestResult};
+
+fn bearer(token: &str) -> Result<HeaderMap, Box<dyn std::error::Error>> {
+    let mut h = HeaderMap::new();
+    h.insert("authorization", format!("Bearer {token}").parse()?);
+    Ok(h)
+}
+
+async fn chat_as(r: &crate::common::Relay, token: &str) -> reqwest::Result<reqwest::Response> {
+    let body = json!({"model": "m1", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]});
+    r.http.post(format!("{}{}", r.base(), r.path())).bearer_auth(token).json(&body).send().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_token_is_recorded_by_name_and_refused_within_a_second_of_revocation() -> TestResult {
+    let keys = vec![
+        Key { label: "a", secret: "sk-a", weight: 1, script: KeyScript::new(["m1"]) },
+        Key { label: "b", secret: "sk-b", weight: 1, script: KeyScript::new(["m1"]) },
+    ];
+    let r = relay("openai", &["m1"], keys, Some("balanced")).await?;
+    let alice = r.engine.relay_user_add("alice").await?;
+    // The relay re-reads the live users every 250 ms: the new token works within a second.
+    let added = Instant::now();
+    loop {
+        let status = chat_as(&r, alice.expose()).await?.status();
+        if status == 200 {
+            break;
+        }
+        assert_eq!(status, 401, "before the relay re-reads the users the token is unknown, nothing else");
+        assert!(added.elapsed() < Duration::from_secs(1), "a new user's token is accepted within a second");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(chat_as(&r, &r.token).await?.status(), 200, "the install's own token keeps working on loopback");
+    assert_eq!(chat_as(&r, "syu_0000").await?.status(), 401, "an unknown user token is refused");
+
+    r.engine.relay_user_revoke("alice").await?;
+    let revoked = Instant::now();
+    let refused_after = loop {
+        let status = chat_as(&r, alice.expose()).await?.status();
+        if status == 401 {
+            break revoked.elapsed();
+        }
+        assert!(revoked.elapsed() < Duration::from_secs(1), "a revoked token must be refused within a second");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    println!("revoked user token refused after {} ms", refused_after.as_millis());
+
+    let r = r.stop().await?;
+    let rows = r.engine.attempts("c", 500).await?;
+    let users: Vec<Option<String>> = rows.iter().map(|a| a.user.clone()).collect();
+    assert!(users.contains(&Some("alice".to_string())), "alice's request is recorded under her name: {users:?}");
+    assert!(users.contains(&None), "the local token's request carries no user: {users:?}");
+    let text = r.data_dir_text();
+    assert!(!text.contains(alice.expose()), "the user token is never stored (only its hash)");
+    let json = serde_json::to_string(&rows)?;
+    assert!(json.contains("\"user\":\"alice\""), "attempts JSON rows carry \"user\"");
+    assert!(!json.contains(alice.expose()), "never the token");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_install_token_counts_only_from_loopback_and_a_user_token_from_anywhere() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let engine = Arc::new(Engine::open_with(dir.path(), Arc::new(switchyard_vault::MemoryVault::new()), Arc::new(SystemClock)).await?);
+    let local = engine.relay_token(false).await?;
+    let bob = engine.relay_user_add("bob").await?;
+    let state = RelayState::new(Arc::new(Router::start(engine.clone())), switchyard_engine::Secret::new(local.expose()))?;
+    state.refresh_users().await;
+    assert!(state.is_authorized(&bearer(local.expose())?, true), "the install's token from loopback");
+    assert!(!state.is_authorized(&bearer(local.expose())?, false), "not from beyond loopback (a person's token is needed there)");
+    let caller = state.caller(&bearer(bob.expose())?, false).map(|(_, c)| c.user());
+    assert_eq!(caller, Some(Some("bob".to_string())), "a user's token from anywhere, named");
+    engine.relay_user_revoke("bob").await?;
+    state.refresh_users().await;
+    assert!(!state.is_authorized(&bearer(bob.expose())?, true), "revoked: refused at the next re-read");
+    Ok(())
+}
+
+/// A self-signed certificate for 127.0.0.1 and localhost, written as PEM files in `dir`.
+fn self_signed(dir: &std::path::Path) -> Result<(TlsFiles, reqwest::Certificate), Box<dyn std::error::Error>> {
+    let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string(), "localhost".to_string()])?;
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert, made.cert.pem())?;
+    std::fs::write(&key, made.signing_key.serialize_pem())?;
+    Ok((TlsFiles { cert, key }, reqwest::Certificate::from_pem(made.cert.pem().as_bytes())?))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn beyond_loopback_only_with_tls_and_then_served_over_tls() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let engine = Arc::new(Engine::open_with(dir.path(), Arc::new(switchyard_vault::MemoryVault::new()), Arc::new(SystemClock)).await?);
+    let any: SocketAddr = "0.0.0.0:0".parse()?;
+
+    let plain = Arc::new(Service::with(engine.clone(), Listen::Addr(any), None));
+    let status = plain.start().await;
+    assert_eq!(status.state, "error", "a non-loopback address without a certificate does not listen");
+    let why = status.error.unwrap_or_default();
+    assert!(why.contains("--tls-cert"), "the refusal says what is needed: {why}");
+
+    let (files, root) = self_signed(dir.path())?;
+    let service = Arc::new(Service::with(engine.clone(), Listen::Addr(any), None).with_tls(Some(files)));
+    let status = service.start().await;
+    assert_eq!(status.state, "listening", "with a certificate it listens: {:?}", status.error);
+    let url = status.url.clone().unwrap_or_default();
+    assert!(url.starts_with("https://"), "the status names https: {url}");
+    let port = status.bound_port.unwrap_or_default();
+    let client = reqwest::Client::builder().add_root_certificate(root).build()?;
+    let health = client.get(format!("https://127.0.0.1:{port}/healthz")).send().await?;
+    assert_eq!(health.status(), 200, "healthz over TLS with the certificate trusted");
+    let ready = client.get(format!("https://127.0.0.1:{port}/readyz")).send().await?;
+    assert_eq!(ready.status(), 200, "ready: store up, migrations applied");
+    assert_eq!(ready.json::<serde_json::Value>().await?, json!({"ready": true}));
+
+    let cleartext = reqwest::Client::new().get(format!("http://127.0.0.1:{port}/healthz")).send().await;
+    assert!(cleartext.map(|r| r.status() != 200).unwrap_or(true), "plain HTTP to the TLS port is not answered");
+    let untrusting = reqwest::Client::new().get(format!("https://127.0.0.1:{port}/healthz")).send().await;
+    assert!(untrusting.is_err(), "a client that does not trust the certificate fails the handshake");
+    service.stop().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_is_503_once_the_master_key_was_rotated_away() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let engine = Arc::new(Engine::open_sealed(dir.path(), MasterKey::from_bytes([5; 32]), Arc::new(SystemClock)).await?);
+    engine.relay_token(false).await?;
+    let service = Arc::new(Service::with(engine.clone(), Listen::Addr("127.0.0.1:0".parse()?), None));
+    let status = service.start().await;
+    let port = status.bound_port.ok_or("listening")?;
+    let http = reqwest::Client::new();
+    assert_eq!(http.get(format!("http://127.0.0.1:{port}/readyz")).send().await?.status(), 200, "ready under its key");
+    engine.rotate_master_key(&MasterKey::from_bytes([6; 32])).await?;
+    let answer = http.get(format!("http://127.0.0.1:{port}/readyz")).send().await?;
+    assert_eq!(answer.status(), 503, "a replica holding the old key is not ready");
+    let body: serde_json::Value = answer.json().await?;
+    let reason = body["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("wrong master key"), "the reason says why: {reason}");
+    assert_eq!(http.get(format!("http://127.0.0.1:{port}/healthz")).send().await?.status(), 200, "but it is alive");
+    service.stop().await;
+    Ok(())
+}
