@@ -21,4 +21,5 @@ mod redaction;
 mod relay_fd_limit;
 mod routing;
 mod startup_race;
+mod team_edge;
 mod usage;
