@@ -61,7 +61,6 @@ pub use config::staging::LEASE_MS;
 pub use config::start_with_system::START_WITH_SYSTEM_KEY;
 pub use config::upstream_timeout::DEFAULT_FIRST_BYTE_TIMEOUT;
 pub use engine::{default_data_dir, Engine, DB_FILE};
-pub use sealed::{VaultKind, VAULT_ENV, VAULT_KEY};
 pub use error::EngineError;
 pub use fault::FaultPoint;
 pub use ledger::retention::{MAX_RETENTION_ROWS, MIN_RETENTION_ROWS, RETENTION_KEY};
@@ -84,6 +83,7 @@ pub use router::{
     Recording, Refusal, Reply, RequestKeys, Route, RouteRequest, Routed, Router, Snapshot, Target, Transport,
     DROPPED_ACCOUNT_STATE, MAX_QUOTA_READINGS, MAX_RESPONSE_ORIGINS, QUOTA_FLUSH_EVERY,
 };
+pub use sealed::{VaultKind, VAULT_ENV, VAULT_KEY};
 pub use settings::{SettingsView, UserSetting};
 pub use switchyard_core::portable::MAX_BYTES as MAX_IMPORT_BYTES;
 pub use switchyard_core::routing::gate::{GATE_MODEL_UNSERVED, GATE_NO_MODEL, GATE_NO_PAIR};

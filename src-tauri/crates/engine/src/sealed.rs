@@ -118,7 +118,11 @@ impl Engine {
     }
 
     /// Opens `data_dir` with its secrets sealed under `key` (tests and servers).
-    pub async fn open_sealed(data_dir: &std::path::Path, key: MasterKey, clock: Arc<dyn Clock>) -> Result<Self, EngineError> {
+    pub async fn open_sealed(
+        data_dir: &std::path::Path,
+        key: MasterKey,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, EngineError> {
         Self::open_on(data_dir, VaultSpec::Sealed(key), clock).await
     }
 
@@ -148,7 +152,12 @@ impl Engine {
             sealed_secrets::put(&mut tx, &row_of(resealed), now).await?;
         }
         tx.commit().await.map_err(StoreError::from)?;
-        tracing::info!(rows = count, from = old.key_id(), to = next.key_id(), "sealed vault re-sealed under a new master key");
+        tracing::info!(
+            rows = count,
+            from = old.key_id(),
+            to = next.key_id(),
+            "sealed vault re-sealed under a new master key"
+        );
         Ok(count)
     }
 

@@ -50,6 +50,11 @@ pub(crate) struct Peer {
     pub(crate) loopback: bool,
 }
 
-async fn answer(state: Arc<RelayState>, mark: ConnMark, peer: Peer, req: Request<Incoming>) -> Result<Response, Infallible> {
+async fn answer(
+    state: Arc<RelayState>,
+    mark: ConnMark,
+    peer: Peer,
+    req: Request<Incoming>,
+) -> Result<Response, Infallible> {
     Ok(crate::routes::dispatch(state, &mark, peer, req).await)
 }

@@ -39,9 +39,8 @@ impl Store {
     /// Whether the store answers and every migration this build knows is applied (the
     /// relay's `/readyz`): one read of sqlx's migration table.
     pub async fn ready(&self) -> Result<(), StoreError> {
-        let applied: Vec<i64> = sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success = 1")
-            .fetch_all(&self.pool)
-            .await?;
+        let applied: Vec<i64> =
+            sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success = 1").fetch_all(&self.pool).await?;
         match MIGRATOR.iter().find(|m| !applied.contains(&m.version)) {
             None => Ok(()),
             Some(m) => Err(StoreError::Corrupt {

@@ -32,7 +32,12 @@ fn sealed_env(key: &Path) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn run_sealed(d: &Path, key: &Path, args: &[&str], stdin: Option<&str>) -> Result<crate::common::Run, Box<dyn std::error::Error>> {
+fn run_sealed(
+    d: &Path,
+    key: &Path,
+    args: &[&str],
+    stdin: Option<&str>,
+) -> Result<crate::common::Run, Box<dyn std::error::Error>> {
     let env = sealed_env(key);
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     run_env(d, args, stdin, &env)
@@ -61,7 +66,8 @@ async fn a_sealed_relay_stops_gracefully_and_nothing_leaks() -> TestResult {
     let d = dir.path();
     let key = key_file(keys.path(), "master.key", 0x11, 0o600)?;
     let base = mock.base_url();
-    let add = ["connection", "add", "c", "--protocol", "anthropic", "--base-url", &base, "--model", "m1", "--secret-stdin"];
+    let add =
+        ["connection", "add", "c", "--protocol", "anthropic", "--base-url", &base, "--model", "m1", "--secret-stdin"];
     let added = run_sealed(d, &key, &add, Some(CANARY))?;
     assert_eq!(added.code, 0, "connection added on the sealed vault: {}", added.stderr);
     let user = run_sealed(d, &key, &["--json", "relay", "users", "add", "alice"], None)?;
@@ -95,13 +101,19 @@ async fn a_sealed_relay_stops_gracefully_and_nothing_leaks() -> TestResult {
     assert_eq!(rows.code, 0, "attempts read: {}", rows.stderr);
     let rows: Value = serde_json::from_str(&rows.stdout)?;
     let first_row = &rows.as_array().ok_or("attempt rows")?[0];
-    assert_eq!(first_row["user"], "alice", "the in-flight request's ledger row was flushed, with its user: {first_row}");
+    assert_eq!(
+        first_row["user"], "alice",
+        "the in-flight request's ledger row was flushed, with its user: {first_row}"
+    );
     assert_eq!(first_row["status"], 200, "and its answer");
     let usage = run_sealed(d, &key, &["--json", "usage", "c", "--by", "user"], None)?;
     assert!(usage.stdout.contains("\"key\": \"alice\""), "usage --by user groups by the user: {}", usage.stdout);
 
     let logs = std::fs::read(&log)?;
-    assert!(contains(&logs, "TRACE") || contains(&logs, "DEBUG"), "the log ran at trace level (the test reads real logs)");
+    assert!(
+        contains(&logs, "TRACE") || contains(&logs, "DEBUG"),
+        "the log ran at trace level (the test reads real logs)"
+    );
     let stored = file_bytes(d);
     for (what, bytes) in [("trace logs", &logs), ("data dir files", &stored)] {
         assert!(!contains(bytes, "canary"), "the provider key never reaches the {what}");
@@ -117,7 +129,16 @@ fn without_the_right_master_key_nothing_starts_and_rotation_retires_the_old_one(
     let keys = tempfile::tempdir()?;
     let d = dir.path();
     let key = key_file(keys.path(), "a.key", 0x21, 0o600)?;
-    let add = ["connection", "add", "c", "--protocol", "openai", "--base-url", "https://api.example.com/v1", "--secret-stdin"];
+    let add = [
+        "connection",
+        "add",
+        "c",
+        "--protocol",
+        "openai",
+        "--base-url",
+        "https://api.example.com/v1",
+        "--secret-stdin",
+    ];
     assert_eq!(run_sealed(d, &key, &add, Some(CANARY))?.code, 0, "sealed data dir made");
     let token = run_sealed(d, &key, &["relay", "token"], None)?.stdout.trim().to_string();
 

@@ -84,7 +84,10 @@ async fn a_wrong_key_or_none_does_not_open() -> TestResult {
     );
     assert!(e.to_string().contains("no master key"), "a sealed data dir without a key does not start: {e}");
 
-    let e = refusal(Engine::open_with(dir.path(), Arc::new(switchyard_vault::MemoryVault::new()), Arc::new(SystemClock)).await, "keychain on a sealed dir");
+    let e = refusal(
+        Engine::open_with(dir.path(), Arc::new(switchyard_vault::MemoryVault::new()), Arc::new(SystemClock)).await,
+        "keychain on a sealed dir",
+    );
     assert!(e.to_string().contains("sealed in the store"), "a sealed data dir is not opened on another vault: {e}");
     Ok(())
 }
@@ -118,7 +121,8 @@ async fn rotation_reseals_everything_and_the_old_key_is_refused() -> TestResult 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rotation_is_refused_on_the_keychain() -> TestResult {
     let dir = tempfile::tempdir()?;
-    let engine = Engine::open_with(dir.path(), Arc::new(switchyard_vault::MemoryVault::new()), Arc::new(SystemClock)).await?;
+    let engine =
+        Engine::open_with(dir.path(), Arc::new(switchyard_vault::MemoryVault::new()), Arc::new(SystemClock)).await?;
     let e = engine.rotate_master_key(&MasterKey::from_bytes([3; 32])).await.map(|_| ()).err();
     assert_eq!(e.map(|e| e.code()), Some(ErrorCode::Precondition), "nothing sealed, nothing to rotate");
     Ok(())

@@ -76,13 +76,19 @@ async fn a_user_token_is_recorded_by_name_and_refused_within_a_second_of_revocat
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_install_token_counts_only_from_loopback_and_a_user_token_from_anywhere() -> TestResult {
     let dir = tempfile::tempdir()?;
-    let engine = Arc::new(Engine::open_with(dir.path(), Arc::new(switchyard_vault::MemoryVault::new()), Arc::new(SystemClock)).await?);
+    let engine = Arc::new(
+        Engine::open_with(dir.path(), Arc::new(switchyard_vault::MemoryVault::new()), Arc::new(SystemClock)).await?,
+    );
     let local = engine.relay_token(false).await?;
     let bob = engine.relay_user_add("bob").await?;
-    let state = RelayState::new(Arc::new(Router::start(engine.clone())), switchyard_engine::Secret::new(local.expose()))?;
+    let state =
+        RelayState::new(Arc::new(Router::start(engine.clone())), switchyard_engine::Secret::new(local.expose()))?;
     state.refresh_users().await;
     assert!(state.is_authorized(&bearer(local.expose())?, true), "the install's token from loopback");
-    assert!(!state.is_authorized(&bearer(local.expose())?, false), "not from beyond loopback (a person's token is needed there)");
+    assert!(
+        !state.is_authorized(&bearer(local.expose())?, false),
+        "not from beyond loopback (a person's token is needed there)"
+    );
     let caller = state.caller(&bearer(bob.expose())?, false).map(|(_, c)| c.user());
     assert_eq!(caller, Some(Some("bob".to_string())), "a user's token from anywhere, named");
     engine.relay_user_revoke("bob").await?;
@@ -103,7 +109,9 @@ fn self_signed(dir: &std::path::Path) -> Result<(TlsFiles, reqwest::Certificate)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn beyond_loopback_only_with_tls_and_then_served_over_tls() -> TestResult {
     let dir = tempfile::tempdir()?;
-    let engine = Arc::new(Engine::open_with(dir.path(), Arc::new(switchyard_vault::MemoryVault::new()), Arc::new(SystemClock)).await?);
+    let engine = Arc::new(
+        Engine::open_with(dir.path(), Arc::new(switchyard_vault::MemoryVault::new()), Arc::new(SystemClock)).await?,
+    );
     let any: SocketAddr = "0.0.0.0:0".parse()?;
 
     let plain = Arc::new(Service::with(engine.clone(), Listen::Addr(any), None));
@@ -137,7 +145,8 @@ async fn beyond_loopback_only_with_tls_and_then_served_over_tls() -> TestResult 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readyz_is_503_once_the_master_key_was_rotated_away() -> TestResult {
     let dir = tempfile::tempdir()?;
-    let engine = Arc::new(Engine::open_sealed(dir.path(), MasterKey::from_bytes([5; 32]), Arc::new(SystemClock)).await?);
+    let engine =
+        Arc::new(Engine::open_sealed(dir.path(), MasterKey::from_bytes([5; 32]), Arc::new(SystemClock)).await?);
     engine.relay_token(false).await?;
     let service = Arc::new(Service::with(engine.clone(), Listen::Addr("127.0.0.1:0".parse()?), None));
     let status = service.start().await;
