@@ -58,7 +58,7 @@ async fn a_user_token_is_recorded_by_name_and_refused_within_a_second_of_revocat
         assert!(revoked.elapsed() < Duration::from_secs(1), "a revoked token must be refused within a second");
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    println!("revoked user token refused after {} ms", refused_after.as_millis());
+    assert!(refused_after < Duration::from_secs(1), "refused {refused_after:?} after the revocation");
 
     let r = r.stop().await?;
     let rows = r.engine.attempts("c", 500).await?;
