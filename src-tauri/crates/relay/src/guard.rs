@@ -9,9 +9,12 @@ use http::{header, HeaderMap, Method, StatusCode};
 use crate::body::client_body::Response;
 use crate::reply::{neutral_error, with_reason};
 
-/// Refuses what no client of the relay sends, before the token is even looked at.
-pub fn before_auth(method: &Method, headers: &HeaderMap) -> Result<(), Refusal> {
-    if !is_loopback_host(headers) {
+/// Refuses what no client of the relay sends, before the token is even looked at. `tls`: the
+/// connection is TLS (a relay listening beyond loopback), where any `Host` is taken: the loopback
+/// `Host` check stops DNS rebinding of a plain loopback relay, which a browser cannot do to a
+/// TLS one (the certificate does not name the rebinding domain).
+pub fn before_auth(method: &Method, headers: &HeaderMap, tls: bool) -> Result<(), Refusal> {
+    if !tls && !is_loopback_host(headers) {
         return Err(refuse(StatusCode::FORBIDDEN, "host_not_loopback", "the relay answers only to a loopback Host"));
     }
     if method == Method::TRACE || method == Method::CONNECT {

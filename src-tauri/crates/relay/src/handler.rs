@@ -32,11 +32,12 @@ impl Handler {
         mark: ConnMark,
         local_port: u16,
         loopback: bool,
+        tls: bool,
     ) -> impl Service<Request<Incoming>, Response = Response, Error = Infallible, Future: Send> + Send + 'static {
         let state = self.state.clone();
         hyper::service::service_fn(move |req: Request<Incoming>| {
             let (state, mark) = (state.clone(), mark.clone());
-            answer(state, mark, Peer { local_port, loopback }, req)
+            answer(state, mark, Peer { local_port, loopback, tls }, req)
         })
     }
 }
@@ -48,6 +49,8 @@ pub(crate) struct Peer {
     pub(crate) local_port: u16,
     /// The peer is on loopback: only there does the install's own token count.
     pub(crate) loopback: bool,
+    /// The connection is TLS (the relay listens beyond loopback): any `Host` is taken.
+    pub(crate) tls: bool,
 }
 
 async fn answer(

@@ -40,7 +40,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 const PROBE_MAX_BYTES: u64 = 64 * 1024;
 
 pub async fn healthz(state: &RelayState, method: &Method, headers: &HeaderMap, peer: Peer) -> Response {
-    if let Err(refused) = crate::guard::before_auth(method, headers) {
+    if let Err(refused) = crate::guard::before_auth(method, headers, peer.tls) {
         return refused.response();
     }
     let proof = challenge_of(headers).and_then(|c| state.with_token(|token| proof(token, peer.local_port, c)));
@@ -66,8 +66,8 @@ pub async fn healthz(state: &RelayState, method: &Method, headers: &HeaderMap, p
 }
 
 /// `GET /readyz`: whether this relay can serve (see the module's words).
-pub async fn readyz(state: &RelayState, method: &Method, headers: &HeaderMap) -> Response {
-    if let Err(refused) = crate::guard::before_auth(method, headers) {
+pub async fn readyz(state: &RelayState, method: &Method, headers: &HeaderMap, peer: Peer) -> Response {
+    if let Err(refused) = crate::guard::before_auth(method, headers, peer.tls) {
         return refused.response();
     }
     match state.router.engine().ready().await {

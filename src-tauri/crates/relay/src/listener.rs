@@ -81,7 +81,7 @@ impl Listener {
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
         }
         let local_port = tcp.local_addr().map_or(0, |a| a.port());
-        let service = handler.connection(admitted.mark, local_port, loopback);
+        let service = handler.connection(admitted.mark, local_port, loopback, self.tls.is_some());
         let (registry, id, evict) = (self.registry.clone(), admitted.id, admitted.evict);
         let served = match self.tls.clone() {
             None => Either::Left(graceful.watch(http.serve_connection(TokioIo::new(tcp), service))),

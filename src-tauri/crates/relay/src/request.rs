@@ -63,14 +63,20 @@ impl Incoming {
 }
 
 /// A `/c/{slug}/{rest}` request (`routes.rs` matched the path's shape).
-/// `loopback`: the peer is on loopback (only there does the install's own token count).
-pub async fn handle(state: &Arc<RelayState>, mark: &ConnMark, loopback: bool, req: Request<IncomingBody>) -> Response {
+/// `peer`: whether the peer is on loopback (only there does the install's own token count) and
+/// the connection TLS (any `Host` then).
+pub(crate) async fn handle(
+    state: &Arc<RelayState>,
+    mark: &ConnMark,
+    peer: crate::handler::Peer,
+    req: Request<IncomingBody>,
+) -> Response {
     let (parts, body) = req.into_parts();
     let (method, uri, headers) = (parts.method, parts.uri, parts.headers);
-    if let Err(refused) = guard::before_auth(&method, &headers) {
+    if let Err(refused) = guard::before_auth(&method, &headers, peer.tls) {
         return refused.response();
     }
-    let Some((place, caller)) = state.caller(&headers, loopback) else {
+    let Some((place, caller)) = state.caller(&headers, peer.loopback) else {
         return reply::unauthorized();
     };
     mark.authenticated();

@@ -48,14 +48,14 @@ fn route_of(method: &Method, path: &str) -> Route {
 /// the port it came in on, which the `/healthz` proof names, and whether it is on loopback).
 pub(crate) async fn dispatch(state: Arc<RelayState>, mark: &ConnMark, peer: Peer, req: Request<Incoming>) -> Response {
     match route_of(req.method(), req.uri().path()) {
-        Route::Relay => crate::request::handle(&state, mark, peer.loopback, req).await,
+        Route::Relay => crate::request::handle(&state, mark, peer, req).await,
         Route::Healthz => {
             let (parts, _) = req.into_parts();
             crate::healthz::healthz(&state, &parts.method, &parts.headers, peer).await
         }
         Route::Readyz => {
             let (parts, _) = req.into_parts();
-            crate::healthz::readyz(&state, &parts.method, &parts.headers).await
+            crate::healthz::readyz(&state, &parts.method, &parts.headers, peer).await
         }
         Route::WrongMethod => {
             let mut resp = bare(StatusCode::METHOD_NOT_ALLOWED);

@@ -97,9 +97,15 @@ async fn the_install_token_counts_only_from_loopback_and_a_user_token_from_anywh
     Ok(())
 }
 
-/// A self-signed certificate for 127.0.0.1 and localhost, written as PEM files in `dir`.
+/// The certificate [`self_signed`] wrote in `dir`, as a root to trust.
+fn self_signed_root(dir: &tempfile::TempDir) -> Result<reqwest::Certificate, Box<dyn std::error::Error>> {
+    Ok(reqwest::Certificate::from_pem(&std::fs::read(dir.path().join("cert.pem"))?)?)
+}
+
+/// A self-signed certificate for 127.0.0.1, localhost and relay.example.com, written as PEM
+/// files in `dir`.
 fn self_signed(dir: &std::path::Path) -> Result<(TlsFiles, reqwest::Certificate), Box<dyn std::error::Error>> {
-    let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string(), "localhost".to_string()])?;
+    let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string(), "localhost".to_string(), "relay.example.com".to_string()])?;
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
     std::fs::write(&cert, made.cert.pem())?;
     std::fs::write(&key, made.signing_key.serialize_pem())?;
@@ -133,6 +139,13 @@ async fn beyond_loopback_only_with_tls_and_then_served_over_tls() -> TestResult 
     let ready = client.get(format!("https://127.0.0.1:{port}/readyz")).send().await?;
     assert_eq!(ready.status(), 200, "ready: store up, migrations applied");
     assert_eq!(ready.json::<serde_json::Value>().await?, json!({"ready": true}));
+
+    let named = reqwest::Client::builder()
+        .add_root_certificate(self_signed_root(&dir)?)
+        .resolve("relay.example.com", SocketAddr::from(([127, 0, 0, 1], u16::try_from(port)?)))
+        .build()?;
+    let by_name = named.get(format!("https://relay.example.com:{port}/healthz")).send().await?;
+    assert_eq!(by_name.status(), 200, "over TLS the relay answers the server's own name (no loopback Host rule)");
 
     let cleartext = reqwest::Client::new().get(format!("http://127.0.0.1:{port}/healthz")).send().await;
     assert!(cleartext.map(|r| r.status() != 200).unwrap_or(true), "plain HTTP to the TLS port is not answered");
