@@ -56,7 +56,7 @@ impl Engine {
     ) -> Result<Self, EngineError> {
         create_private_dir(data_dir)?;
         let store = Store::open(&data_dir.join(DB_FILE)).await?;
-        let (vault, sealer) = crate::sealed::vault_for(&store, spec, clock.now_ms()).await?;
+        let (vault, sealer) = crate::sealed::vault_for(&store, spec, &clock).await?;
         let mut conn = store.acquire().await?;
         let fresh_id = uuid::Uuid::new_v4().simple().to_string();
         let install_id = settings::get_or_insert(&mut conn, settings::INSTALL_ID, &fresh_id, clock.now_ms()).await?;

@@ -58,7 +58,7 @@ pub(crate) enum VaultSpec {
 pub(crate) async fn vault_for(
     store: &Store,
     spec: VaultSpec,
-    now_ms: i64,
+    clock: &Arc<dyn Clock>,
 ) -> Result<(Arc<dyn Vault>, Option<Arc<Sealer>>), EngineError> {
     let mut conn = store.acquire().await?;
     let recorded = settings::get(&mut conn, VAULT_KEY).await?;
@@ -75,9 +75,13 @@ pub(crate) async fn vault_for(
         VaultSpec::Sealed(key) => {
             check_key(&mut conn, key.id()).await?;
             if recorded.is_none() {
-                settings::put(&mut conn, VAULT_KEY, "sealed", None, now_ms).await?;
+                settings::put(&mut conn, VAULT_KEY, "sealed", None, clock.now_ms()).await?;
             }
-            let rows = Arc::new(StoreRows { store: store.clone(), handle: tokio::runtime::Handle::current(), now_ms });
+            let rows = Arc::new(StoreRows {
+                store: store.clone(),
+                handle: tokio::runtime::Handle::current(),
+                clock: clock.clone(),
+            });
             let vault = SealedVault::new(&key, rows)?;
             Ok((Arc::new(vault), Some(Arc::new(Sealer::new(&key)?))))
         }
@@ -215,8 +219,8 @@ fn row_of(entry: SealedEntry) -> SealedRow {
 struct StoreRows {
     store: Store,
     handle: tokio::runtime::Handle,
-    /// Rows are stamped with the open time; a sealed row's time is not a routing fact.
-    now_ms: i64,
+    /// Stamps each written row's `updated_at`.
+    clock: Arc<dyn Clock>,
 }
 
 impl StoreRows {
@@ -231,7 +235,7 @@ impl SealedRows for StoreRows {
         let row = row_of(entry);
         self.run(async {
             let mut conn = self.store.acquire().await?;
-            sealed_secrets::put(&mut conn, &row, self.now_ms).await
+            sealed_secrets::put(&mut conn, &row, self.clock.now_ms()).await
         })
     }
 

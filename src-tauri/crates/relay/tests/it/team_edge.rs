@@ -105,7 +105,11 @@ fn self_signed_root(dir: &tempfile::TempDir) -> Result<reqwest::Certificate, Box
 /// A self-signed certificate for 127.0.0.1, localhost and relay.example.com, written as PEM
 /// files in `dir`.
 fn self_signed(dir: &std::path::Path) -> Result<(TlsFiles, reqwest::Certificate), Box<dyn std::error::Error>> {
-    let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string(), "localhost".to_string(), "relay.example.com".to_string()])?;
+    let made = rcgen::generate_simple_self_signed(vec![
+        "127.0.0.1".to_string(),
+        "localhost".to_string(),
+        "relay.example.com".to_string(),
+    ])?;
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
     std::fs::write(&cert, made.cert.pem())?;
     std::fs::write(&key, made.signing_key.serialize_pem())?;
