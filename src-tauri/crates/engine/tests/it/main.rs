@@ -19,6 +19,7 @@ mod portable_pending;
 mod quota;
 mod redirect;
 mod relay_token;
+mod relay_users;
 mod reorder;
 mod rotation;
 mod route_loop;
