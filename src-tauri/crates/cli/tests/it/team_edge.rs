@@ -183,3 +183,34 @@ fn beyond_loopback_the_relay_refuses_to_listen_without_tls() -> TestResult {
     assert_eq!(half.code, 2, "a certificate without its key is a usage error: {}", half.stderr);
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relay_serve_with_a_certificate_speaks_https_and_is_ready() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()])?;
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert, made.cert.pem())?;
+    std::fs::write(&key, made.signing_key.serialize_pem())?;
+    let data = dir.path().join("data");
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("switchyard"));
+    cmd.arg("--data-dir").arg(&data).args(["relay", "serve", "--listen", "127.0.0.1:0", "--tls-cert"]);
+    cmd.arg(&cert).arg("--tls-key").arg(&key);
+    // Sealed, so the relay token needs no keychain here.
+    for (k, v) in sealed_env(&key_file(dir.path(), "master.key", 0x31, 0o600)?) {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::null()).spawn()?;
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().ok_or("relay stdout")?).read_line(&mut first)?;
+    let url = first.trim().rsplit(' ').next().unwrap_or_default().to_string();
+    let client = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(made.cert.pem().as_bytes())?)
+        .build()?;
+    let ready = client.get(format!("{url}/readyz")).send().await;
+    let _ = std::process::Command::new("kill").arg(child.id().to_string()).status();
+    let exited = child.wait()?;
+    assert!(url.starts_with("https://127.0.0.1:"), "the relay announces https: {first}");
+    assert_eq!(ready?.status(), 200, "ready over TLS with the certificate trusted");
+    assert!(exited.success(), "and stops cleanly on SIGTERM: {exited}");
+    Ok(())
+}
