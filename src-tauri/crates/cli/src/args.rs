@@ -70,6 +70,9 @@ pub enum Command {
     /// The sealed vault (secrets encrypted in the store under a master key).
     #[command(subcommand)]
     Vault(VaultCmd),
+    /// Pools across connections: one routable name for several (connection, model) members.
+    #[command(subcommand)]
+    Pool(crate::pool_cmd::PoolCmd),
     /// Run a client with its environment pointed at the relay for SLUG (an embedded relay serves
     /// for the command's lifetime when none listens): `switchyard exec SLUG -- CMD [ARGS...]`.
     Exec(crate::exec_cmd::ExecArgs),

@@ -98,6 +98,7 @@ pub async fn profile(engine: &Engine, cmd: ProfileCmd, json: bool) -> Result<Out
 
 pub async fn routing(engine: &Engine, cmd: RoutingCmd) -> Result<Output, EngineError> {
     Ok(match cmd {
+        RoutingCmd::Status { slug } if engine.is_pool(&slug).await? => Output::view(engine.pool_status(&slug).await?),
         RoutingCmd::Status { slug } => {
             let routing = engine.routing_status(&slug).await?;
             Output::view(RoutingReport { routing, fallback: engine.fallback_status(&slug).await? })

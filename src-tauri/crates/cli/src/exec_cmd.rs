@@ -66,7 +66,12 @@ impl RelayFor {
 }
 
 pub async fn run(engine: &Arc<Engine>, a: ExecArgs) -> Result<Output, EngineError> {
-    let detail = engine.connection_show(&a.slug).await?;
+    let detail = match engine.connection_show(&a.slug).await {
+        Err(EngineError::NotFound { .. }) if engine.is_pool(&a.slug).await? => {
+            return crate::exec_pool::run(engine, a).await;
+        }
+        other => other?,
+    };
     let protocol = detail.connection.protocol.clone();
     let slug = detail.connection.slug.clone();
     let program = a.command[0].clone();
@@ -89,7 +94,22 @@ pub async fn run(engine: &Arc<Engine>, a: ExecArgs) -> Result<Output, EngineErro
     }
     let token = engine.relay_token(false).await?;
     let root = relay.root.clone();
-    let mut argv = a.command.clone();
+    let (program, cmd) = client_command(&a.command, &root, &protocol, &token);
+    drop(token);
+    let code = run_child(&program, cmd).await;
+    relay.stop().await;
+    code.map(Output::Exit)
+}
+
+/// The command `argv` with its client environment pointed at the relay URL `root` (a
+/// connection's, or a pool member's), the token in the environment only.
+pub(crate) fn client_command(
+    argv: &[String],
+    root: &str,
+    protocol: &str,
+    token: &switchyard_engine::Secret,
+) -> (String, tokio::process::Command) {
+    let mut argv = argv.to_vec();
     let program = argv.remove(0);
     let mut cmd = tokio::process::Command::new(&program);
     if program_name(&program) == Some("codex") {
@@ -106,23 +126,18 @@ pub async fn run(engine: &Arc<Engine>, a: ExecArgs) -> Result<Output, EngineErro
         }
     }
     cmd.args(&argv);
-    cmd.env(TOKEN_ENV, token.expose()).env("SWITCHYARD_RELAY_URL", &root);
+    cmd.env(TOKEN_ENV, token.expose()).env("SWITCHYARD_RELAY_URL", root);
     if protocol == "anthropic" {
-        cmd.env("ANTHROPIC_BASE_URL", &root)
-            .env("ANTHROPIC_AUTH_TOKEN", token.expose())
-            .env_remove("ANTHROPIC_API_KEY");
+        cmd.env("ANTHROPIC_BASE_URL", root).env("ANTHROPIC_AUTH_TOKEN", token.expose()).env_remove("ANTHROPIC_API_KEY");
     } else {
         cmd.env("OPENAI_BASE_URL", format!("{root}/v1")).env("OPENAI_API_KEY", token.expose());
     }
-    drop(token);
-    let code = run_child(&program, cmd).await;
-    relay.stop().await;
-    code.map(Output::Exit)
+    (program, cmd)
 }
 
 /// The relay of this data dir when one proves itself on the configured port, else an embedded
 /// one on a free loopback port.
-async fn relay_for(engine: &Arc<Engine>, slug: &str) -> Result<RelayFor, EngineError> {
+pub(crate) async fn relay_for(engine: &Arc<Engine>, slug: &str) -> Result<RelayFor, EngineError> {
     let token = engine.relay_token(false).await?;
     let port = match Service::port_from_env() {
         Some(p) => p,

@@ -7,8 +7,10 @@ mod client_cmd;
 mod commands;
 mod exec_cmd;
 mod exec_login;
+mod exec_pool;
 mod login_cmd;
 mod output;
+mod pool_cmd;
 mod portable_cmd;
 mod prices_cmd;
 mod progress;
@@ -85,6 +87,7 @@ async fn run(cli: Cli) -> Result<output::Output, EngineError> {
         Command::Vault(cmd) => relay_cmd::vault(&engine, cmd).await,
         Command::Settings { key, value } => commands::settings(&engine, key.as_deref(), value.as_deref()).await,
         Command::Exec(a) => exec_cmd::run(&engine, a).await,
+        Command::Pool(cmd) => pool_cmd::run(&engine, cmd).await,
         Command::Client(cmd) => client_cmd::run(&engine, cmd).await,
         Command::Export(a) => portable_cmd::export(&engine, a).await,
         Command::Import(a) => portable_cmd::import(&engine, a).await,

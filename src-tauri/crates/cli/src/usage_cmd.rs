@@ -12,8 +12,9 @@ pub struct UsageArgs {
     /// in the time zone of `settings time-zone`. Default: the whole ledger.
     #[arg(long, value_name = "RFC3339|Nd")]
     pub since: Option<String>,
-    /// What each row sums: a profile (id), a model, a day (YYYY-MM-DD) or a tag (name=value).
-    #[arg(long, default_value = "profile", value_parser = ["profile", "model", "day", "tag", "user"])]
+    /// What each row sums: a profile (id), a model, a day (YYYY-MM-DD), a tag (name=value), a relay
+    /// user, or a pool's member.
+    #[arg(long, default_value = "profile", value_parser = ["profile", "model", "day", "tag", "user", "member"])]
     pub by: String,
 }
 

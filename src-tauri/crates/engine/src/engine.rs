@@ -111,6 +111,11 @@ impl Engine {
         self.clock.now_ms()
     }
 
+    /// The engine clock's time as RFC 3339 text (milliseconds).
+    pub fn now_rfc3339(&self) -> String {
+        crate::clock::rfc3339(self.now_ms())
+    }
+
     /// The engine clock's wall time, for classifying provider headers on the routing path.
     pub fn now_system(&self) -> std::time::SystemTime {
         crate::clock::system_time(self.clock.as_ref())

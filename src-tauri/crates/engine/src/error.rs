@@ -54,6 +54,11 @@ impl EngineError {
     }
 
     /// `name` is what the user typed; it is repeated only when it cannot be a pasted key.
+    /// No connection and no pool is called `name` (a relay path naming a pool's member).
+    pub fn not_found_pool(name: &str) -> Self {
+        EngineError::not_found("pool", name)
+    }
+
     pub(crate) fn not_found(what: &'static str, name: impl Into<String>) -> Self {
         let name = name.into();
         let name = match switchyard_core::secret_shape::echo_safe(&name) {

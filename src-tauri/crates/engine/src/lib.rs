@@ -52,6 +52,7 @@ pub use config::accounts::{LoginLaunch, ACCOUNTS_DIR, CODEX_BACKEND_ENV, CODEX_B
 pub use config::cli_backend::MAX_CLI_CONCURRENCY;
 pub use config::dir_lock::LOCK_FILE;
 pub use config::exec_account::{ExecAccount, LimitRefusal, LAUNCH_TAG};
+pub use config::exec_pool::PoolLaunch;
 pub use config::inputs::{ConnectionEdit, NewConnection, NewCredential, NewProfile, ProfileEdit};
 pub use config::portable::{Conflict, ImportReport, ImportedConnection, ImportedProfile};
 pub use config::relay_settings::{DEFAULT_RELAY_PORT, RELAY_PORT_KEY, RELAY_TOKEN_REVISION_KEY};
@@ -79,9 +80,10 @@ pub use report::quota::{ProfileQuota, QuotaView, QuotaWindowView};
 pub use report::time_zone::{TimeZoneView, TIME_ZONE_KEY};
 pub use report::usage::{UsageBy, UsageChart, UsageRow, UsageSeries, UsageView, LOCAL_USER, NO_MODEL, UNTAGGED};
 pub use router::{
-    AttemptFacts, AttemptReport, CliBackend, CliTarget, CredentialUse, KeysLater, LaterKeys, Outcome, QuotaBoard,
-    Recording, Refusal, Reply, RequestKeys, Route, RouteRequest, Routed, Router, Snapshot, Target, Transport,
-    DROPPED_ACCOUNT_STATE, MAX_QUOTA_READINGS, MAX_RESPONSE_ORIGINS, QUOTA_FLUSH_EVERY,
+    AttemptFacts, AttemptReport, CliBackend, CliTarget, CredentialUse, KeysLater, LaterKeys, Outcome, PoolRefusal,
+    PoolRoute, PoolSnapshot, PoolStart, QuotaBoard, Recording, Refusal, Reply, RequestKeys, Route, RouteRequest,
+    Routed, Router, Snapshot, Target, Transport, DROPPED_ACCOUNT_STATE, MAX_QUOTA_READINGS, MAX_RESPONSE_ORIGINS,
+    QUOTA_FLUSH_EVERY,
 };
 pub use sealed::{VaultKind, VAULT_ENV, VAULT_KEY};
 pub use settings::{SettingsView, UserSetting};
@@ -99,3 +101,4 @@ pub use views::{CacheView, CliBackendView, RelayUserView, TrafficView};
 pub use views::{
     ConnectionDetail, ConnectionView, CredentialHealthView, HeaderView, ModelMapping, ProfileView, Removal,
 };
+pub use views::{PoolGateView, PoolMemberView, PoolShareView, PoolStatus, PoolView};

@@ -15,6 +15,7 @@ mod header_names;
 mod healthz;
 mod listener;
 mod logging;
+mod pool_request;
 mod reply;
 mod request;
 mod respond;

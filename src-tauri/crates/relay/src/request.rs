@@ -87,9 +87,34 @@ pub(crate) async fn handle(
     if guard::declared_length(&headers).is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         return guard::too_large();
     }
-    let snap = match state.router.snapshot(slug).await {
+    // A pool (`/c/POOL/…`, or `/c/POOL@MEMBER/…` naming its member): `pool_request.rs`.
+    let pinned_member = slug.split_once('@');
+    let snap = match pinned_member {
+        Some(_) => Err(None),
+        None => state.router.snapshot(slug).await.map_err(Some),
+    };
+    let snap = match snap {
         Ok(s) => s,
-        Err(e) => return reply::engine_error(reply::guess_protocol(&rest, &headers), &e),
+        Err(e) if e.as_ref().is_none_or(|e| e.code() == switchyard_core::ErrorCode::NotFound) => {
+            let (name, member) = pinned_member.map_or((slug, None), |(p, m)| (p, Some(m)));
+            let pool = match state.router.pool_snapshot(name).await {
+                Ok(Some(pool)) => pool,
+                Ok(None) => {
+                    let e = e.unwrap_or_else(|| switchyard_engine::EngineError::not_found_pool(name));
+                    return reply::engine_error(reply::guess_protocol(&rest, &headers), &e);
+                }
+                Err(e) => return reply::engine_error(reply::guess_protocol(&rest, &headers), &e),
+            };
+            let from_headers = ClientIds::read_headers(|name| header_names::text(&headers, name));
+            let received =
+                Received { method, rest, query: uri.query().map(str::to_string), headers, protocol: pool.protocol };
+            let caller = PoolCaller { user: caller.user() };
+            return crate::pool_request::handle(state, &pool, member, received, body, from_headers, caller).await;
+        }
+        Err(e) => {
+            let e = e.unwrap_or_else(|| switchyard_engine::EngineError::not_found_pool(slug));
+            return reply::engine_error(reply::guess_protocol(&rest, &headers), &e);
+        }
     };
     // A request naming its profile (an official CLI run by `switchyard exec`) forwards the
     // client's own credential: only with the relay token in its own header, so what is
@@ -124,6 +149,7 @@ pub(crate) async fn handle(
         pinned,
         client: client_of(&incoming.headers),
         user: caller.user(),
+        pool: None,
     };
     let transport = HttpTransport {
         http: &state.http,
@@ -144,14 +170,19 @@ pub(crate) async fn handle(
     respond(snap.protocol, incoming.is_responses_api(), routed)
 }
 
+/// Who sent a pool request: the relay user.
+pub(crate) struct PoolCaller {
+    pub user: Option<String>,
+}
+
 /// The profile a request names (`x-switchyard-profile`, trimmed; empty is none).
-fn pinned_profile(headers: &HeaderMap) -> Option<String> {
+pub(crate) fn pinned_profile(headers: &HeaderMap) -> Option<String> {
     let value = headers.get(header_names::X_SWITCHYARD_PROFILE)?.to_str().ok()?.trim();
     (!value.is_empty()).then(|| value.to_string())
 }
 
 /// The official client a request identifies as, from what it sends (core `identify_client`).
-fn client_of(headers: &HeaderMap) -> Option<OfficialClient> {
+pub(crate) fn client_of(headers: &HeaderMap) -> Option<OfficialClient> {
     let text = |name| headers.get(name).and_then(|v: &http::HeaderValue| v.to_str().ok());
     identify_client(&ClientFacts {
         user_agent: text(http::header::USER_AGENT),
@@ -161,12 +192,12 @@ fn client_of(headers: &HeaderMap) -> Option<OfficialClient> {
 }
 
 /// The parts of a request read before its body.
-struct Received {
-    method: Method,
-    rest: String,
-    query: Option<String>,
-    headers: HeaderMap,
-    protocol: Protocol,
+pub(crate) struct Received {
+    pub(crate) method: Method,
+    pub(crate) rest: String,
+    pub(crate) query: Option<String>,
+    pub(crate) headers: HeaderMap,
+    pub(crate) protocol: Protocol,
 }
 
 impl Received {
@@ -177,15 +208,15 @@ impl Received {
 
 /// A request ready to route: as received, what its attempts send, its keys, and (forwarded)
 /// the copy of its body the model and the keys are read from later.
-struct Prepared {
-    incoming: Incoming,
-    outgoing: Outgoing,
-    keys: RequestKeys,
-    copy: Option<Arc<BodyCopy>>,
+pub(crate) struct Prepared {
+    pub(crate) incoming: Incoming,
+    pub(crate) outgoing: Outgoing,
+    pub(crate) keys: RequestKeys,
+    pub(crate) copy: Option<Arc<BodyCopy>>,
 }
 
 /// The body over the relay's limit.
-struct TooLarge;
+pub(crate) struct TooLarge;
 
 /// Forwarding: nothing in the body is read before it goes upstream. A body declared at most
 /// `SMALL_BODY` long is taken whole (it comes with the head); a larger one streams
@@ -214,7 +245,7 @@ async fn forwarded(
 
 /// Routed: the whole body, skimmed once with no JSON tree (core `body_skim/`) for what the
 /// headers leave open, the messages seen before taken from the memo.
-async fn buffered(
+pub(crate) async fn buffered(
     r: Received,
     body: IncomingBody,
     slug: &str,

@@ -41,6 +41,11 @@ pub struct AttemptRow {
     /// The relay user the attempt was made for (a `relay_users` name, never the token);
     /// `None` for the install's own token.
     pub user_name: Option<String>,
+    /// The pool the attempt was routed through (its id); `None` outside pools.
+    pub pool_id: Option<String>,
+    /// The connection the client named when the attempt went to another one (a fallback
+    /// hop): its id, so the origin's ledger shows where its turn went. `None` otherwise.
+    pub origin_id: Option<String>,
 }
 
 /// A row with its id, for paging through the table in id order.
@@ -57,7 +62,7 @@ macro_rules! columns {
     () => {
         "at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, scope, ttfb_ms, \
          duration_ms, input_tokens, output_tokens, session, conversation, moved, cache_read_tokens, \
-         cache_write_tokens, tags, reference_cost_micro_usd, user_name"
+         cache_write_tokens, tags, reference_cost_micro_usd, user_name, pool_id, origin_id"
     };
 }
 
@@ -70,7 +75,7 @@ pub async fn for_connection(
     Ok(sqlx::query_as::<_, AttemptRow>(concat!(
         "SELECT ",
         columns!(),
-        " FROM attempts WHERE connection_id = ? ORDER BY id DESC LIMIT ?"
+        " FROM attempts WHERE connection_id = ?1 OR origin_id = ?1 ORDER BY id DESC LIMIT ?2"
     ))
     .bind(connection_id)
     .bind(limit)
@@ -88,9 +93,49 @@ pub async fn for_connection_since(
     Ok(sqlx::query_as::<_, AttemptRow>(concat!(
         "SELECT ",
         columns!(),
-        " FROM attempts WHERE connection_id = ? AND at_ms >= ? ORDER BY id DESC LIMIT ?"
+        " FROM attempts WHERE (connection_id = ?1 OR origin_id = ?1) AND at_ms >= ?2 ORDER BY id DESC LIMIT ?3"
     ))
     .bind(connection_id)
+    .bind(since_ms)
+    .bind(limit)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Newest first: the rows routed through pool `pool_id`, at or after `since_ms`.
+pub async fn for_pool(
+    conn: &mut SqliteConnection,
+    pool_id: &str,
+    since_ms: i64,
+    limit: i64,
+) -> Result<Vec<AttemptRow>, StoreError> {
+    Ok(sqlx::query_as::<_, AttemptRow>(concat!(
+        "SELECT ",
+        columns!(),
+        " FROM attempts WHERE pool_id = ? AND at_ms >= ? ORDER BY id DESC LIMIT ?"
+    ))
+    .bind(pool_id)
+    .bind(since_ms)
+    .bind(limit)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// One page of a pool's rows at or after `since_ms`, oldest id first, after `after_id`.
+pub async fn pool_page_since(
+    conn: &mut SqliteConnection,
+    pool_id: &str,
+    since_ms: i64,
+    after_id: i64,
+    limit: i64,
+) -> Result<Vec<LedgerRow>, StoreError> {
+    Ok(sqlx::query_as::<_, LedgerRow>(concat!(
+        "SELECT id, ",
+        columns!(),
+        " FROM attempts WHERE pool_id = ? AND id > ? AND at_ms >= ? ORDER BY id LIMIT ?"
+    ))
+    .bind(pool_id)
+    .bind(after_id)
     .bind(since_ms)
     .bind(limit)
     .fetch_all(conn)
@@ -221,7 +266,7 @@ pub async fn prune(conn: &mut SqliteConnection, keep: i64) -> Result<u64, StoreE
 const SHAPE_ROWS: usize = 64;
 
 /// Columns bound per row.
-const COLUMNS: usize = 22;
+const COLUMNS: usize = 24;
 
 /// `INSERT … SELECT * FROM (VALUES (…) × 64) WHERE column1 IS NOT NULL` (`at_ms` is never
 /// NULL in a real row).
@@ -298,5 +343,7 @@ fn add_row(args: &mut SqliteArguments<'static>, r: AttemptRow) -> Result<(), Box
     args.add(r.tags)?;
     args.add(r.reference_cost_micro_usd)?;
     args.add(r.user_name)?;
+    args.add(r.pool_id)?;
+    args.add(r.origin_id)?;
     Ok(())
 }

@@ -11,6 +11,7 @@ pub mod evidence;
 pub mod fallback;
 pub mod journal;
 pub mod key_fees;
+pub mod pools;
 pub mod prices;
 pub mod profiles;
 pub mod quota;

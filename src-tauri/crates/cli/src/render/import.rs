@@ -27,6 +27,9 @@ impl Render for ImportReport {
             }
             out.push(line.trim_end().to_string());
         }
+        for p in &r.pools {
+            out.push(format!("  pool    {p} (inactive until its gates hold)"));
+        }
         let verb = if r.dry_run { "would be " } else { "" };
         out.push(format!("{} {verb}created, {} {verb}renamed, {} {verb}skipped", r.created, r.renamed, r.skipped));
         if !r.dry_run && r.created + r.renamed > 0 {

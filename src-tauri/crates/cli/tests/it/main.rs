@@ -15,6 +15,7 @@ mod fallback;
 mod journey;
 mod kinds;
 mod output;
+mod pools;
 mod portable;
 mod quota;
 mod redaction;

@@ -20,6 +20,40 @@ pub struct Document {
     pub format: String,
     pub version: u64,
     pub connections: Vec<ConnectionEntry>,
+    /// Pools over this file's connections. An importer stores them inactive.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pools: Vec<PoolEntry>,
+}
+
+/// A pool: its name, protocol, members (connections of this file by ref, with the model each
+/// is asked for and its weight, in priority order), the mode it routed in and whether it was
+/// active (an importer turns it on once its gates hold).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolEntry {
+    pub name: String,
+    pub protocol: Protocol,
+    pub members: Vec<PoolMemberEntry>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<RoutingMode>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub active: bool,
+}
+
+/// One member of an exported pool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolMemberEntry {
+    /// The `ref` of a connection in this file.
+    pub connection: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default = "one_u32")]
+    pub weight: u32,
+}
+
+fn one_u32() -> u32 {
+    1
 }
 
 /// One connection: its definition and the wanted routing mode, with its profiles nested.

@@ -8,7 +8,9 @@ mod format;
 mod scan;
 
 pub use check::MAX_REF_LEN;
-pub use format::{ConnectionEntry, Document, FallbackEntry, HeaderEntry, ProfileEntry, FORMAT, VERSION};
+pub use format::{
+    ConnectionEntry, Document, FallbackEntry, HeaderEntry, PoolEntry, PoolMemberEntry, ProfileEntry, FORMAT, VERSION,
+};
 pub use scan::{is_key_shaped, is_secret_field};
 
 use serde_json::Value;

@@ -31,6 +31,7 @@ pub mod fallback;
 pub mod gate;
 pub mod hasher;
 pub mod planner;
+pub mod pool;
 pub mod probe;
 pub mod quota_reserve;
 pub mod selection;
@@ -53,6 +54,10 @@ pub use failure::{Failure, FailureKind, Scope};
 pub use fallback::{ChainError, ChainNode, FallbackKind, Hop, MAX_CHAIN_HOPS};
 pub use gate::{evaluate_gates, evaluate_gates_under_quota, ExcludedProfile, GateReport, ModelGate};
 pub use planner::{attempt_limit, plan_next, GiveUp, Plan, PlanInput, DEFAULT_MAX_ATTEMPTS};
+pub use pool::{
+    check_members, choose_member, hand_off_order, may_hand_off, MemberGate, MemberOut, MemberPick, MemberReason,
+    MemberSlot, PoolBindings, PoolError, PoolGates, PoolMember,
+};
 pub use probe::{Admission, ProbeLease};
 pub use quota_reserve::{
     believable_reset, QuotaBlocks, QuotaPolicy, QuotaReading, MAX_QUOTA_HORIZON_MS, MAX_QUOTA_WINDOW_MINUTES,

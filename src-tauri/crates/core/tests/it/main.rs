@@ -15,6 +15,7 @@ mod routing_affinity;
 mod routing_circuits;
 mod routing_eligibility;
 mod routing_fallback;
+mod routing_pool;
 mod routing_swrr;
 mod routing_token_balance;
 mod routing_turns;

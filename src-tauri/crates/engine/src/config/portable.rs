@@ -11,7 +11,8 @@ use std::collections::BTreeSet;
 use std::str::FromStr;
 
 use switchyard_core::portable::{
-    parse, render, ConnectionEntry, Document, FallbackEntry, HeaderEntry, ProfileEntry, FORMAT, VERSION,
+    parse, render, ConnectionEntry, Document, FallbackEntry, HeaderEntry, PoolEntry, PoolMemberEntry, ProfileEntry,
+    FORMAT, VERSION,
 };
 use switchyard_core::validate::{InvalidInput, MAX_SLUG_LEN};
 use switchyard_core::{Header, RoutingMode};
@@ -64,7 +65,8 @@ impl Engine {
             }
         }
         let selected = rows.iter().filter(|r| slugs.is_none_or(|w| w.contains(&r.slug)));
-        let mut doc = Document { format: FORMAT.to_string(), version: VERSION, connections: Vec::new() };
+        let mut doc =
+            Document { format: FORMAT.to_string(), version: VERSION, connections: Vec::new(), pools: Vec::new() };
         let mut profile_count = 0;
         let selected: Vec<&ConnectionRow> = selected.collect();
         for (i, row) in selected.iter().enumerate() {
@@ -81,6 +83,25 @@ impl Engine {
                     .collect();
                 entry.fallback_active = chain.active && !entry.fallback.is_empty();
             }
+        }
+        // Pools whose members are all exported, by refs.
+        for pool in switchyard_store::pools::all(&mut conn).await? {
+            let members: Option<Vec<PoolMemberEntry>> = crate::config::pools::decode_members(&pool)
+                .into_iter()
+                .map(|m| {
+                    Some(PoolMemberEntry { connection: ref_of(&m.connection_id)?, model: m.model, weight: m.weight })
+                })
+                .collect();
+            let (Some(members), Ok(protocol)) = (members.filter(|m| !m.is_empty()), pool.protocol.parse()) else {
+                continue;
+            };
+            doc.pools.push(PoolEntry {
+                name: pool.name.clone(),
+                protocol,
+                members,
+                mode: pool.mode.as_deref().and_then(|m| m.parse().ok()),
+                active: pool.active || pool.wanted,
+            });
         }
         drop(conn);
         let text = render(&doc)?;
@@ -131,6 +152,45 @@ impl Engine {
                 let json = crate::readiness::fallback::encode_hops(&hops)?;
                 switchyard_store::fallback::insert_imported(&mut tx, &own, &json, entry.fallback_active, now).await?;
             }
+        }
+        // Pools inactive; one the file had active is turned on once its gates hold.
+        let mut report = report;
+        for pool in &doc.pools {
+            let id_of = |r: &str| ids.iter().find(|(rf, _)| rf == r).map(|(_, id)| id.clone());
+            let all = connections::list(&mut tx).await?;
+            let members: Option<Vec<crate::config::pools::StoredMember>> = pool
+                .members
+                .iter()
+                .map(|m| {
+                    let id = id_of(&m.connection)?;
+                    let slug = all.iter().find(|c| c.id == id)?.slug.clone();
+                    Some(crate::config::pools::StoredMember {
+                        connection_id: id,
+                        slug,
+                        model: m.model.clone(),
+                        weight: m.weight,
+                    })
+                })
+                .collect();
+            let Some(members) = members else { continue };
+            if switchyard_store::pools::by_name(&mut tx, &pool.name).await?.is_some()
+                || connections::by_slug(&mut tx, &pool.name).await?.is_some()
+            {
+                continue;
+            }
+            let json = crate::config::pools::encode_members(&members)?;
+            let id = format!("pl_{}", uuid::Uuid::new_v4().simple());
+            let mode = pool.mode.map(|m| m.as_str());
+            let new = switchyard_store::pools::NewPool {
+                id: &id,
+                name: &pool.name,
+                protocol: pool.protocol.as_str(),
+                members: &json,
+                mode,
+                wanted: pool.active,
+            };
+            switchyard_store::pools::insert(&mut tx, &new, now).await?;
+            report.pools.push(pool.name.clone());
         }
         // The file's chains were checked among themselves; check the whole graph as written.
         let graph = crate::readiness::fallback::ChainGraph::of(
@@ -228,6 +288,7 @@ fn plan(
         created: 0,
         renamed: 0,
         skipped: 0,
+        pools: if dry_run { doc.pools.iter().map(|p| p.name.clone()).collect() } else { Vec::new() },
     };
     for c in &doc.connections {
         let (action, new_slug) = match (existing.contains(&c.slug), on_conflict) {

@@ -9,5 +9,6 @@ pub(crate) mod evidence;
 pub(crate) mod fallback;
 pub(crate) mod gates;
 pub(crate) mod pending;
+pub(crate) mod pools;
 pub(crate) mod reverify;
 pub(crate) mod verify;

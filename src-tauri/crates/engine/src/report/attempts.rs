@@ -25,13 +25,43 @@ impl Engine {
     /// The newest `limit` attempts of a connection at or after `since` (RFC 3339 or `Nd`),
     /// newest first.
     pub async fn attempts_since(&self, slug: &str, since: &str, limit: i64) -> Result<Vec<AttemptView>, EngineError> {
-        let connection = self.connection_by_slug(slug).await?;
         let since_ms = crate::report::time_zone::parse_since(since, self.now_ms(), &self.zone().await?)?;
+        self.ledger_rows(slug, since_ms, limit).await
+    }
+
+    /// The newest `limit` rows at or after `since_ms` of a connection (its own and those of
+    /// its turns that fell back elsewhere) or of a pool, named.
+    async fn ledger_rows(&self, slug: &str, since_ms: i64, limit: i64) -> Result<Vec<AttemptView>, EngineError> {
+        let (source, names) = self.ledger_source(slug).await?;
         let mut conn = self.store.acquire().await?;
-        let rows = attempts::for_connection_since(&mut conn, &connection.id, since_ms, limit.clamp(1, 10_000)).await?;
-        let labels = profile_labels(&mut conn, &connection.id).await?;
-        let protocol = crate::views::protocol_of(&connection);
-        Ok(rows.into_iter().map(|r| attempt_view(&connection.slug, protocol, &labels, r)).collect())
+        let rows = match &source {
+            Source::Connection(id) => {
+                attempts::for_connection_since(&mut conn, id, since_ms, limit.clamp(1, 10_000)).await?
+            }
+            Source::Pool(id) => attempts::for_pool(&mut conn, id, since_ms, limit.clamp(1, 10_000)).await?,
+        };
+        Ok(rows.into_iter().map(|r| names.view(r)).collect())
+    }
+
+    /// Where `slug`'s rows are (a connection, else a pool) and the names its rows use.
+    async fn ledger_source(&self, slug: &str) -> Result<(Source, Names), EngineError> {
+        let (source, pool) = match self.connection_by_slug(slug).await {
+            Ok(c) => (Source::Connection(c.id), None),
+            Err(EngineError::NotFound { .. }) if self.is_pool(slug).await? => {
+                let row = self.pool_row(slug).await?;
+                let members = crate::config::pools::decode_members(&row);
+                (Source::Pool(row.id.clone()), Some((row.id, row.name, members)))
+            }
+            Err(e) => return Err(e),
+        };
+        let mut conn = self.store.acquire().await?;
+        let mut names = Names { pool, ..Names::default() };
+        for c in switchyard_store::connections::list(&mut conn).await? {
+            names.labels.extend(profile_labels(&mut conn, &c.id).await?);
+            names.protocols.insert(c.id.clone(), crate::views::protocol_of(&c));
+            names.slugs.insert(c.id, c.slug);
+        }
+        Ok((source, names))
     }
 
     /// Every attempt of a connection at or after `since` (RFC 3339 or `Nd`; `None`: all),
@@ -44,27 +74,32 @@ impl Engine {
         since: Option<&str>,
         mut sink: impl FnMut(AttemptView) -> bool,
     ) -> Result<u64, EngineError> {
-        let connection = self.connection_by_slug(slug).await?;
         let since_ms = match since {
             Some(s) => crate::report::time_zone::parse_since(s, self.now_ms(), &self.zone().await?)?,
             None => i64::MIN,
         };
-        let (start, labels) = {
-            let mut conn = self.store.acquire().await?;
-            let start = attempts::page_start(&mut conn, &connection.id, since_ms).await?;
-            (start, profile_labels(&mut conn, &connection.id).await?)
+        let (source, names) = self.ledger_source(slug).await?;
+        let start = match &source {
+            Source::Connection(id) => {
+                let mut conn = self.store.acquire().await?;
+                attempts::page_start(&mut conn, id, since_ms).await?
+            }
+            Source::Pool(_) => Some(0),
         };
         let (Some(mut after), mut sent) = (start, 0u64) else { return Ok(0) };
         loop {
             let page = {
                 let mut conn = self.store.acquire().await?;
-                attempts::page_since(&mut conn, &connection.id, since_ms, after, EXPORT_PAGE).await?
+                match &source {
+                    Source::Connection(id) => attempts::page_since(&mut conn, id, since_ms, after, EXPORT_PAGE).await?,
+                    Source::Pool(id) => attempts::pool_page_since(&mut conn, id, since_ms, after, EXPORT_PAGE).await?,
+                }
             };
             let full = page.len() as i64 == EXPORT_PAGE;
             let last = page.last().map(|r| r.id);
             for r in page {
                 sent += 1;
-                if !sink(attempt_view(&connection.slug, crate::views::protocol_of(&connection), &labels, r.row)) {
+                if !sink(names.view(r.row)) {
                     return Ok(sent);
                 }
             }
@@ -77,12 +112,45 @@ impl Engine {
 
     /// The newest `limit` attempts of a connection, newest first.
     pub async fn attempts(&self, slug: &str, limit: i64) -> Result<Vec<AttemptView>, EngineError> {
-        let connection = self.connection_by_slug(slug).await?;
-        let mut conn = self.store.acquire().await?;
-        let rows = attempts::for_connection(&mut conn, &connection.id, limit.clamp(1, 10_000)).await?;
-        let labels = profile_labels(&mut conn, &connection.id).await?;
-        let protocol = crate::views::protocol_of(&connection);
-        Ok(rows.into_iter().map(|r| attempt_view(&connection.slug, protocol, &labels, r)).collect())
+        self.ledger_rows(slug, i64::MIN, limit).await
+    }
+}
+
+/// Where a listing's rows are.
+enum Source {
+    Connection(String),
+    Pool(String),
+}
+
+/// What rows are named by: connection slugs and dialects, profile labels, the pool and its
+/// members (a pool's listing).
+#[derive(Default)]
+struct Names {
+    slugs: HashMap<String, String>,
+    protocols: HashMap<String, Protocol>,
+    labels: HashMap<String, String>,
+    pool: Option<(String, String, Vec<crate::config::pools::StoredMember>)>,
+}
+
+impl Names {
+    fn view(&self, r: AttemptRow) -> AttemptView {
+        let slug = self.slugs.get(&r.connection_id).cloned().unwrap_or_else(|| r.connection_id.clone());
+        let protocol = self.protocols.get(&r.connection_id).copied().unwrap_or(Protocol::Openai);
+        let pool = r.pool_id.as_ref().map(|id| match &self.pool {
+            Some((pid, name, _)) if pid == id => name.clone(),
+            _ => id.clone(),
+        });
+        let member = self.pool.as_ref().filter(|(pid, _, _)| r.pool_id.as_ref() == Some(pid)).and_then(|(_, _, ms)| {
+            ms.iter()
+                .find(|m| m.connection_id == r.connection_id && (m.model.is_none() || m.model == r.model))
+                .map(|m| m.member(&[]).key())
+        });
+        let origin = r.origin_id.as_ref().map(|id| self.slugs.get(id).cloned().unwrap_or_else(|| id.clone()));
+        let mut view = attempt_view(&slug, protocol, &self.labels, r);
+        view.pool = pool;
+        view.member = member;
+        view.origin = origin;
+        view
     }
 }
 
@@ -121,5 +189,8 @@ fn attempt_view(slug: &str, protocol: Protocol, labels: &HashMap<String, String>
         tags: parse_tags_json(r.tags.as_deref()),
         reference_cost_usd: r.reference_cost_micro_usd.map(|micro| micro as f64 / 1e6),
         user: r.user_name,
+        pool: None,
+        member: None,
+        origin: None,
     }
 }

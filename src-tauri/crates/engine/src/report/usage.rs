@@ -43,6 +43,8 @@ pub enum UsageBy {
     Tag,
     /// The relay user the requests came from (`(local)` for the install's own token).
     User,
+    /// A pool's member that served (`CONN` or `CONN=MODEL`; a connection's rows: its slug).
+    Member,
 }
 
 /// The key of rows made with the install's own (local) relay token in `--by user`.
@@ -56,7 +58,8 @@ impl UsageBy {
             "day" => Ok(Self::Day),
             "tag" => Ok(Self::Tag),
             "user" => Ok(Self::User),
-            _ => Err(InvalidInput::new("by", "must be profile, model, day, tag or user")),
+            "member" => Ok(Self::Member),
+            _ => Err(InvalidInput::new("by", "must be profile, model, day, tag, user or member")),
         }
     }
 
@@ -67,6 +70,7 @@ impl UsageBy {
             Self::Day => "day",
             Self::Tag => "tag",
             Self::User => "user",
+            Self::Member => "member",
         }
     }
 }
@@ -74,7 +78,12 @@ impl UsageBy {
 impl Engine {
     /// Usage of `slug` since `since` (RFC 3339 or `Nd`; `None`: everything), grouped `by`.
     pub async fn usage(&self, slug: &str, since: Option<&str>, by: UsageBy) -> Result<UsageView, EngineError> {
-        let connection = self.connection_by_slug(slug).await?;
+        let connection = match self.connection_by_slug(slug).await {
+            Err(EngineError::NotFound { .. }) if self.is_pool(slug).await? => {
+                return self.pool_usage(slug, since, by).await;
+            }
+            other => other?,
+        };
         let tz = self.zone().await?;
         let since_ms = since.map(|s| parse_since(s, self.now_ms(), &tz)).transpose()?;
         let pricing = self.pricing(&connection.id, &connection.protocol, since_ms, &tz).await?;
@@ -83,7 +92,7 @@ impl Engine {
         self.each_row(&connection.id, since_ms.unwrap_or(i64::MIN), |r| {
             let cost = pricing.cost(r, &tz);
             total.add(r, cost);
-            for key in keys(r, by, &tz) {
+            for key in keys(r, by, &tz, &|_| connection.slug.clone()) {
                 groups.entry(key).or_default().add(r, cost);
             }
         })
@@ -101,6 +110,52 @@ impl Engine {
             since: since_ms.map(rfc3339),
             time_zone: zone_name(&tz),
             rows,
+            complete: total.cost.is_some(),
+            total: total.row("total".to_string()),
+        })
+    }
+
+    /// Usage of pool `name`: its rows (whichever member served), grouped `by` (`member`: the
+    /// member that served). Priced by the price table (members' key fees are their own
+    /// connections' business).
+    async fn pool_usage(&self, name: &str, since: Option<&str>, by: UsageBy) -> Result<UsageView, EngineError> {
+        let row = self.pool_row(name).await?;
+        let members = crate::config::pools::decode_members(&row);
+        let tz = self.zone().await?;
+        let since_ms = since.map(|s| parse_since(s, self.now_ms(), &tz)).transpose()?;
+        let pricing = self.pricing("", &row.protocol, since_ms, &tz).await?;
+        let member_of = |r: &AttemptRow| {
+            members
+                .iter()
+                .find(|m| m.connection_id == r.connection_id && (m.model.is_none() || m.model == r.model))
+                .map_or_else(|| r.connection_id.clone(), |m| m.member(&[]).key())
+        };
+        let mut groups: BTreeMap<String, Sums> = BTreeMap::new();
+        let mut total = Sums::default();
+        let mut after = 0;
+        loop {
+            let page = {
+                let mut conn = self.store.acquire().await?;
+                attempts::pool_page_since(&mut conn, &row.id, since_ms.unwrap_or(i64::MIN), after, PAGE).await?
+            };
+            for r in &page {
+                let cost = pricing.cost(&r.row, &tz);
+                total.add(&r.row, cost);
+                for key in keys(&r.row, by, &tz, &member_of) {
+                    groups.entry(key).or_default().add(&r.row, cost);
+                }
+            }
+            match page.last() {
+                Some(last) if page.len() as i64 == PAGE => after = last.id,
+                _ => break,
+            }
+        }
+        Ok(UsageView {
+            slug: row.name,
+            by: by.as_str().to_string(),
+            since: since_ms.map(rfc3339),
+            time_zone: zone_name(&tz),
+            rows: groups.into_iter().map(|(k, s)| s.row(k)).collect(),
             complete: total.cost.is_some(),
             total: total.row("total".to_string()),
         })
@@ -222,8 +277,9 @@ fn series_of(id: &str, label: String, days: &[String], cells: &mut HashMap<(Stri
 }
 
 /// The group keys of a row.
-fn keys(r: &AttemptRow, by: UsageBy, tz: &TimeZone) -> Vec<String> {
+fn keys(r: &AttemptRow, by: UsageBy, tz: &TimeZone, member_of: &dyn Fn(&AttemptRow) -> String) -> Vec<String> {
     match by {
+        UsageBy::Member => vec![member_of(r)],
         UsageBy::Profile => vec![r.profile_id.clone()],
         UsageBy::Model => vec![r.model.clone().unwrap_or_else(|| NO_MODEL.to_string())],
         UsageBy::Day => vec![date_of(r.at_ms, tz).to_string()],

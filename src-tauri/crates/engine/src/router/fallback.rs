@@ -30,6 +30,8 @@ pub(crate) struct ChainPosition {
     pub next: usize,
     /// Set while the next attempt is the first on a hop: why the request fell back.
     pub fresh: Option<FallbackKind>,
+    /// A pool request: its hops are the pool's other members (`pool.rs`), not a chain.
+    pub pool: Option<crate::router::PoolRoute>,
 }
 
 /// Turns that fell back: turn key → (origin connection id, hop index), idle-expiring like
@@ -82,14 +84,23 @@ impl TurnRun {
 
     /// Whether the first connection's chain may be used by this request.
     pub(crate) fn chain_active(&self) -> bool {
-        self.chain.origin.as_ref().unwrap_or(&self.snapshot).fallback.len() > self.chain.next && self.model.is_some()
+        self.chain_hops().len() > self.chain.next && self.model.is_some()
+    }
+
+    /// The hops this request may move along: a pool's other members, else its first
+    /// connection's chain.
+    pub(crate) fn chain_hops(&self) -> &[switchyard_core::routing::Hop] {
+        match &self.chain.pool {
+            Some(pool) => &pool.hops,
+            None => &self.chain.origin.as_ref().unwrap_or(&self.snapshot).fallback,
+        }
     }
 }
 
 impl Router {
     /// A turn that fell back earlier continues on its hop (call right after `start_turn`).
     pub(crate) async fn resume_fallen_turn(&self, run: &mut TurnRun) -> Result<(), EngineError> {
-        if run.snapshot.fallback.is_empty() || run.model.is_none() {
+        if run.snapshot.fallback.is_empty() || run.model.is_none() || run.chain.pool.is_some() {
             return Ok(());
         }
         let now = self.engine.monotonic();
@@ -150,7 +161,8 @@ impl Router {
         };
         let origin = run.chain.origin.clone().unwrap_or_else(|| run.snapshot.clone());
         let requested = run.requested.clone().or_else(|| run.model.clone()).unwrap_or_default();
-        for (i, hop) in origin.fallback.iter().enumerate().skip(run.chain.next) {
+        let hops = run.chain_hops().to_vec();
+        for (i, hop) in hops.iter().enumerate().skip(run.chain.next) {
             let model = hop.model_for(&requested).to_string();
             let snap = match self.snapshot(&hop.slug).await {
                 Ok(s) => s,
@@ -163,7 +175,11 @@ impl Router {
                 continue;
             }
             tracing::info!(from = %origin.slug, to = %snap.slug, %kind, "request falls back");
-            self.fallen_lock().put(&run.turn, &origin.connection_id, i, self.engine.monotonic());
+            match run.chain.pool.as_mut() {
+                // The conversation follows the member on delivery (`Router::pool_delivered`).
+                Some(pool) => pool.member = pool.hop_members.get(i).cloned().unwrap_or_default(),
+                None => self.fallen_lock().put(&run.turn, &origin.connection_id, i, self.engine.monotonic()),
+            }
             self.switch_to(run, origin, i, snap, model, Some(kind));
             return Ok(true);
         }
@@ -182,7 +198,8 @@ impl Router {
         if run.requested.is_none() {
             run.requested = run.model.clone();
         }
-        run.chain = super::fallback::ChainPosition { origin: Some(origin), next: hop + 1, fresh: kind };
+        let pool = run.chain.pool.take();
+        run.chain = super::fallback::ChainPosition { origin: Some(origin), next: hop + 1, fresh: kind, pool };
         run.snapshot = snap;
         run.model = Some(model);
         run.enter_hop();
@@ -191,7 +208,7 @@ impl Router {
 
     /// The hop's current evidence supports `model` and a profile of it may serve it now (a
     /// legacy hop: its primary).
-    fn hop_serves(&self, snap: &Snapshot, model: &str) -> bool {
+    pub(crate) fn hop_serves(&self, snap: &Snapshot, model: &str) -> bool {
         if !snap.models.iter().any(|m| m == model) {
             return false;
         }

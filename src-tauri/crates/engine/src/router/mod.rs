@@ -8,6 +8,7 @@
 mod cli_backend;
 mod fallback;
 mod pinned;
+mod pool;
 mod quota;
 mod recording;
 mod request;
@@ -31,6 +32,7 @@ use crate::ledger::Ledger;
 
 use crate::router::secret_cache::SecretCache;
 pub use cli_backend::{CliBackend, CliTarget};
+pub use pool::{PoolRefusal, PoolRoute, PoolSnapshot, PoolStart};
 pub use quota::{QuotaBoard, FLUSH_EVERY as QUOTA_FLUSH_EVERY, MAX_READINGS as MAX_QUOTA_READINGS};
 pub use recording::{AttemptReport, Recording, DROPPED_ACCOUNT_STATE};
 pub use request::{KeysLater, LaterKeys, RequestKeys, RouteRequest};
@@ -63,6 +65,8 @@ pub struct Router {
     pub(crate) quota: Arc<QuotaBoard>,
     /// Turns that fell back to a hop of their connection's chain (memory only, bounded).
     pub(crate) fallen: Mutex<fallback::FallenTurns>,
+    /// Pools: snapshots, warm conversations' members, SWRR per (pool, model) (memory only).
+    pub(crate) pools: Mutex<pool::PoolBoard>,
 }
 
 impl Router {
@@ -86,6 +90,7 @@ impl Router {
             ledger,
             quota: board,
             fallen: Mutex::default(),
+            pools: Mutex::default(),
         }
     }
 

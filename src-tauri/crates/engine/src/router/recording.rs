@@ -58,6 +58,11 @@ impl Recording {
             tags: run.tags.clone(),
             reference_cost_micro_usd: None,
             user_name: run.user.clone(),
+            pool_id: run.chain.pool.as_ref().map(|p| p.pool_id.clone()),
+            origin_id: match (&run.chain.pool, &run.chain.origin) {
+                (None, Some(origin)) => Some(origin.connection_id.clone()),
+                _ => None,
+            },
         };
         Recording {
             router: router.clone(),

@@ -35,6 +35,9 @@ pub struct RouteRequest {
     /// The relay user whose token the request carried (a `relay_users` name, never the
     /// token); `None` for the install's own token. Recorded with every attempt.
     pub user: Option<String>,
+    /// The pool the request was sent to, with the member it starts on and its hand-off hops
+    /// (`Router::pool_start`); `snapshot` and `model` are then the member's.
+    pub pool: Option<crate::router::PoolRoute>,
 }
 
 impl RouteRequest {
@@ -50,6 +53,7 @@ impl RouteRequest {
             pinned: None,
             client: None,
             user: None,
+            pool: None,
         }
     }
 }

@@ -120,7 +120,7 @@ impl Router {
                 profile_id: attempt.profile_id.clone(),
                 attempts: run.attempts(),
                 reason: run.reason_of(&attempt),
-                legacy: run.is_legacy() && !run.fell_back(),
+                legacy: run.is_legacy() && !run.fell_back() && run.chain.pool.is_none(),
             };
             let mut recording = Recording::start(self, &mut run, &attempt, route.reason.clone());
             let reply = transport.attempt(target(&run, &attempt, self.engine.now_system())).await;
@@ -130,6 +130,9 @@ impl Router {
                     self.attempt_succeeded(&mut attempt).await;
                     if !run.is_legacy() {
                         self.commit(&mut run);
+                    }
+                    if let Some(pool) = &run.chain.pool {
+                        self.pool_delivered(pool);
                     }
                     recording.report.status = Some(status);
                     recording.report.ttfb_ms = ttfb_ms;
@@ -196,7 +199,10 @@ impl Router {
 /// when not to the connection's base URL), and the engine clock's time. A request naming its
 /// profile passes through: nothing in it is changed.
 fn target<'a>(run: &'a TurnRun, attempt: &'a Attempt, now: std::time::SystemTime) -> Target<'a> {
-    let pass_through = run.is_legacy() || run.pinned.is_some();
+    // A pool's member routes its answer like a routed connection's even when the member is a
+    // legacy connection: a stream is held until its first content so a failure before output
+    // can hand the turn to another member, and a Responses id is read for continuity.
+    let pass_through = (run.is_legacy() && run.chain.pool.is_none()) || run.pinned.is_some();
     let model = run.model.as_deref();
     let upstream_model = if pass_through { model } else { model.map(|m| run.snapshot.upstream_model(m)) };
     Target {

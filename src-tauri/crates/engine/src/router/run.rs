@@ -124,9 +124,11 @@ impl TurnRun {
         }
     }
 
-    /// The reason recorded for `attempt`: `fallback:<kind>` for the first attempt on a hop.
+    /// The reason recorded for `attempt`: `fallback:<kind>` (a chain) or `pool:<kind>` (a pool
+    /// hand-off) for the first attempt on a hop.
     pub(crate) fn reason_of(&mut self, attempt: &Attempt) -> String {
         match self.chain.fresh.take() {
+            Some(kind) if self.chain.pool.is_some() => format!("pool:{kind}"),
             Some(kind) => format!("fallback:{kind}"),
             None => attempt.reason.to_string(),
         }
@@ -139,7 +141,7 @@ impl Router {
     /// Responses answer came from, when remembered — an unknown id (evicted, or from before
     /// a restart) routes normally.
     pub(crate) async fn start_run(&self, request: RouteRequest) -> Result<TurnRun, EngineError> {
-        let RouteRequest { snapshot, model, keys, tags, previous_response_id, pinned, client, user } = request;
+        let RouteRequest { snapshot, model, keys, tags, previous_response_id, pinned, client, user, pool } = request;
         let (turn, conversation, session, keys_later) = match keys {
             RequestKeys::Now { turn, conversation, session } => (turn, conversation, session, None),
             RequestKeys::Later(later) => (FORWARDED_TURN.to_string(), None, None, Some(later)),
@@ -161,9 +163,9 @@ impl Router {
             pending: Pending::First,
             committed,
             continuing: None,
-            moved_off: false,
-            chain: ChainPosition::default(),
-            requested: None,
+            moved_off: pool.as_ref().is_some_and(|p| p.moved),
+            requested: pool.as_ref().and_then(|p| p.requested.clone()),
+            chain: ChainPosition { pool, ..ChainPosition::default() },
             hop_base: 0,
             client,
             pinned,

@@ -53,4 +53,15 @@ pub struct AttemptView {
     /// token); `None` for the install's own token. Not in the desktop's bindings yet.
     #[specta(skip)]
     pub user: Option<String>,
+    /// The pool the attempt was routed through (its name); `None` outside pools. Not in the
+    /// desktop's bindings yet (nor `member`, `origin`).
+    #[specta(skip)]
+    pub pool: Option<String>,
+    /// The pool member that made it (`CONN` or `CONN=MODEL`), in a pool's listing.
+    #[specta(skip)]
+    pub member: Option<String>,
+    /// The connection the client named when the attempt went to another one (a fallback hop):
+    /// `attempts prim` shows that a turn went to `spare`.
+    #[specta(skip)]
+    pub origin: Option<String>,
 }

@@ -36,4 +36,8 @@ pub struct ImportReport {
     pub created: i32,
     pub renamed: i32,
     pub skipped: i32,
+    /// The pools the file carried, by name here (inactive until their gates hold; a pool whose
+    /// name is taken is skipped). Not in the desktop's bindings yet.
+    #[specta(skip)]
+    pub pools: Vec<String>,
 }

@@ -11,6 +11,7 @@
 //! - `attempt.rs`, `quota.rs`, `usage.rs`, `prices.rs` — the ledger, limit readings, usage and cost.
 //! - `relay_user.rs` — the relay's per-person tokens (`relay users list`).
 //! - `fallback.rs`, `key_check.rs` — fallback chains, background re-verification.
+//! - `pool.rs` — pools: members, gates, state, shares against weights.
 //! - `evidence.rs`, `import.rs`, `time_zone.rs` — verification proofs, import reports, the
 //!   user's time zone. (Client set-up's views are the `switchyard-client-setup` crate's.)
 //!
@@ -24,6 +25,7 @@ mod evidence;
 mod fallback;
 mod import;
 mod key_check;
+mod pool;
 mod prices;
 mod quota;
 mod relay_user;
@@ -39,6 +41,7 @@ pub use evidence::*;
 pub use fallback::*;
 pub use import::*;
 pub use key_check::*;
+pub use pool::*;
 pub use prices::*;
 pub use quota::*;
 pub use relay_user::*;

@@ -12,6 +12,7 @@ mod kinds;
 mod lifecycle;
 mod load_once;
 mod orphans;
+mod pools;
 mod portable;
 mod portable_fallback;
 mod portable_fuzz;

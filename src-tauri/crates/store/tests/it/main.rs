@@ -9,4 +9,5 @@ mod attempts_tagged;
 mod cas;
 mod journal;
 mod migration;
+mod pools;
 mod quota;
