@@ -20,6 +20,7 @@ use switchyard_core::routing::Failure;
 use switchyard_core::Protocol;
 use switchyard_engine::{AttemptFacts, Reply, Target, Transport};
 use switchyard_providers::content_coding::{Coding, Decoder};
+use switchyard_providers::gemini::learned::learned_windows;
 use switchyard_providers::gemini::path::{wants_sse, ModelCall};
 use switchyard_providers::read_quota;
 use switchyard_providers::response_id::response_id_from_body;
@@ -136,6 +137,10 @@ impl Transport for HttpTransport<'_> {
                 read_answer(snap.protocol, shape, started, target.now, resp, !target.pass_through).await
             }
         };
+        // Gemini sends no limit headers: a structured quota refusal is the reading.
+        if let (Protocol::Gemini, Answer::Failed(_, Some(kept), _)) = (snap.protocol, &answer) {
+            facts.quota.extend(learned_from(kept, target.now));
+        }
         let reply = match answer {
             Answer::Success(mut d, ttfb_ms) => {
                 facts.response_id = d.response_id.take();
@@ -180,6 +185,13 @@ impl StreamShape {
             StreamShape::EventsOrJson
         }
     }
+}
+
+/// The quota states a kept Gemini refusal teaches (`gemini/learned.rs`), read through its coding.
+fn learned_from(kept: &Kept, now: SystemTime) -> Vec<switchyard_providers::QuotaWindow> {
+    let coding = Coding::from_header(kept.headers.get(http::header::CONTENT_ENCODING).and_then(|v| v.to_str().ok()));
+    let body = Decoder::decode_all(coding, &kept.body).unwrap_or_default();
+    learned_windows(kept.status.as_u16(), &body, now)
 }
 
 /// `body` without its account-bound items when the attempt asks for that (noted in `facts`

@@ -48,6 +48,25 @@ async fn served_by(r: &Relay, resp: &reqwest::Response) -> Result<String, Box<dy
     Ok(profiles.into_iter().find(|p| p.id == id).map(|p| p.label).unwrap_or_default())
 }
 
+/// The quota view's learned windows: (label, kind, model, reset), written to the store first.
+async fn learned(
+    r: &Relay,
+) -> Result<Vec<(String, String, Option<String>, Option<String>)>, Box<dyn std::error::Error>> {
+    r.router.flush_quota().await;
+    let view = r.engine.quota("c").await?;
+    Ok(view
+        .profiles
+        .into_iter()
+        .flat_map(|p| {
+            let label = p.label.clone();
+            p.windows.into_iter().map(move |w| {
+                assert_eq!(w.status.as_deref(), Some("rejected"), "a learned window is a spent one");
+                (label.clone(), w.kind, w.model, w.resets_at)
+            })
+        })
+        .collect())
+}
+
 /// Every request the mock saw presented a profile key in `x-goog-api-key`, none in its URL,
 /// and never the relay token.
 fn assert_keys_only_in_headers(r: &Relay, profile_keys: &[&str]) {
@@ -244,6 +263,16 @@ async fn a_per_minute_quota_fails_over_before_output_and_cools_only_that_model_f
         [(Some(FLASH), Some("rate_limited"), Some("2025-01-01T00:00:30.000Z"))],
         "only (a, flash) cools, for RetryInfo's 30 s"
     );
+    assert_eq!(
+        learned(&r).await?,
+        [(
+            "a".to_string(),
+            "per_minute".to_string(),
+            Some(FLASH.to_string()),
+            Some("2025-01-01T00:00:30.000Z".to_string())
+        )],
+        "the quota view shows the per-minute state learned from the refusal; b's quota is unknown (no reading)"
+    );
     let pro = call(&r, PRO, "generateContent", &body(vec![user("pro")])).await?;
     assert_eq!(
         (served_by(&r, &pro).await?.as_str(), header(&pro, "x-switchyard-attempts").as_str()),
@@ -280,6 +309,16 @@ async fn a_per_day_quota_cools_until_the_next_pacific_midnight_across_a_dst_chan
         circuits,
         [(Some(FLASH.to_string()), Some("2026-03-09T07:00:00.000Z".to_string()))],
         "(a, flash) cools until midnight Pacific daylight time; a keeps its other models"
+    );
+    assert_eq!(
+        learned(&r).await?,
+        [(
+            "a".to_string(),
+            "per_day".to_string(),
+            Some(FLASH.to_string()),
+            Some("2026-03-09T07:00:00.000Z".to_string())
+        )],
+        "the quota view shows the per-day state with its Pacific-midnight reset"
     );
     r.mock.set_key("g-day-a", KeyScript::new([FLASH, PRO]));
     clock.step(21 * 3_600_000 + 29 * 60_000);
