@@ -48,10 +48,10 @@ pub async fn run(engine: &Arc<Engine>, a: ExecArgs) -> Result<Output, EngineErro
         let started = engine.now_rfc3339();
         let root = format!("{}@{}", relay.root, launch.member);
         let token = engine.relay_token(false).await?;
-        let (program, cmd) = client_command(&a.command, &root, launch.protocol.as_str(), &token);
+        let client = client_command(&a.command, &root, launch.protocol.as_str(), &token)?;
         drop(token);
         note(&format!("switchyard exec: {pool} -> member {}", launch.member));
-        let code = run_child(&program, cmd).await?;
+        let code = run_child(&client.program, client.cmd).await?;
         relay.flush().await;
         let recorded = relay_outcome(engine, &pool, &launch.member, &started).await;
         tried.push(Tried { member: launch.member, exit_code: code, relay: recorded });

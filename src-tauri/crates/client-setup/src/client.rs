@@ -11,7 +11,7 @@ use switchyard_engine::{EngineError, InvalidInput};
 use crate::config_file::ConfigFile;
 
 /// The clients set-up knows, as named on the command line.
-pub const CLIENTS: [&str; 3] = ["claude-code", "codex", "opencode"];
+pub const CLIENTS: [&str; 4] = ["claude-code", "codex", "opencode", "gemini-cli"];
 
 /// A coding agent whose config file set-up edits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -22,6 +22,8 @@ pub enum Client {
     Codex,
     /// `opencode.jsonc` or `opencode.json` in `$XDG_CONFIG_HOME/opencode/`, JSONC.
     Opencode,
+    /// `.env` in `$GEMINI_CLI_HOME/.gemini/` (else `~/.gemini/`).
+    GeminiCli,
 }
 
 impl Client {
@@ -31,6 +33,7 @@ impl Client {
             Client::ClaudeCode => CLIENTS[0],
             Client::Codex => CLIENTS[1],
             Client::Opencode => CLIENTS[2],
+            Client::GeminiCli => CLIENTS[3],
         }
     }
 
@@ -40,6 +43,7 @@ impl Client {
             Client::ClaudeCode => Some("anthropic"),
             Client::Codex => Some("openai"),
             Client::Opencode => None,
+            Client::GeminiCli => Some("gemini"),
         }
     }
 
@@ -54,6 +58,7 @@ impl Client {
             Client::ClaudeCode => &crate::claude_code::ClaudeSettings,
             Client::Codex => &crate::codex::CodexConfig,
             Client::Opencode => &crate::opencode::OpencodeConfig,
+            Client::GeminiCli => &crate::gemini_cli::GeminiEnv,
         }
     }
 }
@@ -72,6 +77,7 @@ impl FromStr for Client {
             "claude-code" => Ok(Client::ClaudeCode),
             "codex" => Ok(Client::Codex),
             "opencode" => Ok(Client::Opencode),
+            "gemini-cli" => Ok(Client::GeminiCli),
             other => {
                 let shown = echo_safe(other).unwrap_or(NOT_SHOWN);
                 Err(EngineError::Invalid(InvalidInput::new(
@@ -93,6 +99,8 @@ pub struct ClientHome {
     pub codex_home: Option<PathBuf>,
     /// `XDG_CONFIG_HOME` (default `~/.config`).
     pub xdg_config_home: Option<PathBuf>,
+    /// `GEMINI_CLI_HOME`: Gemini CLI's home in place of `HOME` (its files are under `.gemini/`).
+    pub gemini_cli_home: Option<PathBuf>,
 }
 
 impl ClientHome {
@@ -103,6 +111,7 @@ impl ClientHome {
             claude_config_dir: var("CLAUDE_CONFIG_DIR"),
             codex_home: var("CODEX_HOME"),
             xdg_config_home: var("XDG_CONFIG_HOME"),
+            gemini_cli_home: var("GEMINI_CLI_HOME"),
         }
     }
 
@@ -113,6 +122,9 @@ impl ClientHome {
                 self.claude_config_dir.clone().unwrap_or_else(|| self.home.join(".claude")).join("settings.json")
             }
             Client::Codex => self.codex_home.clone().unwrap_or_else(|| self.home.join(".codex")).join("config.toml"),
+            Client::GeminiCli => {
+                self.gemini_cli_home.clone().unwrap_or_else(|| self.home.clone()).join(".gemini").join(".env")
+            }
             Client::Opencode => {
                 let dir = self.xdg_config_home.clone().unwrap_or_else(|| self.home.join(".config")).join("opencode");
                 let jsonc = dir.join("opencode.jsonc");

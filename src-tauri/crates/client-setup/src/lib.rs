@@ -1,4 +1,4 @@
-//! Client set-up with undo (docs/design.md, "Client set-up"): point Claude Code, Codex or opencode
+//! Client set-up with undo (docs/design.md, "Client set-up"): point Claude Code, Codex, opencode or Gemini CLI
 //! at the relay for one connection by editing the client's own config file — previewed as a
 //! unified diff, written atomically after the original is kept under the data dir, detected
 //! (`status`) and undone byte for byte (`restore`). Only the relay token is ever written; a
@@ -8,9 +8,10 @@
 //! The rooms:
 //! - `client.rs` — [`Client`], where each client keeps its file ([`ClientHome`]);
 //! - `config_file.rs` — the [`ConfigFile`](config_file::ConfigFile) trait, one impl per file:
-//!   `claude_code.rs` (settings.json), `codex.rs` (config.toml), `opencode.rs` (opencode.json[c]);
+//!   `claude_code.rs` (settings.json), `codex.rs` (config.toml), `opencode.rs` (opencode.json[c]),
+//!   `gemini_cli.rs` (`~/.gemini/.env`);
 //! - `json_doc.rs` — JSON/JSONC on `jsonc-parser` (AST spans for reading, CST for editing);
-//!   `toml_doc.rs` — Codex's TOML on `toml_edit`;
+//!   `toml_doc.rs` — Codex's TOML on `toml_edit`; `env_doc.rs` — dotenv files, edited by span;
 //! - `mask.rs` and `diff.rs` — the preview (secrets masked by span, `similar`'s unified diff, capped);
 //! - `config_read.rs` — reading a config (regular files only, size cap, symlinks kept);
 //! - `backup.rs`, `moved_key.rs` — the kept original and how a moved key is left out of it;
@@ -26,6 +27,8 @@ mod codex;
 mod config_file;
 mod config_read;
 mod diff;
+mod env_doc;
+mod gemini_cli;
 mod json_doc;
 mod mask;
 mod moved_key;

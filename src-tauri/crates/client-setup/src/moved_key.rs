@@ -4,14 +4,16 @@
 //! (`\u` with the case of each hex digit, `\U`, `\x`, or a short escape such as `\n`). The
 //! recipe holds none of the key's characters (a short escape names one, and keys have none);
 //! restore applies it to the profile's secret. A literal the recipe cannot rebuild exactly is
-//! refused before anything is written.
+//! refused before anything is written. A bare literal (a `.env` value) has the empty quote.
 
 use crate::backup::MOVED_KEY;
 
 /// What a kept original holds where a moved key's literal was.
 pub(crate) const PLACEHOLDER: &str = "\"__switchyard_moved_key__\"";
 
-const QUOTES: [&str; 4] = ["\"\"\"", "'''", "\"", "'"];
+/// The quotes a literal may be written with, longest first; the empty one last is a bare value
+/// (a `.env` line's `NAME=value`), rebuilt only when it is exactly the key.
+const QUOTES: [&str; 5] = ["\"\"\"", "'''", "\"", "'", ""];
 
 /// The recipe of the literal `raw` (quotes included) whose decoded value is `value`; `None`
 /// when the recipe would not rebuild `raw` from `value`.
@@ -21,7 +23,7 @@ pub(crate) fn recipe_of(raw: &str, value: &str) -> Option<String> {
     let mut out = String::from(*quote);
     let mut chars = body.chars();
     while let Some(c) = chars.next() {
-        if c != '\\' || quote.starts_with('\'') {
+        if c != '\\' || quote.is_empty() || quote.starts_with('\'') {
             out.push('.');
             continue;
         }

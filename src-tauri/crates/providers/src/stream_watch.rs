@@ -125,6 +125,12 @@ impl StreamWatch {
         }
     }
 
+    /// Whether this watch reads a Gemini JSON-array stream (its interrupted end is
+    /// `gemini::array_stream::interrupted_tail`, not an event).
+    pub fn is_json_array(&self) -> bool {
+        self.array.is_some()
+    }
+
     pub fn phase(&self) -> Phase {
         match self.error {
             Some(f) if self.error_before_output => Phase::FailedBeforeOutput(f),

@@ -1,4 +1,6 @@
-//! The relay token check: `Authorization: Bearer TOKEN`, `x-api-key: TOKEN`, or the relay's own
+//! The relay token check: `Authorization: Bearer TOKEN`, `x-api-key: TOKEN`, `x-goog-api-key:
+//! TOKEN` (Gemini clients; a `?key=TOKEN` query is moved there first by [`key_from_query`], and
+//! never forwarded), or the relay's own
 //! header `x-switchyard-token: TOKEN` (where an official CLI run by `switchyard exec` carries it,
 //! its `Authorization` being its own login), compared in constant time. Requests without it are
 //! refused before anything is forwarded — before the body is even read. A bare token in
@@ -16,7 +18,45 @@ pub fn presented(headers: &HeaderMap) -> Option<Secret> {
         let (scheme, token) = v.split_once(' ')?;
         return scheme.eq_ignore_ascii_case("bearer").then(|| Secret::new(token.trim()));
     }
-    headers.get(crate::header_names::X_API_KEY).and_then(|v| v.to_str().ok()).map(Secret::new)
+    headers
+        .get(crate::header_names::X_API_KEY)
+        .or_else(|| headers.get(crate::header_names::X_GOOG_API_KEY))
+        .and_then(|v| v.to_str().ok())
+        .map(Secret::new)
+}
+
+/// A Gemini client may send its key as `?key=…` (Google's SDKs and `curl` examples do): the
+/// relay token there is moved into `x-goog-api-key` (unless a credential header is already
+/// present) and every `key` pair is taken out of the query, so no key ever reaches the upstream
+/// URL, a log line or a proxy's access log. Returns the query left (`None` when empty).
+pub fn key_from_query(query: Option<&str>, headers: &mut HeaderMap) -> Option<String> {
+    let query = query?;
+    if !query.split('&').any(is_key_pair) {
+        return Some(query.to_string());
+    }
+    let mut kept = Vec::new();
+    for pair in query.split('&') {
+        if !is_key_pair(pair) {
+            kept.push(pair);
+            continue;
+        }
+        let value = pair.split_once('=').map_or("", |(_, v)| v);
+        let has_credential = headers.contains_key(http::header::AUTHORIZATION)
+            || headers.contains_key(crate::header_names::X_API_KEY)
+            || headers.contains_key(crate::header_names::X_GOOG_API_KEY);
+        if !has_credential && !value.is_empty() {
+            // A key is URL-safe text; one that is not (percent-encoded) is not a relay token.
+            if let Ok(mut v) = http::HeaderValue::from_str(value) {
+                v.set_sensitive(true);
+                headers.insert(crate::header_names::X_GOOG_API_KEY, v);
+            }
+        }
+    }
+    (!kept.is_empty()).then(|| kept.join("&"))
+}
+
+fn is_key_pair(pair: &str) -> bool {
+    pair == "key" || pair.starts_with("key=")
 }
 
 /// Where a request carried the relay token.
@@ -69,6 +109,33 @@ mod tests {
         assert!(is_authorized(&h, &token), "the scheme is case-insensitive (RFC 9110)");
         h.insert("authorization", "Basic sy_right".parse().unwrap_or_else(|_| unreachable!()));
         assert!(!is_authorized(&h, &token), "another scheme is refused");
+    }
+
+    #[test]
+    fn a_gemini_client_s_key_header_or_query_carries_the_token() {
+        let token = Secret::new("sy_right");
+        let mut h = HeaderMap::new();
+        h.insert("x-goog-api-key", "sy_right".parse().unwrap_or_else(|_| unreachable!()));
+        assert_eq!(token_place(&h, &token), Some(TokenPlace::Credential), "x-goog-api-key carries it");
+
+        let mut h = HeaderMap::new();
+        let left = key_from_query(Some("alt=sse&key=sy_right"), &mut h);
+        assert_eq!(left.as_deref(), Some("alt=sse"), "the key is taken out of the query, the rest kept");
+        assert_eq!(token_place(&h, &token), Some(TokenPlace::Credential), "and checked as the header");
+
+        let mut h = HeaderMap::new();
+        assert_eq!(key_from_query(Some("key=sy_right"), &mut h), None, "a query of only the key is gone");
+        let mut h = HeaderMap::new();
+        h.insert("x-goog-api-key", "sy_header".parse().unwrap_or_else(|_| unreachable!()));
+        assert_eq!(key_from_query(Some("key=sy_right&pageSize=5"), &mut h).as_deref(), Some("pageSize=5"));
+        assert_eq!(
+            h.get("x-goog-api-key").and_then(|v| v.to_str().ok()),
+            Some("sy_header"),
+            "a header already there wins; the query's key is still stripped"
+        );
+        let mut h = HeaderMap::new();
+        assert_eq!(key_from_query(Some("monkey=1&keys=2"), &mut h).as_deref(), Some("monkey=1&keys=2"), "only `key`");
+        assert!(h.is_empty(), "nothing moved");
     }
 
     #[test]

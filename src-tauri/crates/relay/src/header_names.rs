@@ -5,6 +5,9 @@
 use http::{HeaderMap, HeaderName};
 
 pub const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
+/// Gemini's key header: where Gemini clients send the relay token, and where the relay puts
+/// the profile's key upstream.
+pub const X_GOOG_API_KEY: HeaderName = HeaderName::from_static("x-goog-api-key");
 pub const X_CODEX_TURN_METADATA: HeaderName = HeaderName::from_static("x-codex-turn-metadata");
 pub const SESSION_ID: HeaderName = HeaderName::from_static("session-id");
 pub const X_CLAUDE_CODE_SESSION_ID: HeaderName = HeaderName::from_static("x-claude-code-session-id");

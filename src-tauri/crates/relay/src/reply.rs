@@ -73,6 +73,8 @@ pub fn no_answer(protocol: Protocol, timed_out: bool) -> Response {
 pub fn guess_protocol(rest: &str, headers: &HeaderMap) -> Protocol {
     if rest.starts_with("v1/messages") || headers.contains_key("anthropic-version") {
         Protocol::Anthropic
+    } else if rest.starts_with("v1beta/") {
+        Protocol::Gemini
     } else {
         Protocol::Openai
     }

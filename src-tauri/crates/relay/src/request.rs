@@ -19,6 +19,7 @@ use switchyard_core::tag::{read_tags, tags_json};
 use switchyard_core::turn::ClientIds;
 use switchyard_core::Protocol;
 use switchyard_engine::{KeysLater, LaterKeys, RequestKeys, RouteRequest};
+use switchyard_providers::gemini::path::ModelCall;
 
 use crate::auth::TokenPlace;
 use crate::body::client_body::Response;
@@ -72,10 +73,12 @@ pub(crate) async fn handle(
     req: Request<IncomingBody>,
 ) -> Response {
     let (parts, body) = req.into_parts();
-    let (method, uri, headers) = (parts.method, parts.uri, parts.headers);
+    let (method, uri, mut headers) = (parts.method, parts.uri, parts.headers);
     if let Err(refused) = guard::before_auth(&method, &headers, peer.tls) {
         return refused.response();
     }
+    // A Gemini client's `?key=` is the relay token: checked as its header, never forwarded.
+    let query = crate::auth::key_from_query(uri.query(), &mut headers);
     let Some((place, caller)) = state.caller(&headers, peer.loopback) else {
         return reply::unauthorized();
     };
@@ -131,7 +134,7 @@ pub(crate) async fn handle(
         Err(invalid) => return reply::invalid_tag(snap.protocol, &invalid),
     };
     let from_headers = ClientIds::read_headers(|name| header_names::text(&headers, name));
-    let received = Received { method, rest, query: uri.query().map(str::to_string), headers, protocol: snap.protocol };
+    let received = Received { method, rest, query, headers, protocol: snap.protocol };
     // Forwarding routes by nothing in the body; routed requests are buffered (an attempt may
     // be retried) and read once.
     let read = if snap.forwards() {
@@ -139,7 +142,11 @@ pub(crate) async fn handle(
     } else {
         buffered(received, body, slug, from_headers, &state.memo).await
     };
-    let Ok(Prepared { incoming, outgoing, keys, copy }) = read else { return guard::too_large() };
+    let Ok(Prepared { mut incoming, outgoing, keys, copy }) = read else { return guard::too_large() };
+    if snap.protocol == Protocol::Gemini {
+        // Gemini names the model in the path (`models/{model}:method`), not in the body.
+        incoming.model = ModelCall::parse(&incoming.rest).map(|call| call.model.to_string());
+    }
     let request = RouteRequest {
         snapshot: snap.clone(),
         model: incoming.model.clone(),
@@ -273,7 +280,11 @@ async fn whole(body: IncomingBody) -> Result<Bytes, TooLarge> {
 /// The request body sent upstream: the client's bytes (`body`, naming `asked`), with the
 /// model renamed only where the engine's target names another (`upstream`: a mapping, or a
 /// fallback hop's own model).
+/// A Gemini body names no model (the path does): it is never rewritten.
 pub(crate) fn upstream_body(protocol: Protocol, body: &Bytes, asked: Option<&str>, upstream: Option<&str>) -> Bytes {
+    if protocol == Protocol::Gemini {
+        return body.clone();
+    }
     match (asked, upstream) {
         (Some(asked), Some(upstream)) if asked != upstream => BodySkim::read_for(protocol, body, Wants::MODEL)
             .ok()

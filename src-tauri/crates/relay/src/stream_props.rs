@@ -186,7 +186,16 @@ async fn relay_async(
                 Sniff::Sse { watch, protocol: f.protocol, responses_api: f.responses_api, inject: false, coding };
             (Tail::new(None, resp.into_body(), sniff, recorder), false)
         }
-        Mode::Routed => match read_answer(f.protocol, Instant::now(), std::time::SystemTime::now(), resp, true).await {
+        Mode::Routed => match read_answer(
+            f.protocol,
+            crate::transport::StreamShape::EventsOrJson,
+            Instant::now(),
+            std::time::SystemTime::now(),
+            resp,
+            true,
+        )
+        .await
+        {
             Answer::Failed(failure, _, _) => {
                 drop(recorder);
                 return Seen {

@@ -20,6 +20,8 @@ use switchyard_core::routing::Failure;
 use switchyard_core::Protocol;
 use switchyard_engine::{AttemptFacts, Reply, Target, Transport};
 use switchyard_providers::content_coding::{Coding, Decoder};
+use switchyard_providers::gemini::learned::learned_windows;
+use switchyard_providers::gemini::path::{wants_sse, ModelCall};
 use switchyard_providers::read_quota;
 use switchyard_providers::response_id::response_id_from_body;
 use switchyard_providers::stream_watch::{Phase, StreamWatch};
@@ -89,16 +91,14 @@ impl Transport for HttpTransport<'_> {
         // A fallback hop: that connection's base URL, headers, mapping and timeout.
         let snap = target.snapshot;
         let hop = snap.connection_id != self.connection_id;
+        // Gemini names the model in the path: a mapped model rewrites the path, not the body.
+        let mapped_rest = gemini_mapped_path(snap.protocol, &self.incoming.rest, target.upstream_model);
+        let rest = mapped_rest.as_deref().unwrap_or(&self.incoming.rest);
         let url = match target.base_url {
             // An upstream the engine names for this attempt (an external Codex login's backend).
-            Some(base) => std::borrow::Cow::Owned(url_on(
-                base,
-                snap.protocol,
-                &self.incoming.rest,
-                self.incoming.query.as_deref(),
-            )),
-            None if hop => {
-                std::borrow::Cow::Owned(upstream_url(snap, &self.incoming.rest, self.incoming.query.as_deref()))
+            Some(base) => std::borrow::Cow::Owned(url_on(base, snap.protocol, rest, self.incoming.query.as_deref())),
+            None if hop || mapped_rest.is_some() => {
+                std::borrow::Cow::Owned(upstream_url(snap, rest, self.incoming.query.as_deref()))
             }
             None => std::borrow::Cow::Borrowed(self.url.as_str()),
         };
@@ -133,9 +133,14 @@ impl Transport for HttpTransport<'_> {
             Ok(resp) => {
                 // Every answer's limit headers, before anything is read: the bytes stay as they are.
                 facts.quota = read_quota(snap.protocol, resp.headers(), target.now);
-                read_answer(snap.protocol, started, target.now, resp, !target.pass_through).await
+                let shape = StreamShape::of(snap.protocol, &self.incoming.rest, self.incoming.query.as_deref());
+                read_answer(snap.protocol, shape, started, target.now, resp, !target.pass_through).await
             }
         };
+        // Gemini sends no limit headers: a structured quota refusal is the reading.
+        if let (Protocol::Gemini, Answer::Failed(_, Some(kept), _)) = (snap.protocol, &answer) {
+            facts.quota.extend(learned_from(kept, target.now));
+        }
         let reply = match answer {
             Answer::Success(mut d, ttfb_ms) => {
                 facts.response_id = d.response_id.take();
@@ -147,6 +152,46 @@ impl Transport for HttpTransport<'_> {
         };
         reply.with(facts)
     }
+}
+
+/// A Gemini call's path for the model this attempt sends upstream, when that differs from the
+/// one in the client's path (`None`: the path as it came).
+fn gemini_mapped_path(protocol: Protocol, rest: &str, upstream_model: Option<&str>) -> Option<String> {
+    if protocol != Protocol::Gemini {
+        return None;
+    }
+    let call = ModelCall::parse(rest)?;
+    let upstream = upstream_model?;
+    (call.model != upstream).then(|| call.with_model(upstream))
+}
+
+/// How a successful answer streams, known from the request: server-sent events (read by the
+/// answer's `content-type`), or Gemini's `streamGenerateContent` without `alt=sse`, one JSON
+/// array whose elements are the chunks (`application/json`, read like a stream all the same).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StreamShape {
+    EventsOrJson,
+    GeminiArray,
+}
+
+impl StreamShape {
+    pub(crate) fn of(protocol: Protocol, rest: &str, query: Option<&str>) -> Self {
+        let array = protocol == Protocol::Gemini
+            && ModelCall::parse(rest).is_some_and(|call| call.is_stream())
+            && !query.is_some_and(wants_sse);
+        if array {
+            StreamShape::GeminiArray
+        } else {
+            StreamShape::EventsOrJson
+        }
+    }
+}
+
+/// The quota states a kept Gemini refusal teaches (`gemini/learned.rs`), read through its coding.
+fn learned_from(kept: &Kept, now: SystemTime) -> Vec<switchyard_providers::QuotaWindow> {
+    let coding = Coding::from_header(kept.headers.get(http::header::CONTENT_ENCODING).and_then(|v| v.to_str().ok()));
+    let body = Decoder::decode_all(coding, &kept.body).unwrap_or_default();
+    learned_windows(kept.status.as_u16(), &body, now)
 }
 
 /// `body` without its account-bound items when the attempt asks for that (noted in `facts`
@@ -162,6 +207,7 @@ fn account_bound(body: Bytes, target: Target<'_>, facts: &mut AttemptFacts) -> B
 /// wall time when the answer arrived (cooldown hints are dated with the clock circuits use).
 pub(crate) async fn read_answer(
     protocol: Protocol,
+    shape: StreamShape,
     started: Instant,
     now: SystemTime,
     resp: Response<UpstreamBody>,
@@ -178,9 +224,12 @@ pub(crate) async fn read_answer(
         let c = switchyard_providers::classify(protocol, status.as_u16(), &headers, &readable, now);
         return Answer::Failed(c.failure, Some(Kept { status, headers, body, reason: None }), ttfb);
     }
-    let sse = is_event_stream(&headers);
+    let array = shape == StreamShape::GeminiArray;
+    let sse = is_event_stream(&headers) || array;
+    let new_watch =
+        || Box::new(if array { StreamWatch::gemini_json_array(coding) } else { StreamWatch::new(protocol, coding) });
     if !hold {
-        let watch = sse.then(|| Box::new(StreamWatch::new(protocol, coding)));
+        let watch = sse.then(new_watch);
         let d = Delivered {
             status,
             headers,
@@ -207,7 +256,7 @@ pub(crate) async fn read_answer(
             Err(_) => Answer::Failed(Failure::network(), None, ttfb),
         };
     }
-    let mut watch = Box::new(StreamWatch::new(protocol, coding));
+    let mut watch = new_watch();
     let mut held: Vec<u8> = Vec::new();
     loop {
         match upstream.frame().await {

@@ -155,5 +155,5 @@ pub fn is_event_stream(headers: &HeaderMap) -> bool {
 
 /// Whether a path is the dialect's models listing.
 pub fn is_models_listing(rest: &str) -> bool {
-    matches!(rest.trim_end_matches('/'), "v1/models" | "models")
+    matches!(rest.trim_end_matches('/'), "v1/models" | "models" | "v1beta/models")
 }

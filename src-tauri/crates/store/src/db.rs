@@ -5,7 +5,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Sqlite, SqlitePool, Transaction};
+use sqlx::{Connection, Sqlite, SqliteConnection, SqlitePool, Transaction};
 
 use crate::error::StoreError;
 
@@ -14,6 +14,29 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../../migrations")
 
 /// A transaction started with `BEGIN IMMEDIATE` (read-then-write without BUSY upgrades).
 pub type Tx = Transaction<'static, Sqlite>;
+
+/// Applies pending migrations on a connection of its own with foreign keys OFF, then checks every
+/// foreign key. A migration that rebuilds a table (0012: a CHECK cannot be altered in SQLite) drops
+/// the old one, and with foreign keys on that DROP would cascade into every row referring to it;
+/// `PRAGMA foreign_keys` cannot change inside the transaction sqlx runs each migration in, so it is
+/// set on the connection before. Any dangling reference afterwards fails the open.
+async fn migrate(opts: SqliteConnectOptions) -> Result<(), StoreError> {
+    let mut conn = SqliteConnection::connect_with(&opts.foreign_keys(false)).await?;
+    MIGRATOR.run(&mut conn).await?;
+    let dangling: Vec<(String, Option<i64>, String)> =
+        sqlx::query_as("SELECT \"table\", rowid, parent FROM pragma_foreign_key_check").fetch_all(&mut conn).await?;
+    conn.close().await?;
+    match dangling.first() {
+        None => Ok(()),
+        Some((table, rowid, parent)) => Err(StoreError::Corrupt {
+            table: "foreign keys",
+            detail: format!(
+                "{} row(s) refer to missing rows after the migrations, first {table} rowid {rowid:?} -> {parent}",
+                dangling.len()
+            ),
+        }),
+    }
+}
 
 /// Handle to the SQLite file of one data dir.
 #[derive(Clone, Debug)]
@@ -31,8 +54,8 @@ impl Store {
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(5))
             .foreign_keys(true);
+        migrate(opts.clone()).await?;
         let pool = SqlitePoolOptions::new().max_connections(4).connect_with(opts).await?;
-        MIGRATOR.run(&pool).await?;
         Ok(Self { pool })
     }
 

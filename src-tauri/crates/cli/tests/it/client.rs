@@ -40,6 +40,7 @@ fn client_env(
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("CODEX_HOME")
         .env_remove("XDG_CONFIG_HOME")
+        .env_remove("GEMINI_CLI_HOME")
         .env("SWITCHYARD_RELAY_PORT", "4777")
         .timeout(std::time::Duration::from_secs(60));
     for (k, v) in env {
@@ -123,5 +124,47 @@ fn setup_previews_writes_reports_and_restores_with_exit_codes() -> TestResult {
     let wrong = client(d, h, &["client", "setup", "codex", "cc"])?;
     assert_eq!(wrong.code, 2, "codex on an anthropic connection is refused: {}", wrong.stderr);
     assert!(!h.join(".codex").exists(), "and nothing was written");
+    Ok(())
+}
+
+/// `client setup|status|restore gemini-cli` on a gemini connection: `~/.gemini/.env` gains the
+/// relay's base URL and token, status names the connection, restore removes the file it created.
+#[test]
+fn gemini_cli_is_set_up_status_read_and_restored() -> TestResult {
+    let data = tempfile::tempdir()?;
+    let home = tempfile::tempdir()?;
+    let (d, h) = (data.path(), home.path());
+    let add = [
+        "connection",
+        "add",
+        "gem",
+        "--protocol",
+        "gemini",
+        "--base-url",
+        "https://generativelanguage.googleapis.com",
+        "--secret-stdin",
+    ];
+    let added = run(d, &add, Some("g-cli-setup-canary-01"))?;
+    assert_eq!(added.code, 0, "connection add: {}", added.stderr);
+    let set = client(d, h, &["client", "setup", "gemini-cli", "gem"])?;
+    assert_eq!(set.code, 0, "set-up: {}{}", set.stdout, set.stderr);
+    let env = std::fs::read_to_string(h.join(".gemini/.env"))?;
+    assert!(
+        env.contains("GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:4777/c/gem\n"),
+        "the relay's base, no version:\n{env}"
+    );
+    assert!(env.contains("GEMINI_API_KEY=sy_"), "the relay token as Gemini CLI's key");
+    let status = client(d, h, &["--json", "client", "status", "gemini-cli"])?;
+    let view: Value = serde_json::from_str(&status.stdout)?;
+    assert_eq!((view["pointed"].as_bool(), view["slug"].as_str()), (Some(true), Some("gem")), "status: {view}");
+    let restored = client(d, h, &["client", "restore", "gemini-cli"])?;
+    assert_eq!(restored.code, 0, "restore: {}", restored.stderr);
+    assert!(!h.join(".gemini/.env").exists(), "a file set-up created is removed again");
+    for out in [&set, &status, &restored] {
+        assert!(
+            !out.stdout.contains("g-cli-setup-canary") && !out.stderr.contains("g-cli-setup-canary"),
+            "no key printed"
+        );
+    }
     Ok(())
 }

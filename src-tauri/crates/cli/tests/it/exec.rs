@@ -243,3 +243,81 @@ async fn a_stranger_on_the_relay_port_never_sees_the_token_and_an_embedded_relay
     mock.shutdown().await?;
     Ok(())
 }
+
+const GEMINI_CHILD: &str = r#"
+import json, os, sys, urllib.request
+out = sys.argv[1]
+names = ("GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GEMINI_CLI_SYSTEM_DEFAULTS_PATH", "SWITCHYARD_RELAY_TOKEN")
+seen = {k: os.environ.get(k) for k in names}
+defaults = json.load(open(os.environ["GEMINI_CLI_SYSTEM_DEFAULTS_PATH"]))
+body = json.dumps({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}).encode()
+url = os.environ["GOOGLE_GEMINI_BASE_URL"] + "/v1beta/models/gemini-2.5-flash:generateContent"
+req = urllib.request.Request(url, data=body, method="POST",
+    headers={"x-goog-api-key": os.environ["GEMINI_API_KEY"], "content-type": "application/json"})
+with urllib.request.urlopen(req, timeout=20) as r:
+    status, answer = r.status, r.read().decode()
+json.dump({"env": seen, "defaults": defaults, "status": status, "answer": answer}, open(out, "w"))
+"#;
+
+/// `exec` on a gemini connection: the child gets Gemini CLI's variables (base URL, the relay
+/// token as its API key, system defaults selecting API-key auth so it does not ask), no Google
+/// key from the parent, and reaches the provider through the relay with the profile's key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gemini_child_gets_gemini_cli_s_variables_and_reaches_the_relay() -> TestResult {
+    let mock = MockProvider::start().await?;
+    mock.set_key("g-exec-canary-01", KeyScript::new(["gemini-2.5-flash"]).reply("gemini via exec"));
+    let dir = tempfile::tempdir()?;
+    let d = dir.path();
+    let add = [
+        "connection",
+        "add",
+        "gem",
+        "--protocol",
+        "gemini",
+        "--base-url",
+        &mock.base_url(),
+        "--model",
+        "gemini-2.5-flash",
+        "--secret-stdin",
+    ];
+    let added = run(d, &add, Some("g-exec-canary-01"))?;
+    assert_eq!(added.code, 0, "connection add: {}", added.stderr);
+    let token = run(d, &["relay", "token"], None)?.stdout.trim().to_string();
+    let script = d.join("child.py");
+    std::fs::write(&script, GEMINI_CHILD)?;
+    let report = d.join("report.json");
+    let unused = free_port()?;
+    let out = tokio::task::spawn_blocking({
+        let (d, script, report) = (d.to_path_buf(), script.clone(), report.clone());
+        move || {
+            Command::new(switchyard())
+                .arg("--data-dir")
+                .arg(&d)
+                .args(["exec", "gem", "--", "python3"])
+                .arg(&script)
+                .arg(&report)
+                .env("SWITCHYARD_RELAY_PORT", unused.to_string())
+                .env("GOOGLE_API_KEY", "AIza-should-not-reach-the-child")
+                .output()
+        }
+    })
+    .await??;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "the child succeeded: {stderr}");
+    let seen: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report)?)?;
+    let base = seen["env"]["GOOGLE_GEMINI_BASE_URL"].as_str().unwrap_or_default();
+    assert!(base.starts_with("http://127.0.0.1:") && base.ends_with("/c/gem"), "the relay's base for gem: {base}");
+    assert_eq!(seen["env"]["GEMINI_API_KEY"], token.as_str(), "the relay token is Gemini CLI's API key");
+    assert!(seen["env"]["GOOGLE_API_KEY"].is_null(), "a Google key from the parent is not passed on");
+    assert_eq!(
+        seen["defaults"]["security"]["auth"]["selectedType"], "gemini-api-key",
+        "the system defaults select API-key auth, so Gemini CLI does not ask"
+    );
+    let defaults_path = seen["env"]["GEMINI_CLI_SYSTEM_DEFAULTS_PATH"].as_str().unwrap_or_default();
+    assert!(!Path::new(defaults_path).exists(), "the defaults file is gone with the child");
+    assert_eq!(seen["status"], 200, "the call through the relay succeeded: {seen}");
+    assert!(seen["answer"].as_str().unwrap_or_default().contains("gemini via exec"), "the mock answered: {seen}");
+    assert_eq!(mock.hits("g-exec-canary-01"), 1, "with the connection's key");
+    assert!(mock.keys_seen_in_urls().is_empty(), "never in a URL");
+    Ok(())
+}

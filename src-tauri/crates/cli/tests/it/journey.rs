@@ -188,7 +188,7 @@ fn bad_input_names_the_field_exits_right_and_changes_nothing() -> TestResult {
     let before = state(dir.path())?;
 
     let cases: Vec<(Vec<&str>, i32, &str)> = vec![
-        (vec!["connection", "add", "x", "--protocol", "gemini", "--base-url", "https://a"], 2, "protocol"),
+        (vec!["connection", "add", "x", "--protocol", "vertex", "--base-url", "https://a"], 2, "protocol"),
         (vec!["connection", "add", "x", "--protocol", "openai", "--base-url", "not a url"], 2, "base_url"),
         (
             vec!["connection", "add", "x", "--protocol", "openai", "--base-url", "https://a", "--header", "nocolon"],

@@ -7,5 +7,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+mod gemini_cli;
 mod hardening;
 mod setup_restore;

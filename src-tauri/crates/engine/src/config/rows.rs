@@ -42,16 +42,8 @@ impl Definition {
         BasisFingerprint::compute(self.protocol, &self.base_url, &self.headers)
     }
 
-    /// The row's columns. Refuses a `gemini` connection: issue 30's first part built the
-    /// dialect (readers, taxonomy, discovery) but not the relay's `/v1beta` routes nor the
-    /// schema's CHECK, so storing one now would give a connection nothing can serve.
+    /// The row's columns.
     pub fn encode(&self) -> Result<switchyard_store::connections::Definition, EngineError> {
-        if self.protocol == Protocol::Gemini {
-            return Err(EngineError::Invalid(switchyard_core::InvalidInput::new(
-                "protocol",
-                "gemini connections are not available yet (the relay does not serve them); use Gemini's OpenAI-compatible endpoint as an openai connection",
-            )));
-        }
         let json = |v: Result<String, serde_json::Error>| v.map_err(|e| EngineError::Internal(e.to_string()));
         Ok(switchyard_store::connections::Definition {
             protocol: self.protocol.as_str().to_string(),

@@ -29,7 +29,7 @@ async fn bad_input_is_refused_and_changes_nothing() -> TestResult {
     let before = engine.connection_show("main").await?;
 
     let mut bad_protocol = legacy("other");
-    bad_protocol.protocol = "gemini".into();
+    bad_protocol.protocol = "vertex".into();
     let mut bad_url = legacy("other");
     bad_url.base_url = "ftp://x".into();
     let mut bad_header = legacy("other");
@@ -142,23 +142,24 @@ async fn two_data_dirs_never_share_keychain_entries() -> TestResult {
     Ok(())
 }
 
-/// A `gemini` connection is refused with a clear input error (issue 30's relay part is not
-/// built), before anything is staged: no row, no keychain item.
+/// A `gemini` connection is stored like the other two (migration 0012 widened the table's CHECK),
+/// with its key in the keychain and its protocol and base read back as given.
 #[tokio::test]
-async fn a_gemini_connection_is_refused_until_the_relay_serves_it() -> TestResult {
+async fn a_gemini_connection_is_stored_with_its_key_in_the_keychain() -> TestResult {
     let dir = tempfile::tempdir()?;
     let engine = open(dir.path()).await?;
     let mut new = legacy("gem");
     new.protocol = "gemini".into();
     new.base_url = "https://generativelanguage.googleapis.com".into();
-    let err = match engine.connection_add(new, Some(secret("sk-canary-gemini-0001"))).await {
-        Err(e) => e,
-        Ok(_) => return Err("a gemini connection was stored though nothing can serve it".into()),
-    };
-    assert_eq!(err.code(), ErrorCode::Invalid, "an input error, not an internal CHECK failure: {err}");
-    assert!(err.to_string().contains("gemini"), "the error names the protocol: {err}");
-    assert!(!err.to_string().contains("sk-canary-gemini-0001"), "the error carries no key");
-    assert!(engine.connection_list().await?.is_empty(), "nothing was stored");
-    assert!(keychain_accounts(engine.install_id()).is_empty(), "nothing was staged in the keychain");
+    let detail = engine.connection_add(new, Some(secret("sk-canary-gemini-0001"))).await?;
+    assert_eq!(detail.connection.protocol, "gemini", "the protocol is stored as given");
+    assert_eq!(
+        detail.connection.base_url, "https://generativelanguage.googleapis.com",
+        "the base carries no version: the client's v1beta/ is kept"
+    );
+    assert_eq!(detail.profiles.len(), 1, "the legacy key becomes one profile");
+    assert_eq!(keychain_accounts(engine.install_id()).len(), 1, "its key is in the keychain");
+    let listed = engine.connection_list().await?;
+    assert_eq!(listed.len(), 1, "the connection is listed");
     Ok(())
 }

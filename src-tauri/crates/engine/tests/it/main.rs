@@ -7,6 +7,7 @@
 
 mod common;
 mod discovery;
+mod gemini;
 mod headers;
 mod kinds;
 mod lifecycle;

@@ -1,7 +1,8 @@
 //! What a limit window is, as the contract names it (`quota --json` `kind`, docs/interface.md):
 //! the subscription windows (`five_hour`, `seven_day`, `seven_day_model`, and a Codex window
 //! whose length is not one we know: `codex_primary`/`codex_secondary`), the account's overall
-//! subscription status (`overall`), and the per-minute API limits (`requests`, `tokens`). A
+//! subscription status (`overall`), and the per-minute API limits (`requests`, `tokens`), and the quotas Gemini refusals teach
+//! (`per_minute`, `per_day`: `gemini/learned.rs`). A
 //! Codex window is classified by its stated length, not by the slot it came in
 //! ([`codex_by_length`]); two readings whose resets are less than [`SAME_WINDOW_MS`] apart are
 //! the same window ([`same_window`]). Pure data and functions.
@@ -31,10 +32,14 @@ pub enum WindowKind {
     Requests,
     /// A token-count limit (API keys; input and output token limits too).
     Tokens,
+    /// A per-minute quota learned from a refusal (Gemini: `gemini/learned.rs`).
+    PerMinute,
+    /// A per-day quota learned from a refusal, resetting at Pacific midnight (Gemini).
+    PerDay,
 }
 
 impl WindowKind {
-    pub const ALL: [WindowKind; 8] = [
+    pub const ALL: [WindowKind; 10] = [
         WindowKind::FiveHour,
         WindowKind::SevenDay,
         WindowKind::SevenDayModel,
@@ -43,6 +48,8 @@ impl WindowKind {
         WindowKind::Overall,
         WindowKind::Requests,
         WindowKind::Tokens,
+        WindowKind::PerMinute,
+        WindowKind::PerDay,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -55,6 +62,8 @@ impl WindowKind {
             WindowKind::Overall => "overall",
             WindowKind::Requests => "requests",
             WindowKind::Tokens => "tokens",
+            WindowKind::PerMinute => "per_minute",
+            WindowKind::PerDay => "per_day",
         }
     }
 
@@ -98,6 +107,9 @@ pub fn codex_by_length(window_minutes: Option<u32>) -> Option<(&'static str, Win
 /// The kind of a stored window by its name (any dialect's table, or a Codex length name);
 /// a Codex slot name is classified by `window_minutes` first. `None` for a name no table has.
 pub fn kind_of(name: &str, window_minutes: Option<u32>) -> Option<WindowKind> {
+    if let Some(kind) = crate::gemini::learned::kind_of_name(name) {
+        return Some(kind);
+    }
     if let Some((_, _, kind)) = CODEX_LENGTHS.iter().find(|(_, n, _)| *n == name) {
         return Some(*kind);
     }

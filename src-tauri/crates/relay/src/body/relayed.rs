@@ -15,6 +15,7 @@ use switchyard_core::routing::Failure;
 use switchyard_core::Protocol;
 use switchyard_engine::Recording;
 use switchyard_providers::content_coding::{Coding, Decoder};
+use switchyard_providers::gemini::array_stream::interrupted_tail;
 use switchyard_providers::sse::interrupted_event;
 use switchyard_providers::stream_watch::StreamWatch;
 use switchyard_providers::usage::{usage_from_body, Usage};
@@ -113,7 +114,12 @@ impl<R: Ledgered> Tail<R> {
                     // Legacy passes the provider's ending on as it was.
                     return if broken { End::Break } else { End::Done };
                 }
-                match coding.continuation(&interrupted_event(*protocol, *responses_api)) {
+                let interrupted = if watch.is_json_array() {
+                    interrupted_tail()
+                } else {
+                    interrupted_event(*protocol, *responses_api)
+                };
+                match coding.continuation(&interrupted) {
                     Some(event) => End::Send(Bytes::from(event)),
                     None => End::Break,
                 }

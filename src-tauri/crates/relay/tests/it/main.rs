@@ -10,6 +10,7 @@ mod common;
 mod continuity;
 mod conversations;
 mod fallback;
+mod gemini;
 mod hardening;
 mod idle_expiry;
 mod journeys;

@@ -7,6 +7,7 @@
 
 mod attempts_tagged;
 mod cas;
+mod gemini_migration;
 mod journal;
 mod migration;
 mod pools;

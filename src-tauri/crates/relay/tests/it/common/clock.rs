@@ -17,13 +17,19 @@ pub const JAN_2025: i64 = 1_735_689_600_000;
 #[derive(Debug)]
 pub struct ManualClock {
     ms: AtomicI64,
+    origin: i64,
     start: Instant,
 }
 
 impl ManualClock {
     /// A clock at [`JAN_2025`].
     pub fn new() -> Arc<Self> {
-        Arc::new(ManualClock { ms: AtomicI64::new(JAN_2025), start: Instant::now() })
+        Self::at(JAN_2025)
+    }
+
+    /// A clock at `ms` (unix milliseconds).
+    pub fn at(ms: i64) -> Arc<Self> {
+        Arc::new(ManualClock { ms: AtomicI64::new(ms), origin: ms, start: Instant::now() })
     }
 
     pub fn step(&self, ms: i64) {
@@ -37,7 +43,7 @@ impl Clock for ManualClock {
     }
 
     fn monotonic(&self) -> Instant {
-        self.start + Duration::from_millis(u64::try_from(self.ms.load(Ordering::SeqCst) - JAN_2025).unwrap_or(0))
+        self.start + Duration::from_millis(u64::try_from(self.ms.load(Ordering::SeqCst) - self.origin).unwrap_or(0))
     }
 }
 

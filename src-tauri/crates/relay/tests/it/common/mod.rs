@@ -53,7 +53,18 @@ pub async fn relay_stepped(
     keys: Vec<Key<'_>>,
     mode: Option<&str>,
 ) -> Result<(Relay, Arc<clock::ManualClock>), Box<dyn std::error::Error>> {
-    let manual = clock::ManualClock::new();
+    relay_stepped_at(clock::JAN_2025, protocol, models, keys, mode).await
+}
+
+/// Like [`relay_stepped`], the manual clock starting at `start_ms` (unix milliseconds).
+pub async fn relay_stepped_at(
+    start_ms: i64,
+    protocol: &'static str,
+    models: &[&str],
+    keys: Vec<Key<'_>>,
+    mode: Option<&str>,
+) -> Result<(Relay, Arc<clock::ManualClock>), Box<dyn std::error::Error>> {
+    let manual = clock::ManualClock::at(start_ms);
     let dir = tempfile::tempdir()?;
     let vault = Arc::new(switchyard_vault::MemoryVault::new());
     let engine = Arc::new(Engine::open_with(dir.path(), vault, manual.clone()).await?);
