@@ -22,6 +22,7 @@ mod account;
 mod anthropic;
 mod cache;
 mod fault;
+mod oauth;
 mod gemini;
 mod openai;
 mod playbook;
@@ -38,6 +39,7 @@ mod wire;
 
 pub use axum::http::{HeaderMap, Method};
 pub use bytes::Bytes;
+pub use oauth::{OauthConfig, RefreshFault};
 pub use quota::Quota;
 pub use record::RecordedRequest;
 pub use script::{

@@ -11,6 +11,7 @@ mod headers;
 mod kinds;
 mod lifecycle;
 mod load_once;
+mod oauth_logins;
 mod orphans;
 mod portable;
 mod portable_fallback;
