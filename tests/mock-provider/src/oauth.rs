@@ -164,7 +164,8 @@ pub(crate) async fn user_code(State(shared): State<Arc<Shared>>, body: Bytes) ->
     state.serial += 1;
     let id = format!("dev-{}", state.serial);
     state.devices.insert(id.clone(), 0);
-    (StatusCode::OK, axum::Json(json!({"device_auth_id": id, "user_code": "ABCD-1234", "interval": "1"}))).into_response()
+    (StatusCode::OK, axum::Json(json!({"device_auth_id": id, "user_code": "ABCD-1234", "interval": "1"})))
+        .into_response()
 }
 
 /// `POST /api/accounts/deviceauth/token`: 403 while pending, then the authorization code.
@@ -206,7 +207,7 @@ pub(crate) async fn token(State(shared): State<Arc<Shared>>, headers: HeaderMap,
         Some("authorization_code") => {
             let mut state = shared.oauth.lock();
             let known = fields.get("code").is_some_and(|c| c.starts_with("code-dev-"));
-            if !known || fields.get("code_verifier").is_none() {
+            if !known || !fields.contains_key("code_verifier") {
                 return error(StatusCode::BAD_REQUEST, "invalid_grant");
             }
             issue(&shared, &mut state)

@@ -191,7 +191,9 @@ mod tests {
     #[test]
     fn token_endpoint_answers_are_classified_from_status_and_the_error_field() {
         use RefreshVerdict as V;
-        let cases: [(Option<u16>, Option<&str>, Option<u64>, V, &str); 9] = [
+        // (status, error field, Retry-After, verdict, why)
+        type Case<'a> = (Option<u16>, Option<&'a str>, Option<u64>, V, &'a str);
+        let cases: [Case<'_>; 9] = [
             (Some(200), None, None, V::Renewed, "new tokens"),
             (Some(400), Some("invalid_grant"), None, V::Rejected, "RFC 6749 invalid_grant"),
             (Some(401), Some("refresh_token_reused"), None, V::Rejected, "a reused rotating token"),
@@ -199,7 +201,13 @@ mod tests {
             (Some(401), None, None, V::Rejected, "the token endpoint refuses the token"),
             (Some(429), None, Some(7), V::Blocked { until_ms: NOW + 7_000 }, "Retry-After honoured"),
             (Some(429), None, Some(86_400), V::Blocked { until_ms: NOW + MAX_BLOCK_MS }, "clamped to an hour"),
-            (Some(503), Some("invalid_grant_maybe"), None, V::Transient { until_ms: NOW + TRANSIENT_BACKOFF_MS }, "5xx"),
+            (
+                Some(503),
+                Some("invalid_grant_maybe"),
+                None,
+                V::Transient { until_ms: NOW + TRANSIENT_BACKOFF_MS },
+                "5xx",
+            ),
             (None, None, None, V::Transient { until_ms: NOW + TRANSIENT_BACKOFF_MS }, "network"),
         ];
         for (status, error, retry, want, why) in cases {

@@ -180,8 +180,12 @@ impl Engine {
                 Renewal::Renewed(renewed)
             }
             (verdict, _) => {
-                let written =
-                    Refreshed { expires_at: None, outcome: outcome_word(verdict.outcome()), blocked_until: verdict.blocked_until(), at };
+                let written = Refreshed {
+                    expires_at: None,
+                    outcome: outcome_word(verdict.outcome()),
+                    blocked_until: verdict.blocked_until(),
+                    at,
+                };
                 self.write_refresh(&row.id, tokens.generation, written).await?;
                 tracing::warn!(profile = %profile_id, outcome = written.outcome, "login refresh failed");
                 match verdict {
@@ -207,8 +211,8 @@ impl Engine {
     /// Brings the row's expiry up to the keychain item's when a refresh was written to the
     /// keychain but not to the row (a crash between the two writes).
     async fn sync_row(&self, row: &ProfileRow, tokens: &LoginTokens) {
-        let known = row.expires_at == Some(tokens.expires_at_ms)
-            || self.logins.synced(&row.id) == Some(tokens.expires_at_ms);
+        let known =
+            row.expires_at == Some(tokens.expires_at_ms) || self.logins.synced(&row.id) == Some(tokens.expires_at_ms);
         if row.login_generation != tokens.generation || known {
             return;
         }

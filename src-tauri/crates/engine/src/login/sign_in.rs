@@ -52,7 +52,9 @@ impl Engine {
         issued: Issued,
     ) -> Result<ProfileView, EngineError> {
         let Some(refresh) = issued.refresh else {
-            return Err(EngineError::Precondition("the sign-in gave no refresh token; Switchyard cannot keep it".into()));
+            return Err(EngineError::Precondition(
+                "the sign-in gave no refresh token; Switchyard cannot keep it".into(),
+            ));
         };
         let generation = row.login_generation + 1;
         let tokens = LoginTokens {
@@ -62,12 +64,10 @@ impl Engine {
             account_id: issued.claims.account_id.clone(),
             generation,
         };
-        let sign_in = SignIn {
-            account_id: issued.claims.account_id.as_deref(),
-            plan: issued.claims.plan.as_deref(),
-            generation,
-        };
-        let view = self.swap_credential(slug, row, tokens.to_secret()?, Some(tokens.expires_at_ms), Some(sign_in)).await?;
+        let sign_in =
+            SignIn { account_id: issued.claims.account_id.as_deref(), plan: issued.claims.plan.as_deref(), generation };
+        let view =
+            self.swap_credential(slug, row, tokens.to_secret()?, Some(tokens.expires_at_ms), Some(sign_in)).await?;
         tracing::info!(profile = %row.id, generation, "owned login signed in");
         Ok(view)
     }

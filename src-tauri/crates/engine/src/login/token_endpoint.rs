@@ -175,7 +175,9 @@ impl Engine {
         }
         let a: TokenAnswer = resp.json().await.map_err(|e| call_failed("token", e))?;
         if a.refresh_token.as_deref().is_none_or(str::is_empty) {
-            return Err(EngineError::Precondition("the sign-in gave no refresh token; Switchyard cannot keep it".into()));
+            return Err(EngineError::Precondition(
+                "the sign-in gave no refresh token; Switchyard cannot keep it".into(),
+            ));
         }
         Ok(Poll::Approved(Issued::from_answer(a, self.now_ms())))
     }
@@ -199,11 +201,8 @@ impl Engine {
             }
         };
         let status = resp.status().as_u16();
-        let retry_after = resp
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok());
+        let retry_after =
+            resp.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok());
         let bytes = resp.bytes().await.unwrap_or_default();
         if (200..300).contains(&status) {
             return match serde_json::from_slice::<TokenAnswer>(&bytes) {

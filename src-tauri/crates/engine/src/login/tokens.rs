@@ -137,7 +137,11 @@ mod tests {
             "every field survives the keychain"
         );
         assert!(!format!("{t:?}").contains("CANARY"), "Debug never shows a token");
-        assert_eq!(LoginTokens::from_secret(&Secret::new("sk-plain-api-key")).map(|t| t.generation), None, "a key is no item");
+        assert_eq!(
+            LoginTokens::from_secret(&Secret::new("sk-plain-api-key")).map(|t| t.generation),
+            None,
+            "a key is no item"
+        );
     }
 
     #[test]

@@ -90,4 +90,3 @@ impl Router {
 pub(crate) fn refused_token(kind: FailureKind, attempt: &Attempt) -> bool {
     kind == FailureKind::AuthInvalid && attempt.login.is_some()
 }
-

@@ -118,7 +118,14 @@ async fn world(labels: &[&str]) -> Result<World, Box<dyn std::error::Error>> {
     };
     engine.connection_add(conn, None).await?;
     for label in labels {
-        let added = engine.profile_add_kind("c", NewProfile { label: (*label).into(), weight: Some(1), priority: None }, oauth(), None).await?;
+        let added = engine
+            .profile_add_kind(
+                "c",
+                NewProfile { label: (*label).into(), weight: Some(1), priority: None },
+                oauth(),
+                None,
+            )
+            .await?;
         assert_eq!(added.credential_health.state.as_str(), "missing", "an owned login is created signed out");
         sign_in(&engine, label).await?;
     }
@@ -256,7 +263,10 @@ async fn a_token_near_its_expiry_is_renewed_once_for_many_concurrent_requests() 
     assert_eq!(w.mock.oauth_refresh_calls(), 1, "sixteen requests near the expiry renew the login once");
     assert_eq!(w.engine.login_refresh_calls(), 1, "and this engine made one call");
     let tokens = w.mock.oauth_access_tokens();
-    assert!(backend.sent().iter().all(|s| s.token == tokens[1] && s.token != first[0]), "every attempt used the new token");
+    assert!(
+        backend.sent().iter().all(|s| s.token == tokens[1] && s.token != first[0]),
+        "every attempt used the new token"
+    );
     let view = w.login("pro").await?;
     assert_eq!(view.credential_revision, before, "a refresh is not a rotation");
     assert_eq!(view.login.map(|l| l.generation), Some(1), "nor a new sign-in");
