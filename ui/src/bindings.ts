@@ -695,6 +695,41 @@ export type KeyCheck_Serialize = {
 	next_due: string | null,
 };
 
+/**  An owned login as front ends show it (docs/design.md, section 20). */
+export type LoginView = LoginView_Serialize | LoginView_Deserialize;
+
+/**  An owned login as front ends show it (docs/design.md, section 20). */
+export type LoginView_Deserialize = {
+	/**  The ChatGPT account it belongs to, once signed in. */
+	account_id?: string | null,
+	/**  The plan its id token named, if any. */
+	plan?: string | null,
+	/**  Sign-ins so far (0: never signed in); a refresh keeps it. */
+	generation: number,
+	/**  When the last refresh (or the sign-in) was written (RFC 3339). */
+	refreshed_at?: string | null,
+	/**  How the last refresh went: `succeeded`, `failed` or `rejected`. */
+	last_refresh?: string | null,
+	/**  No refresh is tried before this (a 429's `Retry-After`, a transient backoff; RFC 3339). */
+	blocked_until?: string | null,
+};
+
+/**  An owned login as front ends show it (docs/design.md, section 20). */
+export type LoginView_Serialize = {
+	/**  The ChatGPT account it belongs to, once signed in. */
+	account_id: string | null,
+	/**  The plan its id token named, if any. */
+	plan: string | null,
+	/**  Sign-ins so far (0: never signed in); a refresh keeps it. */
+	generation: number,
+	/**  When the last refresh (or the sign-in) was written (RFC 3339). */
+	refreshed_at: string | null,
+	/**  How the last refresh went: `succeeded`, `failed` or `rejected`. */
+	last_refresh: string | null,
+	/**  No refresh is tried before this (a 429's `Retry-After`, a transient backoff; RFC 3339). */
+	blocked_until: string | null,
+};
+
 export type ModelGateView = {
 	model: string,
 	/**  Ids of the profiles that can serve the model. */
@@ -763,7 +798,10 @@ export type NewCredential = NewCredential_Serialize | NewCredential_Deserialize;
  *  as typed. All absent: an API key.
  */
 export type NewCredential_Deserialize = {
-	/**  `api_key` (default), `token` or `external` (`oauth` is refused: not available yet). */
+	/**
+	 *  `api_key` (default), `token`, `external` or `oauth` (an owned ChatGPT login, created
+	 *  signed out; OpenAI connections only).
+	 */
 	kind?: string | null,
 	/**  `claude-code` or `codex`: required for `external`, default `claude-code` for `token`. */
 	client?: string | null,
@@ -776,7 +814,10 @@ export type NewCredential_Deserialize = {
  *  as typed. All absent: an API key.
  */
 export type NewCredential_Serialize = {
-	/**  `api_key` (default), `token` or `external` (`oauth` is refused: not available yet). */
+	/**
+	 *  `api_key` (default), `token`, `external` or `oauth` (an owned ChatGPT login, created
+	 *  signed out; OpenAI connections only).
+	 */
 	kind: string | null,
 	/**  `claude-code` or `codex`: required for `external`, default `claude-code` for `token`. */
 	client: string | null,
@@ -957,6 +998,8 @@ export type ProfileView_Deserialize = {
 	 *  whether the CLI's credential file exists there).
 	 */
 	config_dir?: string | null,
+	/**  `oauth`: what is known about the login besides its tokens (never a token). */
+	login?: LoginView_Deserialize | null,
 };
 
 export type ProfileView_Serialize = {
@@ -984,6 +1027,8 @@ export type ProfileView_Serialize = {
 	 *  whether the CLI's credential file exists there).
 	 */
 	config_dir: string | null,
+	/**  `oauth`: what is known about the login besides its tokens (never a token). */
+	login: LoginView_Serialize | null,
 };
 
 /**  A connection's quota-aware selection as `routing status` shows it. */

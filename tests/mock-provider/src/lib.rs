@@ -23,6 +23,7 @@ mod anthropic;
 mod cache;
 mod fault;
 mod gemini;
+mod oauth;
 mod openai;
 mod playbook;
 mod quota;
@@ -38,6 +39,7 @@ mod wire;
 
 pub use axum::http::{HeaderMap, Method};
 pub use bytes::Bytes;
+pub use oauth::{OauthConfig, RefreshFault};
 pub use quota::Quota;
 pub use record::RecordedRequest;
 pub use script::{

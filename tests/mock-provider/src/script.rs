@@ -397,11 +397,14 @@ impl KeyScript {
     }
 }
 
-/// The script file of the `mock-provider` binary: `{"keys": {"KEY": KeyScript, ...}}`.
+/// The script file of the `mock-provider` binary: `{"keys": {"KEY": KeyScript, ...}, "oauth": {...}}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptFile {
     pub keys: BTreeMap<String, KeyScript>,
+    /// The fake authorization server's configuration (`oauth.rs`), if the test signs in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<crate::OauthConfig>,
 }
 
 impl ScriptFile {

@@ -37,6 +37,8 @@ pub(crate) struct Shared {
     pub caches: PromptCaches,
     /// Keys that arrived in a URL (`?key=` on a Gemini route), in arrival order.
     pub url_keys: std::sync::Mutex<Vec<String>>,
+    /// The fake authorization server (off until configured).
+    pub oauth: crate::oauth::Oauth,
 }
 
 /// A received request after intake: counted, recorded, body parsed if JSON.
@@ -160,9 +162,49 @@ impl MockProvider {
         self.shared.playbook.remove_key(key);
     }
 
-    /// Sets every key of a script file.
-    pub fn load_script(&self, file: ScriptFile) {
+    /// Sets every key of a script file (and its authorization server, when it has one).
+    pub fn load_script(&self, mut file: ScriptFile) {
+        if let Some(config) = file.oauth.take() {
+            self.shared.oauth.configure(config);
+        }
         self.shared.playbook.load(file);
+    }
+
+    /// Turns the fake authorization server on (device code, token endpoint; `oauth.rs`).
+    pub fn oauth_configure(&self, config: crate::OauthConfig) {
+        self.shared.oauth.configure(config);
+    }
+
+    /// Refresh calls the token endpoint received.
+    pub fn oauth_refresh_calls(&self) -> u64 {
+        self.shared.oauth.refresh_calls()
+    }
+
+    /// The next refresh gets `fault` instead of new tokens (queued, one each).
+    pub fn oauth_fail_next_refresh(&self, fault: crate::RefreshFault) {
+        self.shared.oauth.fail_next_refresh(fault);
+    }
+
+    /// Every access token issued so far, oldest first.
+    pub fn oauth_access_tokens(&self) -> Vec<String> {
+        self.shared.oauth.access_tokens()
+    }
+
+    /// Every refresh token issued so far.
+    pub fn oauth_refresh_tokens(&self) -> Vec<String> {
+        self.shared.oauth.refresh_tokens()
+    }
+
+    /// Makes every access token issued so far answer 401 (as if expired or revoked).
+    pub fn oauth_expire_access_tokens(&self) {
+        for token in self.shared.oauth.access_tokens() {
+            self.shared.playbook.remove_key(&token);
+        }
+    }
+
+    /// Marks every refresh token used: the next refresh gets `refresh_token_reused`.
+    pub fn oauth_revoke_refresh_tokens(&self) {
+        self.shared.oauth.revoke_refresh_tokens();
     }
 
     /// Requests that presented `key` (known or not), on any route, since the last reset.
@@ -226,6 +268,10 @@ fn router(shared: Arc<Shared>) -> Router {
         // The ChatGPT backend a Codex sign-in talks to (`https://chatgpt.com/backend-api/codex`);
         // other `/backend-api/…` calls of Codex (workspace checks) get the router's 404.
         .route("/backend-api/codex/responses", post(responses::create_response))
+        // The fake ChatGPT authorization server (`oauth.rs`).
+        .route("/api/accounts/deviceauth/usercode", post(crate::oauth::user_code))
+        .route("/api/accounts/deviceauth/token", post(crate::oauth::device_token))
+        .route("/oauth/token", post(crate::oauth::token))
         .layer(DefaultBodyLimit::disable())
         .with_state(shared)
 }

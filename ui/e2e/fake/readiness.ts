@@ -144,6 +144,7 @@ export function profileView(p: FakeProfile): ProfileView {
     ...kindOf(p),
     client: p.client ?? null,
     config_dir: p.kind === 'external' ? `/tmp/switchyard-e2e/accounts/${p.id}` : null,
+    login: null,
   };
 }
 

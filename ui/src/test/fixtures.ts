@@ -6,6 +6,7 @@ export function profile(over: Partial<ProfileView> = {}): ProfileView {
     id: 'p_1', connection_id: 'c_1', label: 'a', weight: 1, priority: 0, enabled: true, primary: false,
     credential: 'present', credential_revision: 1, revision: 1, created_at: '', updated_at: '',
     kind: 'api_key', credential_health: { state: 'static', reason: null, expires_at: null }, client: null, config_dir: null,
+    login: null,
     ...over,
   };
 }

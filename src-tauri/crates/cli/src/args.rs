@@ -281,7 +281,7 @@ pub enum ProfileCmd {
         /// Lower numbers are tried first in priority mode.
         #[arg(long, value_name = "N")]
         priority: Option<i64>,
-        /// api_key (default), token or external (oauth is not available yet).
+        /// api_key (default), token, external, or oauth (a ChatGPT login Switchyard owns; OpenAI connections only, signed in with profile login).
         #[arg(long, value_name = "KIND")]
         kind: Option<String>,
         /// The official client of a token (default claude-code) or external profile (required):

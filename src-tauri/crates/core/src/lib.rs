@@ -9,6 +9,7 @@ pub mod conversation;
 pub mod credential_health;
 pub mod header;
 mod hex_text;
+pub mod login;
 pub mod lru;
 pub mod portable;
 pub mod profile;

@@ -11,8 +11,10 @@ use crate::validate::InvalidInput;
 pub const MAX_TOKEN_LEN: usize = 4096;
 
 impl ProfileKind {
-    /// Kinds `profile add` creates now (`oauth` is a later issue).
-    pub const CREATABLE: [ProfileKind; 3] = [ProfileKind::ApiKey, ProfileKind::Token, ProfileKind::External];
+    /// Kinds `profile add` creates (an `oauth` profile is created signed out, `missing` until
+    /// `profile login` signs it in).
+    pub const CREATABLE: [ProfileKind; 4] =
+        [ProfileKind::ApiKey, ProfileKind::Token, ProfileKind::External, ProfileKind::Oauth];
 
     /// The credential is a sign-in (the official CLI's, or one Switchyard owns) rather than a
     /// pasted secret: its absence reads `missing`, not `secret_missing`.
@@ -115,18 +117,18 @@ pub fn credential_spec(
     check_credential(CredentialSpec { kind, client, expires_at_ms }, now_ms)
 }
 
-/// The rules of a credential's settings (`profile add`, an imported file): `oauth` is not
-/// available yet; the client is required for `external`, `claude-code` by default for `token`,
+/// The rules of a credential's settings (`profile add`, an imported file): `oauth` takes no
+/// client; the client is required for `external`, `claude-code` by default for `token`,
 /// refused for `api_key`; an expiry is for `token` only and, when `now_ms` is given, must be
 /// after it. Returns the settings with the default client filled in. Errors name the field
 /// (`kind`, `client`, `expires`).
 pub fn check_credential(spec: CredentialSpec, now_ms: Option<i64>) -> Result<CredentialSpec, InvalidInput> {
     let CredentialSpec { kind, client, expires_at_ms } = spec;
     match kind {
-        ProfileKind::Oauth => {
+        ProfileKind::Oauth if client.is_some() => {
             return Err(InvalidInput::new(
-                "kind",
-                "oauth profiles are not available yet; use token (a pasted setup-token) or external (the official CLI's own login)",
+                "client",
+                "is not for an oauth profile: a ChatGPT login Switchyard owns serves any client of its connection",
             ));
         }
         ProfileKind::ApiKey if client.is_some() => {
@@ -249,8 +251,14 @@ mod tests {
             Ok((Some(OfficialClient::ClaudeCode), Some(1_893_456_000_000))),
             "a token is Claude Code's unless said otherwise, and its expiry is read as RFC 3339"
         );
+        assert_eq!(
+            ok(Some("oauth"), None, None).map(|s| (s.kind, s.client)),
+            Ok((ProfileKind::Oauth, None)),
+            "an owned login is created signed out, with no client"
+        );
         let refused = [
-            (Some("oauth"), None, None, "kind", "oauth is not creatable yet"),
+            (Some("oauth"), Some("codex"), None, "client", "an owned login serves any client"),
+            (Some("oauth"), None, Some("2030-01-01T00:00:00Z"), "expires", "a login's expiry comes from its tokens"),
             (Some("password"), None, None, "kind", "an unknown kind"),
             (Some("external"), None, None, "client", "external needs to know which CLI"),
             (Some("external"), Some("cursor"), None, "client", "an unknown client"),

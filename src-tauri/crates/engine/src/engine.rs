@@ -33,6 +33,8 @@ pub struct Engine {
     pub(crate) readiness_loads: std::sync::atomic::AtomicU64,
     /// The sealed vault's key, when secrets are sealed in the store (`sealed.rs`).
     pub(crate) sealer: Option<Arc<switchyard_vault::Sealer>>,
+    /// Owned logins' refresh state in this process (`login/refresh.rs`).
+    pub(crate) logins: crate::login::Logins,
     data_dir: PathBuf,
 }
 
@@ -76,6 +78,7 @@ impl Engine {
             presence: Default::default(),
             readiness_loads: Default::default(),
             sealer,
+            logins: Default::default(),
             data_dir: data_dir.to_path_buf(),
         };
         match engine.collect_orphans().await {
@@ -85,6 +88,14 @@ impl Engine {
                 tracing::warn!(%why, "orphan clean-up skipped")
             }
             Err(e) => return Err(e),
+        }
+        let ids = {
+            let mut conn = engine.store.acquire().await?;
+            profiles::all_ids(&mut conn).await?
+        };
+        let swept = engine.sweep_login_locks(&ids);
+        if swept > 0 {
+            tracing::info!(removed = swept, "removed lock files of removed logins");
         }
         Ok(engine)
     }

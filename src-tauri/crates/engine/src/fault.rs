@@ -16,6 +16,12 @@ pub enum FaultPoint {
     AfterOldDelete,
     /// Inside an import's transaction, after its first connection is written.
     ImportAfterFirstConnection,
+    /// A login refresh: the token endpoint answered with new tokens, before the keychain item
+    /// is written (the refresh token it consumed is lost with the process).
+    RefreshBeforeKeychainWrite,
+    /// A login refresh: the new tokens are in the keychain, before the profile row records the
+    /// refresh (the next use adopts the item and brings the row up to date).
+    RefreshAfterKeychainWrite,
 }
 
 #[derive(Debug, Default)]

@@ -1,7 +1,7 @@
 //! Use cases of Switchyard, the only crate front ends call. The CLI subcommands and the Tauri
 //! commands are thin adapters over [`Engine`]; the relay drives [`Router`].
 //!
-//! Five rooms, and a few files at the door:
+//! Six rooms, and a few files at the door:
 //! - `config/` — what the user configures and the writes that keep it safe: connections,
 //!   profiles and their order, external profiles' config directories and sign-in (CAS writes; `inputs.rs` the inputs, `rows.rs` the decoded
 //!   rows), credentials in the keychain (rotation through the journal; `staging.rs`,
@@ -17,6 +17,8 @@
 //!   `Reply`), `route.rs` (the loop), `settle.rs` (circuits and the planner), `recording.rs` (one
 //!   ledger row per attempt), `fallback.rs` (hops), `quota.rs` (the quota board),
 //!   `response_origins.rs`, `secret_cache.rs`, `snapshot.rs`.
+//! - `login/` — owned logins (ChatGPT/Codex): device-code sign-in, single-flight refresh across
+//!   tasks and processes (a lock file per login), the keychain item, the token endpoint.
 //! - `ledger/` — the attempts writer (its own thread) and `retention.rs` (its cap).
 //! - `report/` — usage and cost, prices, the user's time zone, attempts as listed, quota
 //!   readings with their age, alerts for the desktop.
@@ -40,6 +42,7 @@ mod engine;
 mod error;
 mod fault;
 mod ledger;
+mod login;
 mod readiness;
 mod report;
 mod router;
@@ -66,6 +69,7 @@ pub use error::EngineError;
 pub use fault::FaultPoint;
 pub use ledger::retention::{MAX_RETENTION_ROWS, MIN_RETENTION_ROWS, RETENTION_KEY};
 pub use ledger::RETENTION_ROWS;
+pub use login::{DeviceCode, LoginEndpoints, CLIENT_ID as LOGIN_CLIENT_ID, DEFAULT_ISSUER, LOGINS_DIR};
 pub use readiness::evidence::{ModelProof, DEFAULT_MAX_EVIDENCE_AGE_MS};
 pub use readiness::fallback::{FallbackHopView, FallbackStatus};
 pub use readiness::gates::MAX_EVIDENCE_AGE_KEY;
@@ -99,6 +103,6 @@ pub use views::{
 };
 pub use views::{CacheView, CliBackendView, RelayUserView, TrafficView};
 pub use views::{
-    ConnectionDetail, ConnectionView, CredentialHealthView, HeaderView, ModelMapping, ProfileView, Removal,
+    ConnectionDetail, ConnectionView, CredentialHealthView, HeaderView, LoginView, ModelMapping, ProfileView, Removal,
 };
 pub use views::{PoolGateView, PoolMemberView, PoolShareView, PoolStatus, PoolView};

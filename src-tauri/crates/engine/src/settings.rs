@@ -224,6 +224,39 @@ pub(crate) const EXEC_POSITION: Setting<ExecPosition> = Setting {
     field: "exec_position",
 };
 
+/// Owned logins (docs/design.md, section 20): the issuer of ChatGPT sign-ins (default
+/// `https://auth.openai.com`), its token endpoint (default `<issuer>/oauth/token`) and the
+/// backend an owned login's requests go to (default ChatGPT's Codex backend). Unset: the default;
+/// tests point them at the mock provider.
+pub(crate) const OAUTH_ISSUER: Setting<Option<String>> =
+    Setting { key: "oauth_issuer", per_connection: false, default: || None, check: http_url, field: "oauth-issuer" };
+pub(crate) const OAUTH_TOKEN_URL: Setting<Option<String>> = Setting {
+    key: "oauth_token_url",
+    per_connection: false,
+    default: || None,
+    check: http_url,
+    field: "oauth-token-url",
+};
+pub(crate) const CODEX_BACKEND: Setting<Option<String>> = Setting {
+    key: "codex_backend_url",
+    per_connection: false,
+    default: || None,
+    check: http_url,
+    field: "codex-backend-url",
+};
+
+/// An absolute `https://` URL, or `http://` to loopback (a test's mock); unset is fine.
+fn http_url(value: &Option<String>) -> Result<(), String> {
+    let Some(url) = value else { return Ok(()) };
+    let url = url.trim();
+    let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"];
+    if url.starts_with("https://") || loopback.iter().any(|l| url.starts_with(l)) {
+        Ok(())
+    } else {
+        Err("must be an https:// URL (or http:// on loopback)".into())
+    }
+}
+
 /// Whose setting: the installation's, or one connection's.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Scope<'a> {
@@ -311,14 +344,20 @@ pub enum UserSetting {
     RelayPort,
     TimeZone,
     LedgerRetentionRows,
+    OauthIssuer,
+    OauthTokenUrl,
+    CodexBackendUrl,
 }
 
 impl UserSetting {
-    pub const ALL: [UserSetting; 4] = [
+    pub const ALL: [UserSetting; 7] = [
         UserSetting::EvidenceMaxAgeDays,
         UserSetting::RelayPort,
         UserSetting::TimeZone,
         UserSetting::LedgerRetentionRows,
+        UserSetting::OauthIssuer,
+        UserSetting::OauthTokenUrl,
+        UserSetting::CodexBackendUrl,
     ];
 
     /// The name on the command line.
@@ -328,6 +367,9 @@ impl UserSetting {
             UserSetting::RelayPort => "relay-port",
             UserSetting::TimeZone => "time-zone",
             UserSetting::LedgerRetentionRows => "ledger-retention-rows",
+            UserSetting::OauthIssuer => "oauth-issuer",
+            UserSetting::OauthTokenUrl => "oauth-token-url",
+            UserSetting::CodexBackendUrl => "codex-backend-url",
         }
     }
 
@@ -344,6 +386,10 @@ pub struct SettingsView {
     pub time_zone: String,
     pub ledger_retention_rows: i64,
     pub data_dir: String,
+    /// Owned logins' endpoints as in effect (the defaults when unset).
+    pub oauth_issuer: String,
+    pub oauth_token_url: String,
+    pub codex_backend_url: String,
 }
 
 const DAY_MS: i64 = 24 * 3600 * 1000;
@@ -361,12 +407,28 @@ impl Engine {
             UserSetting::RelayPort => self.set_relay_port(number()?).await,
             UserSetting::TimeZone => self.set_time_zone(text).await,
             UserSetting::LedgerRetentionRows => self.set_ledger_retention_rows(number()?).await,
+            UserSetting::OauthIssuer => self.set_url_setting(&OAUTH_ISSUER, text).await,
+            UserSetting::OauthTokenUrl => self.set_url_setting(&OAUTH_TOKEN_URL, text).await,
+            UserSetting::CodexBackendUrl => self.set_url_setting(&CODEX_BACKEND, text).await,
         }
+    }
+
+    /// Sets a URL setting; `default` (or an empty text) clears it.
+    async fn set_url_setting(&self, setting: &Setting<Option<String>>, text: &str) -> Result<(), EngineError> {
+        let text = text.trim();
+        if text.is_empty() || text == "default" {
+            return self.clear_setting(setting, Scope::Global).await;
+        }
+        self.set_setting(setting, Scope::Global, Some(text.trim_end_matches('/').to_string())).await
     }
 
     /// Every user setting's value now.
     pub async fn settings_view(&self) -> Result<SettingsView, EngineError> {
+        let endpoints = self.login_endpoints().await?;
         Ok(SettingsView {
+            oauth_issuer: endpoints.issuer,
+            oauth_token_url: endpoints.token_url,
+            codex_backend_url: endpoints.backend_url,
             evidence_max_age_days: self.max_evidence_age_ms().await? as f64 / DAY_MS as f64,
             relay_port: self.relay_port().await?,
             time_zone: self.time_zone().await?.name,

@@ -21,6 +21,8 @@ pub const X_APP: HeaderName = HeaderName::from_static("x-app");
 /// Codex's `originator` (`codex_exec`, `codex_cli_rs`; the client rule reads it).
 pub const ORIGINATOR: HeaderName = HeaderName::from_static("originator");
 pub const ANTHROPIC_BETA: HeaderName = HeaderName::from_static("anthropic-beta");
+/// The ChatGPT account an owned login's request is for (the ChatGPT backend requires it).
+pub const CHATGPT_ACCOUNT_ID: HeaderName = HeaderName::from_static("chatgpt-account-id");
 
 /// `headers[name]` as text, for core's readers that ask by name (`ClientIds::read_headers`).
 pub fn text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {

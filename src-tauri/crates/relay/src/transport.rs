@@ -102,7 +102,8 @@ impl Transport for HttpTransport<'_> {
             }
             None => std::borrow::Cow::Borrowed(self.url.as_str()),
         };
-        let headers = upstream_headers(&self.incoming.headers, snap, target.secret, target.credential);
+        let headers =
+            upstream_headers(&self.incoming.headers, snap, target.secret, target.credential, target.account_id);
         let mut facts = AttemptFacts::default();
         // A hop gets the same bytes, with the model the target names: only forwarding streams,
         // and a forwarded request has no chain to fall back along.

@@ -73,8 +73,15 @@ pub fn url_on(base: &str, protocol: Protocol, rest: &str, query: Option<&str>) -
 
 /// The upstream request headers. The client's `accept-encoding` passes through in every mode
 /// (a compressed answer is read through its coding on the side and relayed as it came).
-/// `credential` says how the attempt authenticates (`secret` is empty for `Client`).
-pub fn upstream_headers(client: &HeaderMap, snap: &Snapshot, secret: &Secret, credential: CredentialUse) -> HeaderMap {
+/// `credential` says how the attempt authenticates (`secret` is empty for `Client`; `account` is
+/// an owned login's ChatGPT account).
+pub fn upstream_headers(
+    client: &HeaderMap,
+    snap: &Snapshot,
+    secret: &Secret,
+    credential: CredentialUse,
+    account: Option<&str>,
+) -> HeaderMap {
     let mut out = HeaderMap::with_capacity(client.len() + snap.headers.len() + 1);
     let nominated = if client.contains_key(header::CONNECTION) { nominated(client) } else { Vec::new() };
     // An external login's request keeps its own `Authorization` (the relay token came in
@@ -108,6 +115,7 @@ pub fn upstream_headers(client: &HeaderMap, snap: &Snapshot, secret: &Secret, cr
             out.insert(name, value);
         }
         CredentialUse::Token => token_headers(&mut out, secret, snap.protocol),
+        CredentialUse::Login => login_headers(&mut out, secret, account),
         CredentialUse::Client => {}
     }
     out
@@ -132,6 +140,20 @@ fn token_headers(out: &mut HeaderMap, secret: &Secret, protocol: Protocol) {
     let list = (!lines.is_empty()).then(|| lines.join(","));
     if let Some(merged) = with_beta(list.as_deref(), TOKEN_BETA).and_then(|m| HeaderValue::from_str(&m).ok()) {
         out.insert(crate::header_names::ANTHROPIC_BETA, merged);
+    }
+}
+
+/// An owned login (docs/design.md, section 20): the access token as `Authorization: Bearer` and
+/// the account the ChatGPT backend needs in `chatgpt-account-id` (a client's own value of that
+/// header is replaced: the account is the login's). Nothing else is touched.
+fn login_headers(out: &mut HeaderMap, secret: &Secret, account: Option<&str>) {
+    if let Ok(mut bearer) = HeaderValue::from_str(&format!("Bearer {}", secret.expose())) {
+        bearer.set_sensitive(true);
+        out.insert(header::AUTHORIZATION, bearer);
+    }
+    out.remove(crate::header_names::CHATGPT_ACCOUNT_ID);
+    if let Some(value) = account.and_then(|a| HeaderValue::from_str(a).ok()) {
+        out.insert(crate::header_names::CHATGPT_ACCOUNT_ID, value);
     }
 }
 

@@ -1,6 +1,7 @@
 //! The `profiles` table: credentials of a connection. The row holds the keychain locator,
-//! never the secret, and the credential's kind (`api_key`, `token`, `external`), official
-//! client and expiry (migration 0008).
+//! never the secret, and the credential's kind (`api_key`, `token`, `external`, `oauth`), official
+//! client and expiry (migration 0008), and what is known about an owned login besides its tokens
+//! (migration 0013: account, plan, generation, the last refresh's time, outcome and block).
 
 use sqlx::{FromRow, SqliteConnection};
 
@@ -21,12 +22,41 @@ pub struct ProfileRow {
     pub revision: i64,
     pub created_at: i64,
     pub updated_at: i64,
-    /// `api_key`, `token`, `external` (or, later, `oauth`).
+    /// `api_key`, `token`, `external` or `oauth`.
     pub kind: String,
     /// `claude-code` or `codex` for `token` and `external`.
     pub client: Option<String>,
-    /// A token's expiry (unix ms), if known.
+    /// A token's expiry, or an owned login's access token's (unix ms), if known.
     pub expires_at: Option<i64>,
+    /// `oauth`: the ChatGPT account the login belongs to.
+    pub login_account_id: Option<String>,
+    /// `oauth`: the plan its id token names, if any.
+    pub login_plan: Option<String>,
+    /// `oauth`: changes only when the user signs in again (0: never signed in).
+    pub login_generation: i64,
+    /// `oauth`: when the last refresh or sign-in was written (unix ms).
+    pub login_refreshed_at: Option<i64>,
+    /// `oauth`: `succeeded`, `failed` or `rejected`.
+    pub login_outcome: Option<String>,
+    /// `oauth`: no refresh before this (unix ms).
+    pub login_blocked_until: Option<i64>,
+}
+
+/// What a sign-in writes besides the new locator (inside the rotation's transaction).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignIn<'a> {
+    pub account_id: Option<&'a str>,
+    pub plan: Option<&'a str>,
+    pub generation: i64,
+}
+
+/// What a refresh writes: the new expiry (`None`: unchanged), how it went and any block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refreshed<'a> {
+    pub expires_at: Option<i64>,
+    pub outcome: &'a str,
+    pub blocked_until: Option<i64>,
+    pub at: i64,
 }
 
 /// What a new profile's credential is. The default is an API key.
@@ -66,7 +96,8 @@ pub struct Settings {
 }
 
 const COLUMNS: &str = "id, connection_id, label, weight, priority, enabled, is_primary, locator_service, \
-     locator_account, credential_revision, revision, created_at, updated_at, kind, client, expires_at";
+     locator_account, credential_revision, revision, created_at, updated_at, kind, client, expires_at, \
+     login_account_id, login_plan, login_generation, login_refreshed_at, login_outcome, login_blocked_until";
 
 /// Inserts an API-key profile.
 pub async fn insert(conn: &mut SqliteConnection, p: &NewProfile<'_>, now_ms: i64) -> Result<(), StoreError> {
@@ -112,6 +143,11 @@ pub async fn by_id(conn: &mut SqliteConnection, id: &str) -> Result<Option<Profi
 pub async fn for_connection(conn: &mut SqliteConnection, connection_id: &str) -> Result<Vec<ProfileRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM profiles WHERE connection_id = ? ORDER BY priority, id");
     Ok(sqlx::query_as::<_, ProfileRow>(&sql).bind(connection_id).fetch_all(conn).await?)
+}
+
+/// Every profile id (start-up clean-up of per-profile files).
+pub async fn all_ids(conn: &mut SqliteConnection) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar::<_, String>("SELECT id FROM profiles").fetch_all(conn).await?)
 }
 
 /// Every locator any profile references (for keychain garbage collection).
@@ -177,6 +213,60 @@ pub async fn replace_credential(
         Some(rev) => Ok(rev),
         None => Err(cas_failure(conn, "profiles", id, expected).await),
     }
+}
+
+/// Records a sign-in on the row `replace_credential` just swapped (same transaction): the
+/// account, the plan, the new generation, and a clean refresh state. Not a user edit: the
+/// revision is the swap's.
+pub async fn record_sign_in(
+    conn: &mut SqliteConnection,
+    id: &str,
+    sign_in: &SignIn<'_>,
+    expires_at: Option<i64>,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    let done = sqlx::query(
+        "UPDATE profiles SET login_account_id = ?, login_plan = ?, login_generation = ?, expires_at = ?, \
+         login_refreshed_at = ?, login_outcome = 'succeeded', login_blocked_until = NULL WHERE id = ?",
+    )
+    .bind(sign_in.account_id)
+    .bind(sign_in.plan)
+    .bind(sign_in.generation)
+    .bind(expires_at)
+    .bind(now_ms)
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
+    if done.rows_affected() == 1 {
+        Ok(())
+    } else {
+        Err(StoreError::NotFound("profiles"))
+    }
+}
+
+/// Records a refresh of login `generation`: compare-and-swap on the generation (a refresh of a
+/// login the user has since replaced writes nothing). Neither the revision nor the credential
+/// revision changes: a refresh is not an edit and not a rotation (invariant 22). Returns whether
+/// the row was written.
+pub async fn record_refresh(
+    conn: &mut SqliteConnection,
+    id: &str,
+    generation: i64,
+    r: Refreshed<'_>,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "UPDATE profiles SET expires_at = COALESCE(?, expires_at), login_refreshed_at = ?, login_outcome = ?, \
+         login_blocked_until = ? WHERE id = ? AND login_generation = ?",
+    )
+    .bind(r.expires_at)
+    .bind(r.at)
+    .bind(r.outcome)
+    .bind(r.blocked_until)
+    .bind(id)
+    .bind(generation)
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
 }
 
 /// Makes `id` the primary of its connection (CAS on the new primary). Run inside a transaction.

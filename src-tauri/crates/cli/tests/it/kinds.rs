@@ -3,7 +3,8 @@
 //! the data dir's files, any output, nor the export; an external profile gets an owner-only
 //! config directory and reads `missing` until `profile login` runs the official CLI (a stub
 //! here, through `SWITCHYARD_CLAUDE_BIN`) with `CLAUDE_CONFIG_DIR` pointing at it; an expired
-//! token drops out of routing and `routing status` says why; `--kind oauth` is refused.
+//! token drops out of routing and `routing status` says why; `--kind oauth` is refused on an
+//! Anthropic connection.
 //! Run under `scripts/with-keychain`.
 
 use std::path::Path;
@@ -263,12 +264,12 @@ fn an_expired_token_is_not_eligible_and_routing_status_says_why() -> TestResult 
 }
 
 #[test]
-fn oauth_is_not_available_yet() -> TestResult {
+fn oauth_is_for_openai_connections_only() -> TestResult {
     let dir = tempfile::tempdir()?;
     add_subs(dir.path(), "subs")?;
     let r = run(dir.path(), &["profile", "add", "subs", "--label", "o", "--kind", "oauth"], None)?;
     assert_eq!(r.code, 2, "a usage error: {}", r.stderr);
-    assert!(r.stderr.contains("not available yet"), "it says so: {}", r.stderr);
+    assert!(r.stderr.contains("OpenAI connections only"), "it says so: {}", r.stderr);
     let bad = run(
         dir.path(),
         &["profile", "add", "subs", "--label", "t", "--kind", "token", "--secret-stdin"],

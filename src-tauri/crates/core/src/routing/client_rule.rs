@@ -4,7 +4,10 @@
 //! the request's headers ([`ClientFacts`]), the engine asks [`may_serve`] per profile.
 //!
 //! - An `api_key` profile serves any client.
-//! - A `token` (and, later, `oauth`) profile serves only requests that identify as its client:
+//! - An `oauth` profile (a ChatGPT login Switchyard owns, issue 32) serves any client of its
+//!   connection: OpenAI describes its Codex sign-in as usable from other tools. Nothing is
+//!   rewritten: the relay sends the request as it came, with the login's bearer and account.
+//! - A `token` profile serves only requests that identify as its client:
 //!   Claude Code by its `user-agent` (`claude-cli/…`) or `x-app: cli`; Codex by its
 //!   `originator` (`codex_exec`, `codex_cli_rs`, …) or a `codex…` user agent. The relay then
 //!   authenticates with `Authorization: Bearer` and adds [`TOKEN_BETA`] to `anthropic-beta`.
@@ -51,8 +54,8 @@ pub fn may_serve(
 ) -> bool {
     let own_client = || profile_client.is_some() && request_client == profile_client;
     match kind {
-        ProfileKind::ApiKey => true,
-        ProfileKind::Token | ProfileKind::Oauth => own_client(),
+        ProfileKind::ApiKey | ProfileKind::Oauth => true,
+        ProfileKind::Token => own_client(),
         ProfileKind::External => pinned && own_client(),
     }
 }
@@ -114,7 +117,8 @@ mod tests {
             (External, Some(ClaudeCode), Some(ClaudeCode), true, true, "only named, by its own client"),
             (External, Some(Codex), Some(ClaudeCode), true, false, "named by another client: refused"),
             (External, Some(Codex), None, true, false, "named by an SDK: refused"),
-            (Oauth, Some(Codex), Some(Codex), false, true, "an oauth login as a token"),
+            (Oauth, None, Some(Codex), false, true, "an owned login serves Codex"),
+            (Oauth, None, None, false, true, "and an SDK: OpenAI allows its sign-in in other tools"),
         ];
         for (kind, profile, request, pinned, want, why) in cases {
             assert_eq!(may_serve(kind, profile, request, pinned), want, "{why}");

@@ -261,9 +261,12 @@ fn every_bad_input_names_its_path() {
         ),
         ("not an object", Box::new(|d| *d = json!([1, 2])), "document: must be a JSON object"),
         (
-            "an oauth profile (not creatable yet)",
-            Box::new(|d| d["connections"][1]["profiles"][0]["kind"] = json!("oauth")),
-            "connections[1].profiles[0].kind: oauth profiles are not available yet",
+            "an oauth profile naming a client (an owned login serves any client)",
+            Box::new(|d| {
+                d["connections"][1]["profiles"][0]["kind"] = json!("oauth");
+                d["connections"][1]["profiles"][0]["client"] = json!("codex");
+            }),
+            "connections[1].profiles[0].client: is not for an oauth profile",
         ),
         (
             "an unknown kind",

@@ -124,7 +124,10 @@ impl Engine {
                 )))
             }
             (ProfileKind::Oauth, _) => {
-                return Err(EngineError::Precondition("oauth sign-in is not available yet".into()));
+                return Err(EngineError::Precondition(format!(
+                    "'{}' is an oauth profile: Switchyard signs it in itself with a device code, not through an official CLI",
+                    row.label
+                )));
             }
         };
         let program = find_program(client)?;

@@ -119,11 +119,31 @@ impl Engine {
                 row.label, row.label
             )));
         }
+        if kind == ProfileKind::Oauth {
+            return Err(EngineError::Precondition(format!(
+                "'{}' is an oauth profile: Switchyard owns and renews its login; sign in again with switchyard profile login {slug} {}",
+                row.label, row.label
+            )));
+        }
         let client = client_of(&row).map(|c| c.as_str());
         let spec = credential_spec(Some(kind.as_str()), client, expires, Some(self.now_ms()))?;
         if let (ProfileKind::Token, Some(client)) = (kind, spec.client) {
             validate_token(secret.expose(), client)?;
         }
+        self.swap_credential(slug, &row, secret, spec.expires_at_ms, None).await
+    }
+
+    /// Replaces `row`'s secret through the journal (new locator → row swap → old secret
+    /// deleted), with the new credential's expiry and, for an owned login's sign-in, the login's
+    /// columns in the same transaction. Circuits of the profile are reset.
+    pub(crate) async fn swap_credential(
+        &self,
+        slug: &str,
+        row: &profiles::ProfileRow,
+        secret: Secret,
+        expires_at_ms: Option<i64>,
+        sign_in: Option<profiles::SignIn<'_>>,
+    ) -> Result<ProfileView, EngineError> {
         let new_loc = self.new_locator(&row.id);
         let staged = self.stage_secret(&new_loc, secret).await?;
 
@@ -131,13 +151,16 @@ impl Engine {
             let _held = self.lock_data_dir().await?;
             let now = self.now_ms();
             let mut tx = self.store.begin().await?;
-            if let Some(old) = locator_of(&row) {
+            if let Some(old) = locator_of(row) {
                 journal::record(&mut tx, &old.service, &old.account, now).await?;
             }
             let locator = (new_loc.service.as_str(), new_loc.account.as_str());
-            profiles::replace_credential(&mut tx, &row.id, row.revision, locator, spec.expires_at_ms, now)
+            profiles::replace_credential(&mut tx, &row.id, row.revision, locator, expires_at_ms, now)
                 .await
                 .map_err(|e| EngineError::from_store("profile", &row.label, e))?;
+            if let Some(sign_in) = &sign_in {
+                profiles::record_sign_in(&mut tx, &row.id, sign_in, expires_at_ms, now).await?;
+            }
             switchyard_store::circuits::clear_profile(&mut tx, &row.id).await?;
             settle_staged(&mut tx, &new_loc).await?;
             tx.commit().await.map_err(switchyard_store::StoreError::from)?;
@@ -152,7 +175,7 @@ impl Engine {
         self.board.reset_profile(&row.id, ResetCause::CredentialReplaced);
         self.faults.check(FaultPoint::AfterRowSwap)?;
 
-        if let Some(old) = locator_of(&row) {
+        if let Some(old) = locator_of(row) {
             // The rotation has taken effect; a keychain hiccup here only leaves the old
             // secret journaled for start-up clean-up.
             match self.vault_delete(old.clone()).await {

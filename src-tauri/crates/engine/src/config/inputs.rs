@@ -47,7 +47,8 @@ pub struct NewProfile {
 /// as typed. All absent: an API key.
 #[derive(Debug, Clone, Default, Deserialize, Type)]
 pub struct NewCredential {
-    /// `api_key` (default), `token` or `external` (`oauth` is refused: not available yet).
+    /// `api_key` (default), `token`, `external` or `oauth` (an owned ChatGPT login, created
+    /// signed out; OpenAI connections only).
     pub kind: Option<String>,
     /// `claude-code` or `codex`: required for `external`, default `claude-code` for `token`.
     pub client: Option<String>,

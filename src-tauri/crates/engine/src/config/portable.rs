@@ -239,7 +239,12 @@ async fn export_connection(
                 primary: p.is_primary,
                 kind: facts.kind,
                 client: client_of(p),
-                expires_at: facts.expires_at_ms.map(crate::clock::rfc3339),
+                // A token's entered expiry travels; an owned login's access expiry is part of the
+                // login, which never leaves (the profile arrives `missing`).
+                expires_at: (facts.kind == switchyard_core::states::ProfileKind::Token)
+                    .then_some(facts.expires_at_ms)
+                    .flatten()
+                    .map(crate::clock::rfc3339),
             }
         })
         .collect();

@@ -48,6 +48,14 @@ impl Engine {
                 )))
             }
             (ProfileKind::External, None) => None,
+            // An owned login is created signed out: `profile login` signs it in.
+            (ProfileKind::Oauth, None) => None,
+            (ProfileKind::Oauth, Some(_)) => {
+                return Err(EngineError::Invalid(InvalidInput::new(
+                    "secret",
+                    format!("an oauth profile takes no secret: Switchyard signs it in with switchyard profile login {slug} LABEL"),
+                )))
+            }
             (_, None) => {
                 return Err(EngineError::Invalid(InvalidInput::new(
                     "secret",
@@ -68,6 +76,16 @@ impl Engine {
             validate_priority(p)?;
         }
         let connection = self.connection_by_slug(slug).await?;
+        if spec.kind == ProfileKind::Oauth && connection.protocol != switchyard_core::Protocol::Openai.as_str() {
+            return Err(EngineError::Invalid(InvalidInput::new(
+                "kind",
+                format!(
+                    "oauth (a login Switchyard owns) is for OpenAI connections only (ChatGPT/Codex accounts); '{slug}' is {}: \
+                     use token or external for its subscriptions",
+                    connection.protocol
+                ),
+            )));
+        }
         if let Some(client) = spec.client {
             if client.protocol().as_str() != connection.protocol {
                 return Err(EngineError::Invalid(InvalidInput::new(
@@ -89,7 +107,7 @@ impl Engine {
         }
         let priority = new.priority.unwrap_or_else(|| existing.iter().map(|p| p.priority + 1).max().unwrap_or(0));
         let profile_id = format!("p_{}", uuid::Uuid::new_v4().simple());
-        if secret.is_none() {
+        if spec.kind == ProfileKind::External {
             self.create_config_dir(&profile_id)?;
         }
         let staged = self.stage_new_secret(&profile_id, secret).await?;
@@ -122,7 +140,8 @@ impl Engine {
         if let Err(e) = written {
             match &staged {
                 Some((loc, _)) => self.unstage_secret(loc).await,
-                None => self.remove_config_dir(&profile_id),
+                None if spec.kind == ProfileKind::External => self.remove_config_dir(&profile_id),
+                None => {}
             }
             return Err(e);
         }
@@ -132,8 +151,11 @@ impl Engine {
             .await?
             .ok_or_else(|| EngineError::not_found("profile", &new.label))?;
         drop(conn);
-        let presence =
-            if spec.kind.has_secret() { CredentialPresence::Present } else { self.credential_state(&row).await };
+        let presence = if staged_present(&spec.kind, row.locator_service.is_some()) {
+            CredentialPresence::Present
+        } else {
+            self.credential_state(&row).await
+        };
         Ok(self.profile_view(&row, presence))
     }
 
@@ -243,13 +265,20 @@ impl Engine {
             .map_err(|e| EngineError::from_store("profile", &row.label, e))?;
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         self.board.reset_profile(&row.id, ResetCause::Deleted);
-        if credential_facts(&row).kind == ProfileKind::External {
-            self.remove_config_dir(&row.id);
+        match credential_facts(&row).kind {
+            ProfileKind::External => self.remove_config_dir(&row.id),
+            ProfileKind::Oauth => self.remove_login_lock(&row.id),
+            _ => {}
         }
         let (deleted, pending) = self.delete_journaled(locator.into_iter().collect()).await;
         self.reconcile_routing(slug).await?;
         Ok(Removal { slug: slug.to_string(), profiles_removed: 1, secrets_deleted: deleted, secrets_pending: pending })
     }
+}
+
+/// Whether a just-added profile's credential is known present: a secret was just written.
+fn staged_present(kind: &ProfileKind, has_locator: bool) -> bool {
+    kind.has_secret() && has_locator
 }
 
 /// The store's columns for a checked credential spec.

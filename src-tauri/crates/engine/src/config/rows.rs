@@ -1,7 +1,7 @@
 //! Decoding store rows into domain values and views.
 
 use std::collections::BTreeMap;
-use switchyard_core::credential_health::CredentialFacts;
+use switchyard_core::credential_health::{CredentialFacts, Refresh};
 use switchyard_core::states::{CredentialPresence, OfficialClient, ProfileKind};
 
 use switchyard_core::{BasisFingerprint, Header, Protocol};
@@ -90,12 +90,15 @@ impl Engine {
 
 /// What the row says about its credential (kind and expiry). Only the engine writes these
 /// columns, always with a contract word; the table's CHECK holds them to it.
+/// An owned login's refresh facts: a login item is there to refresh once it has signed in
+/// (generation ≥ 1), and the last refresh's outcome.
 pub(crate) fn credential_facts(row: &ProfileRow) -> CredentialFacts {
-    CredentialFacts {
-        kind: ProfileKind::from_word(&row.kind).unwrap_or(ProfileKind::ApiKey),
-        expires_at_ms: row.expires_at,
-        refresh: None,
-    }
+    let kind = ProfileKind::from_word(&row.kind).unwrap_or(ProfileKind::ApiKey);
+    let refresh = (kind == ProfileKind::Oauth).then(|| Refresh {
+        possible: row.login_generation > 0,
+        last: row.login_outcome.as_deref().and_then(switchyard_core::login::outcome_from_word),
+    });
+    CredentialFacts { kind, expires_at_ms: row.expires_at, refresh }
 }
 
 /// The official client of a `token` or `external` row.
@@ -126,7 +129,20 @@ fn profile_view(
         credential_health,
         client: client_of(row),
         config_dir,
+        login: login_view(row),
     }
+}
+
+/// An `oauth` row's login facts.
+fn login_view(row: &ProfileRow) -> Option<crate::views::LoginView> {
+    (ProfileKind::from_word(&row.kind) == Some(ProfileKind::Oauth)).then(|| crate::views::LoginView {
+        account_id: row.login_account_id.clone(),
+        plan: row.login_plan.clone(),
+        generation: small(row.login_generation),
+        refreshed_at: row.login_refreshed_at.map(rfc3339),
+        last_refresh: row.login_outcome.clone(),
+        blocked_until: row.login_blocked_until.map(rfc3339),
+    })
 }
 
 pub(crate) fn locator_of(row: &ProfileRow) -> Option<Locator> {

@@ -30,7 +30,12 @@ impl Engine {
                     row.label
                 )))
             }
-            ProfileKind::Oauth => return Err(EngineError::Precondition("oauth sign-in is not available yet".into())),
+            ProfileKind::Oauth => {
+                return Err(EngineError::Precondition(format!(
+                    "'{}' is an oauth profile: Switchyard signs it in itself with a device code (no terminal needed)",
+                    row.label
+                )))
+            }
         }
         let own = per_user_data_dir();
         let mut words = vec!["switchyard".to_string()];

@@ -82,15 +82,19 @@ impl Engine {
 
 impl Router {
     /// The secret an attempt on `snap`'s profile `index` is sent with: an empty one for a
-    /// profile the CLI serves (it signs in by itself), else the keychain's (`None`: missing).
+    /// profile the CLI serves (it signs in by itself), an owned login's access token (renewed
+    /// first when due; `router/login.rs`), else the keychain's (`None`: missing).
     pub(crate) async fn attempt_secret(
         &self,
         snap: &Snapshot,
         index: usize,
-    ) -> Result<Option<Arc<Secret>>, EngineError> {
+    ) -> Result<Option<(Arc<Secret>, Option<crate::router::login::AttemptLogin>)>, EngineError> {
         if snap.cli_target(&snap.rows[index].id).is_some() {
-            return Ok(Some(Arc::new(Secret::new(String::new()))));
+            return Ok(Some((Arc::new(Secret::new(String::new())), None)));
         }
-        self.secrets.get(&self.engine, &snap.rows[index]).await
+        if snap.profiles[index].credential.kind == switchyard_core::states::ProfileKind::Oauth {
+            return Ok(self.login_credential(snap, index).await?.map(|(s, l)| (s, Some(l))));
+        }
+        Ok(self.secrets.get(&self.engine, &snap.rows[index]).await?.map(|s| (s, None)))
     }
 }

@@ -7,6 +7,7 @@
 
 mod cli_backend;
 mod fallback;
+mod login;
 mod pinned;
 mod pool;
 mod quota;

@@ -106,6 +106,7 @@ impl Router {
             strip_account_state: false,
             secret: Arc::new(Secret::new("")),
             credential: CredentialUse::Client,
+            login: None,
             lease,
         }))
     }

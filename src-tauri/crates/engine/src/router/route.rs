@@ -12,6 +12,7 @@ use std::sync::Arc;
 use switchyard_core::routing::{Failure, Plan};
 
 use crate::error::EngineError;
+use crate::router::login::refused_token;
 use crate::router::request::RouteRequest;
 use crate::router::select::Attempt;
 use crate::router::transport::{AttemptFacts, Outcome, Target, Transport};
@@ -92,8 +93,14 @@ impl Router {
         let mut run = self.start_run(request).await?;
         let legacy = run.is_legacy();
         let mut kept: Option<(T::Kept, Route)> = None;
+        // An owned login's retry after a 401 renewed it (`router/login.rs`): no selection.
+        let mut renewed: Option<Attempt> = None;
         loop {
-            let mut attempt = match self.next_attempt(&mut run).await? {
+            let next = match renewed.take() {
+                Some(a) => NextAttempt::Go(a),
+                None => self.next_attempt(&mut run).await?,
+            };
+            let mut attempt = match next {
                 NextAttempt::Go(a) => a,
                 NextAttempt::Unavailable { status, retry_after_secs, message, continuity } => {
                     // A named profile is the only one the request may use: no fallback.
@@ -146,6 +153,15 @@ impl Router {
                 }
             };
             recording.finish();
+            if refused_token(failure.kind, &attempt) {
+                if let Some(next) = self.renewed_attempt(&mut run, &mut attempt).await {
+                    if let Some(k) = kept_now {
+                        kept = Some((k, route.clone()));
+                    }
+                    renewed = Some(next);
+                    continue;
+                }
+            }
             let plan = self.attempt_failed(&mut run, &mut attempt, failure).await;
             if let Some(k) = kept_now {
                 kept = Some((k, route.clone()));
@@ -219,6 +235,7 @@ fn target<'a>(run: &'a TurnRun, attempt: &'a Attempt, now: std::time::SystemTime
         // never to the CLI backend.
         cli: if run.pinned.is_some() { None } else { run.snapshot.cli_target(&attempt.profile_id) },
         credential: attempt.credential,
-        base_url: run.upstream_base.as_deref(),
+        base_url: attempt.login.as_ref().map(|l| l.base_url.as_str()).or(run.upstream_base.as_deref()),
+        account_id: attempt.login.as_ref().and_then(|l| l.account_id.as_deref()),
     }
 }

@@ -74,6 +74,8 @@ pub(crate) struct TurnRun {
     /// Why no attempt may be made, when a rule other than eligibility said so (the client rule,
     /// a named profile): the refusal the relay answers with.
     pub(crate) refused: Option<Refusal>,
+    /// Owned logins this request renewed after a 401 (once each; `login.rs`).
+    pub(crate) renewed: Vec<String>,
 }
 
 impl TurnRun {
@@ -171,6 +173,7 @@ impl Router {
             pinned,
             upstream_base: None,
             refused: None,
+            renewed: Vec::new(),
         };
         if run.is_legacy() {
             run.eligible_at_start = Some(1);

@@ -20,6 +20,7 @@ use switchyard_core::states::ProfileKind;
 use switchyard_vault::Secret;
 
 use crate::error::EngineError;
+use crate::router::login::AttemptLogin;
 use crate::router::run::{Pending, TurnRun};
 use crate::router::transport::CredentialUse;
 use crate::router::Router;
@@ -39,6 +40,8 @@ pub(crate) struct Attempt {
     pub secret: Arc<Secret>,
     /// How the attempt authenticates upstream (from the profile's kind).
     pub credential: CredentialUse,
+    /// An owned login's account, refresh mark and backend (`router/login.rs`).
+    pub login: Option<AttemptLogin>,
     pub(super) lease: Option<ProbeLease>,
 }
 
@@ -97,7 +100,7 @@ impl Router {
                     continue;
                 }
             };
-            let Some(secret) = self.attempt_secret(&snap, index).await? else {
+            let Some((secret, login)) = self.attempt_secret(&snap, index).await? else {
                 run.tried.push(profile.id.clone());
                 continue;
             };
@@ -126,6 +129,7 @@ impl Router {
                 strip_account_state: run.moved_off,
                 secret,
                 credential: credential_use(profile.credential.kind),
+                login,
                 lease,
             }));
         }
@@ -183,7 +187,7 @@ impl Router {
         } else {
             None
         };
-        let Some(secret) = self.attempt_secret(&snap, index).await? else {
+        let Some((secret, login)) = self.attempt_secret(&snap, index).await? else {
             return Ok(unavailable("the primary profile has no secret in the keychain"));
         };
         run.attempts += 1;
@@ -195,6 +199,7 @@ impl Router {
             strip_account_state: run.fell_back(),
             secret,
             credential: credential_use(snap.profiles[index].credential.kind),
+            login,
             lease,
         }))
     }
@@ -408,7 +413,8 @@ fn untried(run: &TurnRun, e: &Eligibility) -> Vec<usize> {
 pub(crate) fn credential_use(kind: ProfileKind) -> CredentialUse {
     match kind {
         ProfileKind::ApiKey => CredentialUse::Key,
-        ProfileKind::Token | ProfileKind::Oauth => CredentialUse::Token,
+        ProfileKind::Token => CredentialUse::Token,
+        ProfileKind::Oauth => CredentialUse::Login,
         ProfileKind::External => CredentialUse::Client,
     }
 }

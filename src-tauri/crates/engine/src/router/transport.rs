@@ -48,6 +48,8 @@ pub struct Target<'a> {
     /// ChatGPT backend its credential is for); the request's path maps onto it as onto the
     /// connection's base URL.
     pub base_url: Option<&'a str>,
+    /// `CredentialUse::Login`: the ChatGPT account the login belongs to.
+    pub account_id: Option<&'a str>,
 }
 
 /// How an attempt authenticates upstream (`Target::credential`); the engine decides it from
@@ -63,6 +65,10 @@ pub enum CredentialUse {
     /// `external`: the client's own `Authorization` forwarded unchanged (the official CLI's
     /// login; Switchyard never holds it, stores it or logs it); `secret` is empty.
     Client,
+    /// `oauth` (a login Switchyard owns): the access token as `Authorization: Bearer` and the
+    /// signed-in account in `chatgpt-account-id` (`Target::account_id`), to `Target::base_url`
+    /// (the ChatGPT backend); nothing else changed.
+    Login,
 }
 
 /// Everything one attempt learned, returned with its outcome (recorded by the loop).

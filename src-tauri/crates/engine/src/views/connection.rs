@@ -59,6 +59,25 @@ pub struct ProfileView {
     /// `external`: the directory the official CLI keeps its login in (Switchyard checks only
     /// whether the CLI's credential file exists there).
     pub config_dir: Option<String>,
+    /// `oauth`: what is known about the login besides its tokens (never a token).
+    pub login: Option<LoginView>,
+}
+
+/// An owned login as front ends show it (docs/design.md, section 20).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct LoginView {
+    /// The ChatGPT account it belongs to, once signed in.
+    pub account_id: Option<String>,
+    /// The plan its id token named, if any.
+    pub plan: Option<String>,
+    /// Sign-ins so far (0: never signed in); a refresh keeps it.
+    pub generation: i32,
+    /// When the last refresh (or the sign-in) was written (RFC 3339).
+    pub refreshed_at: Option<String>,
+    /// How the last refresh went: `succeeded`, `failed` or `rejected`.
+    pub last_refresh: Option<String>,
+    /// No refresh is tried before this (a 429's `Retry-After`, a transient backoff; RFC 3339).
+    pub blocked_until: Option<String>,
 }
 
 /// A credential's health as front ends show it (docs/design.md, "credential health").

@@ -254,7 +254,8 @@ async fn what_is_refused() -> TestResult {
     engine.connection_add(anthropic("subs"), None).await?;
     let code = |r: Result<_, EngineError>| r.err().map(|e| (e.code(), e.to_string()));
     let cases = [
-        (kind("oauth", None, None), Some("sk-ant-oat01-a"), "oauth is not creatable yet"),
+        (kind("oauth", None, None), Some("sk-ant-oat01-a"), "an owned login takes no secret"),
+        (kind("oauth", None, None), None, "and is for OpenAI connections only"),
         (kind("external", Some("claude-code"), None), Some("sk-ant-oat01-a"), "an external profile takes no secret"),
         (kind("external", None, None), None, "external needs its client"),
         (kind("token", None, None), None, "a token needs the token"),

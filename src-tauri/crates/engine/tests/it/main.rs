@@ -12,6 +12,7 @@ mod headers;
 mod kinds;
 mod lifecycle;
 mod load_once;
+mod oauth_logins;
 mod orphans;
 mod pools;
 mod portable;

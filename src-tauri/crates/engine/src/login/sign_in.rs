@@ -1,0 +1,95 @@
+//! Signing an owned login in with a device code (docs/design.md, section 20): the front end asks
+//! for a code ([`Engine::oauth_sign_in_start`]), shows its URL and code, and polls
+//! ([`Engine::oauth_sign_in_poll`]) at the code's interval until the user approved it. The
+//! approved tokens become the profile's one keychain item through the rotation path (journal →
+//! keychain → row swap → old item deleted), with a new login generation and a new credential
+//! revision in the same transaction: a sign-in is a new credential, a refresh is not. Signing in
+//! again keeps the profile's id, weight, order and history.
+
+use switchyard_core::states::ProfileKind;
+use switchyard_core::Protocol;
+use switchyard_store::profiles::{ProfileRow, SignIn};
+
+use crate::config::rows::credential_facts;
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::login::token_endpoint::{DeviceCode, Issued, Poll};
+use crate::login::tokens::LoginTokens;
+use crate::views::ProfileView;
+
+impl Engine {
+    /// Asks the issuer for a device code to sign `slug`'s `oauth` profile in.
+    pub async fn oauth_sign_in_start(&self, slug: &str, profile: &str) -> Result<DeviceCode, EngineError> {
+        self.oauth_row(slug, profile).await?;
+        let endpoints = self.login_endpoints().await?;
+        self.request_device_code(&endpoints).await
+    }
+
+    /// Polls `code` once: `None` while the user has not approved it; once approved, the profile
+    /// is signed in and its view returned.
+    pub async fn oauth_sign_in_poll(
+        &self,
+        slug: &str,
+        profile: &str,
+        code: &DeviceCode,
+    ) -> Result<Option<ProfileView>, EngineError> {
+        let endpoints = self.login_endpoints().await?;
+        match self.poll_device_code(&endpoints, code).await? {
+            Poll::Pending => Ok(None),
+            Poll::Approved(issued) => {
+                let row = self.oauth_row(slug, profile).await?;
+                self.write_sign_in(slug, &row, issued).await.map(Some)
+            }
+        }
+    }
+
+    /// Writes an approved sign-in onto `row`: a new generation, the tokens in a new keychain
+    /// item, the account and plan on the row.
+    pub(crate) async fn write_sign_in(
+        &self,
+        slug: &str,
+        row: &ProfileRow,
+        issued: Issued,
+    ) -> Result<ProfileView, EngineError> {
+        let Some(refresh) = issued.refresh else {
+            return Err(EngineError::Precondition(
+                "the sign-in gave no refresh token; Switchyard cannot keep it".into(),
+            ));
+        };
+        let generation = row.login_generation + 1;
+        let tokens = LoginTokens {
+            access: issued.access,
+            refresh,
+            expires_at_ms: issued.expires_at_ms,
+            account_id: issued.claims.account_id.clone(),
+            generation,
+        };
+        let sign_in =
+            SignIn { account_id: issued.claims.account_id.as_deref(), plan: issued.claims.plan.as_deref(), generation };
+        let view =
+            self.swap_credential(slug, row, tokens.to_secret()?, Some(tokens.expires_at_ms), Some(sign_in)).await?;
+        tracing::info!(profile = %row.id, generation, "owned login signed in");
+        Ok(view)
+    }
+
+    /// `slug`'s profile `profile`, which must be an `oauth` profile of an OpenAI connection.
+    pub(crate) async fn oauth_row(&self, slug: &str, profile: &str) -> Result<ProfileRow, EngineError> {
+        let connection = self.connection_by_slug(slug).await?;
+        if connection.protocol != Protocol::Openai.as_str() {
+            return Err(EngineError::Precondition(format!(
+                "'{slug}' is an {} connection: Switchyard owns logins only for OpenAI (ChatGPT/Codex) accounts; \
+                 use a token or external profile for other subscriptions",
+                connection.protocol
+            )));
+        }
+        let row = self.profile_by_ref(&connection, profile).await?;
+        if credential_facts(&row).kind != ProfileKind::Oauth {
+            return Err(EngineError::Precondition(format!(
+                "'{}' is a {} profile, not an oauth one",
+                row.label,
+                credential_facts(&row).kind
+            )));
+        }
+        Ok(row)
+    }
+}
