@@ -146,7 +146,9 @@ pub async fn refresh<R: Runtime>(app: &AppHandle<R>) {
     };
     let relay = app.try_state::<Arc<RelayService>>().map(|r| r.status());
     if let Some(tray) = app.tray_by_id(TRAY_ID) {
-        match build_menu(app, &tray_model(relay.as_ref(), &overview)) {
+        let pools = engine.pool_list().await.unwrap_or_default();
+        let model = crate::tray_menu::with_pools(tray_model(relay.as_ref(), &overview), &pools);
+        match build_menu(app, &model) {
             Ok(menu) => {
                 let _ = tray.set_menu(Some(menu));
                 let _ = tray.set_tooltip(Some(crate::tray_menu::relay_text(relay.as_ref())));

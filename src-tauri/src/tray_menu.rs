@@ -5,7 +5,7 @@
 //! Switchyard" and "Quit". `tray.rs` turns this into Tauri menu items; ids parse back into
 //! [`TrayAction`]s.
 
-use switchyard_engine::{CredentialHealthState, ProfileKind, ProfileReadiness, RoutingStatus};
+use switchyard_engine::{CredentialHealthState, PoolView, ProfileKind, ProfileReadiness, RoutingStatus};
 
 use crate::relay::RelayStatus;
 
@@ -166,6 +166,32 @@ pub fn tray_model(relay: Option<&RelayStatus>, connections: &[RoutingStatus]) ->
     nodes
 }
 
+/// A pool's line, e.g. "fleet — pool balanced · active · ga:3 kb:2 dc:1".
+pub fn pool_text(p: &PoolView) -> String {
+    let members: Vec<String> = p
+        .members
+        .iter()
+        .map(|m| if m.ready { format!("{}:{}", m.slug, m.weight) } else { format!("{} (out)", m.slug) })
+        .collect();
+    format!("{} — pool {} · {} · {}", p.name, p.mode.as_deref().unwrap_or("-"), p.state, members.join(" "))
+}
+
+/// `nodes` with one (greyed) line per pool before the closing "Open"/"Quit" part.
+pub fn with_pools(mut nodes: Vec<TrayNode>, pools: &[PoolView]) -> Vec<TrayNode> {
+    if pools.is_empty() {
+        return nodes;
+    }
+    let at = nodes.iter().rposition(|n| *n == TrayNode::Separator).unwrap_or(nodes.len());
+    let lines = pools.iter().map(|p| {
+        TrayNode::Item(TrayEntry { id: format!("pool:{}", p.name), text: pool_text(p), enabled: false, checked: None })
+    });
+    let mut tail = nodes.split_off(at);
+    nodes.push(TrayNode::Separator);
+    nodes.extend(lines);
+    nodes.append(&mut tail);
+    nodes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,5 +207,38 @@ mod tests {
         );
         assert_eq!(TrayAction::parse("mode:fastest:team"), None, "unknown modes are not actions");
         assert_eq!(TrayAction::parse("relay"), None, "the status line is not clickable");
+    }
+
+    #[test]
+    fn pools_are_listed_before_open_and_quit() {
+        let member = |slug: &str, weight: i32, ready: bool| switchyard_engine::PoolMemberView {
+            member: slug.into(),
+            slug: slug.into(),
+            model: None,
+            weight,
+            order: 0,
+            ready,
+            why_out: (!ready).then(|| "its connection was removed".into()),
+        };
+        let pool = PoolView {
+            name: "fleet".into(),
+            protocol: "anthropic".into(),
+            mode: Some("balanced".into()),
+            state: "active".into(),
+            members: vec![member("ga", 3, true), member("kb", 2, false)],
+            last_launched: None,
+            revision: 1,
+        };
+        let nodes = with_pools(tray_model(None, &[]), &[pool]);
+        let texts: Vec<String> = nodes
+            .iter()
+            .filter_map(|n| match n {
+                TrayNode::Item(e) => Some(e.text.clone()),
+                _ => None,
+            })
+            .collect();
+        let at = texts.iter().position(|t| t.starts_with("fleet")).expect("the pool is listed");
+        assert_eq!(texts[at], "fleet — pool balanced · active · ga:3 kb (out)", "mode, state, members and who is out");
+        assert!(at < texts.iter().position(|t| t == "Open Switchyard").unwrap_or(0), "before Open and Quit");
     }
 }

@@ -81,6 +81,9 @@ CONNECTIONS = {
     # An API key primary plus an external login `acct` (added in Stack.up) run by exec --profile.
     "cc-login": ("anthropic", CC_MODEL, [{}], None, None),
     "cx-login": ("openai", CX_MODEL, [{}], None, None),
+    # Two one-key connections pooled as `cc-pool` (weights 2:1) in Stack.up, for exec POOL.
+    "cc-pool-a": ("anthropic", CC_MODEL, [{}], None, None),
+    "cc-pool-b": ("anthropic", CC_MODEL, [{}], None, None),
     "cx-legacy": ("openai", CX_MODEL, [{"wire": {"chunking": {"bytes": 3}, "crlf": True, "pings": True}}], None,
                   CX_TOOL),
     "cx-balanced": ("openai", CX_MODEL, [{"wire": {"chunking": "whole"}}] * 3, [1, 1, 1], CX_TOOL),
@@ -289,6 +292,11 @@ class Stack:
             with open(os.path.join(view["config_dir"], file), "w") as f:
                 f.write(contents)
             self.logins[slug] = view["id"]
+        for slug in ("cc-pool-a", "cc-pool-b"):
+            self.cli("verify", slug)
+        self.cli("pool", "add", "cc-pool", "--protocol", "anthropic", "--member", "cc-pool-a:2",
+                 "--member", "cc-pool-b:1")
+        self.cli("pool", "activate", "cc-pool", "balanced")
         self.token = self.cli("relay", "token").strip()
         self.relay, self.relay_url = start([self.sy, "relay", "serve", "--listen", "127.0.0.1:0"],
                                            os.path.join(self.work, "relay"), env=self.env)
@@ -671,7 +679,42 @@ def case_exec_login(stack, client):
     assert_clean(client, "login task", calls)
 
 
-CASES = [case_legacy_tool, case_balanced, case_failover_429, case_setup_only, case_exec, case_exec_login]
+def case_exec_pool(stack, client):
+    """`switchyard exec POOL -- claude ...` twice: each launch is pinned to one member of the 2:1
+    pool (`/c/cc-pool@MEMBER`), chosen by SWRR per launch (a, then b), with no other set-up; the
+    answers come from the members' own keys and the pool's ledger names pool and member."""
+    seen = []
+    for launch in (1, 2):
+        home, cwd, env = stack.sandbox(f"cc-pool-exec-{launch}")
+        env.update({"DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
+                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+        cmd = [os.path.join(BIN, "claude"), "-p", "Say what the provider says.", "--model", CC_MODEL,
+               "--output-format", "stream-json", "--verbose"]
+        env.update(SWITCHYARD_DATA_DIR=stack.data, SWITCHYARD_RELAY_PORT=stack.relay_url.rsplit(":", 1)[1],
+                   SWITCHYARD_LOG="warn")
+        if "DBUS_SESSION_BUS_ADDRESS" in os.environ:
+            env["DBUS_SESSION_BUS_ADDRESS"] = os.environ["DBUS_SESSION_BUS_ADDRESS"]
+        before = len(stack.attempts("cc-pool"))
+        run = stack.record(f"switchyard exec cc-pool -- {client} ({launch})",
+                           [os.path.abspath(stack.sy), "exec", "cc-pool", "--", *cmd], env, cwd)
+        assert not run.timed_out and run.rc == 0, f"{client} under exec POOL completed\n{run.describe()}"
+        assert not run.off_loopback, f"{run.name} tried to leave 127.0.0.1: {run.off_loopback}"
+        assert stack.token not in run.stdout + run.stderr, f"{run.name}: the relay token is in no output"
+        text, _ = CLIENTS[client][1](run)
+        member = "cc-pool-a" if launch == 1 else "cc-pool-b"
+        assert reply(member, 1) in text, f"launch {launch}: the member's own key answered: {text!r}"
+        new = stack.new_attempts("cc-pool", before)
+        assert new and all(a.get("pool") == "cc-pool" and a.get("member") == member for a in new), \
+            f"launch {launch}: every call went to member {member} of the pool:{rows(new)}"
+        assert_clean(client, f"exec pool launch {launch}", new)
+        seen.append(member)
+    assert seen == ["cc-pool-a", "cc-pool-b"], f"SWRR per launch over 2:1: {seen}"
+
+
+case_exec_pool.clients = ("claude",)
+
+CASES = [case_legacy_tool, case_balanced, case_failover_429, case_setup_only, case_exec, case_exec_login,
+         case_exec_pool]
 
 
 def check_canary(stack, logs):
@@ -730,7 +773,7 @@ def main() -> int:
     try:
         stack.up()
         for case in CASES:
-            for client in CLIENTS:
+            for client in getattr(case, "clients", CLIENTS):
                 name = f"{case.__name__[5:]}[{client}]"
                 if only and not any(o in name for o in only):
                     continue

@@ -63,6 +63,15 @@ export const commands = {
 	fallbackDeactivate: (slug: string) => typedError<FallbackStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("fallback_deactivate", { slug })),
 	/**  Per key of `slug`: when it was last checked and when the background check is due. */
 	keyChecks: (slug: string) => typedError<KeyCheck_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("key_checks", { slug })),
+	poolList: () => typedError<PoolView_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("pool_list")),
+	poolStatus: (pool: string) => typedError<PoolStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("pool_status", { pool })),
+	/**  Adds a pool; `members` are `CONN[=MODEL][:WEIGHT]`, in priority order. */
+	poolAdd: (pool: string, protocol: string, members: string[]) => typedError<PoolStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("pool_add", { pool, protocol, members })),
+	/**  Replaces a pool's members (it goes inactive until activated again). */
+	poolEdit: (pool: string, members: string[], ifRevision: number | null) => typedError<PoolStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("pool_edit", { pool, members, ifRevision })),
+	poolRemove: (pool: string) => typedError<null, IpcError_Serialize>(__TAURI_INVOKE("pool_remove", { pool })),
+	poolActivate: (pool: string, mode: string) => typedError<PoolStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("pool_activate", { pool, mode })),
+	poolDeactivate: (pool: string) => typedError<PoolStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("pool_deactivate", { pool })),
 	/**  The newest `limit` attempts of `slug` (1–10 000), newest first. */
 	attempts: (slug: string, limit: number) => typedError<AttemptView_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("attempts", { slug, limit })),
 	/**  Every profile of `slug` with its last-seen windows; `null` where the provider said nothing. */
@@ -852,6 +861,120 @@ export type OfficialClient = "claude-code" | "codex";
 /**  One entry of a new order: a profile id and the revision the caller read it at. */
 export type OrderEntry = {
 	id: string,
+	revision: number,
+};
+
+/**  The pool's gates: whether `pool activate` would pass, and why not. */
+export type PoolGateView = {
+	ok: boolean,
+	/**  Members that count. */
+	counting: number,
+	failures: string[],
+};
+
+/**  One member as shown. */
+export type PoolMemberView = PoolMemberView_Serialize | PoolMemberView_Deserialize;
+
+/**  One member as shown. */
+export type PoolMemberView_Deserialize = {
+	/**  `CONN` or `CONN=MODEL`: the name pinned paths (`/c/POOL@MEMBER/…`) and reports use. */
+	member: string,
+	slug: string,
+	/**  The model the member is asked for (`None`: the requested model as is). */
+	model?: string | null,
+	weight: number,
+	/**  Place in the priority order (0 first). */
+	order: number,
+	/**  The member counts toward the gates and may be chosen. */
+	ready: boolean,
+	/**  Why it does not count, in words. */
+	why_out?: string | null,
+};
+
+/**  One member as shown. */
+export type PoolMemberView_Serialize = {
+	/**  `CONN` or `CONN=MODEL`: the name pinned paths (`/c/POOL@MEMBER/…`) and reports use. */
+	member: string,
+	slug: string,
+	/**  The model the member is asked for (`None`: the requested model as is). */
+	model: string | null,
+	weight: number,
+	/**  Place in the priority order (0 first). */
+	order: number,
+	/**  The member counts toward the gates and may be chosen. */
+	ready: boolean,
+	/**  Why it does not count, in words. */
+	why_out: string | null,
+};
+
+/**
+ *  One member's share of what the pool served (from the ledger: conversations by the member
+ *  that opened them, tokens by the member that served them), next to its weight's share.
+ */
+export type PoolShareView = {
+	member: string,
+	weight_share: number | null,
+	conversations: number,
+	conversation_share: number | null,
+	tokens: number | null,
+	token_share: number | null,
+};
+
+/**  `pool status POOL` / `routing status POOL`. */
+export type PoolStatus = PoolStatus_Serialize | PoolStatus_Deserialize;
+
+/**  `pool status POOL` / `routing status POOL`. */
+export type PoolStatus_Deserialize = {
+	pool: PoolView_Deserialize,
+	gates: PoolGateView,
+	/**  Why an activated pool does not route, in words. */
+	note?: string | null,
+	shares: PoolShareView[],
+};
+
+/**  `pool status POOL` / `routing status POOL`. */
+export type PoolStatus_Serialize = {
+	pool: PoolView_Serialize,
+	gates: PoolGateView,
+	/**  Why an activated pool does not route, in words. */
+	note: string | null,
+	shares: PoolShareView[],
+};
+
+/**  A pool as `pool list` shows it. */
+export type PoolView = PoolView_Serialize | PoolView_Deserialize;
+
+/**  A pool as `pool list` shows it. */
+export type PoolView_Deserialize = {
+	name: string,
+	protocol: string,
+	/**  `balanced` or `priority` (`None` before the first activation). */
+	mode?: string | null,
+	/**
+	 *  `active` (routes), `suspended` (activated, but no member counts), `inactive`
+	 *  (never activated or deactivated), `pending` (imported activated; waits for its gates).
+	 */
+	state: string,
+	members: PoolMemberView_Deserialize[],
+	/**  The member `switchyard exec POOL` launched last. */
+	last_launched?: string | null,
+	revision: number,
+};
+
+/**  A pool as `pool list` shows it. */
+export type PoolView_Serialize = {
+	name: string,
+	protocol: string,
+	/**  `balanced` or `priority` (`None` before the first activation). */
+	mode: string | null,
+	/**
+	 *  `active` (routes), `suspended` (activated, but no member counts), `inactive`
+	 *  (never activated or deactivated), `pending` (imported activated; waits for its gates).
+	 */
+	state: string,
+	members: PoolMemberView_Serialize[],
+	/**  The member `switchyard exec POOL` launched last. */
+	last_launched: string | null,
 	revision: number,
 };
 

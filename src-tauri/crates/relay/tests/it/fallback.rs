@@ -123,6 +123,14 @@ async fn every_key_rate_limited_completes_on_the_fallback_and_returns_after_the_
     assert!(fell.iter().all(|r| r.connection == "b" && r.model.as_deref() == Some("m1")), "connection b, model m1");
     let on_a = p.engine.attempts("a", 50).await?;
     assert_eq!(on_a.iter().filter(|r| r.failure_kind.as_deref() == Some("rate_limited")).count(), 2, "a's 429s");
+    let went: Vec<_> = on_a.iter().filter(|r| r.connection == "b").collect();
+    assert_eq!(
+        went.len(),
+        3,
+        "attempts a also lists the rows of its turns that went to b (two fallbacks, the fallen turn's next call): {on_a:?}"
+    );
+    assert!(went.iter().all(|r| r.origin.as_deref() == Some("a")), "each naming a as the origin");
+    assert!(on_b.iter().all(|r| r.connection == "b"), "b's own listing names b as the connection that served");
     Ok(())
 }
 

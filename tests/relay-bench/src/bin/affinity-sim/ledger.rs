@@ -83,6 +83,8 @@ pub struct Summary {
     pub moved: usize,
     /// Moves made for token balance (`moved` = `balance`).
     pub balance_moves: usize,
+    /// The cost with each key's tokens at its own relative price (a pool over providers).
+    pub priced_cost: Option<f64>,
 }
 
 impl Summary {
@@ -131,10 +133,28 @@ impl Summary {
         self.read as f64 / (self.total_input().max(1)) as f64
     }
 
-    /// Cost in relative units (uncached input token = 1).
+    /// Cost in relative units (uncached input token = 1), at each key's price when priced.
     pub fn cost(&self) -> f64 {
+        if let Some(c) = self.priced_cost {
+            return c;
+        }
         let (input, write, read, output) = PRICE;
         self.input as f64 * input + self.write as f64 * write + self.read as f64 * read + self.output as f64 * output
+    }
+
+    /// The run priced per key: `factor` of a profile id times the list-price ratios (1 when absent).
+    pub fn priced(mut self, rows: &[Row], factor: &HashMap<String, f64>) -> Summary {
+        let (pi, pw, pr, po) = PRICE;
+        let cost = rows
+            .iter()
+            .map(|r| {
+                let f = factor.get(&r.profile).copied().unwrap_or(1.0);
+                let v = |x: Option<i64>| x.unwrap_or(0) as f64;
+                f * (v(r.input) * pi + v(r.write) * pw + v(r.read) * pr + v(r.output) * po)
+            })
+            .sum();
+        self.priced_cost = Some(cost);
+        self
     }
 
     pub fn conversations(&self) -> usize {

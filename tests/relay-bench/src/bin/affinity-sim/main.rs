@@ -28,6 +28,8 @@ struct Options {
     conversations: usize,
     scale: u64,
     active: usize,
+    /// Measure a pool over three providers against one of them alone instead.
+    pool: bool,
 }
 
 fn main() -> Result<()> {
@@ -35,8 +37,14 @@ fn main() -> Result<()> {
 }
 
 fn options() -> Result<Options> {
-    let mut o =
-        Options { bin_dir: PathBuf::from("target/release"), seed: 14, conversations: 200, scale: 10, active: 8 };
+    let mut o = Options {
+        bin_dir: PathBuf::from("target/release"),
+        seed: 14,
+        conversations: 200,
+        scale: 10,
+        active: 8,
+        pool: false,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = || args.next().with_context(|| format!("{a} needs a value"));
@@ -48,6 +56,7 @@ fn options() -> Result<Options> {
             "--scale" => o.scale = value()?.parse::<u64>()?.max(1),
             // Conversations in flight at once (their requests interleave in seeded order).
             "--active" => o.active = value()?.parse::<usize>()?.max(1),
+            "--pool" => o.pool = true,
             other => bail!("unknown argument {other}"),
         }
     }
@@ -65,18 +74,25 @@ async fn simulate() -> Result<()> {
         o.seed, o.conversations, o.active, o.scale
     );
     let work = std::env::temp_dir().join(format!("switchyard-affinity-sim-{}", std::process::id()));
-    let runs = [
-        ("(a) balanced 2:1:1, turn affinity", Setup::Balanced("turn")),
-        ("(b) balanced 2:1:1, conversation affinity", Setup::Balanced("conversation")),
-        ("(c) single key (legacy)", Setup::Single),
-    ];
+    let runs: Vec<(&str, Setup)> = if o.pool {
+        vec![
+            ("(d) one member alone (legacy, price 1.0)", Setup::Single),
+            ("(e) pool 2:1:1 over three providers priced 1 : 0.6 : 0.3", Setup::Pool),
+        ]
+    } else {
+        vec![
+            ("(a) balanced 2:1:1, turn affinity", Setup::Balanced("turn")),
+            ("(b) balanced 2:1:1, conversation affinity", Setup::Balanced("conversation")),
+            ("(c) single key (legacy)", Setup::Single),
+        ]
+    };
     let mut summaries = Vec::new();
     for (i, (name, setup)) in runs.into_iter().enumerate() {
         let started = Instant::now();
         let stack = Stack::start(&o.bin_dir, &work.join(format!("run-{i}")), setup, o.scale).await?;
         let sent = replay(&stack, conversations.clone(), &o).await;
         let summary = match sent {
-            Ok(sent) => read_ledger(&stack, name, sent).await,
+            Ok(sent) => read_ledger(&stack, name, sent, setup).await,
             Err(e) => Err(e),
         };
         stack.stop().await;
@@ -85,6 +101,23 @@ async fn simulate() -> Result<()> {
         summaries.push(summary);
     }
     let _ = std::fs::remove_dir_all(&work);
+    if o.pool {
+        let alone = summaries.first().map(Summary::cost);
+        for s in &summaries {
+            println!("{}", s.table(alone));
+        }
+        if let [alone, pool] = &summaries[..] {
+            println!(
+                "### Pool against one member alone\n\n- cache-read share: alone {:.1} %, pool {:.1} %\n- cost: alone {:.1} M, pool {:.1} M ({:+.1} %)",
+                100.0 * alone.read_share(),
+                100.0 * pool.read_share(),
+                alone.cost() / 1e6,
+                pool.cost() / 1e6,
+                100.0 * (pool.cost() / alone.cost() - 1.0)
+            );
+        }
+        return Ok(());
+    }
     let single = summaries.get(2).map(Summary::cost);
     for s in &summaries {
         println!("{}", s.table(single));
@@ -136,8 +169,26 @@ async fn replay(stack: &Stack, conversations: Vec<workload::Conversation>, o: &O
 
 /// The run's ledger once every request's attempt is written (the relay writes in batches),
 /// read from its SQLite file (read-only; every row, no listing cap).
-async fn read_ledger(stack: &Stack, name: &str, sent: usize) -> Result<Summary> {
-    let profiles: Vec<Value> = serde_json::from_str(&stack.cli(&["--json", "profile", "list", SLUG], None).await?)?;
+async fn read_ledger(stack: &Stack, name: &str, sent: usize, setup: Setup) -> Result<Summary> {
+    // A pool's "keys" are its members (one key each), labelled by connection, priced apart.
+    let mut factor = std::collections::HashMap::new();
+    let profiles: Vec<Value> = match setup {
+        Setup::Pool => {
+            let mut all = Vec::new();
+            for (slug, _, weight, price) in stack::POOL_MEMBERS {
+                let list: Vec<Value> =
+                    serde_json::from_str(&stack.cli(&["--json", "profile", "list", slug], None).await?)?;
+                for mut p in list {
+                    factor.insert(p["id"].as_str().unwrap_or_default().to_string(), price);
+                    p["label"] = Value::from(slug);
+                    p["weight"] = Value::from(weight);
+                    all.push(p);
+                }
+            }
+            all
+        }
+        _ => serde_json::from_str(&stack.cli(&["--json", "profile", "list", SLUG], None).await?)?,
+    };
     let deadline = Instant::now() + Duration::from_secs(60);
     let db = stack.data.join("switchyard.db");
     loop {
@@ -146,7 +197,8 @@ async fn read_ledger(stack: &Stack, name: &str, sent: usize) -> Result<Summary> 
             if rows.len() < sent {
                 eprintln!("{name}: the ledger holds {} attempts of {sent} requests", rows.len());
             }
-            return Ok(Summary::from_ledger(name, &profiles, &rows));
+            let summary = Summary::from_ledger(name, &profiles, &rows);
+            return Ok(if factor.is_empty() { summary } else { summary.priced(&rows, &factor) });
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }

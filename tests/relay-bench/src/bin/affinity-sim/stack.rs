@@ -23,7 +23,12 @@ pub enum Setup {
     Balanced(&'static str),
     /// Legacy: the primary key only.
     Single,
+    /// A pool `sim` over three legacy connections (`POOL_MEMBERS`), one key each, balanced.
+    Pool,
 }
+
+/// The pool run's members: connection, its key (index into `KEYS`), weight, relative price.
+pub const POOL_MEMBERS: [(&str, usize, u64, f64); 3] = [("pa", 0, 2, 1.0), ("pb", 1, 1, 0.6), ("pc", 2, 1, 0.3)];
 
 pub struct Stack {
     mock: Child,
@@ -55,8 +60,25 @@ impl Stack {
         let mut stack =
             Stack { mock, relay: None, relay_url: String::new(), token: String::new(), bin: bin.to_path_buf(), data };
         let (_, primary, weight) = KEYS[0];
-        let add = ["connection", "add", SLUG, "--protocol", "anthropic", "--base-url", &mock_url, "--model", "m1"];
-        stack.cli(&[&add[..], &["--secret-stdin"]].concat(), Some(primary)).await?;
+        if let Setup::Pool = setup {
+            let mut members = Vec::new();
+            for (slug, key, weight, _) in POOL_MEMBERS {
+                let add =
+                    ["connection", "add", slug, "--protocol", "anthropic", "--base-url", &mock_url, "--model", "m1"];
+                stack.cli(&[&add[..], &["--secret-stdin"]].concat(), Some(KEYS[key].1)).await?;
+                stack.cli(&["verify", slug], None).await?;
+                members.push(format!("{slug}:{weight}"));
+            }
+            let mut add = vec!["pool", "add", SLUG, "--protocol", "anthropic"];
+            for m in &members {
+                add.extend(["--member", m.as_str()]);
+            }
+            stack.cli(&add, None).await?;
+            stack.cli(&["pool", "activate", SLUG, "balanced"], None).await?;
+        } else {
+            let add = ["connection", "add", SLUG, "--protocol", "anthropic", "--base-url", &mock_url, "--model", "m1"];
+            stack.cli(&[&add[..], &["--secret-stdin"]].concat(), Some(primary)).await?;
+        }
         if let Setup::Balanced(affinity) = setup {
             stack.cli(&["profile", "edit", SLUG, "primary", "--weight", &weight.to_string()], None).await?;
             for (label, key, weight) in &KEYS[1..] {
