@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Drives the real Claude Code and Codex CLIs (pinned in tests/clients/package.json), headless,
+"""Drives the real Claude Code, Codex and Gemini CLIs (pinned in tests/clients/package.json), headless,
 through a real `switchyard relay serve` against the scripted mock provider: a real data dir,
 the real keychain (run inside scripts/with-keychain), nothing off 127.0.0.1.
 
@@ -12,6 +12,8 @@ a task run under `switchyard exec SLUG -- CLIENT` with no other set-up; a task r
 a fake login in the profile's config directory, passed through the relay unchanged).
 Every secret starts with a canary that must not appear in any output, log or data file; the
 fake logins carry another canary that must appear nowhere but in the logins' own files.
+Gemini CLI runs the first three cases (legacy, balanced, a 429 before output) on gemini
+connections: the mock's Gemini endpoints call its `run_shell_command` tool.
 
 usage: drive.py TARGET_DIR   (holds debug/switchyard and debug/mock-provider)
 """
@@ -31,12 +33,13 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIN = os.path.join(HERE, "node_modules", ".bin")
 CLIENT_TIMEOUT = 120  # one client run
-BUDGET = 420  # all of them: a hanging relay fails the step instead of blocking it
+BUDGET = 540  # all of them (Claude Code, Codex, Gemini CLI): a hanging relay fails the step instead of blocking it
 DEADLINE = time.monotonic() + BUDGET
 CANARY = "sk-canary-clients"
 TOOL_MARK = "sy-tool-ok"
 CC_MODEL = "claude-test"
 CX_MODEL = "gpt-test"
+GE_MODEL = "gemini-2.5-flash"
 
 # The official CLIs' own (fake) logins, written into the external profiles' config directories:
 # the mock accepts them as keys; they must appear nowhere else.
@@ -45,6 +48,7 @@ LOGINS = {"cc-login": f"sk-ant-oat01-{LOGIN}-cc", "cx-login": f"{LOGIN}-cx-acces
 
 CC_TOOL = {"name": "Bash", "input": {"command": f"echo {TOOL_MARK}", "description": "Print a marker"}}
 CX_TOOL = {"name": "exec_command", "input": {"cmd": f"echo {TOOL_MARK}"}}
+GE_TOOL = {"name": "run_shell_command", "input": {"command": f"echo {TOOL_MARK}"}}
 
 
 def key(slug, n):
@@ -97,6 +101,19 @@ CONNECTIONS = {
         ],
         [3, 1, 1],
         CX_TOOL,
+    ),
+    "ge-legacy": ("gemini", GE_MODEL, [{"wire": {"chunking": "events", "crlf": True, "gzip": True}}], None, GE_TOOL),
+    "ge-balanced": ("gemini", GE_MODEL, [{"wire": {"chunking": "whole"}}] * 3, [1, 1, 1], GE_TOOL),
+    "ge-failover": (
+        "gemini",
+        GE_MODEL,
+        [
+            {"behaviour": {"sequence": [{"rate_limited": {"retry_after_secs": 30}}, "ok"]}, "listing": "ok"},
+            {"wire": {"chunking": {"seeded": 13}, "gzip": True}},
+            {"wire": {"chunking": {"bytes": 5}}},
+        ],
+        [3, 1, 1],
+        GE_TOOL,
     ),
 }
 
@@ -369,6 +386,20 @@ enabled = false
                "--sandbox", "danger-full-access", "--cd", cwd, prompt]
         return self.record(f"codex {slug}", cmd, env, cwd)
 
+    def gemini(self, slug, prompt):
+        home, cwd, env = self.sandbox(slug)
+        gemini_dir = os.path.join(home, ".gemini")
+        os.makedirs(gemini_dir)
+        # API-key auth chosen (else it asks), no usage statistics or telemetry (off loopback).
+        settings = {"security": {"auth": {"selectedType": "gemini-api-key"}},
+                    "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False}}
+        with open(os.path.join(gemini_dir, "settings.json"), "w") as f:
+            json.dump(settings, f)
+        env.update({"GOOGLE_GEMINI_BASE_URL": f"{self.relay_url}/c/{slug}", "GEMINI_API_KEY": self.token})
+        cmd = [os.path.join(BIN, "gemini"), "-p", prompt, "-m", GE_MODEL, "--yolo", "--skip-trust",
+               "--output-format", "stream-json"]
+        return self.record(f"gemini {slug}", cmd, env, cwd)
+
     def record(self, name, cmd, env, cwd):
         """Runs a client; notes what it tried to reach off loopback meanwhile."""
         seen = len(self.trap.seen)
@@ -436,9 +467,21 @@ def codex_result(run):
     return "\n".join(texts), tools
 
 
+def gemini_result(run):
+    """(final text, tool outputs) of a `gemini -p --output-format stream-json` run."""
+    events = run.events()
+    results = [e for e in events if e.get("type") == "result"]
+    assert results, f"gemini printed no result event\n{run.describe()}"
+    assert results[-1].get("status") == "success", f"gemini ended in an error: {results[-1]}\n{run.describe()}"
+    text = "".join(e.get("content", "") for e in events if e.get("type") == "message" and e.get("role") == "assistant")
+    tools = [str(e.get("output", "")) for e in events if e.get("type") == "tool_result" and e.get("status") == "success"]
+    return text, tools
+
+
 CLIENTS = {
     "claude": (Stack.claude, claude_result, "cc"),
     "codex": (Stack.codex, codex_result, "cx"),
+    "gemini": (Stack.gemini, gemini_result, "ge"),
 }
 
 
@@ -715,6 +758,8 @@ case_exec_pool.clients = ("claude",)
 
 CASES = [case_legacy_tool, case_balanced, case_failover_429, case_setup_only, case_exec, case_exec_login,
          case_exec_pool]
+# Gemini CLI: the routing cases only (its set-up and exec are tested in the cli crate).
+GEMINI_CASES = (case_legacy_tool, case_balanced, case_failover_429)
 
 
 def check_canary(stack, logs):
@@ -777,6 +822,8 @@ def main() -> int:
                 name = f"{case.__name__[5:]}[{client}]"
                 if only and not any(o in name for o in only):
                     continue
+                if client == "gemini" and case not in GEMINI_CASES:
+                    continue
                 try:
                     case(stack, client)
                     passed.append(name)
@@ -811,7 +858,7 @@ def main() -> int:
         print(f"clients: work dir kept: {stack.work}", file=sys.stderr)
     else:
         shutil.rmtree(stack.work, ignore_errors=True)
-    print(f"clients: Claude Code and Codex through the relay: {len(passed)} cases ok", file=sys.stderr)
+    print(f"clients: Claude Code, Codex and Gemini CLI through the relay: {len(passed)} cases ok", file=sys.stderr)
     return 0
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Drives the relay with the official `openai` and `anthropic` Python SDKs, streaming and
-not, against the mock provider: a real `switchyard relay serve` process, a real data dir,
+"""Drives the relay with the official `openai`, `anthropic` and `google-genai` Python SDKs,
+streaming and not, against the mock provider: a real `switchyard relay serve` process, a real data dir,
 the real keychain (run inside scripts/with-keychain).
 
 usage: relay_sdk.py TARGET_DIR   (holds debug/switchyard and debug/mock-provider)
@@ -13,6 +13,8 @@ import tempfile
 
 import anthropic
 import openai
+from google import genai
+from google.genai import errors as genai_errors
 
 CANARY = "sk-canary-sdk"
 KEYS = {
@@ -20,6 +22,8 @@ KEYS = {
     f"{CANARY}-oa-2": {"models": ["gpt-test"], "reply": "Hello from two"},
     f"{CANARY}-an-1": {"models": ["claude-test"], "reply": "Hi from one"},
     f"{CANARY}-an-2": {"models": ["claude-test"], "reply": "Hi from two"},
+    f"{CANARY}-ge-1": {"models": ["gemini-test"], "reply": "Gemini one"},
+    f"{CANARY}-ge-2": {"models": ["gemini-test"], "reply": "Gemini two"},
 }
 
 
@@ -56,7 +60,10 @@ def main() -> int:
         cli("connection", "add", "an", "--protocol", "anthropic", "--base-url", mock_url, "--model", "claude-test",
             "--secret-stdin", secret=f"{CANARY}-an-1")
         cli("profile", "add", "an", "--label", "two", "--secret-stdin", secret=f"{CANARY}-an-2")
-        for slug in ("oa", "an"):
+        cli("connection", "add", "ge", "--protocol", "gemini", "--base-url", mock_url, "--model", "gemini-test",
+            "--secret-stdin", secret=f"{CANARY}-ge-1")
+        cli("profile", "add", "ge", "--label", "two", "--secret-stdin", secret=f"{CANARY}-ge-2")
+        for slug in ("oa", "an", "ge"):
             cli("verify", slug)
             cli("routing", "activate", slug, "balanced")
         token = cli("relay", "token").strip()
@@ -93,6 +100,33 @@ def main() -> int:
         except anthropic.AuthenticationError:
             pass
 
+        # google-genai joins its base URL's path and the API version (`join_url_path`), and sends
+        # the key as x-goog-api-key: the relay's /c/SLUG base works as it is. Its default version
+        # is `v1` (3.x), which the mock does not serve (Google serves both): ask for v1beta.
+        gemini_http = {"base_url": f"{relay_url}/c/ge", "api_version": "v1beta"}
+        ge = genai.Client(api_key=token, http_options=gemini_http)
+        seen = set()
+        for i in range(4):
+            r = ge.models.generate_content(model="gemini-test", contents=f"q{i}")
+            assert r.text.startswith("Gemini "), r
+            assert r.usage_metadata.candidates_token_count > 0, "usageMetadata passes through"
+            seen.add(r.text)
+        assert len(seen) == 2, f"balanced routing used both Gemini keys: {seen}"
+        streamed = "".join(c.text or "" for c in ge.models.generate_content_stream(model="gemini-test", contents="s"))
+        assert streamed.startswith("Gemini "), f"streamed text (alt=sse): {streamed!r}"
+        counted = ge.models.count_tokens(model="gemini-test", contents="count me")
+        assert counted.total_tokens > 0, counted
+        listed = [m.name for m in ge.models.list()]
+        assert listed == ["models/gemini-test"], f"models with current evidence: {listed}"
+        bad = genai.Client(api_key="wrong", http_options=gemini_http)
+        try:
+            bad.models.generate_content(model="gemini-test", contents="x")
+            raise AssertionError("a wrong relay token must be refused")
+        except genai_errors.ClientError as e:
+            assert e.code == 401, e
+        ge_attempts = json.loads(cli("--json", "attempts", "ge", "--limit", "100"))
+        assert any(a["model"] == "gemini-test" for a in ge_attempts), "the ledger has the model from the path"
+
         attempts = json.loads(cli("--json", "attempts", "oa", "--limit", "100"))
         assert len(attempts) >= 5, f"every OpenAI attempt is in the ledger: {len(attempts)}"
     finally:
@@ -106,7 +140,7 @@ def main() -> int:
                 logs += out + err
     assert relay is None or relay.returncode == 0, f"the relay shut down cleanly: {relay.returncode}"
     assert "canary" not in logs, "a secret leaked into relay or provider logs"
-    print("sdk: openai and anthropic SDKs through the relay: ok", file=sys.stderr)
+    print("sdk: openai, anthropic and google-genai SDKs through the relay: ok", file=sys.stderr)
     return 0
 
 

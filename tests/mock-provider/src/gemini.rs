@@ -351,6 +351,28 @@ async fn answer(
     }
     let out = Outlet::new(wire, Dialect::Chat, hit.accept_encoding.as_deref()).quota(plan.quota);
     let response_id = format!("mock-gemini-{}", reply.serial);
+    // The key's scripted tool, when the request offers it and holds no result for it yet: one
+    // candidate with a `functionCall` part (whole or as the stream's one chunk).
+    if let Some(call) = plan.tool.as_ref().filter(|call| tool_due(call, hit.json.as_ref())) {
+        let mut answer = chunk(&reply, &response_id, "", true);
+        answer["candidates"][0]["content"]["parts"] =
+            json!([{"functionCall": {"name": call.name, "args": call.input}}]);
+        if !stream {
+            return Ok(out.json(&answer, false));
+        }
+        if sse {
+            return Ok(out.stream(vec![frame(None, &answer.to_string()).content()], Ending::Complete));
+        }
+        let frames = vec![
+            Frame { bytes: Bytes::from(format!("[{answer}")), content: true },
+            Frame { bytes: Bytes::from_static(b"]"), content: false },
+        ];
+        let mut response = out.stream(frames, Ending::Complete);
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json; charset=UTF-8"));
+        return Ok(response);
+    }
     if !stream {
         return Ok(out.json(&chunk(&reply, &response_id, &reply.text(), true), dies));
     }
@@ -384,6 +406,20 @@ async fn answer(
     let mut response = out.stream(frames, ending);
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json; charset=UTF-8"));
     Ok(response)
+}
+
+/// Whether `request` (a Gemini body) offers `call`'s function (`tools[].functionDeclarations[]`)
+/// and its last `contents` item holds no `functionResponse` yet.
+fn tool_due(call: &crate::script::ToolCall, request: Option<&Value>) -> bool {
+    let Some(request) = request else { return false };
+    let list = |v: Option<&Value>| v.and_then(Value::as_array).cloned().unwrap_or_default();
+    let offered = list(request.get("tools")).iter().any(|tool| {
+        list(tool.get("functionDeclarations")).iter().any(|f| f.get("name").and_then(Value::as_str) == Some(&call.name))
+    });
+    let answered = list(request.get("contents"))
+        .last()
+        .is_some_and(|item| list(item.get("parts")).iter().any(|p| p.get("functionResponse").is_some()));
+    offered && !answered
 }
 
 /// One `GenerateContentResponse`: a candidate with `text`; the last one carries

@@ -86,6 +86,13 @@ describe('ClientSetup', () => {
     expect(screen.getByTestId('client-state').dataset.pointed).toBe('false');
   });
 
+  it('offers Gemini CLI, and only it, for a gemini connection', async () => {
+    backend();
+    render(ClientSetup, { slug: 'gem', protocol: 'gemini' });
+    const options = screen.getAllByRole('option').map((o) => o.textContent);
+    expect(options, 'opencode speaks OpenAI or Anthropic, not Gemini’s own API').toEqual(['Gemini CLI']);
+  });
+
   it('refuses to write a file that changed since the preview and offers to preview again', async () => {
     const { file } = backend();
     render(ClientSetup, { slug: 'main', protocol: 'anthropic' });

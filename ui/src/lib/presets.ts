@@ -4,7 +4,7 @@
 import data from './presets.json';
 import type { ConnectionFormValues } from './forms';
 
-export type PresetProtocol = 'openai' | 'anthropic';
+export type PresetProtocol = 'openai' | 'anthropic' | 'gemini';
 
 export interface Preset {
   id: string;
@@ -18,7 +18,7 @@ export interface Preset {
   note?: string;
 }
 
-const PROTOCOLS: readonly string[] = ['openai', 'anthropic'];
+const PROTOCOLS: readonly string[] = ['openai', 'anthropic', 'gemini'];
 
 /** Checks every preset of the file; throws with the preset's id and the field at fault. */
 export function parsePresets(raw: unknown): Preset[] {
@@ -50,6 +50,9 @@ export function parsePresets(raw: unknown): Preset[] {
       if (baseUrl.endsWith('/')) throw new Error(`${where}: baseUrl must not end with "/"`);
       if (protocol === 'anthropic' && url.pathname.endsWith('/v1')) {
         throw new Error(`${where}: an Anthropic base URL has no /v1 (the relay appends /v1/messages)`);
+      }
+      if (protocol === 'gemini' && /\/v1(beta|alpha)?$/.test(url.pathname)) {
+        throw new Error(`${where}: a Gemini base URL has no version (the client's path carries v1beta/)`);
       }
     }
     const models = p.models;

@@ -9,6 +9,15 @@ describe('relaySnippets', () => {
     expect(s[1].text).toContain('base_url="http://127.0.0.1:4141/c/claude", api_key="sy_tok"');
   });
 
+  it('gives Gemini CLI and the google-genai SDK the versionless base URL for a gemini connection', () => {
+    const s = relaySnippets('gemini', 'http://127.0.0.1:4141', 'gem', 'sy_tok', ['gemini-2.5-flash']);
+    expect(s.map((x) => x.id)).toEqual(['gemini-cli', 'google-genai-sdk']);
+    expect(s[0].text).toBe('export GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:4141/c/gem\nexport GEMINI_API_KEY=sy_tok');
+    expect(s[1].text).toContain('genai.Client(api_key="sy_tok", http_options={"base_url": "http://127.0.0.1:4141/c/gem", "api_version": "v1beta"})');
+    expect(s[1].text).toContain('model="gemini-2.5-flash"');
+    expect(clientBaseUrl('http://127.0.0.1:4141', 'gem', 'gemini'), 'no /v1: the client adds v1beta/').toBe('http://127.0.0.1:4141/c/gem');
+  });
+
   it('gives Codex, opencode and the OpenAI SDK the /v1 base URL for an openai connection', () => {
     const s = relaySnippets('openai', 'http://127.0.0.1:5000/', 'main', 'sy_tok', ['gpt-a', 'gpt-b']);
     expect(s.map((x) => x.id)).toEqual(['codex', 'opencode', 'openai-sdk']);

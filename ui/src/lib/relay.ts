@@ -1,5 +1,6 @@
 // Ready-to-paste client settings for one connection behind the relay, per protocol: Claude
-// Code and the Anthropic SDK for `anthropic`; Codex, opencode and the OpenAI SDK for `openai`.
+// Code and the Anthropic SDK for `anthropic`; Codex, opencode and the OpenAI SDK for `openai`;
+// Gemini CLI and the google-genai SDK for `gemini`.
 // The token is the relay's own credential (never a provider key).
 
 /** Shown in place of the token while it is hidden. */
@@ -34,6 +35,23 @@ export function relaySnippets(protocol: string, relayUrl: string, slug: string, 
         title: 'Anthropic SDK (Python)',
         where: 'your code',
         text: `from anthropic import Anthropic\n\nclient = Anthropic(base_url="${base}", api_key="${token}")`,
+      },
+    ];
+  }
+  if (protocol === 'gemini') {
+    const model = models[0] ?? 'MODEL';
+    return [
+      {
+        id: 'gemini-cli',
+        title: 'Gemini CLI',
+        where: 'shell, before running `gemini` (or ~/.gemini/.env without `export`)',
+        text: `export GOOGLE_GEMINI_BASE_URL=${base}\nexport GEMINI_API_KEY=${token}`,
+      },
+      {
+        id: 'google-genai-sdk',
+        title: 'Google Gen AI SDK (Python)',
+        where: 'your code',
+        text: `from google import genai\n\nclient = genai.Client(api_key="${token}", http_options={"base_url": "${base}", "api_version": "v1beta"})\nclient.models.generate_content(model="${model}", contents="hello")`,
       },
     ];
   }

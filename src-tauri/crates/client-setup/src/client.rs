@@ -47,6 +47,15 @@ impl Client {
         }
     }
 
+    /// Whether the client can use a connection of `protocol` (opencode: OpenAI or Anthropic,
+    /// not Gemini's own API).
+    pub fn speaks(self, protocol: &str) -> bool {
+        match self.protocol() {
+            Some(p) => p == protocol,
+            None => protocol != "gemini",
+        }
+    }
+
     /// Whether the client's base URL ends in `/v1` for a connection of `protocol`.
     pub(crate) fn wants_v1(self, protocol: &str) -> bool {
         protocol == "openai" || self == Client::Opencode

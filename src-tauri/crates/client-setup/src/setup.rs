@@ -198,12 +198,8 @@ async fn target(engine: &Engine, req: &ClientRequest) -> Result<Target, EngineEr
     let slug = match &req.slug {
         Some(s) => s.clone(),
         None => {
-            let fits: Vec<_> = engine
-                .connection_list()
-                .await?
-                .into_iter()
-                .filter(|c| client.protocol().is_none_or(|p| c.protocol == p))
-                .collect();
+            let fits: Vec<_> =
+                engine.connection_list().await?.into_iter().filter(|c| client.speaks(&c.protocol)).collect();
             match fits.as_slice() {
                 [one] => one.slug.clone(),
                 _ => {
@@ -216,10 +212,11 @@ async fn target(engine: &Engine, req: &ClientRequest) -> Result<Target, EngineEr
         }
     };
     let c = engine.connection_show(&slug).await?.connection;
-    if let Some(p) = client.protocol().filter(|p| c.protocol != *p) {
+    if !client.speaks(&c.protocol) {
+        let speaks = client.protocol().unwrap_or("openai or anthropic");
         return Err(EngineError::Invalid(InvalidInput::new(
             "slug",
-            format!("{client} speaks {p}; connection '{}' is {}", c.slug, c.protocol),
+            format!("{client} speaks {speaks}; connection '{}' is {}", c.slug, c.protocol),
         )));
     }
     let port = match req.port {

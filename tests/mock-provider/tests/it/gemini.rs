@@ -285,3 +285,37 @@ async fn gemini_refusals_have_a_nearest_answer_in_the_other_dialects() -> anyhow
     assert_eq!((status, header(&headers, "retry-after")), (429, Some("7")), "OpenAI: a 429 with the same delay");
     Ok(())
 }
+
+/// A key with a scripted tool calls it (one `functionCall` part) when the request declares the
+/// function and its last turn holds no `functionResponse`; with the response, it answers text.
+#[tokio::test]
+async fn a_scripted_tool_is_called_until_its_function_response_comes_back() -> anyhow::Result<()> {
+    let script = KeyScript::new([MODEL]).reply("done").tool("run_shell_command", json!({"command": "echo hi"}));
+    let mock = mock_with(vec![("g-tool", script)]).await?;
+    let tools = json!([{"functionDeclarations": [{"name": "run_shell_command", "parameters": {"type": "object"}}]}]);
+    let ask = json!({"contents": [{"role": "user", "parts": [{"text": "run it"}]}], "tools": tools});
+    let post = |body: Value, method: &'static str| {
+        client()
+            .post(format!("{}/v1beta/models/{MODEL}:{method}", mock.base_url()))
+            .header("x-goog-api-key", "g-tool")
+            .json(&body)
+            .send()
+    };
+    let (status, _, called) = answer(post(ask.clone(), "generateContent").await?).await?;
+    assert_eq!(status, 200, "{called}");
+    assert_eq!(
+        called["candidates"][0]["content"]["parts"][0]["functionCall"],
+        json!({"name": "run_shell_command", "args": {"command": "echo hi"}}),
+        "the tool is called with its scripted input: {called}"
+    );
+    let streamed = post(ask.clone(), "streamGenerateContent?alt=sse").await?.text().await?;
+    assert!(streamed.contains("\"functionCall\""), "the stream's one chunk calls it too: {streamed}");
+    let mut answered = ask;
+    if let Some(c) = answered["contents"].as_array_mut() {
+        c.push(json!({"role": "model", "parts": [{"functionCall": {"name": "run_shell_command", "args": {}}}]}));
+        c.push(json!({"role": "user", "parts": [{"functionResponse": {"name": "run_shell_command", "response": {"output": "hi"}}}]}));
+    }
+    let (_, _, after) = answer(post(answered, "generateContent").await?).await?;
+    assert_eq!(text_of(&after), "done", "with the function's response the key answers its text: {after}");
+    Ok(())
+}

@@ -58,6 +58,9 @@ async fn gemini_cli_s_env_file_is_set_up_under_its_home_and_restored_byte_for_by
 
     let wrong = cs::preview(&w.engine, &w.req("gemini-cli", "cc")).await;
     assert!(wrong.is_err(), "gemini-cli on an anthropic connection is refused");
+    let opencode = cs::preview(&w.engine, &w.req("opencode", "gem")).await;
+    let message = opencode.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(message.contains("is gemini"), "opencode cannot speak Gemini's own API: {message}");
     Ok(())
 }
 
