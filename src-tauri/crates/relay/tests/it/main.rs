@@ -15,6 +15,7 @@ mod idle_expiry;
 mod journeys;
 mod legacy_keys;
 mod manual_clock;
+mod oauth_logins;
 mod quota;
 mod quota_aware;
 mod request_fuzz;
