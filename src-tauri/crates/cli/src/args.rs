@@ -295,12 +295,23 @@ pub enum ProfileCmd {
         #[command(flatten)]
         secret: SecretSource,
     },
-    /// Sign an external profile in: runs the official CLI's own login (Claude Code's
+    /// Sign a profile in. An external profile: runs the official CLI's own login (Claude Code's
     /// `claude auth login`, Codex's `codex login`) in the profile's config directory, with the
-    /// terminal attached. Arguments after `--` go to the CLI's login (e.g. `-- --device-auth`).
+    /// terminal attached; arguments after `--` go to the CLI's login (e.g. `-- --device-auth`).
+    /// An oauth profile (`--kind oauth` creates it): a ChatGPT device code Switchyard signs in with.
     Login {
         slug: String,
         profile: String,
+        /// `oauth`: a ChatGPT login Switchyard owns and renews itself (OpenAI connections; a
+        /// device code to enter in the browser). Creates the profile when it does not exist.
+        #[arg(long)]
+        kind: Option<String>,
+        /// Weight of a profile this login creates.
+        #[arg(long, value_name = "W")]
+        weight: Option<i64>,
+        /// Priority of a profile this login creates.
+        #[arg(long, value_name = "N")]
+        priority: Option<i64>,
         #[arg(last = true, value_name = "ARGS")]
         args: Vec<String>,
     },

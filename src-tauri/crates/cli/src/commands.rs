@@ -69,8 +69,13 @@ pub async fn profile(engine: &Engine, cmd: ProfileCmd, json: bool) -> Result<Out
             let profile = engine.profile_add_kind(&slug, new, credential, secret).await?;
             Output::view(ProfileChanged { verb: "added", profile })
         }
-        ProfileCmd::Login { slug, profile, args } => {
-            crate::login_cmd::run(engine, &slug, &profile, &args, json).await?
+        ProfileCmd::Login { slug, profile, kind, weight, priority, args } => {
+            if engine.login_is_owned(&slug, &profile, kind.as_deref()).await? {
+                let new = NewProfile { label: profile, weight, priority };
+                crate::login_cmd::run_owned(engine, &slug, new).await?
+            } else {
+                crate::login_cmd::run(engine, &slug, &profile, &args, json).await?
+            }
         }
         ProfileCmd::List { slug } => Output::view(engine.profile_list(&slug).await?),
         ProfileCmd::Edit { slug, profile, label, weight, priority, enable, disable, primary, if_revision } => {

@@ -1,3 +1,7 @@
+//! `switchyard profile login SLUG PROFILE --kind oauth`: signs an owned ChatGPT login in with a
+//! device code (creating the profile when it does not exist): the URL and the one-time code go to
+//! stderr, then a progress line while the user approves it; no token is ever printed.
+//!
 //! `switchyard profile login SLUG PROFILE [-- ARGS]`: signs an external profile in by running
 //! the official CLI's own login (Claude Code's `auth login`, Codex's `login`) with the
 //! profile's config directory in `CLAUDE_CONFIG_DIR` / `CODEX_HOME`, the terminal attached —
@@ -44,6 +48,34 @@ pub async fn run(
     }
     let profile = engine.profile_login_finished(slug, profile).await?;
     Ok(Output::view(ProfileChanged { verb: "signed in", profile }))
+}
+
+/// How long a device code is good for (the issuer's; Codex says 15 minutes).
+const DEVICE_CODE_LIFE: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+/// Signs `slug`'s owned login `new.label` in with a device code.
+pub async fn run_owned(engine: &Engine, slug: &str, new: switchyard_engine::NewProfile) -> Result<Output, EngineError> {
+    let label = new.label.clone();
+    let code = engine.oauth_sign_in_begin(slug, new).await?;
+    output::note(&format!(
+        "sign '{label}' in with ChatGPT:\n  1. open {}\n  2. enter the code {} (it expires in 15 minutes; never share it)",
+        code.verification_url, code.user_code
+    ));
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(profile) = engine.oauth_sign_in_poll(slug, &label, &code).await? {
+            output::note("approved");
+            return Ok(Output::view(ProfileChanged { verb: "signed in", profile }));
+        }
+        let waited = started.elapsed();
+        if waited >= DEVICE_CODE_LIFE {
+            return Err(EngineError::Precondition(format!(
+                "the device code was not approved within 15 minutes; '{label}' is unchanged: run profile login again"
+            )));
+        }
+        output::note(&format!("waiting for approval… {} s", waited.as_secs()));
+        tokio::time::sleep(code.interval).await;
+    }
 }
 
 /// The CLI's stdout: the terminal, or (with `--json`) this process's stderr.

@@ -29,6 +29,7 @@ impl Render for ProfileChanged {
             health(p)
         )];
         out.extend(note(p));
+        out.extend(login_line(p));
         out.join("\n")
     }
 }
@@ -64,7 +65,20 @@ pub fn table(list: &[ProfileView]) -> Vec<String> {
         ));
     }
     out.extend(list.iter().filter_map(note));
+    out.extend(list.iter().filter_map(login_line));
     out
+}
+
+/// An owned login's account, plan and last refresh, in one line (never a token).
+fn login_line(p: &ProfileView) -> Option<String> {
+    let login = p.login.as_ref()?;
+    let account = login.account_id.as_deref()?;
+    let plan = login.plan.as_deref().map(|plan| format!(" ({plan})")).unwrap_or_default();
+    let refreshed = match (&login.refreshed_at, &login.last_refresh) {
+        (Some(at), Some(how)) => format!(", last refresh {how} at {at}"),
+        _ => String::new(),
+    };
+    Some(format!("  {}: ChatGPT account {account}{plan}{refreshed}", p.label))
 }
 
 /// The health word, with the expiry it was judged by (`unknown` when the keychain could not

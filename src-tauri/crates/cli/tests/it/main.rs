@@ -14,6 +14,7 @@ mod exec_login;
 mod fallback;
 mod journey;
 mod kinds;
+mod oauth;
 mod output;
 mod pools;
 mod portable;

@@ -37,12 +37,22 @@ pub(crate) struct Logins {
     /// profile id → the access expiry this process knows its row holds (so the hot path does not
     /// write a row a snapshot shows a second late).
     synced: Mutex<HashMap<String, i64>>,
+    /// profile id → the login generation whose refresh the provider refused in this process.
+    rejected: Mutex<HashMap<String, i64>>,
 }
 
 impl Logins {
     fn lock_for(&self, profile_id: &str) -> Arc<tokio::sync::Mutex<()>> {
         let mut map = self.locks.lock().unwrap_or_else(PoisonError::into_inner);
         map.entry(profile_id.to_string()).or_default().clone()
+    }
+
+    fn rejected(&self, profile_id: &str) -> Option<i64> {
+        self.rejected.lock().unwrap_or_else(PoisonError::into_inner).get(profile_id).copied()
+    }
+
+    fn note_rejected(&self, profile_id: &str, generation: i64) {
+        self.rejected.lock().unwrap_or_else(PoisonError::into_inner).insert(profile_id.to_string(), generation);
     }
 
     fn synced(&self, profile_id: &str) -> Option<i64> {
@@ -96,6 +106,9 @@ impl Engine {
     pub(crate) async fn login_for_attempt(&self, row: &ProfileRow) -> Result<Option<LoginTokens>, EngineError> {
         let Some(locator) = locator_of(row) else { return Ok(None) };
         let Some(tokens) = self.read_login(&locator).await? else { return Ok(None) };
+        if self.login_rejected(row, tokens.generation) {
+            return Ok(None);
+        }
         let now = self.now_ms();
         let jitter = refresh_jitter_ms(&row.id, tokens.generation);
         let tokens = if refresh_due(Some(tokens.expires_at_ms), now, jitter) {
@@ -109,6 +122,15 @@ impl Engine {
         };
         let usable = switchyard_core::login::access_usable(Some(tokens.expires_at_ms), self.now_ms());
         Ok(usable.then_some(tokens))
+    }
+
+    /// Whether the provider refused this login's refresh token (only a new sign-in, a new
+    /// generation, brings it back): from the row, or from this process's own refresh when the row
+    /// `row` was read before it.
+    fn login_rejected(&self, row: &ProfileRow, generation: i64) -> bool {
+        let stored = row.login_generation == generation
+            && row.login_outcome.as_deref().and_then(outcome_from_word) == Some(RefreshOutcome::Rejected);
+        stored || self.logins.rejected(&row.id) == Some(generation)
     }
 
     /// Refreshes `profile_id`'s login once, across tasks and processes, compare-and-swap on the
@@ -189,7 +211,10 @@ impl Engine {
                 self.write_refresh(&row.id, tokens.generation, written).await?;
                 tracing::warn!(profile = %profile_id, outcome = written.outcome, "login refresh failed");
                 match verdict {
-                    RefreshVerdict::Rejected => Renewal::Rejected,
+                    RefreshVerdict::Rejected => {
+                        self.logins.note_rejected(&row.id, tokens.generation);
+                        Renewal::Rejected
+                    }
                     _ => Renewal::Kept(tokens),
                 }
             }

@@ -10,6 +10,7 @@ use switchyard_core::states::ProfileKind;
 use switchyard_core::Protocol;
 use switchyard_store::profiles::{ProfileRow, SignIn};
 
+use crate::config::inputs::{NewCredential, NewProfile};
 use crate::config::rows::credential_facts;
 use crate::engine::Engine;
 use crate::error::EngineError;
@@ -18,6 +19,41 @@ use crate::login::tokens::LoginTokens;
 use crate::views::ProfileView;
 
 impl Engine {
+    /// Whether `profile login` on `slug`'s `profile` signs an owned login in: `--kind oauth`
+    /// was given, or the profile exists and is an `oauth` one. Another `--kind` is refused (only
+    /// `oauth` profiles are created by signing in; the others are added with `profile add`).
+    pub async fn login_is_owned(&self, slug: &str, profile: &str, kind: Option<&str>) -> Result<bool, EngineError> {
+        match kind {
+            Some("oauth") => return Ok(true),
+            Some(other) => {
+                return Err(EngineError::Invalid(switchyard_core::InvalidInput::new(
+                    "kind",
+                    format!(
+                        "profile login creates only oauth profiles ('{other}' profiles are added with profile add)"
+                    ),
+                )))
+            }
+            None => {}
+        }
+        let connection = self.connection_by_slug(slug).await?;
+        let row = self.profile_by_ref(&connection, profile).await?;
+        Ok(credential_facts(&row).kind == ProfileKind::Oauth)
+    }
+
+    /// Asks for a device code for `slug`'s `oauth` profile `new.label`, adding the profile first
+    /// (signed out) when the connection has none of that name.
+    pub async fn oauth_sign_in_begin(&self, slug: &str, new: NewProfile) -> Result<DeviceCode, EngineError> {
+        let connection = self.connection_by_slug(slug).await?;
+        if self.profile_by_ref(&connection, &new.label).await.is_err() {
+            let kind = NewCredential { kind: Some("oauth".into()), client: None, expires_at: None };
+            let label = new.label.clone();
+            self.profile_add_kind(slug, new, kind, None).await?;
+            tracing::info!(%slug, %label, "oauth profile added, signed out");
+            return self.oauth_sign_in_start(slug, &label).await;
+        }
+        self.oauth_sign_in_start(slug, &new.label).await
+    }
+
     /// Asks the issuer for a device code to sign `slug`'s `oauth` profile in.
     pub async fn oauth_sign_in_start(&self, slug: &str, profile: &str) -> Result<DeviceCode, EngineError> {
         self.oauth_row(slug, profile).await?;

@@ -16,6 +16,7 @@ mod idle_expiry;
 mod journeys;
 mod legacy_keys;
 mod manual_clock;
+mod oauth_logins;
 mod pools;
 mod quota;
 mod quota_aware;
