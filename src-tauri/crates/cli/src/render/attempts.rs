@@ -39,10 +39,17 @@ fn line(a: &AttemptView) -> String {
         Some(why) => format!("{} (moved: {why})", a.reason),
         None => a.reason.clone(),
     };
+    // A row made on another connection than the one listed (a fallback hop, a pool's member)
+    // names that connection: `spare/key1`.
+    let profile = if a.origin.is_some() || a.pool.is_some() {
+        format!("{}/{}", a.connection, label_of(a))
+    } else {
+        label_of(a).to_string()
+    };
     format!(
         "{:<24} {:<20} {:<3} {:<20} {:<14} {:>6} {:<16} {:>7} {:>9} {:>7}",
         a.at,
-        label_of(a),
+        profile,
         a.attempt,
         reason,
         a.model.as_deref().unwrap_or("-"),

@@ -95,6 +95,27 @@ async fn exec_pool_rotates_launches_by_weight_and_failover_reports_every_member(
         list.stdout
     );
 
+    let rows: serde_json::Value = serde_json::from_str(&run(d, &["--json", "attempts", "lb"], None)?.stdout)?;
+    let rows = rows.as_array().ok_or("attempts POOL is a list")?;
+    assert_eq!(rows.len(), 6, "attempts POOL lists the pool's rows");
+    assert!(
+        rows.iter().all(|r| r["pool"] == "lb" && (r["member"] == "ga" || r["member"] == "kb")),
+        "each row carries pool and member: {rows:?}"
+    );
+    let usage: serde_json::Value =
+        serde_json::from_str(&run(d, &["--json", "usage", "lb", "--by", "member"], None)?.stdout)?;
+    let by: Vec<(String, i64)> = usage["rows"]
+        .as_array()
+        .ok_or("usage rows")?
+        .iter()
+        .map(|r| (r["key"].as_str().unwrap_or_default().to_string(), r["requests"].as_i64().unwrap_or(0)))
+        .collect();
+    assert_eq!(by, vec![("ga".to_string(), 4), ("kb".to_string(), 2)], "usage POOL --by member");
+    let routing: serde_json::Value =
+        serde_json::from_str(&run(d, &["--json", "routing", "status", "lb"], None)?.stdout)?;
+    assert_eq!(routing["pool"]["state"], "active", "routing status POOL is the pool's status: {routing}");
+    assert_eq!(routing["shares"][0]["member"], "ga", "with the members' shares against weights");
+
     // Both members' mocks refuse: each member is tried once, the table says so, exit 1.
     mock_a.set_key("sk-ant-pool-ga", KeyScript::new(["m1"]).behaviour(Behaviour::Unauthorized));
     mock_b.set_key("sk-ant-pool-kb", KeyScript::new(["m1"]).behaviour(Behaviour::Unauthorized));

@@ -40,7 +40,10 @@ impl Engine {
         let encoded = def.encode()?;
         {
             let mut conn = self.store.acquire().await?;
-            if connections::by_slug(&mut conn, &new.slug).await?.is_some() {
+            // A pool's name is routable like a slug: one name, one thing.
+            if connections::by_slug(&mut conn, &new.slug).await?.is_some()
+                || switchyard_store::pools::by_name(&mut conn, &new.slug).await?.is_some()
+            {
                 return Err(EngineError::Duplicate { field: "slug", value: new.slug });
             }
         }

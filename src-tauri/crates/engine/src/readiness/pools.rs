@@ -60,6 +60,16 @@ pub(crate) fn member_gate(
 impl Engine {
     /// The gates of a stored pool, with each member as selection sees it.
     pub(crate) async fn pool_gates(&self, row: &PoolRow) -> Result<(PoolGates, Vec<PoolMember>), EngineError> {
+        self.pool_gates_with(row, None).await
+    }
+
+    /// [`Engine::pool_gates`] with secret presence from the relay's cache (no keychain call once
+    /// a credential was read), as the router's pool snapshot takes it.
+    pub(crate) async fn pool_gates_with(
+        &self,
+        row: &PoolRow,
+        secrets: Option<&crate::router::secret_cache::SecretCache>,
+    ) -> Result<(PoolGates, Vec<PoolMember>), EngineError> {
         let protocol: Protocol = row.protocol.parse()?;
         let all = self.pool_connections().await?;
         let stored = decode_members(row);
@@ -69,7 +79,7 @@ impl Engine {
             let member = s.member(&all);
             let target = all.iter().find(|c| c.id == s.connection_id);
             let served = match target {
-                Some(c) => evidenced_models(&self.readiness(c.clone()).await?),
+                Some(c) => evidenced_models(&self.readiness_with(c.clone(), secrets).await?),
                 None => Vec::new(),
             };
             lines.push(member_gate(&member, protocol, target.map(|c| (c, served.as_slice()))));

@@ -115,7 +115,7 @@ impl Router {
             self.pools_lock().snapshots.remove(name);
             return Ok(None);
         };
-        let (gates, members) = self.engine.pool_gates(&row).await?;
+        let (gates, members) = self.engine.pool_gates_with(&row, Some(&self.secrets)).await?;
         let strategy = match (row.active, row.mode.as_deref()) {
             (true, Some("priority")) if gates.routes() => Some(Strategy::Priority),
             (true, Some(_)) if gates.routes() => Some(Strategy::Balanced),

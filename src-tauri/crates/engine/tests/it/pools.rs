@@ -64,6 +64,11 @@ async fn activation_is_gated_and_a_removed_member_is_named() -> TestResult {
     // A pool cannot be named like a connection, and its members speak its protocol.
     let clash = engine.pool_add("glm", "anthropic", &members[..2]).await;
     assert!(clash.is_err(), "a pool name that is a connection's slug is refused");
+    let taken = engine.connection_add(conn("fleet", &mock.base_url(), "m1"), Some(secret("sk-pool-x"))).await;
+    assert!(
+        matches!(taken, Err(EngineError::Duplicate { .. })),
+        "and a connection cannot take a pool's name (one routable name, one thing): {taken:?}"
+    );
     Ok(())
 }
 
