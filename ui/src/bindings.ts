@@ -1146,7 +1146,7 @@ export type RelayStatusChanged_Serialize = {
 /**  Whether the relay serves, and where. Crosses IPC; never carries the token. */
 export type RelayStatus_Deserialize = {
 	state: RelayState,
-	/**  `http://127.0.0.1:PORT` while listening. */
+	/**  `http://127.0.0.1:PORT` (`https://…` with TLS) while listening. */
 	url?: string | null,
 	/**  The port asked for (0 = any free port). */
 	port: number,
@@ -1161,7 +1161,7 @@ export type RelayStatus_Deserialize = {
 /**  Whether the relay serves, and where. Crosses IPC; never carries the token. */
 export type RelayStatus_Serialize = {
 	state: RelayState,
-	/**  `http://127.0.0.1:PORT` while listening. */
+	/**  `http://127.0.0.1:PORT` (`https://…` with TLS) while listening. */
 	url: string | null,
 	/**  The port asked for (0 = any free port). */
 	port: number,
