@@ -13,7 +13,7 @@ a fake login in the profile's config directory, passed through the relay unchang
 Every secret starts with a canary that must not appear in any output, log or data file; the
 fake logins carry another canary that must appear nowhere but in the logins' own files.
 Gemini CLI runs the first three cases (legacy, balanced, a 429 before output) on gemini
-connections: the mock's Gemini endpoints call its `run_shell_command` tool.
+connections (the mock's Gemini endpoints call its `run_shell_command` tool) and the exec case.
 
 usage: drive.py TARGET_DIR   (holds debug/switchyard and debug/mock-provider)
 """
@@ -102,6 +102,7 @@ CONNECTIONS = {
         [3, 1, 1],
         CX_TOOL,
     ),
+    "ge-setup": ("gemini", GE_MODEL, [{}], None, None),
     "ge-legacy": ("gemini", GE_MODEL, [{"wire": {"chunking": "events", "crlf": True, "gzip": True}}], None, GE_TOOL),
     "ge-balanced": ("gemini", GE_MODEL, [{"wire": {"chunking": "whole"}}] * 3, [1, 1, 1], GE_TOOL),
     "ge-failover": (
@@ -654,6 +655,15 @@ def case_exec(stack, client):
             f.write(CX_CONFIG)
         cmd = [os.path.join(BIN, "codex"), "exec", "--json", "--strict-config", "--skip-git-repo-check",
                "--sandbox", "danger-full-access", "-m", CX_MODEL, "--cd", cwd, "Say what the provider says."]
+    elif client == "gemini":
+        # The user's own settings: API-key auth chosen (with GOOGLE_GEMINI_BASE_URL set and no
+        # choice, Gemini CLI takes the "gateway" method and refuses it headless), quiet.
+        os.makedirs(os.path.join(home, ".gemini"))
+        with open(os.path.join(home, ".gemini", "settings.json"), "w") as f:
+            json.dump({"security": {"auth": {"selectedType": "gemini-api-key"}},
+                       "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False}}, f)
+        cmd = [os.path.join(BIN, "gemini"), "-p", "Say what the provider says.", "-m", GE_MODEL, "--skip-trust",
+               "--output-format", "stream-json"]
     else:
         env.update({"DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
@@ -758,8 +768,8 @@ case_exec_pool.clients = ("claude",)
 
 CASES = [case_legacy_tool, case_balanced, case_failover_429, case_setup_only, case_exec, case_exec_login,
          case_exec_pool]
-# Gemini CLI: the routing cases only (its set-up and exec are tested in the cli crate).
-GEMINI_CASES = (case_legacy_tool, case_balanced, case_failover_429)
+# Gemini CLI: the routing cases and exec (its `client setup` is tested in the cli crate).
+GEMINI_CASES = (case_legacy_tool, case_balanced, case_failover_429, case_exec)
 
 
 def check_canary(stack, logs):

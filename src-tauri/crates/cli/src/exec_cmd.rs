@@ -94,19 +94,17 @@ pub async fn run(engine: &Arc<Engine>, a: ExecArgs) -> Result<Output, EngineErro
     }
     let token = engine.relay_token(false).await?;
     let root = relay.root.clone();
-    let client = client_command(&a.command, &root, &protocol, &token)?;
+    let client = client_command(&a.command, &root, &protocol, &token);
     drop(token);
     let code = run_child(&client.program, client.cmd).await;
     relay.stop().await;
     code.map(Output::Exit)
 }
 
-/// A client process ready to start, with what must outlive it.
+/// A client process ready to start.
 pub(crate) struct ClientCommand {
     pub(crate) program: String,
     pub(crate) cmd: tokio::process::Command,
-    /// Gemini CLI's system-defaults file, removed when this is dropped (after the child ends).
-    _defaults: Option<tempfile::NamedTempFile>,
 }
 
 /// The command `argv` with its client environment pointed at the relay URL `root` (a
@@ -116,7 +114,7 @@ pub(crate) fn client_command(
     root: &str,
     protocol: &str,
     token: &switchyard_engine::Secret,
-) -> Result<ClientCommand, EngineError> {
+) -> ClientCommand {
     let mut argv = argv.to_vec();
     let program = argv.remove(0);
     let mut cmd = tokio::process::Command::new(&program);
@@ -135,34 +133,19 @@ pub(crate) fn client_command(
     }
     cmd.args(&argv);
     cmd.env(TOKEN_ENV, token.expose()).env("SWITCHYARD_RELAY_URL", root);
-    // Gemini CLI's system defaults select API-key auth (so it does not ask); the caller keeps
-    // the file as long as the child runs.
-    let mut gemini_defaults = None;
     if protocol == "anthropic" {
         cmd.env("ANTHROPIC_BASE_URL", root).env("ANTHROPIC_AUTH_TOKEN", token.expose()).env_remove("ANTHROPIC_API_KEY");
     } else if protocol == "gemini" {
-        let defaults = gemini_system_defaults()?;
+        // Gemini CLI's variables. Its auth choice stays the user's (`security.auth.selectedType`
+        // in its settings): system defaults are read only from root-owned files (docs/clients.md).
         cmd.env("GOOGLE_GEMINI_BASE_URL", root)
             .env("GEMINI_API_KEY", token.expose())
-            .env("GEMINI_CLI_SYSTEM_DEFAULTS_PATH", defaults.path())
             .env_remove("GOOGLE_API_KEY")
             .env_remove("GOOGLE_GENAI_USE_VERTEXAI");
-        gemini_defaults = Some(defaults);
     } else {
         cmd.env("OPENAI_BASE_URL", format!("{root}/v1")).env("OPENAI_API_KEY", token.expose());
     }
-    Ok(ClientCommand { program, cmd, _defaults: gemini_defaults })
-}
-
-/// Gemini CLI's system defaults for a child of `exec`: API-key auth selected (the key is the
-/// relay token in `GEMINI_API_KEY`), so it starts without asking how to sign in. The user's own
-/// settings still apply over these defaults. Holds no secret.
-fn gemini_system_defaults() -> Result<tempfile::NamedTempFile, EngineError> {
-    let io = |e: std::io::Error| EngineError::Internal(format!("gemini system defaults: {e}"));
-    let mut file = tempfile::Builder::new().prefix("switchyard-gemini-").suffix(".json").tempfile().map_err(io)?;
-    let settings = serde_json::json!({"security": {"auth": {"selectedType": "gemini-api-key"}}});
-    std::io::Write::write_all(&mut file, settings.to_string().as_bytes()).map_err(io)?;
-    Ok(file)
+    ClientCommand { program, cmd }
 }
 
 /// The relay of this data dir when one proves itself on the configured port, else an embedded

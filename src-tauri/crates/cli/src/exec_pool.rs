@@ -48,7 +48,7 @@ pub async fn run(engine: &Arc<Engine>, a: ExecArgs) -> Result<Output, EngineErro
         let started = engine.now_rfc3339();
         let root = format!("{}@{}", relay.root, launch.member);
         let token = engine.relay_token(false).await?;
-        let client = client_command(&a.command, &root, launch.protocol.as_str(), &token)?;
+        let client = client_command(&a.command, &root, launch.protocol.as_str(), &token);
         drop(token);
         note(&format!("switchyard exec: {pool} -> member {}", launch.member));
         let code = run_child(&client.program, client.cmd).await?;

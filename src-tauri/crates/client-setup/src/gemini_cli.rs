@@ -4,8 +4,8 @@
 //! `GEMINI_API_KEY` (the relay token, which Gemini CLI sends as `x-goog-api-key`). A provider key
 //! found in `GEMINI_API_KEY` or `GOOGLE_API_KEY` is reported, and removed when it is moved into
 //! the keychain (a `GOOGLE_API_KEY` left there would win over ours in Google's SDK). Gemini CLI
-//! still asks once, interactively, how to sign in unless its settings select API-key auth;
-//! `switchyard exec` passes system defaults that do.
+//! still asks once, interactively, how to sign in unless its settings select API-key auth
+//! (docs/clients.md: headless runs need that choice).
 
 use switchyard_engine::EngineError;
 

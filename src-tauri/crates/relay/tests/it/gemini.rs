@@ -442,3 +442,38 @@ async fn a_stream_that_breaks_after_output_ends_in_gemini_s_error_shape() -> Tes
     r.stop().await?;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thought_signatures_go_to_the_key_that_made_them_and_are_dropped_on_a_failover() -> TestResult {
+    let limited =
+        KeyScript::new([FLASH]).behaviour(Behaviour::Gemini(GeminiRefusal::QuotaPerMinute { retry_delay_secs: 30 }));
+    let keys = vec![key("a", "g-sig-a", limited), key("b", "g-sig-b", KeyScript::new([FLASH]))];
+    let (r, _clock) = relay_stepped("gemini", &[FLASH], keys, Some("priority")).await?;
+    let contents = vec![
+        user("list the files"),
+        json!({"role": "model", "parts": [
+            {"text": "thinking done", "thoughtSignature": "sig-from-a-1"},
+            {"functionCall": {"name": "ls", "args": {}}, "thoughtSignature": "sig-from-a-2"}]}),
+        json!({"role": "user", "parts": [{"functionResponse": {"name": "ls", "response": {"files": ["a.rs"]}}}]}),
+    ];
+    let resp = call(&r, FLASH, "generateContent", &body(contents)).await?;
+    assert_eq!(resp.status(), 200, "served after the failover");
+    assert_eq!(header(&resp, "x-switchyard-reason"), "failover:rate_limited");
+    let seen = r.mock.requests();
+    let by = |k: &str| {
+        seen.iter().find(|q| q.key.as_deref() == Some(k)).map(|q| String::from_utf8_lossy(&q.body).to_string())
+    };
+    let to_a = by("g-sig-a").ok_or("a was tried first")?;
+    assert!(
+        to_a.contains("sig-from-a-1") && to_a.contains("sig-from-a-2"),
+        "the first attempt sends the client's bytes"
+    );
+    let to_b = by("g-sig-b").ok_or("b served")?;
+    assert!(!to_b.contains("sig-from-a"), "no signature of another key reaches b: {to_b}");
+    assert!(
+        to_b.contains("skip_thought_signature_validator"),
+        "the signed function call keeps Gemini's documented placeholder: {to_b}"
+    );
+    r.stop().await?;
+    Ok(())
+}
