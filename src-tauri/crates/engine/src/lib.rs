@@ -101,5 +101,6 @@ pub use views::{
 };
 pub use views::{CacheView, CliBackendView, RelayUserView, TrafficView};
 pub use views::{
-    ConnectionDetail, ConnectionView, CredentialHealthView, HeaderView, LoginView, ModelMapping, ProfileView, Removal,
+    ConnectionDetail, ConnectionView, CredentialHealthView, DeviceCodeView, HeaderView, LoginView, ModelMapping,
+    ProfileView, Removal,
 };

@@ -482,3 +482,26 @@ async fn oauth_is_for_openai_connections_only_and_takes_no_secret() -> TestResul
     assert_eq!(secret.map(|_| ()).map_err(|e| e.code().as_str()), Err("invalid"), "an owned login takes no secret");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_front_end_without_a_terminal_signs_in_with_a_code_the_engine_holds() -> TestResult {
+    let w = world(&[]).await?;
+    let p = NewProfile { label: "desk".into(), weight: Some(1), priority: None };
+    w.engine.profile_add_kind("c", p, oauth(), None).await?;
+    let early = w.engine.oauth_device_check("c", "desk").await;
+    assert_eq!(early.map(|_| ()).map_err(|e| e.code().as_str()), Err("precondition"), "nothing started yet");
+    let code = w.engine.oauth_device_begin("c", "desk").await?;
+    assert_eq!((code.user_code.as_str(), code.interval_secs), ("ABCD-1234", 1), "the code and its interval to show");
+    let pending = w.engine.oauth_device_check("c", "desk").await;
+    assert_eq!(
+        pending.map(|_| ()).map_err(|e| e.code().as_str()),
+        Err("precondition"),
+        "not approved at the first poll"
+    );
+    let view = w.engine.oauth_device_check("c", "desk").await?;
+    assert_eq!(view.credential_health.state.as_str(), "ok", "approved at the second: signed in");
+    assert!(!format!("{code:?}{view:?}").contains(CANARY), "what the window gets holds no token");
+    let again = w.engine.oauth_device_check("c", "desk").await;
+    assert_eq!(again.map(|_| ()).map_err(|e| e.code().as_str()), Err("precondition"), "the code is used up");
+    Ok(())
+}
