@@ -41,6 +41,8 @@ macro_rules! specta_builder_for {
                 $crate::commands::profiles::profile_remove,
                 $crate::commands::profiles::profile_login_command,
                 $crate::commands::profiles::profile_check_login,
+                $crate::commands::profiles::profile_oauth_begin,
+                $crate::commands::profiles::profile_oauth_check,
                 $crate::commands::routing::verify::<$r>,
                 $crate::commands::routing::routing_status,
                 $crate::commands::routing::routing_activate,

@@ -9,7 +9,10 @@ on the bound key before output, with the client's own retries off (the relay fai
 task where `switchyard client setup` on a fresh HOME is the only set-up (then status, restore);
 a task run under `switchyard exec SLUG -- CLIENT` with no other set-up; a task run under
 `switchyard exec SLUG --profile acct -- CLIENT` on an external login (the client's own credential,
-a fake login in the profile's config directory, passed through the relay unchanged).
+a fake login in the profile's config directory, passed through the relay unchanged); Codex on an
+owned login (`profile login --kind oauth`: a device-code sign-in against the mock's authorization
+server, then every call renewed and sent to the ChatGPT backend with the login's bearer and
+account), and for Claude Code the refusal of an owned login (there is none for Claude).
 Every secret starts with a canary that must not appear in any output, log or data file; the
 fake logins carry another canary that must appear nowhere but in the logins' own files.
 Gemini CLI runs the first three cases (legacy, balanced, a 429 before output) on gemini
@@ -57,6 +60,16 @@ def key(slug, n):
 
 def reply(slug, n):
     return f"Reply from {slug} key {n}."
+
+
+# The owned login (`cx-oauth`): the mock's authorization server issues tokens starting with the
+# canary, each valid on its ChatGPT backend route. They live 200 s, inside the relay's 5-minute
+# renewal lead: every call renews the login first, so a task exercises refresh-token rotation.
+OAUTH = {"account_id": "acct-sy-oauth", "plan": "plus", "token_prefix": f"{CANARY}-oauth-", "expires_in_secs": 200}
+
+
+def oauth_reply():
+    return "Reply from the owned ChatGPT login."
 
 
 # slug -> (protocol, model, per-key mock scripts from key 1 on, weights (None: a legacy one-key
@@ -126,7 +139,8 @@ def script_file():
             keys[key(slug, n)] = {"models": [model], "reply": reply(slug, n), "tool": tool, **extra}
     for slug, login in LOGINS.items():
         keys[login] = {"models": [CONNECTIONS[slug][1]], "reply": login_reply(slug)}
-    return {"keys": keys}
+    oauth = dict(OAUTH, key={"models": [CX_MODEL], "reply": oauth_reply(), "tool": CX_TOOL})
+    return {"keys": keys, "oauth": oauth}
 
 
 def login_reply(slug):
@@ -315,6 +329,15 @@ class Stack:
         self.cli("pool", "add", "cc-pool", "--protocol", "anthropic", "--member", "cc-pool-a:2",
                  "--member", "cc-pool-b:1")
         self.cli("pool", "activate", "cc-pool", "balanced")
+        # The owned login: the issuer and the ChatGPT backend are the mock's; a device-code sign-in.
+        self.cli("settings", "oauth-issuer", mock_url)
+        self.cli("settings", "codex-backend-url", f"{mock_url}/backend-api/codex")
+        self.cli("connection", "add", "cx-oauth", "--protocol", "openai", "--base-url", f"{mock_url}/v1", "--model",
+                 CX_MODEL)
+        signed = json.loads(self.cli("--json", "profile", "login", "cx-oauth", "pro", "--kind", "oauth"))
+        assert signed["login"]["account_id"] == OAUTH["account_id"], f"signed in: {signed}"
+        self.oauth_profile = signed["id"]
+        self.cli("verify", "cx-oauth")
         self.token = self.cli("relay", "token").strip()
         self.relay, self.relay_url = start([self.sy, "relay", "serve", "--listen", "127.0.0.1:0"],
                                            os.path.join(self.work, "relay"), env=self.env)
@@ -732,6 +755,33 @@ def case_exec_login(stack, client):
     assert_clean(client, "login task", calls)
 
 
+def case_oauth(stack, client):
+    """Codex on an owned login: a tool-using task through a connection whose only profile is a
+    ChatGPT login Switchyard signed in by device code; every call is renewed first (the tokens live
+    inside the renewal lead) and goes to the ChatGPT backend with the login's bearer and account.
+    The login's tokens (canary) appear in no output, log or file. Claude Code: no owned login is
+    offered (Anthropic's subscription login is for its own client), so `--kind oauth` on an
+    Anthropic connection is refused."""
+    if client == "claude":
+        out = subprocess.run([stack.sy, "profile", "add", "cc-setup", "--label", "owned", "--kind", "oauth"],
+                             capture_output=True, text=True, env=stack.env, timeout=60)
+        assert out.returncode == 2 and "OpenAI connections only" in out.stderr, \
+            f"claude: no owned login for an Anthropic connection: rc={out.returncode} {out.stderr}"
+        return
+    slug = "cx-oauth"
+    run, text, tools, new = task(stack, client, slug, "Run the marker command, then say what the provider says.")
+    assert_done(client, "task on an owned login", run, text, tools, [oauth_reply()])
+    assert len(new) >= 2, f"{client}: the tool call and the follow-up are both in the ledger:{rows(new)}"
+    assert {a["profile"] for a in new} == {stack.oauth_profile}, f"{client}: every call on the login:{rows(new)}"
+    assert_clean(client, "owned-login task", new)
+    view = json.loads(stack.cli("--json", "profile", "list", slug))[0]
+    login = view["login"]
+    assert view["credential_health"]["state"] == "ok", f"{client}: the login is healthy: {view}"
+    assert login["last_refresh"] == "succeeded" and login["generation"] == 1, \
+        f"{client}: renewed (rotating its refresh token) without a new sign-in: {login}"
+    assert view["credential_revision"] == 2, f"{client}: a refresh is not a rotation: {view}"
+
+
 def case_exec_pool(stack, client):
     """`switchyard exec POOL -- claude ...` twice: each launch is pinned to one member of the 2:1
     pool (`/c/cc-pool@MEMBER`), chosen by SWRR per launch (a, then b), with no other set-up; the
@@ -766,8 +816,9 @@ def case_exec_pool(stack, client):
 
 case_exec_pool.clients = ("claude",)
 
-CASES = [case_legacy_tool, case_balanced, case_failover_429, case_setup_only, case_exec, case_exec_login,
+CASES = [case_legacy_tool, case_balanced, case_failover_429, case_setup_only, case_exec, case_exec_login, case_oauth,
          case_exec_pool]
+
 # Gemini CLI: the routing cases and exec (its `client setup` is tested in the cli crate).
 GEMINI_CASES = (case_legacy_tool, case_balanced, case_failover_429, case_exec)
 

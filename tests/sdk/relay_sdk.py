@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Drives the relay with the official `openai`, `anthropic` and `google-genai` Python SDKs,
 streaming and not, against the mock provider: a real `switchyard relay serve` process, a real data dir,
-the real keychain (run inside scripts/with-keychain).
+the real keychain (run inside scripts/with-keychain). The OpenAI SDK also runs on an owned
+ChatGPT login (`profile login --kind oauth`, signed in by device code against the mock's
+authorization server): the Responses API, whole and streamed, through the ChatGPT backend.
 
 usage: relay_sdk.py TARGET_DIR   (holds debug/switchyard and debug/mock-provider)
 """
@@ -10,6 +12,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import anthropic
 import openai
@@ -25,6 +28,9 @@ KEYS = {
     f"{CANARY}-ge-1": {"models": ["gemini-test"], "reply": "Gemini one"},
     f"{CANARY}-ge-2": {"models": ["gemini-test"], "reply": "Gemini two"},
 }
+# The owned login's tokens start with the canary too: they must appear in no output or log.
+OAUTH = {"key": {"models": ["gpt-test"], "reply": "Hello from the owned login"}, "account_id": "acct-sdk",
+         "token_prefix": f"{CANARY}-oauth-"}
 
 
 def start(cmd, env=None):
@@ -43,7 +49,7 @@ def main() -> int:
     work = tempfile.mkdtemp(prefix="switchyard-sdk-")
     script = os.path.join(work, "script.json")
     with open(script, "w") as f:
-        json.dump({"keys": KEYS}, f)
+        json.dump({"keys": KEYS, "oauth": OAUTH}, f)
     env = dict(os.environ, SWITCHYARD_DATA_DIR=os.path.join(work, "data"), SWITCHYARD_LOG="debug")
     mock, mock_url = start([mock_bin, "--script", script])
     relay = None
@@ -66,6 +72,11 @@ def main() -> int:
         for slug in ("oa", "an", "ge"):
             cli("verify", slug)
             cli("routing", "activate", slug, "balanced")
+        cli("settings", "oauth-issuer", mock_url)
+        cli("settings", "codex-backend-url", f"{mock_url}/backend-api/codex")
+        cli("connection", "add", "ox", "--protocol", "openai", "--base-url", f"{mock_url}/v1", "--model", "gpt-test")
+        signed = json.loads(cli("--json", "profile", "login", "ox", "owned", "--kind", "oauth"))
+        assert signed["login"]["account_id"] == "acct-sdk", f"signed in by device code: {signed}"
         token = cli("relay", "token").strip()
         relay, relay_url = start([sy, "relay", "serve", "--listen", "127.0.0.1:0"], env=env)
 
@@ -126,6 +137,19 @@ def main() -> int:
             assert e.code == 401, e
         ge_attempts = json.loads(cli("--json", "attempts", "ge", "--limit", "100"))
         assert any(a["model"] == "gemini-test" for a in ge_attempts), "the ledger has the model from the path"
+
+        ox = openai.OpenAI(base_url=f"{relay_url}/c/ox/v1", api_key=token, max_retries=0)
+        resp = ox.responses.create(model="gpt-test", input="hi")
+        assert resp.output_text.startswith("Hello from the owned login"), f"the owned login answered: {resp}"
+        with ox.responses.stream(model="gpt-test", input="stream") as stream:
+            streamed = "".join(e.delta for e in stream if e.type == "response.output_text.delta")
+        assert streamed.startswith("Hello from the owned login"), f"streamed responses text: {streamed!r}"
+        for _ in range(30):  # the relay writes its ledger in batches after a stream ends
+            owned = json.loads(cli("--json", "attempts", "ox", "--limit", "10"))
+            if len(owned) >= 2:
+                break
+            time.sleep(0.1)
+        assert len(owned) == 2 and all(a["status"] == 200 for a in owned), f"both calls on the login: {owned}"
 
         attempts = json.loads(cli("--json", "attempts", "oa", "--limit", "100"))
         assert len(attempts) >= 5, f"every OpenAI attempt is in the ledger: {len(attempts)}"

@@ -40,6 +40,13 @@ export const commands = {
 	 *  reconciled), or `precondition` while the official CLI is still not signed in.
 	 */
 	profileCheckLogin: (slug: string, profile: string) => typedError<ProfileView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("profile_check_login", { slug, profile })),
+	/**  An owned login's sign-in: a device code to show (the engine holds the code itself). */
+	profileOauthBegin: (slug: string, profile: string) => typedError<DeviceCodeView, IpcError_Serialize>(__TAURI_INVOKE("profile_oauth_begin", { slug, profile })),
+	/**
+	 *  Whether the owned login's device code was approved: the signed-in profile, or
+	 *  `precondition` while it is not yet.
+	 */
+	profileOauthCheck: (slug: string, profile: string) => typedError<ProfileView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("profile_oauth_check", { slug, profile })),
 	/**
 	 *  Verifies every profile of `slug`, or only `profile`; `deep` sends one 1-token request
 	 *  per enabled model. Emits `VerifyProgress` as each profile starts and finishes.
@@ -454,6 +461,19 @@ export type CredentialHealthView_Serialize = {
 export type CredentialPresence = "present" | "missing" | 
 /**  The keychain could not be asked. */
 "unknown";
+
+/**
+ *  A device code to show while an owned login signs in (the desktop; the CLI prints the same).
+ *  The code's own id stays in the engine.
+ */
+export type DeviceCodeView = {
+	/**  Where the user signs in and enters the code. */
+	verification_url: string,
+	/**  The one-time code to enter there. */
+	user_code: string,
+	/**  How often to check whether it was approved (seconds). */
+	interval_secs: number,
+};
 
 /**  A small, stable classification of every error a front end can show. */
 export type ErrorCode = 

@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use switchyard_engine::{Engine, NewCredential, NewProfile, OrderEntry, ProfileEdit, ProfileView, Removal};
+use switchyard_engine::{
+    DeviceCodeView, Engine, NewCredential, NewProfile, OrderEntry, ProfileEdit, ProfileView, Removal,
+};
 use tauri::State;
 
 use crate::ipc::IpcError;
@@ -84,6 +86,29 @@ pub async fn profile_check_login(
     profile: String,
 ) -> Result<ProfileView, IpcError> {
     Ok(engine.profile_login_finished(&slug, &profile).await?)
+}
+
+/// An owned login's sign-in: a device code to show (the engine holds the code itself).
+#[tauri::command]
+#[specta::specta]
+pub async fn profile_oauth_begin(
+    engine: State<'_, Arc<Engine>>,
+    slug: String,
+    profile: String,
+) -> Result<DeviceCodeView, IpcError> {
+    Ok(engine.oauth_device_begin(&slug, &profile).await?)
+}
+
+/// Whether the owned login's device code was approved: the signed-in profile, or
+/// `precondition` while it is not yet.
+#[tauri::command]
+#[specta::specta]
+pub async fn profile_oauth_check(
+    engine: State<'_, Arc<Engine>>,
+    slug: String,
+    profile: String,
+) -> Result<ProfileView, IpcError> {
+    Ok(engine.oauth_device_check(&slug, &profile).await?)
 }
 
 #[tauri::command]

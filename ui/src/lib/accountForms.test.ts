@@ -5,6 +5,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { profile } from '../test/fixtures';
 import CredentialCell from './CredentialCell.svelte';
 import ProfileForm from './ProfileForm.svelte';
+import OauthSignIn from './OauthSignIn.svelte';
 import SignInDialog from './SignInDialog.svelte';
 import TokenForm from './TokenForm.svelte';
 
@@ -112,5 +113,55 @@ describe('SignInDialog', () => {
     await waitFor(() => expect(screen.getByTestId('signed-in').textContent).toContain('max-2 can serve requests again'));
     expect(screen.queryByTestId('error'), 'the refusal is gone once signed in').toBeNull();
     expect(oncheck).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe('OauthSignIn', () => {
+  it('shows the address and the code, checks at the interval until approved, and never shows a token', async () => {
+    vi.useFakeTimers();
+    try {
+      const owned = profile({ id: 'p_9', label: 'plus-1', kind: 'oauth', credential: 'missing' });
+      const begin = vi.fn(async () => ({
+        ok: true as const,
+        data: { verification_url: 'https://auth.example/codex/device', user_code: 'WXYZ-9876', interval_secs: 2 },
+      }));
+      const pending = { code: 'precondition' as const, title: 'Not yet', message: 'not signed in yet', gates: null };
+      const signed = profile({
+        ...owned,
+        credential: 'present',
+        login: { account_id: 'acct-42', plan: 'plus', generation: 1, refreshed_at: null, last_refresh: 'succeeded', blocked_until: null },
+      });
+      const check = vi
+        .fn()
+        .mockResolvedValueOnce({ ok: false, failure: pending })
+        .mockResolvedValueOnce({ ok: true, data: signed });
+      render(OauthSignIn, { profile: owned, begin, check, onclose: () => {} });
+      await vi.waitFor(() => expect(screen.getByTestId('oauth-code').textContent).toBe('WXYZ-9876'));
+      expect(screen.getByTestId('oauth-url').textContent).toBe('https://auth.example/codex/device');
+      expect(check, 'nothing is checked before the interval').not.toHaveBeenCalled();
+      await vi.advanceTimersByTimeAsync(2000);
+      expect(check, 'checked once at the interval; not approved yet').toHaveBeenCalledTimes(1);
+      expect(screen.queryByTestId('oauth-signed-in')).toBeNull();
+      await vi.advanceTimersByTimeAsync(2000);
+      expect(check, 'checked again').toHaveBeenCalledTimes(2);
+      await vi.waitFor(() => expect(screen.getByTestId('oauth-signed-in').textContent).toContain('acct-42'));
+      await vi.advanceTimersByTimeAsync(10000);
+      expect(check, 'no more checks once signed in').toHaveBeenCalledTimes(2);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('is offered as a kind on OpenAI connections only, with no secret field', async () => {
+    const onsubmit = vi.fn(async () => null);
+    const { unmount } = render(ProfileForm, { protocol: 'anthropic', onsubmit, oncancel: () => {} });
+    expect(screen.queryByLabelText(/ChatGPT login/), 'no owned login for Claude').toBeNull();
+    unmount();
+    render(ProfileForm, { protocol: 'openai', onsubmit, oncancel: () => {} });
+    await fireEvent.click(screen.getByLabelText(/ChatGPT login/));
+    expect(screen.queryByLabelText(/API key|^Token/), 'nothing to paste').toBeNull();
+    await fireEvent.input(screen.getByLabelText(/^Label/), { target: { value: 'plus-1' } });
+    await fireEvent.submit(screen.getByTestId('profile-form'));
+    expect(onsubmit).toHaveBeenCalledWith({ label: 'plus-1', weight: 1, priority: null }, null, { kind: 'oauth', client: null, expires_at: null });
   });
 });

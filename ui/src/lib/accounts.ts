@@ -3,8 +3,8 @@
 // health; this only names it.
 import type { CredentialHealthState, OfficialClient, ProfileKind, ProfileView } from './types';
 
-/** The kinds the window can create; `oauth` is not creatable yet. */
-export type CreatableKind = 'api_key' | 'token' | 'external';
+/** The kinds the window can create (`oauth`: OpenAI connections only). */
+export type CreatableKind = 'api_key' | 'token' | 'external' | 'oauth';
 
 const CLIENTS: Record<OfficialClient, string> = { 'claude-code': 'Claude Code', codex: 'Codex' };
 
@@ -18,7 +18,7 @@ export function clientForProtocol(protocol: string | null | undefined): Official
   return protocol === 'openai' ? 'codex' : 'claude-code';
 }
 
-const KINDS: Record<ProfileKind, string> = { api_key: 'API key', token: 'token', external: 'sign-in', oauth: 'OAuth' };
+const KINDS: Record<ProfileKind, string> = { api_key: 'API key', token: 'token', external: 'sign-in', oauth: 'ChatGPT login' };
 
 /** The kind badge: `API key`, `token · Claude Code`, `sign-in · Codex`. */
 export function kindText(p: Pick<ProfileView, 'kind' | 'client'>): string {
@@ -36,7 +36,7 @@ export function kindHint(kind: ProfileKind): string {
     case 'external':
       return "the official CLI's own login in this profile's config directory; Switchyard never reads it";
     default:
-      return 'a login Switchyard renews itself';
+      return 'a ChatGPT login Switchyard signed in and renews itself, kept in the OS keychain; serves any client of this connection';
   }
 }
 

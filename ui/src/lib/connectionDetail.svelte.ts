@@ -11,6 +11,7 @@ import type {
   ConnectionDetail,
   ConnectionEditInput,
   CredentialInput,
+  DeviceCodeView,
   GateView,
   ProfileEditInput,
   ProfileInput,
@@ -179,6 +180,16 @@ export class ConnectionStore {
   /** "Check again": re-reads an external profile's login (a `precondition` failure while still not signed in). */
   checkLogin(id: string): Promise<Outcome<ProfileView>> {
     return this.act(() => unwrap(this.backend.profileCheckLogin(this.slug, id)), { retry: false, quiet: true });
+  }
+
+  /** An owned login's sign-in: the device code to show. */
+  oauthBegin(id: string): Promise<Outcome<DeviceCodeView>> {
+    return attempt(() => unwrap(this.backend.profileOauthBegin(this.slug, id)));
+  }
+
+  /** Whether the device code was approved (a `precondition` failure while it is not yet). */
+  oauthCheck(id: string): Promise<Outcome<ProfileView>> {
+    return this.act(() => unwrap(this.backend.profileOauthCheck(this.slug, id)), { retry: false, quiet: true });
   }
 
   removeProfile(id: string): Promise<Outcome<Removal>> {

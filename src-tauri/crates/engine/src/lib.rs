@@ -103,6 +103,7 @@ pub use views::{
 };
 pub use views::{CacheView, CliBackendView, RelayUserView, TrafficView};
 pub use views::{
-    ConnectionDetail, ConnectionView, CredentialHealthView, HeaderView, LoginView, ModelMapping, ProfileView, Removal,
+    ConnectionDetail, ConnectionView, CredentialHealthView, DeviceCodeView, HeaderView, LoginView, ModelMapping,
+    ProfileView, Removal,
 };
 pub use views::{PoolGateView, PoolMemberView, PoolShareView, PoolStatus, PoolView};

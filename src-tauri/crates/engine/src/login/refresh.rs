@@ -39,12 +39,26 @@ pub(crate) struct Logins {
     synced: Mutex<HashMap<String, i64>>,
     /// profile id → the login generation whose refresh the provider refused in this process.
     rejected: Mutex<HashMap<String, i64>>,
+    /// profile id → the device code a front end without a terminal is signing it in with.
+    pending: Mutex<HashMap<String, crate::login::DeviceCode>>,
 }
 
 impl Logins {
     fn lock_for(&self, profile_id: &str) -> Arc<tokio::sync::Mutex<()>> {
         let mut map = self.locks.lock().unwrap_or_else(PoisonError::into_inner);
         map.entry(profile_id.to_string()).or_default().clone()
+    }
+
+    pub(crate) fn hold_code(&self, profile_id: &str, code: crate::login::DeviceCode) {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner).insert(profile_id.to_string(), code);
+    }
+
+    pub(crate) fn held_code(&self, profile_id: &str) -> Option<crate::login::DeviceCode> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner).get(profile_id).cloned()
+    }
+
+    pub(crate) fn drop_code(&self, profile_id: &str) {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner).remove(profile_id);
     }
 
     fn rejected(&self, profile_id: &str) -> Option<i64> {

@@ -16,7 +16,7 @@ use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::login::token_endpoint::{DeviceCode, Issued, Poll};
 use crate::login::tokens::LoginTokens;
-use crate::views::ProfileView;
+use crate::views::{DeviceCodeView, ProfileView};
 
 impl Engine {
     /// Whether `profile login` on `slug`'s `profile` signs an owned login in: `--kind oauth`
@@ -75,6 +75,44 @@ impl Engine {
             Poll::Approved(issued) => {
                 let row = self.oauth_row(slug, profile).await?;
                 self.write_sign_in(slug, &row, issued).await.map(Some)
+            }
+        }
+    }
+
+    /// The desktop's sign-in (no terminal): a device code for `slug`'s `oauth` profile, held by
+    /// the engine (the front end shows its URL and code and calls
+    /// [`Engine::oauth_device_check`] at its interval).
+    pub async fn oauth_device_begin(&self, slug: &str, profile: &str) -> Result<DeviceCodeView, EngineError> {
+        let row = self.oauth_row(slug, profile).await?;
+        let code = self.oauth_sign_in_start(slug, profile).await?;
+        let view = DeviceCodeView {
+            verification_url: code.verification_url.clone(),
+            user_code: code.user_code.clone(),
+            interval_secs: i32::try_from(code.interval.as_secs()).unwrap_or(5),
+        };
+        self.logins.hold_code(&row.id, code);
+        Ok(view)
+    }
+
+    /// Checks the held device code once: the signed-in profile, or `precondition` while it is not
+    /// approved yet (or no sign-in was started).
+    pub async fn oauth_device_check(&self, slug: &str, profile: &str) -> Result<ProfileView, EngineError> {
+        let row = self.oauth_row(slug, profile).await?;
+        let Some(code) = self.logins.held_code(&row.id) else {
+            return Err(EngineError::Precondition(format!("no sign-in of '{}' is under way; start one", row.label)));
+        };
+        match self.oauth_sign_in_poll(slug, profile, &code).await {
+            Ok(Some(view)) => {
+                self.logins.drop_code(&row.id);
+                Ok(view)
+            }
+            Ok(None) => Err(EngineError::Precondition(format!(
+                "'{}' is not signed in yet: enter the code at {}",
+                row.label, code.verification_url
+            ))),
+            Err(e) => {
+                self.logins.drop_code(&row.id);
+                Err(e)
             }
         }
     }

@@ -63,6 +63,18 @@ pub struct ProfileView {
     pub login: Option<LoginView>,
 }
 
+/// A device code to show while an owned login signs in (the desktop; the CLI prints the same).
+/// The code's own id stays in the engine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct DeviceCodeView {
+    /// Where the user signs in and enters the code.
+    pub verification_url: String,
+    /// The one-time code to enter there.
+    pub user_code: String,
+    /// How often to check whether it was approved (seconds).
+    pub interval_secs: i32,
+}
+
 /// An owned login as front ends show it (docs/design.md, section 20).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct LoginView {

@@ -482,3 +482,66 @@ async fn oauth_is_for_openai_connections_only_and_takes_no_secret() -> TestResul
     assert_eq!(secret.map(|_| ()).map_err(|e| e.code().as_str()), Err("invalid"), "an owned login takes no secret");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_front_end_without_a_terminal_signs_in_with_a_code_the_engine_holds() -> TestResult {
+    let w = world(&[]).await?;
+    let p = NewProfile { label: "desk".into(), weight: Some(1), priority: None };
+    w.engine.profile_add_kind("c", p, oauth(), None).await?;
+    let early = w.engine.oauth_device_check("c", "desk").await;
+    assert_eq!(early.map(|_| ()).map_err(|e| e.code().as_str()), Err("precondition"), "nothing started yet");
+    let code = w.engine.oauth_device_begin("c", "desk").await?;
+    assert_eq!((code.user_code.as_str(), code.interval_secs), ("ABCD-1234", 1), "the code and its interval to show");
+    let pending = w.engine.oauth_device_check("c", "desk").await;
+    assert_eq!(
+        pending.map(|_| ()).map_err(|e| e.code().as_str()),
+        Err("precondition"),
+        "not approved at the first poll"
+    );
+    let view = w.engine.oauth_device_check("c", "desk").await?;
+    assert_eq!(view.credential_health.state.as_str(), "ok", "approved at the second: signed in");
+    assert!(!format!("{code:?}{view:?}").contains(CANARY), "what the window gets holds no token");
+    let again = w.engine.oauth_device_check("c", "desk").await;
+    assert_eq!(again.map(|_| ()).map_err(|e| e.code().as_str()), Err("precondition"), "the code is used up");
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_export_carries_the_profile_without_its_login_and_it_arrives_missing() -> TestResult {
+    let w = world(&["pro"]).await?;
+    let export = w.engine.export(None).await?;
+    assert!(!export.contains(CANARY), "no token in the export");
+    let other = tempfile::tempdir()?;
+    let target = Engine::open_with(other.path(), Arc::new(MemoryVault::new()), w.clock.clone()).await?;
+    target.import(&export, false, switchyard_engine::Conflict::Rename).await?;
+    let arrived = target.profile_show("c", "pro").await?;
+    assert_eq!(arrived.kind.as_str(), "oauth", "the kind travels");
+    assert_eq!(arrived.credential_health.state.as_str(), "missing", "the login does not: sign in again");
+    assert_eq!(arrived.login.map(|l| (l.account_id, l.generation)), Some((None, 0)), "no account, never signed in");
+    Ok(())
+}
+
+#[tokio::test]
+async fn lock_files_go_with_their_profile_and_stale_ones_are_swept_at_start() -> TestResult {
+    let w = world(&["pro", "spare"]).await?;
+    w.engine.routing_activate("c", "priority", "test").await?;
+    let backend = Backend::default();
+    backend.revoke(w.mock.oauth_access_tokens());
+    assert!(delivered(&w.route(&backend).await?), "a renewal creates the lock file");
+    let logins = w.dir.path().join(switchyard_engine::LOGINS_DIR);
+    let pro = w.login("pro").await?.id;
+    assert!(logins.join(format!("{pro}.lock")).is_file(), "pro's lock file exists after its refresh");
+    std::fs::write(logins.join("p_gone.lock"), "")?;
+    let reopened = Engine::open_with(w.dir.path(), w.vault.clone(), w.clock.clone()).await?;
+    assert!(!logins.join("p_gone.lock").exists(), "a removed profile's lock file is swept at start");
+    assert!(logins.join(format!("{pro}.lock")).is_file(), "a live profile's stays");
+    drop(reopened);
+    // pro is the primary (added first): promote the spare, then remove pro.
+    w.engine
+        .profile_edit("c", "spare", switchyard_engine::ProfileEdit { make_primary: true, ..Default::default() })
+        .await?;
+    let pro_removed = w.engine.profile_remove("c", "pro").await?;
+    assert_eq!(pro_removed.profiles_removed, 1, "pro removed");
+    assert!(!logins.join(format!("{pro}.lock")).exists(), "its lock file went with it");
+    Ok(())
+}
