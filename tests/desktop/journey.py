@@ -150,7 +150,11 @@ def run(w: Window, relay: str, mock_url: str, shots: str | None, data_dir: str) 
     shot("routing")
     log("verified, gates pass, balanced active")
 
+    # The Pools screen (issue 29) opens in the real window and lists no pool yet.
     w.click("nav button:nth-child(2)")
+    wait_for(lambda: w.find("[data-testid=pools-panel]"), 10, "the Pools screen")
+    assert not w.find("[data-testid=pool-row]"), "no pool was made in this journey"
+    w.click("nav button:nth-child(3)")
     wait_for(lambda: w.attr("[data-testid=relay-status]", "data-state") == "listening", 10, "the relay listening")
     assert w.text("[data-testid=relay-url]") == relay, "the Relay screen shows the relay's URL"
     assert w.text("[data-testid=client-base-url]") == f"{relay}/c/journey/v1", "client base URL per protocol"
