@@ -135,8 +135,13 @@ def main() -> int:
             raise AssertionError("a wrong relay token must be refused")
         except genai_errors.ClientError as e:
             assert e.code == 401, e
-        ge_attempts = json.loads(cli("--json", "attempts", "ge", "--limit", "100"))
-        assert any(a["model"] == "gemini-test" for a in ge_attempts), "the ledger has the model from the path"
+        for _ in range(50):  # the relay writes its ledger in batches
+            ge_attempts = json.loads(cli("--json", "attempts", "ge", "--limit", "100"))
+            if any(a["model"] == "gemini-test" for a in ge_attempts):
+                break
+            time.sleep(0.1)
+        assert any(a["model"] == "gemini-test" for a in ge_attempts), \
+            f"the ledger has the model from the path: {[a.get('model') for a in ge_attempts]}"
 
         ox = openai.OpenAI(base_url=f"{relay_url}/c/ox/v1", api_key=token, max_retries=0)
         resp = ox.responses.create(model="gpt-test", input="hi")
