@@ -94,8 +94,11 @@ pub(crate) enum Renewal {
     Renewed(LoginTokens),
     /// Another task or process had renewed them: these are its tokens.
     Adopted(LoginTokens),
-    /// Not renewed now (blocked, transient trouble, or not due); the current tokens.
+    /// Not renewed: not due (a proactive refresh another writer made unnecessary); the current tokens.
     Kept(LoginTokens),
+    /// Not renewed now: a 429's or a transient failure's block, until `until_ms` (`None`:
+    /// unknown); the current tokens.
+    Blocked { tokens: LoginTokens, until_ms: Option<i64> },
     /// The refresh token was refused: the login is `expired` until the user signs in again.
     Rejected,
     /// The profile has no login item (signed out, or removed).
@@ -128,6 +131,7 @@ impl Engine {
         let tokens = if refresh_due(Some(tokens.expires_at_ms), now, jitter) {
             match self.refresh_login(&row.id, &tokens.refresh_mark(), Trigger::Due).await? {
                 Renewal::Renewed(t) | Renewal::Adopted(t) | Renewal::Kept(t) => t,
+                Renewal::Blocked { tokens: t, .. } => t,
                 Renewal::Rejected | Renewal::Missing => return Ok(None),
             }
         } else {
@@ -186,7 +190,7 @@ impl Engine {
             return Ok(Renewal::Rejected);
         }
         if same_login && !refresh_allowed(row.login_blocked_until, last, now) {
-            return Ok(Renewal::Kept(tokens));
+            return Ok(Renewal::Blocked { tokens, until_ms: row.login_blocked_until });
         }
         let endpoints = self.login_endpoints().await?;
         file_lock.note_started(seen, now);
@@ -229,7 +233,7 @@ impl Engine {
                         self.logins.note_rejected(&row.id, tokens.generation);
                         Renewal::Rejected
                     }
-                    _ => Renewal::Kept(tokens),
+                    _ => Renewal::Blocked { tokens, until_ms: verdict.blocked_until() },
                 }
             }
         };

@@ -47,23 +47,25 @@ impl Router {
 
     /// After `attempt` on an owned login was refused with 401: renew the login once (per
     /// request and profile) and return the same profile's next attempt with the new token.
-    /// `None`: no renewal helps (already renewed in this request, refused, not possible now).
-    pub(crate) async fn renewed_attempt(&self, run: &mut TurnRun, attempt: &mut Attempt) -> Option<Attempt> {
-        let login = attempt.login.as_ref()?;
+    pub(crate) async fn renewed_attempt(&self, run: &mut TurnRun, attempt: &mut Attempt) -> AfterRefusal {
+        let Some(login) = attempt.login.as_ref() else { return AfterRefusal::Settle };
         if run.renewed.contains(&attempt.profile_id) {
-            return None;
+            return AfterRefusal::Settle;
         }
         run.renewed.push(attempt.profile_id.clone());
         let renewal = match self.engine.refresh_login(&attempt.profile_id, &login.mark, Trigger::Refused).await {
             Ok(r) => r,
             Err(e) => {
                 tracing::warn!(code = e.code().as_str(), "login renewal after a 401 failed");
-                return None;
+                return AfterRefusal::Settle;
             }
         };
         let tokens = match renewal {
             Renewal::Renewed(t) | Renewal::Adopted(t) => t,
-            Renewal::Kept(_) | Renewal::Rejected | Renewal::Missing => return None,
+            // The token endpoint asked for a wait (or is in trouble): the login cools until then
+            // instead of taking the until-re-verified circuit of a refused key.
+            Renewal::Blocked { until_ms, .. } => return AfterRefusal::CoolUntil(until_ms),
+            Renewal::Kept(_) | Renewal::Rejected | Renewal::Missing => return AfterRefusal::Settle,
         };
         run.attempts += 1;
         let login = AttemptLogin {
@@ -72,7 +74,7 @@ impl Router {
             base_url: login.base_url.clone(),
         };
         tracing::info!(profile = %attempt.profile_id, "login renewed after a 401; the same profile tries once more");
-        Some(Attempt {
+        AfterRefusal::Retry(Attempt {
             profile_id: attempt.profile_id.clone(),
             number: run.attempts,
             reason: attempt.reason,
@@ -84,6 +86,18 @@ impl Router {
             lease: attempt.lease.take(),
         })
     }
+}
+
+/// What follows an owned login's 401.
+#[derive(Debug)]
+pub(crate) enum AfterRefusal {
+    /// Renewed (or adopted): the same profile's next attempt.
+    Retry(Attempt),
+    /// The login cannot be renewed before `until` (`None`: unknown): settle the 401 as a
+    /// credential cooldown until then.
+    CoolUntil(Option<i64>),
+    /// Settle the 401 as it is (refused refresh, already renewed in this request, no login).
+    Settle,
 }
 
 /// Whether a failure of an attempt on an owned login is the provider refusing its access token.

@@ -9,10 +9,10 @@
 
 use std::sync::Arc;
 
-use switchyard_core::routing::{Failure, Plan};
+use switchyard_core::routing::{Failure, FailureKind, Plan, Scope};
 
 use crate::error::EngineError;
-use crate::router::login::refused_token;
+use crate::router::login::{refused_token, AfterRefusal};
 use crate::router::request::RouteRequest;
 use crate::router::select::Attempt;
 use crate::router::transport::{AttemptFacts, Outcome, Target, Transport};
@@ -153,13 +153,20 @@ impl Router {
                 }
             };
             recording.finish();
+            let mut failure = failure;
             if refused_token(failure.kind, &attempt) {
-                if let Some(next) = self.renewed_attempt(&mut run, &mut attempt).await {
-                    if let Some(k) = kept_now {
-                        kept = Some((k, route.clone()));
+                match self.renewed_attempt(&mut run, &mut attempt).await {
+                    AfterRefusal::Retry(next) => {
+                        if let Some(k) = kept_now {
+                            kept = Some((k, route.clone()));
+                        }
+                        renewed = Some(next);
+                        continue;
                     }
-                    renewed = Some(next);
-                    continue;
+                    AfterRefusal::CoolUntil(until) => {
+                        failure = Failure::new(FailureKind::RateLimited, Scope::Credential).with_retry_at(until);
+                    }
+                    AfterRefusal::Settle => {}
                 }
             }
             let plan = self.attempt_failed(&mut run, &mut attempt, failure).await;

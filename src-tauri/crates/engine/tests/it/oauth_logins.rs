@@ -545,3 +545,31 @@ async fn lock_files_go_with_their_profile_and_stale_ones_are_swept_at_start() ->
     assert!(!logins.join(format!("{pro}.lock")).exists(), "its lock file went with it");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_401_while_the_token_endpoint_asks_to_wait_cools_the_login_until_then_not_until_reverified() -> TestResult {
+    let w = world(&["pro", "spare"]).await?;
+    w.engine.routing_activate("c", "priority", "test").await?;
+    let pro = w.login("pro").await?.id;
+    let backend = Backend::default();
+    backend.revoke(w.mock.oauth_access_tokens().into_iter().take(1));
+    w.mock.oauth_fail_next_refresh(RefreshFault::RateLimited { retry_after_secs: 20 });
+    assert!(delivered(&w.route(&backend).await?), "the turn fails over to the spare");
+    let status = w.engine.routing_status("c").await?;
+    let health = status.profiles.iter().find(|p| p.id == pro).map(|p| p.health.clone()).unwrap_or_default();
+    let until = health.first().and_then(|h| h.until.clone());
+    assert!(until.is_some(), "pro cools until a known time (the Retry-After), not until re-verified: {health:?}");
+    assert_eq!(
+        w.login("pro").await?.credential_health.state.as_str(),
+        "ok",
+        "a blocked renewal is not an expired login"
+    );
+    w.later(21_000);
+    // A new turn (the first one stays bound to the spare it failed over to); pro's old token is
+    // still refused, and now its renewal may be tried.
+    assert!(delivered(&w.route_turn(&backend, "t2").await?), "served");
+    let sent = backend.sent();
+    assert_eq!(sent.last().map(|s| s.profile.clone()), Some(pro.clone()), "pro serves again once the block ended");
+    assert_eq!(w.mock.oauth_refresh_calls(), 2, "the blocked renewal, then the one that worked");
+    Ok(())
+}
