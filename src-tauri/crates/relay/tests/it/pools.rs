@@ -398,6 +398,18 @@ async fn a_gemini_pool_spreads_by_weight_and_names_each_member_s_model_in_the_pa
         rows.iter().any(|r| r.member.as_deref() == Some(&format!("gf={FLASH}")) && r.model.as_deref() == Some(FLASH)),
         "the ledger names the member and the model sent: {rows:?}"
     );
+    // `pool add` takes Gemini members of one protocol only.
+    let oa = NewConnection {
+        slug: "oa".into(),
+        protocol: "openai".into(),
+        base_url: format!("{}/v1", t.mocks[0].base_url()),
+        models: vec!["m1".into()],
+        ..Default::default()
+    };
+    t.engine.connection_add(oa, Some(Secret::new("sk-oa"))).await?;
+    let mixed = t.engine.pool_add("mixed", "gemini", &["gf".to_string(), "oa".into()]).await;
+    let Err(refused) = mixed else { return Err("a Gemini pool with an OpenAI member must be refused".into()) };
+    assert!(refused.to_string().contains("'oa' speaks openai"), "the refusal names the member: {refused}");
     Ok(())
 }
 
