@@ -16,7 +16,8 @@ account), and for Claude Code the refusal of an owned login (there is none for C
 Every secret starts with a canary that must not appear in any output, log or data file; the
 fake logins carry another canary that must appear nowhere but in the logins' own files.
 Gemini CLI runs the first three cases (legacy, balanced, a 429 before output) on gemini
-connections (the mock's Gemini endpoints call its `run_shell_command` tool) and the exec case.
+connections (the mock's Gemini endpoints call its `run_shell_command` tool), the exec case, and
+two tasks on a pool of two Gemini connections (one member mapping the model into the path).
 
 usage: drive.py TARGET_DIR   (holds debug/switchyard and debug/mock-provider)
 """
@@ -116,6 +117,10 @@ CONNECTIONS = {
         CX_TOOL,
     ),
     "ge-setup": ("gemini", GE_MODEL, [{}], None, None),
+    # Two one-key connections pooled as `ge-pool` in Stack.up: `ge-pool-a=GE_POOL_MODEL:2` (the
+    # client's model mapped into the path: its mock key serves only that model) and `ge-pool-b:1`.
+    "ge-pool-a": ("gemini", "gemini-2.5-pro", [{}], None, None),
+    "ge-pool-b": ("gemini", GE_MODEL, [{}], None, None),
     "ge-legacy": ("gemini", GE_MODEL, [{"wire": {"chunking": "events", "crlf": True, "gzip": True}}], None, GE_TOOL),
     "ge-balanced": ("gemini", GE_MODEL, [{"wire": {"chunking": "whole"}}] * 3, [1, 1, 1], GE_TOOL),
     "ge-failover": (
@@ -338,6 +343,11 @@ class Stack:
         assert signed["login"]["account_id"] == OAUTH["account_id"], f"signed in: {signed}"
         self.oauth_profile = signed["id"]
         self.cli("verify", "cx-oauth")
+        for slug in ("ge-pool-a", "ge-pool-b"):
+            self.cli("verify", slug)
+        self.cli("pool", "add", "ge-pool", "--protocol", "gemini", "--member", "ge-pool-a=gemini-2.5-pro:2",
+                 "--member", "ge-pool-b:1")
+        self.cli("pool", "activate", "ge-pool", "balanced")
         self.token = self.cli("relay", "token").strip()
         self.relay, self.relay_url = start([self.sy, "relay", "serve", "--listen", "127.0.0.1:0"],
                                            os.path.join(self.work, "relay"), env=self.env)
@@ -816,11 +826,33 @@ def case_exec_pool(stack, client):
 
 case_exec_pool.clients = ("claude",)
 
-CASES = [case_legacy_tool, case_balanced, case_failover_429, case_setup_only, case_exec, case_exec_login, case_oauth,
-         case_exec_pool]
 
-# Gemini CLI: the routing cases and exec (its `client setup` is tested in the cli crate).
-GEMINI_CASES = (case_legacy_tool, case_balanced, case_failover_429, case_exec)
+def case_pool(stack, client):
+    """Gemini CLI pointed at the pool `ge-pool` (2:1) twice: the first task goes to `ge-pool-a`,
+    whose member maps the client's `gemini-2.5-flash` to `gemini-2.5-pro` in the path (its mock
+    key knows only pro, so an unmapped path would be a 404), the second to `ge-pool-b` with the
+    client's own model; the ledger names pool, member and the model sent."""
+    served = []
+    for n in (1, 2):
+        _, text, _, new = task(stack, client, "ge-pool", f"Say what the provider says ({n}).")
+        members = {a.get("member") for a in new}
+        assert len(members) == 1 and all(a.get("pool") == "ge-pool" for a in new), \
+            f"task {n}: its calls went to one member of the pool:{rows(new)} {members}"
+        member = members.pop()
+        slug, model = ("ge-pool-a", "gemini-2.5-pro") if member == "ge-pool-a=gemini-2.5-pro" else ("ge-pool-b", GE_MODEL)
+        assert reply(slug, 1) in text, f"task {n}: {member}'s own key answered: {text!r}"
+        assert {a.get("model") for a in new} == {model}, f"task {n}: {member} was sent {model}:{rows(new)}"
+        assert_clean(client, f"pool task {n}", new)
+        served.append(member)
+    assert served == ["ge-pool-a=gemini-2.5-pro", "ge-pool-b"], f"SWRR over 2:1 on new conversations: {served}"
+
+
+case_pool.clients = ("gemini",)
+
+CASES = [case_legacy_tool, case_balanced, case_failover_429, case_setup_only, case_exec, case_exec_login, case_oauth,
+         case_exec_pool, case_pool]
+# Gemini CLI: the routing cases, exec and a pool (its `client setup` is tested in the cli crate).
+GEMINI_CASES = (case_legacy_tool, case_balanced, case_failover_429, case_exec, case_pool)
 
 
 def check_canary(stack, logs):

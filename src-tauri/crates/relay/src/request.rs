@@ -142,11 +142,7 @@ pub(crate) async fn handle(
     } else {
         buffered(received, body, slug, from_headers, &state.memo).await
     };
-    let Ok(Prepared { mut incoming, outgoing, keys, copy }) = read else { return guard::too_large() };
-    if snap.protocol == Protocol::Gemini {
-        // Gemini names the model in the path (`models/{model}:method`), not in the body.
-        incoming.model = ModelCall::parse(&incoming.rest).map(|call| call.model.to_string());
-    }
+    let Ok(Prepared { incoming, outgoing, keys, copy }) = read else { return guard::too_large() };
     let request = RouteRequest {
         snapshot: snap.clone(),
         model: incoming.model.clone(),
@@ -245,8 +241,9 @@ async fn forwarded(
         (Outgoing::streamed(streamed), copy)
     };
     let keys = RequestKeys::Later(keys_later(r.protocol, slug, ids, copy.clone(), r.responses_api(), memo.clone()));
+    let model = path_model(r.protocol, &r.rest);
     let Received { method, rest, query, headers, .. } = r;
-    let incoming = Incoming { method, rest, query, headers, model: None, previous_response_id: None };
+    let incoming = Incoming { method, rest, query, headers, model, previous_response_id: None };
     Ok(Prepared { incoming, outgoing, keys, copy: Some(copy) })
 }
 
@@ -263,12 +260,19 @@ pub(crate) async fn buffered(
     let skim = skim(r.protocol, &body, &ids, r.responses_api(), memo);
     let (turn, conversation, session) = keys_from(&skim, slug, ids);
     let keys = RequestKeys::Now { turn, conversation: Some(conversation), session };
-    let model = skim.model().map(|m| m.into_owned());
+    let model = path_model(r.protocol, &r.rest).or_else(|| skim.model().map(|m| m.into_owned()));
     let previous_response_id = skim.previous_response_id().map(|p| p.into_owned());
     drop(skim);
     let Received { method, rest, query, headers, .. } = r;
     let incoming = Incoming { method, rest, query, headers, model, previous_response_id };
     Ok(Prepared { incoming, outgoing: Outgoing::Buffered(body), keys, copy: None })
+}
+
+/// The model a request names in its path: Gemini's `models/{model}:method` (its body names
+/// none). Read here, where every request is prepared, so a connection's request and a pool's
+/// route by the same model.
+fn path_model(protocol: Protocol, rest: &str) -> Option<String> {
+    (protocol == Protocol::Gemini).then(|| ModelCall::parse(rest).map(|call| call.model.to_string())).flatten()
 }
 
 /// The whole body, refused past [`MAX_BODY_BYTES`] (or when the client's body breaks: the

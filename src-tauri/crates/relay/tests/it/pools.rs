@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::common::clock::{ManualClock, Served};
 use serde_json::{json, Value};
 use switchyard_engine::{Engine, NewConnection, NewProfile, Secret};
-use switchyard_mock_provider::{Behaviour, KeyScript, MockProvider};
+use switchyard_mock_provider::{Behaviour, GeminiRefusal, KeyScript, MockProvider};
 use switchyard_vault::MemoryVault;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -291,4 +291,150 @@ async fn legacy_connections_are_untouched_and_a_pinned_member_or_an_inactive_poo
     assert_eq!(off.status(), 503, "an inactive pool routes nothing");
     assert_eq!(header(&off, "x-switchyard-reason"), "pool_unavailable", "and says so");
     relay.stop().await
+}
+
+const FLASH: &str = "gemini-2.5-flash";
+const PRO: &str = "gemini-2.5-pro";
+
+/// Two Gemini connections on two mocks — `gf` (key `g-pool-f`, serving flash) and `gp`
+/// (`g-pool-p`, serving pro) — verified, and the balanced pool `gem` over them: `gf=FLASH:2`
+/// maps the client's model to flash, `gp:1` sends the client's own model. Activated.
+async fn gemini_pair(scripts: [KeyScript; 2]) -> Result<Trio, Box<dyn std::error::Error>> {
+    let clock = ManualClock::new();
+    let dir = tempfile::tempdir()?;
+    let engine = Arc::new(Engine::open_with(dir.path(), Arc::new(MemoryVault::new()), clock.clone()).await?);
+    let mut mocks = Vec::new();
+    for ((slug, key, model), script) in [("gf", "g-pool-f", FLASH), ("gp", "g-pool-p", PRO)].into_iter().zip(scripts) {
+        let mock = MockProvider::start().await?;
+        mock.set_key(key, script);
+        let conn = NewConnection {
+            slug: slug.into(),
+            protocol: "gemini".into(),
+            base_url: mock.base_url(),
+            models: vec![model.into()],
+            ..Default::default()
+        };
+        engine.connection_add(conn, Some(Secret::new(key))).await?;
+        engine.verify(slug, None, false, &|_| {}).await?;
+        mocks.push(mock);
+    }
+    engine.pool_add("gem", "gemini", &[format!("gf={FLASH}:2"), "gp:1".to_string()]).await?;
+    let on = engine.pool_activate("gem", "balanced").await?;
+    assert_eq!(on.pool.state, "active", "both Gemini members have current evidence: {:?}", on.gates.failures);
+    for m in &mocks {
+        m.reset_counts();
+    }
+    Ok(Trio { mocks, engine, _clock: clock, _dir: dir })
+}
+
+/// One `models/{PRO}:{method}` call to the pool `gem` in `conversation`, the relay token in
+/// `x-goog-api-key`; returns the answer and the body sent.
+async fn gemini_call(
+    relay: &Served,
+    method: &str,
+    conversation: &str,
+    turn: &str,
+) -> Result<(reqwest::Response, Value), reqwest::Error> {
+    let body = json!({"contents": [{"role": "user", "parts": [{"text": turn}]}]});
+    let url = relay.url.replace("/c/c/v1/chat/completions", &format!("/c/gem/v1beta/models/{PRO}:{method}"));
+    let resp = reqwest::Client::new()
+        .post(url)
+        .header("x-goog-api-key", &relay.bearer)
+        .header("x-switchyard-conversation", conversation)
+        .json(&body)
+        .send()
+        .await?;
+    Ok((resp, body))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gemini_pool_spreads_by_weight_and_names_each_member_s_model_in_the_path() -> TestResult {
+    let t = gemini_pair([KeyScript::new([FLASH]), KeyScript::new([PRO])]).await?;
+    let relay = Served::start(&t.engine).await?;
+    let mut served = Vec::new();
+    for c in 0..6 {
+        let conversation = format!("conv-{c}");
+        let method = if c % 2 == 0 { "generateContent" } else { "streamGenerateContent?alt=sse" };
+        let (first, _) = gemini_call(&relay, method, &conversation, &format!("{conversation} turn 1")).await?;
+        let member = header(&first, "x-switchyard-connection");
+        let (status, text) = (first.status(), first.text().await?);
+        assert_eq!(status, 200, "{conversation}: served: {text}");
+        let (second, _) = gemini_call(&relay, method, &conversation, &format!("{conversation} turn 2")).await?;
+        assert_eq!(header(&second, "x-switchyard-connection"), member, "{conversation}: stays on its member");
+        second.bytes().await?;
+        served.push(member);
+    }
+    let count = |slug: &str| served.iter().filter(|m| *m == slug).count();
+    assert_eq!((count("gf"), count("gp")), (4, 2), "weights 2:1 over six new conversations: {served:?}");
+    let paths = |m: &MockProvider| m.requests().into_iter().map(|r| r.path).collect::<Vec<_>>();
+    let (to_f, to_p) = (paths(&t.mocks[0]), paths(&t.mocks[1]));
+    assert_eq!((to_f.len(), to_p.len()), (8, 4), "each conversation's two turns reached its member");
+    assert!(
+        to_f.iter().all(|p| p.starts_with(&format!("/v1beta/models/{FLASH}:"))),
+        "gf's mapped model is in the path: {to_f:?}"
+    );
+    assert!(
+        to_p.iter().all(|p| p.starts_with(&format!("/v1beta/models/{PRO}:"))),
+        "gp, unmapped, gets the client's model: {to_p:?}"
+    );
+    let (resp, sent) = gemini_call(&relay, "generateContent", "conv-0", "body check").await?;
+    assert_eq!(header(&resp, "x-switchyard-connection"), "gf", "conv-0 is on gf");
+    resp.bytes().await?;
+    let last = t.mocks[0].requests().pop().ok_or("gf saw the call")?;
+    assert_eq!(last.json(), Some(sent), "the body goes to the mapped member untouched (no model field added)");
+    let listed: Value = reqwest::Client::new()
+        .get(relay.url.replace("/c/c/v1/chat/completions", "/c/gem/v1beta/models"))
+        .header("x-goog-api-key", &relay.bearer)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let names: Vec<&str> =
+        listed["models"].as_array().into_iter().flatten().filter_map(|m| m["name"].as_str()).collect();
+    assert!(!names.is_empty() && names.iter().all(|n| n.starts_with("models/")), "Gemini's listing shape: {listed}");
+    relay.stop().await?;
+    let rows = t.engine.attempts("gem", 100).await?;
+    assert!(
+        rows.iter().any(|r| r.member.as_deref() == Some(&format!("gf={FLASH}")) && r.model.as_deref() == Some(FLASH)),
+        "the ledger names the member and the model sent: {rows:?}"
+    );
+    // `pool add` takes Gemini members of one protocol only.
+    let oa = NewConnection {
+        slug: "oa".into(),
+        protocol: "openai".into(),
+        base_url: format!("{}/v1", t.mocks[0].base_url()),
+        models: vec!["m1".into()],
+        ..Default::default()
+    };
+    t.engine.connection_add(oa, Some(Secret::new("sk-oa"))).await?;
+    let mixed = t.engine.pool_add("mixed", "gemini", &["gf".to_string(), "oa".into()]).await;
+    let Err(refused) = mixed else { return Err("a Gemini pool with an OpenAI member must be refused".into()) };
+    assert!(refused.to_string().contains("'oa' speaks openai"), "the refusal names the member: {refused}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gemini_per_minute_quota_before_output_hands_the_turn_to_the_other_member() -> TestResult {
+    let limited =
+        KeyScript::new([FLASH]).model(FLASH, Behaviour::Gemini(GeminiRefusal::QuotaPerMinute { retry_delay_secs: 30 }));
+    let t = gemini_pair([limited, KeyScript::new([PRO])]).await?;
+    let relay = Served::start(&t.engine).await?;
+    let (first, _) = gemini_call(&relay, "streamGenerateContent?alt=sse", "conv-1", "one").await?;
+    assert_eq!(first.status(), 200, "gf's quota refusal came before output: the turn completes on gp");
+    assert_eq!(header(&first, "x-switchyard-connection"), "gp", "handed to the other member");
+    assert_eq!(header(&first, "x-switchyard-reason"), "pool:rate_limited", "a per-minute quota is a rate limit");
+    assert!(first.text().await?.contains("data:"), "gp's SSE stream reaches the client");
+    assert_eq!(t.mocks[0].hits_for("g-pool-f", FLASH), 1, "gf was asked for its mapped model first");
+    let to_p: Vec<String> = t.mocks[1].requests().into_iter().map(|r| r.path).collect();
+    assert_eq!(to_p, vec![format!("/v1beta/models/{PRO}:streamGenerateContent")], "gp's own model in the path");
+    let (again, _) = gemini_call(&relay, "generateContent", "conv-1", "two").await?;
+    assert_eq!(header(&again, "x-switchyard-connection"), "gp", "the conversation stays where it was handed");
+    assert_eq!(t.mocks[0].hits("g-pool-f"), 1, "nothing more reached the cooling member");
+    relay.stop().await?;
+    let rows = t.engine.attempts("gem", 50).await?;
+    let handed: Vec<_> = rows.iter().filter(|r| r.reason == "pool:rate_limited").collect();
+    assert_eq!(handed.len(), 1, "one hand-off row: {rows:?}");
+    assert_eq!(handed[0].member.as_deref(), Some("gp"), "on member gp");
+    assert_eq!(handed[0].model.as_deref(), Some(PRO), "with the model gp was sent");
+    Ok(())
 }
