@@ -1,3 +1,4 @@
 fn main() {
     println!("cargo:rerun-if-changed=../../../migrations");
+    println!("cargo:rerun-if-changed=../../../migrations/postgres");
 }

@@ -25,6 +25,10 @@ pub struct Cli {
     /// under the master key from SWITCHYARD_MASTER_KEY_FILE). Default: what the data dir uses.
     #[arg(long, global = true, env = "SWITCHYARD_VAULT", value_name = "KIND", value_parser = ["keychain", "sealed"])]
     pub vault: Option<String>,
+    /// Where the store is: `postgres://user@host:port/db` (a team's server: secrets sealed, the
+    /// master key required) or an SQLite file. Default: the data dir's SQLite file.
+    #[arg(long, global = true, env = "SWITCHYARD_STORE", value_name = "URL")]
+    pub store: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }

@@ -67,7 +67,10 @@ async fn run(cli: Cli) -> Result<output::Output, EngineError> {
     let json = cli.json;
     let data_dir = cli.data_dir.unwrap_or_else(default_data_dir);
     let vault = cli.vault.as_deref().and_then(VaultKind::parse);
-    let engine = Arc::new(Engine::open_choosing(&data_dir, vault, MasterKey::from_env, Arc::new(SystemClock)).await?);
+    let store = cli.store.as_deref().filter(|s| !s.trim().is_empty()).map(switchyard_engine::StoreLocation::parse);
+    let engine = Arc::new(
+        Engine::open_choosing_store(&data_dir, store, vault, MasterKey::from_env, Arc::new(SystemClock)).await?,
+    );
     let result = match cli.command {
         Command::Connection(cmd) => commands::connection(&engine, cmd).await,
         Command::Profile(cmd) => commands::profile(&engine, cmd, json).await,

@@ -57,7 +57,19 @@ impl Engine {
         clock: Arc<dyn Clock>,
     ) -> Result<Self, EngineError> {
         create_private_dir(data_dir)?;
-        let store = Store::open(&data_dir.join(DB_FILE)).await?;
+        let location = crate::store_location::store_location(data_dir).await?;
+        Self::open_in(data_dir, &location, spec, clock).await
+    }
+
+    /// Opens `data_dir` with its store at `location` (its SQLite file, or a Postgres database).
+    pub(crate) async fn open_in(
+        data_dir: &Path,
+        location: &switchyard_store::Location,
+        spec: crate::sealed::VaultSpec,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, EngineError> {
+        create_private_dir(data_dir)?;
+        let store = Store::open_at(location).await?;
         let (vault, sealer) = crate::sealed::vault_for(&store, spec, &clock).await?;
         let mut conn = store.acquire().await?;
         let fresh_id = uuid::Uuid::new_v4().simple().to_string();
@@ -183,7 +195,7 @@ impl Engine {
 
 /// Persisted cooldowns as board snapshots; rows that no longer parse are skipped with a warning.
 pub(crate) async fn stored_circuits(
-    conn: &mut switchyard_store::SqliteConnection,
+    conn: &mut switchyard_store::AnyConnection,
 ) -> Result<Vec<CircuitSnapshot>, EngineError> {
     let rows = switchyard_store::circuits::all(conn).await?;
     let mut out = Vec::with_capacity(rows.len());

@@ -48,6 +48,7 @@ mod report;
 mod router;
 mod sealed;
 mod settings;
+mod store_location;
 mod views;
 
 pub use clock::{Clock, SystemClock};
@@ -91,11 +92,13 @@ pub use router::{
 };
 pub use sealed::{VaultKind, VAULT_ENV, VAULT_KEY};
 pub use settings::{SettingsView, UserSetting};
+pub use store_location::{store_location, TEST_PG_ENV};
 pub use switchyard_core::portable::MAX_BYTES as MAX_IMPORT_BYTES;
 pub use switchyard_core::routing::gate::{GATE_MODEL_UNSERVED, GATE_NO_MODEL, GATE_NO_PAIR};
 pub use switchyard_core::secret_shape::{echo_safe, NOT_SHOWN};
 pub use switchyard_core::states::{CredentialHealthState, OfficialClient, ProfileKind};
 pub use switchyard_core::{ErrorCode, InvalidInput};
+pub use switchyard_store::Location as StoreLocation;
 pub use switchyard_vault::{MasterKey, Secret, VaultError, MASTER_KEY_FILE_ENV};
 pub use views::{
     AffinityView, EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness, QuotaAwareView,

@@ -89,7 +89,7 @@ pub(crate) async fn vault_for(
 }
 
 /// Refuses `key_id` when any stored row is sealed under another key.
-async fn check_key(conn: &mut switchyard_store::SqliteConnection, key_id: &str) -> Result<(), EngineError> {
+async fn check_key(conn: &mut switchyard_store::AnyConnection, key_id: &str) -> Result<(), EngineError> {
     let ids = sealed_secrets::key_ids(conn).await?;
     match ids.iter().find(|id| id.as_str() != key_id) {
         None => Ok(()),
@@ -119,6 +119,41 @@ impl Engine {
             VaultKind::Sealed => VaultSpec::Sealed(key()?),
         };
         Self::open_on(data_dir, spec, clock).await
+    }
+
+    /// Like [`Engine::open_choosing`], with the store at `store` when given (`--store`,
+    /// `SWITCHYARD_STORE`). A Postgres store is a server's: its secrets are always sealed, so
+    /// `--vault keychain` there is refused and the master key is required.
+    pub async fn open_choosing_store(
+        data_dir: &std::path::Path,
+        store: Option<switchyard_store::Location>,
+        choice: Option<VaultKind>,
+        key: impl FnOnce() -> Result<MasterKey, VaultError>,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, EngineError> {
+        let Some(location) = store else {
+            return Self::open_choosing(data_dir, choice, key, clock).await;
+        };
+        if !location.is_postgres() {
+            let kind = match choice {
+                Some(kind) => kind,
+                None => recorded_kind_at(&location).await?,
+            };
+            let spec = match kind {
+                VaultKind::Keychain => VaultSpec::Given(Arc::new(switchyard_vault::Keychain::new())),
+                VaultKind::Sealed => VaultSpec::Sealed(key()?),
+            };
+            return Self::open_in(data_dir, &location, spec, clock).await;
+        }
+        if choice == Some(VaultKind::Keychain) {
+            return Err(EngineError::SealedVault(format!(
+                "sealed vault: a Postgres store ({}) keeps its secrets sealed in the store, never in this machine's \
+                 keychain; start with {VAULT_ENV}=sealed (or no --vault) and SWITCHYARD_MASTER_KEY_FILE",
+                location.shown()
+            )));
+        }
+        let spec = VaultSpec::Sealed(key()?);
+        Self::open_in(data_dir, &location, spec, clock).await
     }
 
     /// Opens `data_dir` with its secrets sealed under `key` (tests and servers).
@@ -179,11 +214,18 @@ impl Engine {
 
 /// The vault the data dir recorded (`settings.vault`), peeking at the store.
 async fn recorded_kind(data_dir: &std::path::Path) -> Result<VaultKind, EngineError> {
-    let db = data_dir.join(crate::engine::DB_FILE);
-    if !db.exists() {
-        return Ok(VaultKind::Keychain);
+    let location = crate::store_location::store_location(data_dir).await?;
+    recorded_kind_at(&location).await
+}
+
+/// The vault the store at `location` recorded; a missing SQLite file is a new keychain one.
+async fn recorded_kind_at(location: &switchyard_store::Location) -> Result<VaultKind, EngineError> {
+    if let switchyard_store::Location::File(db) = location {
+        if !db.exists() {
+            return Ok(VaultKind::Keychain);
+        }
     }
-    let store = Store::open(&db).await?;
+    let store = Store::open_at(location).await?;
     let recorded = {
         let mut conn = store.acquire().await?;
         settings::get(&mut conn, VAULT_KEY).await?

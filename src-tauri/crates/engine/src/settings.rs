@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde::Serialize;
 use switchyard_core::routing::{QuotaPolicy, MAX_RESERVE_PCT};
 use switchyard_core::InvalidInput;
-use switchyard_store::{settings, SqliteConnection, StoreError};
+use switchyard_store::{settings, AnyConnection, StoreError};
 
 use crate::config::affinity::AffinitySetting;
 use crate::config::cli_backend::{CliBackendSetting, MAX_CLI_CONCURRENCY};
@@ -284,7 +284,7 @@ impl<T: Stored> Setting<T> {
     }
 
     /// The value on `conn` (a connection the caller holds).
-    pub(crate) async fn read(&self, conn: &mut SqliteConnection, scope: Scope<'_>) -> Result<T, StoreError> {
+    pub(crate) async fn read(&self, conn: &mut AnyConnection, scope: Scope<'_>) -> Result<T, StoreError> {
         let stored = settings::get(conn, &self.stored_key(scope)).await?;
         Ok(stored.and_then(|(text, _)| self.valid(&text)).unwrap_or_else(self.default))
     }

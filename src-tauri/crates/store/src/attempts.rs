@@ -1,9 +1,9 @@
 //! The `attempts` table: append-only ledger of physical provider calls. Rows name the stable
 //! profile id (never the label) and carry no secret material.
 
+use sqlx::any::AnyArguments;
 use sqlx::error::BoxDynError;
-use sqlx::sqlite::SqliteArguments;
-use sqlx::{Arguments, FromRow, SqliteConnection};
+use sqlx::{AnyConnection, Arguments, FromRow};
 
 use crate::error::StoreError;
 
@@ -68,14 +68,14 @@ macro_rules! columns {
 
 /// Newest first.
 pub async fn for_connection(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     connection_id: &str,
     limit: i64,
 ) -> Result<Vec<AttemptRow>, StoreError> {
     Ok(sqlx::query_as::<_, AttemptRow>(concat!(
         "SELECT ",
         columns!(),
-        " FROM attempts WHERE connection_id = ?1 OR origin_id = ?1 ORDER BY id DESC LIMIT ?2"
+        " FROM attempts WHERE connection_id = $1 OR origin_id = $1 ORDER BY id DESC LIMIT $2"
     ))
     .bind(connection_id)
     .bind(limit)
@@ -85,7 +85,7 @@ pub async fn for_connection(
 
 /// Newest first, only rows at or after `since_ms`.
 pub async fn for_connection_since(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     connection_id: &str,
     since_ms: i64,
     limit: i64,
@@ -93,7 +93,7 @@ pub async fn for_connection_since(
     Ok(sqlx::query_as::<_, AttemptRow>(concat!(
         "SELECT ",
         columns!(),
-        " FROM attempts WHERE (connection_id = ?1 OR origin_id = ?1) AND at_ms >= ?2 ORDER BY id DESC LIMIT ?3"
+        " FROM attempts WHERE (connection_id = $1 OR origin_id = $1) AND at_ms >= $2 ORDER BY id DESC LIMIT $3"
     ))
     .bind(connection_id)
     .bind(since_ms)
@@ -104,7 +104,7 @@ pub async fn for_connection_since(
 
 /// Newest first: the rows routed through pool `pool_id`, at or after `since_ms`.
 pub async fn for_pool(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     pool_id: &str,
     since_ms: i64,
     limit: i64,
@@ -112,7 +112,7 @@ pub async fn for_pool(
     Ok(sqlx::query_as::<_, AttemptRow>(concat!(
         "SELECT ",
         columns!(),
-        " FROM attempts WHERE pool_id = ? AND at_ms >= ? ORDER BY id DESC LIMIT ?"
+        " FROM attempts WHERE pool_id = $1 AND at_ms >= $2 ORDER BY id DESC LIMIT $3"
     ))
     .bind(pool_id)
     .bind(since_ms)
@@ -123,7 +123,7 @@ pub async fn for_pool(
 
 /// One page of a pool's rows at or after `since_ms`, oldest id first, after `after_id`.
 pub async fn pool_page_since(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     pool_id: &str,
     since_ms: i64,
     after_id: i64,
@@ -132,7 +132,7 @@ pub async fn pool_page_since(
     Ok(sqlx::query_as::<_, LedgerRow>(concat!(
         "SELECT id, ",
         columns!(),
-        " FROM attempts WHERE pool_id = ? AND id > ? AND at_ms >= ? ORDER BY id LIMIT ?"
+        " FROM attempts WHERE pool_id = $1 AND id > $2 AND at_ms >= $3 ORDER BY id LIMIT $4"
     ))
     .bind(pool_id)
     .bind(after_id)
@@ -146,48 +146,67 @@ pub async fn pool_page_since(
 /// (`switchyard exec --failover`: what the relay recorded for one launch, tagged with its id).
 /// `tag` is a tag name (`a-z 0-9 _ -`, core `tag.rs`).
 pub async fn tagged_since(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     connection_id: &str,
     profile_id: &str,
     since_ms: i64,
     tag: &str,
     value: &str,
 ) -> Result<Vec<AttemptRow>, StoreError> {
-    Ok(sqlx::query_as::<_, AttemptRow>(concat!(
-        "SELECT ",
-        columns!(),
-        " FROM attempts WHERE connection_id = ? AND at_ms >= ? AND profile_id = ? AND tags IS NOT NULL \
-         AND CASE WHEN json_valid(tags) THEN json_extract(tags, ?) END = ? ORDER BY id DESC LIMIT 100"
-    ))
-    .bind(connection_id)
-    .bind(since_ms)
-    .bind(profile_id)
-    .bind(format!("$.\"{tag}\""))
-    .bind(value)
-    .fetch_all(conn)
-    .await?)
+    // The tag's value: SQLite's JSON path, Postgres's `->>` on the text parsed as JSON (tags are
+    // written by the relay as a JSON object, never anything else).
+    let (sql, key) = match crate::Backend::of(conn) {
+        crate::Backend::Sqlite => (
+            concat!(
+                "SELECT ",
+                columns!(),
+                " FROM attempts WHERE connection_id = $1 AND at_ms >= $2 AND profile_id = $3 AND tags IS NOT NULL \
+                 AND CASE WHEN json_valid(tags) THEN json_extract(tags, $4) END = $5 ORDER BY id DESC LIMIT 100"
+            ),
+            format!("$.\"{tag}\""),
+        ),
+        crate::Backend::Postgres => (
+            concat!(
+                "SELECT ",
+                columns!(),
+                " FROM attempts WHERE connection_id = $1 AND at_ms >= $2 AND profile_id = $3 AND tags IS NOT NULL \
+                 AND (tags::jsonb ->> $4) = $5 ORDER BY id DESC LIMIT 100"
+            ),
+            tag.to_string(),
+        ),
+    };
+    Ok(sqlx::query_as::<_, AttemptRow>(sql)
+        .bind(connection_id)
+        .bind(since_ms)
+        .bind(profile_id)
+        .bind(key)
+        .bind(value)
+        .fetch_all(conn)
+        .await?)
 }
 
 /// The id just before the connection's first row at or after `since_ms` (through the
 /// `(connection_id, at_ms)` index), where paging starts: so a recent `since` on a long ledger
 /// does not walk the older rows. `None`: no such row.
 pub async fn page_start(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     connection_id: &str,
     since_ms: i64,
 ) -> Result<Option<i64>, StoreError> {
-    Ok(sqlx::query_scalar::<_, Option<i64>>("SELECT min(id) - 1 FROM attempts WHERE connection_id = ? AND at_ms >= ?")
-        .bind(connection_id)
-        .bind(since_ms)
-        .fetch_one(conn)
-        .await?)
+    Ok(sqlx::query_scalar::<_, Option<i64>>(
+        "SELECT min(id) - 1 FROM attempts WHERE connection_id = $1 AND at_ms >= $2",
+    )
+    .bind(connection_id)
+    .bind(since_ms)
+    .fetch_one(conn)
+    .await?)
 }
 
 /// One page of a connection's rows at or after `since_ms`, oldest id first, starting after
 /// `after_id` (keyset paging: each page is an index range, so reading every row of a large
 /// ledger never holds more than one page).
 pub async fn page_since(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     connection_id: &str,
     since_ms: i64,
     after_id: i64,
@@ -196,7 +215,7 @@ pub async fn page_since(
     Ok(sqlx::query_as::<_, LedgerRow>(concat!(
         "SELECT id, ",
         columns!(),
-        " FROM attempts WHERE connection_id = ? AND id > ? AND at_ms >= ? ORDER BY id LIMIT ?"
+        " FROM attempts WHERE connection_id = $1 AND id > $2 AND at_ms >= $3 ORDER BY id LIMIT $4"
     ))
     .bind(connection_id)
     .bind(after_id)
@@ -218,12 +237,12 @@ pub struct CacheTotals {
 
 /// Per profile of the connection, the cache counts of its successful attempts in the ledger
 /// (everything retained), by profile id.
-pub async fn cache_totals(conn: &mut SqliteConnection, connection_id: &str) -> Result<Vec<CacheTotals>, StoreError> {
+pub async fn cache_totals(conn: &mut AnyConnection, connection_id: &str) -> Result<Vec<CacheTotals>, StoreError> {
     Ok(sqlx::query_as::<_, CacheTotals>(
-        "SELECT profile_id, COALESCE(SUM(input_tokens), 0) AS input_tokens, \
-         COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens, \
-         COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens \
-         FROM attempts WHERE connection_id = ? AND status BETWEEN 200 AND 299 AND input_tokens IS NOT NULL \
+        "SELECT profile_id, CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT) AS input_tokens, \
+         CAST(COALESCE(SUM(cache_read_tokens), 0) AS BIGINT) AS cache_read_tokens, \
+         CAST(COALESCE(SUM(cache_write_tokens), 0) AS BIGINT) AS cache_write_tokens \
+         FROM attempts WHERE connection_id = $1 AND status BETWEEN 200 AND 299 AND input_tokens IS NOT NULL \
          GROUP BY profile_id ORDER BY profile_id",
     )
     .bind(connection_id)
@@ -235,23 +254,29 @@ pub async fn cache_totals(conn: &mut SqliteConnection, connection_id: &str) -> R
 /// (the profile of each conversation's oldest retained attempt; SQLite takes a bare column
 /// from the row that holds `MIN(id)`).
 pub async fn conversation_openers(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     connection_id: &str,
 ) -> Result<Vec<(String, i64)>, StoreError> {
-    Ok(sqlx::query_as::<_, (String, i64)>(
-        "SELECT profile_id, COUNT(*) FROM (SELECT profile_id, MIN(id) FROM attempts \
-         WHERE connection_id = ? AND conversation IS NOT NULL GROUP BY conversation) \
-         GROUP BY profile_id ORDER BY profile_id",
-    )
-    .bind(connection_id)
-    .fetch_all(conn)
-    .await?)
+    // Postgres has no bare column beside an aggregate: DISTINCT ON picks each conversation's oldest row.
+    let sql = match crate::Backend::of(conn) {
+        crate::Backend::Sqlite => {
+            "SELECT profile_id, COUNT(*) FROM (SELECT profile_id, MIN(id) FROM attempts \
+             WHERE connection_id = $1 AND conversation IS NOT NULL GROUP BY conversation) \
+             GROUP BY profile_id ORDER BY profile_id"
+        }
+        crate::Backend::Postgres => {
+            "SELECT profile_id, COUNT(*) FROM (SELECT DISTINCT ON (conversation) profile_id FROM attempts \
+             WHERE connection_id = $1 AND conversation IS NOT NULL ORDER BY conversation, id) AS firsts \
+             GROUP BY profile_id ORDER BY profile_id"
+        }
+    };
+    Ok(sqlx::query_as::<_, (String, i64)>(sql).bind(connection_id).fetch_all(conn).await?)
 }
 
 /// Keeps at most the newest `keep` rows overall (by id range: ids only grow, so this is an
 /// index seek, not a scan of `keep` rows); returns how many were removed.
-pub async fn prune(conn: &mut SqliteConnection, keep: i64) -> Result<u64, StoreError> {
-    Ok(sqlx::query("DELETE FROM attempts WHERE id <= (SELECT max(id) FROM attempts) - ?")
+pub async fn prune(conn: &mut AnyConnection, keep: i64) -> Result<u64, StoreError> {
+    Ok(sqlx::query("DELETE FROM attempts WHERE id <= (SELECT max(id) FROM attempts) - $1")
         .bind(keep)
         .execute(conn)
         .await?
@@ -273,10 +298,15 @@ const COLUMNS: usize = 24;
 fn values_sql() -> &'static str {
     static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     SQL.get_or_init(|| {
-        let row = format!("({})", vec!["?"; COLUMNS].join(","));
+        let rows: Vec<String> = (0..SHAPE_ROWS)
+            .map(|r| {
+                let params: Vec<String> = (1..=COLUMNS).map(|c| format!("${}", r * COLUMNS + c)).collect();
+                format!("({})", params.join(","))
+            })
+            .collect();
         format!(
-            concat!("INSERT INTO attempts (", columns!(), ") SELECT * FROM (VALUES {}) WHERE column1 IS NOT NULL"),
-            vec![row; SHAPE_ROWS].join(",")
+            concat!("INSERT INTO attempts (", columns!(), ") SELECT * FROM (VALUES {}) AS v WHERE column1 IS NOT NULL"),
+            rows.join(",")
         )
     })
 }
@@ -286,7 +316,7 @@ fn values_sql() -> &'static str {
 /// JSON array unpacked by `json_each`, which cost SQLite 7 vs 4.5 µs per row (256-row batches).
 /// Takes the rows by value: their strings move into the statement's arguments, where a
 /// borrowed argument is copied once more before it reaches the worker thread.
-pub async fn insert_batch(conn: &mut SqliteConnection, rows: Vec<AttemptRow>) -> Result<(), StoreError> {
+pub async fn insert_batch(conn: &mut AnyConnection, rows: Vec<AttemptRow>) -> Result<(), StoreError> {
     if rows.len() <= SHAPE_ROWS {
         return insert_chunk(conn, rows.into_iter()).await;
     }
@@ -301,8 +331,8 @@ pub async fn insert_batch(conn: &mut SqliteConnection, rows: Vec<AttemptRow>) ->
 
 /// At most [`SHAPE_ROWS`] rows. The arguments are reserved up front and added directly
 /// (`Query::bind` grows its vector eleven times on the way to 1,408 arguments).
-async fn insert_chunk(conn: &mut SqliteConnection, chunk: impl Iterator<Item = AttemptRow>) -> Result<(), StoreError> {
-    let mut args = SqliteArguments::default();
+async fn insert_chunk(conn: &mut AnyConnection, chunk: impl Iterator<Item = AttemptRow>) -> Result<(), StoreError> {
+    let mut args = AnyArguments::default();
     args.reserve(SHAPE_ROWS * COLUMNS, 0);
     let mut rows = 0;
     for r in chunk.take(SHAPE_ROWS) {
@@ -312,15 +342,15 @@ async fn insert_chunk(conn: &mut SqliteConnection, chunk: impl Iterator<Item = A
     if rows == 0 {
         return Ok(());
     }
-    for _ in 0..(SHAPE_ROWS - rows) * COLUMNS {
-        args.add(None::<i64>).map_err(sqlx::Error::Encode)?;
+    for _ in rows..SHAPE_ROWS {
+        pad_row(&mut args).map_err(sqlx::Error::Encode)?;
     }
     sqlx::query_with(values_sql(), args).execute(conn).await?;
     Ok(())
 }
 
 /// One row's columns, in [`columns!`] order.
-fn add_row(args: &mut SqliteArguments<'static>, r: AttemptRow) -> Result<(), BoxDynError> {
+fn add_row(args: &mut AnyArguments<'static>, r: AttemptRow) -> Result<(), BoxDynError> {
     args.add(r.at_ms)?;
     args.add(r.connection_id)?;
     args.add(r.turn)?;
@@ -345,5 +375,22 @@ fn add_row(args: &mut SqliteArguments<'static>, r: AttemptRow) -> Result<(), Box
     args.add(r.user_name)?;
     args.add(r.pool_id)?;
     args.add(r.origin_id)?;
+    Ok(())
+}
+
+/// A padding row of NULLs, each typed like its column (Postgres resolves one type per column
+/// of a `VALUES` list and refuses text beside bigint).
+fn pad_row(args: &mut AnyArguments<'static>) -> Result<(), BoxDynError> {
+    const INTEGER: [bool; COLUMNS] = [
+        true, false, false, true, false, false, false, true, false, false, true, true, true, true, false, false, false,
+        true, true, false, true, false, false, false,
+    ];
+    for integer in INTEGER {
+        if integer {
+            args.add(None::<i64>)?;
+        } else {
+            args.add(None::<String>)?;
+        }
+    }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! The `circuits` table: persisted cooldowns per profile (`model = ''`) and per
 //! (profile, model). Probe claims live in memory only and never reach this table.
 
-use sqlx::{FromRow, SqliteConnection};
+use sqlx::{AnyConnection, FromRow};
 
 use crate::error::StoreError;
 
@@ -18,9 +18,9 @@ pub struct CircuitRow {
 }
 
 /// Writes the circuit's current state, creating the row if needed.
-pub async fn upsert(conn: &mut SqliteConnection, c: &CircuitRow) -> Result<i64, StoreError> {
+pub async fn upsert(conn: &mut AnyConnection, c: &CircuitRow) -> Result<i64, StoreError> {
     Ok(sqlx::query_scalar::<_, i64>(
-        "INSERT INTO circuits (profile_id, model, state, kind, until_ms, backoff_level, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) \
+        "INSERT INTO circuits (profile_id, model, state, kind, until_ms, backoff_level, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
          ON CONFLICT(profile_id, model) DO UPDATE SET state = excluded.state, kind = excluded.kind, \
          until_ms = excluded.until_ms, backoff_level = excluded.backoff_level, updated_at = excluded.updated_at, \
          revision = circuits.revision + 1 RETURNING revision",
@@ -37,12 +37,12 @@ pub async fn upsert(conn: &mut SqliteConnection, c: &CircuitRow) -> Result<i64, 
 }
 
 /// Resets every circuit of a profile (credential replacement, disable, re-verification).
-pub async fn clear_profile(conn: &mut SqliteConnection, profile_id: &str) -> Result<u64, StoreError> {
-    Ok(sqlx::query("DELETE FROM circuits WHERE profile_id = ?").bind(profile_id).execute(conn).await?.rows_affected())
+pub async fn clear_profile(conn: &mut AnyConnection, profile_id: &str) -> Result<u64, StoreError> {
+    Ok(sqlx::query("DELETE FROM circuits WHERE profile_id = $1").bind(profile_id).execute(conn).await?.rows_affected())
 }
 
 /// Every stored circuit (start-up rebuilds the in-memory board from these).
-pub async fn all(conn: &mut SqliteConnection) -> Result<Vec<CircuitRow>, StoreError> {
+pub async fn all(conn: &mut AnyConnection) -> Result<Vec<CircuitRow>, StoreError> {
     Ok(sqlx::query_as::<_, CircuitRow>(
         "SELECT profile_id, model, state, kind, until_ms, backoff_level, revision, updated_at FROM circuits ORDER BY profile_id, model",
     )
@@ -51,8 +51,8 @@ pub async fn all(conn: &mut SqliteConnection) -> Result<Vec<CircuitRow>, StoreEr
 }
 
 /// Deletes one circuit row (`model = ''` is the credential-wide one).
-pub async fn clear_one(conn: &mut SqliteConnection, profile_id: &str, model: &str) -> Result<u64, StoreError> {
-    Ok(sqlx::query("DELETE FROM circuits WHERE profile_id = ? AND model = ?")
+pub async fn clear_one(conn: &mut AnyConnection, profile_id: &str, model: &str) -> Result<u64, StoreError> {
+    Ok(sqlx::query("DELETE FROM circuits WHERE profile_id = $1 AND model = $2")
         .bind(profile_id)
         .bind(model)
         .execute(conn)

@@ -1,6 +1,6 @@
 //! The `connections` table: one row per endpoint configuration.
 
-use sqlx::{FromRow, SqliteConnection};
+use sqlx::{AnyConnection, FromRow};
 
 use crate::error::{cas_failure, StoreError};
 
@@ -41,7 +41,7 @@ const COLUMNS: &str = "id, slug, protocol, base_url, headers_json, models_json, 
      routing_mode, routing_state, routing_note, wanted_mode, activated_at, activated_by, revision, created_at, updated_at";
 
 pub async fn insert(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     id: &str,
     slug: &str,
     def: &Definition,
@@ -49,7 +49,7 @@ pub async fn insert(
 ) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO connections (id, slug, protocol, base_url, headers_json, models_json, mapping_json, \
-         basis_fingerprint, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         basis_fingerprint, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(id)
     .bind(slug)
@@ -66,27 +66,27 @@ pub async fn insert(
     Ok(())
 }
 
-pub async fn by_slug(conn: &mut SqliteConnection, slug: &str) -> Result<Option<ConnectionRow>, StoreError> {
-    let sql = format!("SELECT {COLUMNS} FROM connections WHERE slug = ?");
+pub async fn by_slug(conn: &mut AnyConnection, slug: &str) -> Result<Option<ConnectionRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM connections WHERE slug = $1");
     Ok(sqlx::query_as::<_, ConnectionRow>(&sql).bind(slug).fetch_optional(conn).await?)
 }
 
-pub async fn list(conn: &mut SqliteConnection) -> Result<Vec<ConnectionRow>, StoreError> {
+pub async fn list(conn: &mut AnyConnection) -> Result<Vec<ConnectionRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM connections ORDER BY slug");
     Ok(sqlx::query_as::<_, ConnectionRow>(&sql).fetch_all(conn).await?)
 }
 
 /// CAS update of the definition; returns the new revision.
 pub async fn update_definition(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     id: &str,
     expected: i64,
     def: &Definition,
     now_ms: i64,
 ) -> Result<i64, StoreError> {
     let done = sqlx::query_scalar::<_, i64>(
-        "UPDATE connections SET protocol = ?, base_url = ?, headers_json = ?, models_json = ?, mapping_json = ?, \
-         basis_fingerprint = ?, revision = revision + 1, updated_at = ? WHERE id = ? AND revision = ? RETURNING revision",
+        "UPDATE connections SET protocol = $1, base_url = $2, headers_json = $3, models_json = $4, mapping_json = $5, \
+         basis_fingerprint = $6, revision = revision + 1, updated_at = $7 WHERE id = $8 AND revision = $9 RETURNING revision",
     )
     .bind(&def.protocol)
     .bind(&def.base_url)
@@ -118,16 +118,16 @@ pub struct Routing {
 
 /// CAS update of the routing columns; returns the new revision.
 pub async fn update_routing(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     id: &str,
     expected: i64,
     routing: &Routing,
     now_ms: i64,
 ) -> Result<i64, StoreError> {
     let done = sqlx::query_scalar::<_, i64>(
-        "UPDATE connections SET routing_mode = ?, routing_state = ?, routing_note = ?, wanted_mode = ?, \
-         activated_at = ?, activated_by = ?, revision = revision + 1, updated_at = ? \
-         WHERE id = ? AND revision = ? RETURNING revision",
+        "UPDATE connections SET routing_mode = $1, routing_state = $2, routing_note = $3, wanted_mode = $4, \
+         activated_at = $5, activated_by = $6, revision = revision + 1, updated_at = $7 \
+         WHERE id = $8 AND revision = $9 RETURNING revision",
     )
     .bind(&routing.mode)
     .bind(&routing.state)
@@ -147,8 +147,8 @@ pub async fn update_routing(
 }
 
 /// CAS delete; profiles, evidence and circuits go with it (foreign keys cascade).
-pub async fn delete(conn: &mut SqliteConnection, id: &str, expected: i64) -> Result<(), StoreError> {
-    let done = sqlx::query("DELETE FROM connections WHERE id = ? AND revision = ?")
+pub async fn delete(conn: &mut AnyConnection, id: &str, expected: i64) -> Result<(), StoreError> {
+    let done = sqlx::query("DELETE FROM connections WHERE id = $1 AND revision = $2")
         .bind(id)
         .bind(expected)
         .execute(&mut *conn)

@@ -46,12 +46,12 @@ impl From<sqlx::Error> for StoreError {
 /// After a CAS `UPDATE … WHERE id = ? AND revision = ?` matched nothing: tell conflict from
 /// not-found by reading the current revision.
 pub(crate) async fn cas_failure(
-    conn: &mut sqlx::SqliteConnection,
+    conn: &mut sqlx::AnyConnection,
     table: &'static str,
     id: &str,
     expected: i64,
 ) -> StoreError {
-    let sql = format!("SELECT revision FROM {table} WHERE id = ?");
+    let sql = format!("SELECT revision FROM {table} WHERE id = $1");
     match sqlx::query_scalar::<_, i64>(&sql).bind(id).fetch_optional(conn).await {
         Ok(Some(found)) => StoreError::Conflict { expected, found },
         Ok(None) => StoreError::NotFound(table),

@@ -1,7 +1,7 @@
 //! The `fallback_chains` table: one row per connection that has a fallback chain (its hops as
 //! JSON, whether it was activated). Updates are compare-and-swap on `revision`.
 
-use sqlx::{FromRow, SqliteConnection};
+use sqlx::{AnyConnection, FromRow};
 
 use crate::error::StoreError;
 
@@ -10,25 +10,27 @@ pub struct ChainRow {
     pub connection_id: String,
     /// JSON array of `{"connection_id", "model"|null}`.
     pub hops: String,
+    #[sqlx(try_from = "crate::flag::Flag")]
     pub active: bool,
     pub activated_at: Option<i64>,
     /// Imported activated: to be activated once the gates hold.
+    #[sqlx(try_from = "crate::flag::Flag")]
     pub wanted: bool,
     pub revision: i64,
     pub updated_at: i64,
 }
 
-pub async fn get(conn: &mut SqliteConnection, connection_id: &str) -> Result<Option<ChainRow>, StoreError> {
+pub async fn get(conn: &mut AnyConnection, connection_id: &str) -> Result<Option<ChainRow>, StoreError> {
     Ok(sqlx::query_as::<_, ChainRow>(
         "SELECT connection_id, hops, active, activated_at, wanted, revision, updated_at FROM fallback_chains \
-         WHERE connection_id = ?",
+         WHERE connection_id = $1",
     )
     .bind(connection_id)
     .fetch_optional(conn)
     .await?)
 }
 
-pub async fn all(conn: &mut SqliteConnection) -> Result<Vec<ChainRow>, StoreError> {
+pub async fn all(conn: &mut AnyConnection) -> Result<Vec<ChainRow>, StoreError> {
     Ok(sqlx::query_as::<_, ChainRow>(
         "SELECT connection_id, hops, active, activated_at, wanted, revision, updated_at FROM fallback_chains \
          ORDER BY connection_id",
@@ -40,7 +42,7 @@ pub async fn all(conn: &mut SqliteConnection) -> Result<Vec<ChainRow>, StoreErro
 /// Stores `hops` as the (inactive) chain of `connection_id`. `expected`: the revision read, or
 /// `None` when the connection must not have a chain yet.
 pub async fn put(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     connection_id: &str,
     hops: &str,
     expected: Option<i64>,
@@ -48,7 +50,7 @@ pub async fn put(
 ) -> Result<i64, StoreError> {
     let done = match expected {
         None => sqlx::query_scalar::<_, i64>(
-            "INSERT INTO fallback_chains (connection_id, hops, active, updated_at) VALUES (?, ?, 0, ?) \
+            "INSERT INTO fallback_chains (connection_id, hops, active, updated_at) VALUES ($1, $2, 0, $3) \
              ON CONFLICT(connection_id) DO NOTHING RETURNING revision",
         )
         .bind(connection_id)
@@ -57,8 +59,8 @@ pub async fn put(
         .fetch_optional(&mut *conn)
         .await?,
         Some(rev) => sqlx::query_scalar::<_, i64>(
-            "UPDATE fallback_chains SET hops = ?, active = 0, activated_at = NULL, wanted = 0, revision = revision + 1, \
-             updated_at = ? WHERE connection_id = ? AND revision = ? RETURNING revision",
+            "UPDATE fallback_chains SET hops = $1, active = 0, activated_at = NULL, wanted = 0, revision = revision + 1, \
+             updated_at = $2 WHERE connection_id = $3 AND revision = $4 RETURNING revision",
         )
         .bind(hops)
         .bind(now_ms)
@@ -72,17 +74,17 @@ pub async fn put(
 
 /// Activates (with the time) or deactivates the chain at revision `expected`.
 pub async fn set_active(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     connection_id: &str,
     active: bool,
     expected: i64,
     now_ms: i64,
 ) -> Result<i64, StoreError> {
     let done = sqlx::query_scalar::<_, i64>(
-        "UPDATE fallback_chains SET active = ?, activated_at = ?, wanted = 0, revision = revision + 1, updated_at = ? \
-         WHERE connection_id = ? AND revision = ? RETURNING revision",
+        "UPDATE fallback_chains SET active = $1, activated_at = $2, wanted = 0, revision = revision + 1, updated_at = $3 \
+         WHERE connection_id = $4 AND revision = $5 RETURNING revision",
     )
-    .bind(active)
+    .bind(i64::from(active))
     .bind(active.then_some(now_ms))
     .bind(now_ms)
     .bind(connection_id)
@@ -95,31 +97,33 @@ pub async fn set_active(
 /// Inserts the chain of a connection just imported: inactive, `wanted` when the file had it
 /// activated.
 pub async fn insert_imported(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     connection_id: &str,
     hops: &str,
     wanted: bool,
     now_ms: i64,
 ) -> Result<(), StoreError> {
-    sqlx::query("INSERT INTO fallback_chains (connection_id, hops, active, wanted, updated_at) VALUES (?, ?, 0, ?, ?)")
-        .bind(connection_id)
-        .bind(hops)
-        .bind(wanted)
-        .bind(now_ms)
-        .execute(conn)
-        .await?;
+    sqlx::query(
+        "INSERT INTO fallback_chains (connection_id, hops, active, wanted, updated_at) VALUES ($1, $2, 0, $3, $4)",
+    )
+    .bind(connection_id)
+    .bind(hops)
+    .bind(i64::from(wanted))
+    .bind(now_ms)
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
 /// Removes the chain of `connection_id`; returns whether there was one.
-pub async fn delete(conn: &mut SqliteConnection, connection_id: &str) -> Result<bool, StoreError> {
+pub async fn delete(conn: &mut AnyConnection, connection_id: &str) -> Result<bool, StoreError> {
     let done =
-        sqlx::query("DELETE FROM fallback_chains WHERE connection_id = ?").bind(connection_id).execute(conn).await?;
+        sqlx::query("DELETE FROM fallback_chains WHERE connection_id = $1").bind(connection_id).execute(conn).await?;
     Ok(done.rows_affected() > 0)
 }
 
 async fn settle(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     connection_id: &str,
     done: Option<i64>,
     expected: Option<i64>,

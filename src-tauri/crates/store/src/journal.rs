@@ -3,7 +3,7 @@
 //! start-up garbage collection follows. A write in progress carries its writer's pid and a
 //! lease (migration 0003); the rule for what is an orphan lives in the engine.
 
-use sqlx::{FromRow, SqliteConnection};
+use sqlx::{AnyConnection, FromRow};
 
 use crate::error::StoreError;
 
@@ -20,9 +20,9 @@ pub struct JournalEntry {
 }
 
 /// Records a secret to delete: no writer, an orphan as soon as no profile references it.
-pub async fn record(conn: &mut SqliteConnection, service: &str, account: &str, now_ms: i64) -> Result<(), StoreError> {
+pub async fn record(conn: &mut AnyConnection, service: &str, account: &str, now_ms: i64) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO secret_journal (service, account, created_at) VALUES (?, ?, ?)
+        "INSERT INTO secret_journal (service, account, created_at) VALUES ($1, $2, $3)
          ON CONFLICT (service, account) DO UPDATE SET owner_pid = NULL, lease_until = NULL",
     )
     .bind(service)
@@ -36,7 +36,7 @@ pub async fn record(conn: &mut SqliteConnection, service: &str, account: &str, n
 /// Records a secret about to be written by process `owner_pid`, which has until
 /// `lease_until` (unix ms) to commit it to a profile row.
 pub async fn record_write(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     service: &str,
     account: &str,
     owner_pid: i64,
@@ -44,7 +44,7 @@ pub async fn record_write(
     now_ms: i64,
 ) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO secret_journal (service, account, created_at, owner_pid, lease_until) VALUES (?, ?, ?, ?, ?)
+        "INSERT INTO secret_journal (service, account, created_at, owner_pid, lease_until) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (service, account) DO UPDATE SET owner_pid = excluded.owner_pid, lease_until = excluded.lease_until",
     )
     .bind(service)
@@ -58,8 +58,8 @@ pub async fn record_write(
 }
 
 /// Removes an entry; `false` when there was none (start-up clean-up already took it).
-pub async fn clear(conn: &mut SqliteConnection, service: &str, account: &str) -> Result<bool, StoreError> {
-    let done = sqlx::query("DELETE FROM secret_journal WHERE service = ? AND account = ?")
+pub async fn clear(conn: &mut AnyConnection, service: &str, account: &str) -> Result<bool, StoreError> {
+    let done = sqlx::query("DELETE FROM secret_journal WHERE service = $1 AND account = $2")
         .bind(service)
         .bind(account)
         .execute(conn)
@@ -68,7 +68,7 @@ pub async fn clear(conn: &mut SqliteConnection, service: &str, account: &str) ->
 }
 
 /// Every entry, oldest first.
-pub async fn list(conn: &mut SqliteConnection) -> Result<Vec<JournalEntry>, StoreError> {
+pub async fn list(conn: &mut AnyConnection) -> Result<Vec<JournalEntry>, StoreError> {
     Ok(sqlx::query_as::<_, JournalEntry>(
         "SELECT service, account, created_at, owner_pid, lease_until FROM secret_journal ORDER BY created_at",
     )

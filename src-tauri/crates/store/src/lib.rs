@@ -1,6 +1,8 @@
-//! SQLite store of Switchyard. One module per table; every update of a mutable row is a
+//! The store of Switchyard: an SQLite file (the embedded default) or a Postgres database, behind
+//! one sqlx `Any` interface. One module per table; every update of a mutable row is a
 //! compare-and-swap on its `revision` and fails with [`StoreError::Conflict`] when stale.
-//! Functions take `&mut SqliteConnection` so the engine can compose them in one transaction.
+//! Functions take `&mut AnyConnection` so the engine can compose them in one transaction; the
+//! SQL uses `$N` placeholders, which both backends accept.
 
 pub mod attempts;
 pub mod circuits;
@@ -9,16 +11,18 @@ mod db;
 pub mod error;
 pub mod evidence;
 pub mod fallback;
+mod flag;
 pub mod journal;
 pub mod key_fees;
 pub mod pools;
 pub mod prices;
 pub mod profiles;
 pub mod quota;
+mod real;
 pub mod relay_users;
 pub mod sealed_secrets;
 pub mod settings;
 
-pub use db::{Store, Tx};
+pub use db::{ensure_postgres_database, Backend, Location, Store, Tx};
 pub use error::StoreError;
-pub use sqlx::SqliteConnection;
+pub use sqlx::AnyConnection;

@@ -2,7 +2,7 @@
 //! gated activation set it active, the launcher's SWRR position). Updates are compare-and-swap
 //! on `revision`.
 
-use sqlx::{FromRow, SqliteConnection};
+use sqlx::{AnyConnection, FromRow};
 
 use crate::error::StoreError;
 
@@ -15,8 +15,10 @@ pub struct PoolRow {
     pub members: String,
     /// `balanced` or `priority`; `None` until first activated.
     pub mode: Option<String>,
+    #[sqlx(try_from = "crate::flag::Flag")]
     pub active: bool,
     /// Imported activated: to be activated once the gates hold.
+    #[sqlx(try_from = "crate::flag::Flag")]
     pub wanted: bool,
     /// The launcher's SWRR position (JSON), `None` before the first launch.
     pub launch: Option<String>,
@@ -27,21 +29,21 @@ pub struct PoolRow {
 
 const COLUMNS: &str = "id, name, protocol, members, mode, active, wanted, launch, revision, created_at, updated_at";
 
-pub async fn by_name(conn: &mut SqliteConnection, name: &str) -> Result<Option<PoolRow>, StoreError> {
-    Ok(sqlx::query_as::<_, PoolRow>(&format!("SELECT {COLUMNS} FROM pools WHERE name = ?"))
+pub async fn by_name(conn: &mut AnyConnection, name: &str) -> Result<Option<PoolRow>, StoreError> {
+    Ok(sqlx::query_as::<_, PoolRow>(&format!("SELECT {COLUMNS} FROM pools WHERE name = $1"))
         .bind(name)
         .fetch_optional(conn)
         .await?)
 }
 
-pub async fn by_id(conn: &mut SqliteConnection, id: &str) -> Result<Option<PoolRow>, StoreError> {
-    Ok(sqlx::query_as::<_, PoolRow>(&format!("SELECT {COLUMNS} FROM pools WHERE id = ?"))
+pub async fn by_id(conn: &mut AnyConnection, id: &str) -> Result<Option<PoolRow>, StoreError> {
+    Ok(sqlx::query_as::<_, PoolRow>(&format!("SELECT {COLUMNS} FROM pools WHERE id = $1"))
         .bind(id)
         .fetch_optional(conn)
         .await?)
 }
 
-pub async fn all(conn: &mut SqliteConnection) -> Result<Vec<PoolRow>, StoreError> {
+pub async fn all(conn: &mut AnyConnection) -> Result<Vec<PoolRow>, StoreError> {
     Ok(sqlx::query_as::<_, PoolRow>(&format!("SELECT {COLUMNS} FROM pools ORDER BY name")).fetch_all(conn).await?)
 }
 
@@ -55,17 +57,17 @@ pub struct NewPool<'a> {
     pub wanted: bool,
 }
 
-pub async fn insert(conn: &mut SqliteConnection, pool: &NewPool<'_>, now_ms: i64) -> Result<(), StoreError> {
+pub async fn insert(conn: &mut AnyConnection, pool: &NewPool<'_>, now_ms: i64) -> Result<(), StoreError> {
     let done = sqlx::query(
         "INSERT INTO pools (id, name, protocol, members, mode, active, wanted, created_at, updated_at) \
-         VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?) ON CONFLICT(name) DO NOTHING",
+         VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8) ON CONFLICT(name) DO NOTHING",
     )
     .bind(pool.id)
     .bind(pool.name)
     .bind(pool.protocol)
     .bind(pool.members)
     .bind(pool.mode)
-    .bind(pool.wanted)
+    .bind(i64::from(pool.wanted))
     .bind(now_ms)
     .bind(now_ms)
     .execute(conn)
@@ -79,15 +81,15 @@ pub async fn insert(conn: &mut SqliteConnection, pool: &NewPool<'_>, now_ms: i64
 /// Replaces the members at revision `expected`: the pool goes inactive (its gates must be
 /// passed again) and the launcher's position is forgotten.
 pub async fn set_members(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     id: &str,
     members: &str,
     expected: i64,
     now_ms: i64,
 ) -> Result<i64, StoreError> {
     let done = sqlx::query_scalar::<_, i64>(
-        "UPDATE pools SET members = ?, active = 0, wanted = 0, launch = NULL, revision = revision + 1, \
-         updated_at = ? WHERE id = ? AND revision = ? RETURNING revision",
+        "UPDATE pools SET members = $1, active = 0, wanted = 0, launch = NULL, revision = revision + 1, \
+         updated_at = $2 WHERE id = $3 AND revision = $4 RETURNING revision",
     )
     .bind(members)
     .bind(now_ms)
@@ -100,7 +102,7 @@ pub async fn set_members(
 
 /// Activates in `mode` or deactivates (`mode` kept) at revision `expected`.
 pub async fn set_active(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     id: &str,
     mode: Option<&str>,
     active: bool,
@@ -108,11 +110,11 @@ pub async fn set_active(
     now_ms: i64,
 ) -> Result<i64, StoreError> {
     let done = sqlx::query_scalar::<_, i64>(
-        "UPDATE pools SET mode = COALESCE(?, mode), active = ?, wanted = 0, revision = revision + 1, updated_at = ? \
-         WHERE id = ? AND revision = ? RETURNING revision",
+        "UPDATE pools SET mode = COALESCE($1, mode), active = $2, wanted = 0, revision = revision + 1, updated_at = $3 \
+         WHERE id = $4 AND revision = $5 RETURNING revision",
     )
     .bind(mode)
-    .bind(active)
+    .bind(i64::from(active))
     .bind(now_ms)
     .bind(id)
     .bind(expected)
@@ -123,14 +125,14 @@ pub async fn set_active(
 
 /// Stores the launcher's position at revision `expected`.
 pub async fn set_launch(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     id: &str,
     launch: &str,
     expected: i64,
     now_ms: i64,
 ) -> Result<i64, StoreError> {
     let done = sqlx::query_scalar::<_, i64>(
-        "UPDATE pools SET launch = ?, revision = revision + 1, updated_at = ? WHERE id = ? AND revision = ? \
+        "UPDATE pools SET launch = $1, revision = revision + 1, updated_at = $2 WHERE id = $3 AND revision = $4 \
          RETURNING revision",
     )
     .bind(launch)
@@ -143,11 +145,11 @@ pub async fn set_launch(
 }
 
 /// Removes a pool; returns whether there was one.
-pub async fn delete(conn: &mut SqliteConnection, id: &str) -> Result<bool, StoreError> {
-    Ok(sqlx::query("DELETE FROM pools WHERE id = ?").bind(id).execute(conn).await?.rows_affected() > 0)
+pub async fn delete(conn: &mut AnyConnection, id: &str) -> Result<bool, StoreError> {
+    Ok(sqlx::query("DELETE FROM pools WHERE id = $1").bind(id).execute(conn).await?.rows_affected() > 0)
 }
 
-async fn settle(conn: &mut SqliteConnection, id: &str, done: Option<i64>, expected: i64) -> Result<i64, StoreError> {
+async fn settle(conn: &mut AnyConnection, id: &str, done: Option<i64>, expected: i64) -> Result<i64, StoreError> {
     if let Some(rev) = done {
         return Ok(rev);
     }

@@ -1,7 +1,7 @@
 //! The `prices` table: the user's price per model, USD per million tokens. A cache price that
 //! is `None` was not given (rows with such tokens then cost "unknown", never a guess).
 
-use sqlx::{FromRow, SqliteConnection};
+use sqlx::{AnyConnection, FromRow};
 
 use crate::error::StoreError;
 
@@ -16,7 +16,7 @@ pub struct PriceRow {
 }
 
 /// Every price, by model name.
-pub async fn list(conn: &mut SqliteConnection) -> Result<Vec<PriceRow>, StoreError> {
+pub async fn list(conn: &mut AnyConnection) -> Result<Vec<PriceRow>, StoreError> {
     Ok(sqlx::query_as::<_, PriceRow>(
         "SELECT model, input_usd_per_mtok, output_usd_per_mtok, cache_read_usd_per_mtok, cache_write_usd_per_mtok, \
          updated_at FROM prices ORDER BY model",
@@ -26,10 +26,10 @@ pub async fn list(conn: &mut SqliteConnection) -> Result<Vec<PriceRow>, StoreErr
 }
 
 /// Sets a model's price (replacing the whole row: a cache price left out is cleared).
-pub async fn put(conn: &mut SqliteConnection, row: &PriceRow) -> Result<(), StoreError> {
+pub async fn put(conn: &mut AnyConnection, row: &PriceRow) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO prices (model, input_usd_per_mtok, output_usd_per_mtok, cache_read_usd_per_mtok, \
-         cache_write_usd_per_mtok, updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(model) DO UPDATE SET \
+         cache_write_usd_per_mtok, updated_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT(model) DO UPDATE SET \
          input_usd_per_mtok = excluded.input_usd_per_mtok, output_usd_per_mtok = excluded.output_usd_per_mtok, \
          cache_read_usd_per_mtok = excluded.cache_read_usd_per_mtok, \
          cache_write_usd_per_mtok = excluded.cache_write_usd_per_mtok, updated_at = excluded.updated_at",
@@ -37,8 +37,8 @@ pub async fn put(conn: &mut SqliteConnection, row: &PriceRow) -> Result<(), Stor
     .bind(&row.model)
     .bind(row.input_usd_per_mtok)
     .bind(row.output_usd_per_mtok)
-    .bind(row.cache_read_usd_per_mtok)
-    .bind(row.cache_write_usd_per_mtok)
+    .bind(crate::real::Real(row.cache_read_usd_per_mtok))
+    .bind(crate::real::Real(row.cache_write_usd_per_mtok))
     .bind(row.updated_at)
     .execute(conn)
     .await?;
@@ -46,6 +46,6 @@ pub async fn put(conn: &mut SqliteConnection, row: &PriceRow) -> Result<(), Stor
 }
 
 /// Removes a model's price; `false` when it had none.
-pub async fn remove(conn: &mut SqliteConnection, model: &str) -> Result<bool, StoreError> {
-    Ok(sqlx::query("DELETE FROM prices WHERE model = ?").bind(model).execute(conn).await?.rows_affected() > 0)
+pub async fn remove(conn: &mut AnyConnection, model: &str) -> Result<bool, StoreError> {
+    Ok(sqlx::query("DELETE FROM prices WHERE model = $1").bind(model).execute(conn).await?.rows_affected() > 0)
 }

@@ -3,7 +3,7 @@
 //! client and expiry (migration 0008), and what is known about an owned login besides its tokens
 //! (migration 0013: account, plan, generation, the last refresh's time, outcome and block).
 
-use sqlx::{FromRow, SqliteConnection};
+use sqlx::{AnyConnection, FromRow};
 
 use crate::error::{cas_failure, StoreError};
 
@@ -14,7 +14,9 @@ pub struct ProfileRow {
     pub label: String,
     pub weight: i64,
     pub priority: i64,
+    #[sqlx(try_from = "crate::flag::Flag")]
     pub enabled: bool,
+    #[sqlx(try_from = "crate::flag::Flag")]
     pub is_primary: bool,
     pub locator_service: Option<String>,
     pub locator_account: Option<String>,
@@ -100,28 +102,28 @@ const COLUMNS: &str = "id, connection_id, label, weight, priority, enabled, is_p
      login_account_id, login_plan, login_generation, login_refreshed_at, login_outcome, login_blocked_until";
 
 /// Inserts an API-key profile.
-pub async fn insert(conn: &mut SqliteConnection, p: &NewProfile<'_>, now_ms: i64) -> Result<(), StoreError> {
+pub async fn insert(conn: &mut AnyConnection, p: &NewProfile<'_>, now_ms: i64) -> Result<(), StoreError> {
     insert_kind(conn, p, Kind::default(), now_ms).await
 }
 
 /// Inserts a profile whose credential is of `kind`.
 pub async fn insert_kind(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     p: &NewProfile<'_>,
     kind: Kind<'_>,
     now_ms: i64,
 ) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO profiles (id, connection_id, label, weight, priority, enabled, is_primary, locator_service, \
-         locator_account, created_at, updated_at, kind, client, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         locator_account, created_at, updated_at, kind, client, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
     )
     .bind(p.id)
     .bind(p.connection_id)
     .bind(p.label)
     .bind(p.weight)
     .bind(p.priority)
-    .bind(p.enabled)
-    .bind(p.is_primary)
+    .bind(i64::from(p.enabled))
+    .bind(i64::from(p.is_primary))
     .bind(p.locator.map(|l| l.0))
     .bind(p.locator.map(|l| l.1))
     .bind(now_ms)
@@ -134,24 +136,24 @@ pub async fn insert_kind(
     Ok(())
 }
 
-pub async fn by_id(conn: &mut SqliteConnection, id: &str) -> Result<Option<ProfileRow>, StoreError> {
-    let sql = format!("SELECT {COLUMNS} FROM profiles WHERE id = ?");
+pub async fn by_id(conn: &mut AnyConnection, id: &str) -> Result<Option<ProfileRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM profiles WHERE id = $1");
     Ok(sqlx::query_as::<_, ProfileRow>(&sql).bind(id).fetch_optional(conn).await?)
 }
 
 /// Profiles of a connection in priority order (lower number first), then id.
-pub async fn for_connection(conn: &mut SqliteConnection, connection_id: &str) -> Result<Vec<ProfileRow>, StoreError> {
-    let sql = format!("SELECT {COLUMNS} FROM profiles WHERE connection_id = ? ORDER BY priority, id");
+pub async fn for_connection(conn: &mut AnyConnection, connection_id: &str) -> Result<Vec<ProfileRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM profiles WHERE connection_id = $1 ORDER BY priority, id");
     Ok(sqlx::query_as::<_, ProfileRow>(&sql).bind(connection_id).fetch_all(conn).await?)
 }
 
 /// Every profile id (start-up clean-up of per-profile files).
-pub async fn all_ids(conn: &mut SqliteConnection) -> Result<Vec<String>, StoreError> {
+pub async fn all_ids(conn: &mut AnyConnection) -> Result<Vec<String>, StoreError> {
     Ok(sqlx::query_scalar::<_, String>("SELECT id FROM profiles").fetch_all(conn).await?)
 }
 
 /// Every locator any profile references (for keychain garbage collection).
-pub async fn all_locators(conn: &mut SqliteConnection) -> Result<Vec<(String, String)>, StoreError> {
+pub async fn all_locators(conn: &mut AnyConnection) -> Result<Vec<(String, String)>, StoreError> {
     Ok(sqlx::query_as::<_, (String, String)>(
         "SELECT locator_service, locator_account FROM profiles WHERE locator_service IS NOT NULL AND locator_account IS NOT NULL",
     )
@@ -161,20 +163,20 @@ pub async fn all_locators(conn: &mut SqliteConnection) -> Result<Vec<(String, St
 
 /// CAS update of label, weight, priority and enabled flag; returns the new revision.
 pub async fn update_settings(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     id: &str,
     expected: i64,
     s: &Settings,
     now_ms: i64,
 ) -> Result<i64, StoreError> {
     let done = sqlx::query_scalar::<_, i64>(
-        "UPDATE profiles SET label = ?, weight = ?, priority = ?, enabled = ?, revision = revision + 1, updated_at = ? \
-         WHERE id = ? AND revision = ? RETURNING revision",
+        "UPDATE profiles SET label = $1, weight = $2, priority = $3, enabled = $4, revision = revision + 1, updated_at = $5 \
+         WHERE id = $6 AND revision = $7 RETURNING revision",
     )
     .bind(&s.label)
     .bind(s.weight)
     .bind(s.priority)
-    .bind(s.enabled)
+    .bind(i64::from(s.enabled))
     .bind(now_ms)
     .bind(id)
     .bind(expected)
@@ -189,7 +191,7 @@ pub async fn update_settings(
 /// CAS replacement of the credential: new locator, the new credential's expiry (a token's;
 /// `None` for a key or an unknown expiry) and credential revision + 1.
 pub async fn replace_credential(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     id: &str,
     expected: i64,
     locator: (&str, &str),
@@ -197,9 +199,9 @@ pub async fn replace_credential(
     now_ms: i64,
 ) -> Result<i64, StoreError> {
     let done = sqlx::query_scalar::<_, i64>(
-        "UPDATE profiles SET locator_service = ?, locator_account = ?, expires_at = ?, \
-         credential_revision = credential_revision + 1, revision = revision + 1, updated_at = ? \
-         WHERE id = ? AND revision = ? RETURNING revision",
+        "UPDATE profiles SET locator_service = $1, locator_account = $2, expires_at = $3, \
+         credential_revision = credential_revision + 1, revision = revision + 1, updated_at = $4 \
+         WHERE id = $5 AND revision = $6 RETURNING revision",
     )
     .bind(locator.0)
     .bind(locator.1)
@@ -219,15 +221,15 @@ pub async fn replace_credential(
 /// account, the plan, the new generation, and a clean refresh state. Not a user edit: the
 /// revision is the swap's.
 pub async fn record_sign_in(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     id: &str,
     sign_in: &SignIn<'_>,
     expires_at: Option<i64>,
     now_ms: i64,
 ) -> Result<(), StoreError> {
     let done = sqlx::query(
-        "UPDATE profiles SET login_account_id = ?, login_plan = ?, login_generation = ?, expires_at = ?, \
-         login_refreshed_at = ?, login_outcome = 'succeeded', login_blocked_until = NULL WHERE id = ?",
+        "UPDATE profiles SET login_account_id = $1, login_plan = $2, login_generation = $3, expires_at = $4, \
+         login_refreshed_at = $5, login_outcome = 'succeeded', login_blocked_until = NULL WHERE id = $6",
     )
     .bind(sign_in.account_id)
     .bind(sign_in.plan)
@@ -249,14 +251,14 @@ pub async fn record_sign_in(
 /// revision changes: a refresh is not an edit and not a rotation (invariant 22). Returns whether
 /// the row was written.
 pub async fn record_refresh(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     id: &str,
     generation: i64,
     r: Refreshed<'_>,
 ) -> Result<bool, StoreError> {
     let done = sqlx::query(
-        "UPDATE profiles SET expires_at = COALESCE(?, expires_at), login_refreshed_at = ?, login_outcome = ?, \
-         login_blocked_until = ? WHERE id = ? AND login_generation = ?",
+        "UPDATE profiles SET expires_at = COALESCE($1, expires_at), login_refreshed_at = $2, login_outcome = $3, \
+         login_blocked_until = $4 WHERE id = $5 AND login_generation = $6",
     )
     .bind(r.expires_at)
     .bind(r.at)
@@ -270,12 +272,7 @@ pub async fn record_refresh(
 }
 
 /// Makes `id` the primary of its connection (CAS on the new primary). Run inside a transaction.
-pub async fn make_primary(
-    conn: &mut SqliteConnection,
-    id: &str,
-    expected: i64,
-    now_ms: i64,
-) -> Result<i64, StoreError> {
+pub async fn make_primary(conn: &mut AnyConnection, id: &str, expected: i64, now_ms: i64) -> Result<i64, StoreError> {
     let Some(row) = by_id(conn, id).await? else {
         return Err(StoreError::NotFound("profiles"));
     };
@@ -283,7 +280,7 @@ pub async fn make_primary(
         return Err(StoreError::Conflict { expected, found: row.revision });
     }
     sqlx::query(
-        "UPDATE profiles SET is_primary = 0, revision = revision + 1, updated_at = ? WHERE connection_id = ? AND is_primary = 1 AND id != ?",
+        "UPDATE profiles SET is_primary = 0, revision = revision + 1, updated_at = $1 WHERE connection_id = $2 AND is_primary = 1 AND id != $3",
     )
     .bind(now_ms)
     .bind(&row.connection_id)
@@ -291,7 +288,7 @@ pub async fn make_primary(
     .execute(&mut *conn)
     .await?;
     let done = sqlx::query_scalar::<_, i64>(
-        "UPDATE profiles SET is_primary = 1, revision = revision + 1, updated_at = ? WHERE id = ? AND revision = ? RETURNING revision",
+        "UPDATE profiles SET is_primary = 1, revision = revision + 1, updated_at = $1 WHERE id = $2 AND revision = $3 RETURNING revision",
     )
     .bind(now_ms)
     .bind(id)
@@ -305,8 +302,8 @@ pub async fn make_primary(
 }
 
 /// CAS delete of one profile (its evidence and circuits cascade).
-pub async fn delete(conn: &mut SqliteConnection, id: &str, expected: i64) -> Result<(), StoreError> {
-    let done = sqlx::query("DELETE FROM profiles WHERE id = ? AND revision = ?")
+pub async fn delete(conn: &mut AnyConnection, id: &str, expected: i64) -> Result<(), StoreError> {
+    let done = sqlx::query("DELETE FROM profiles WHERE id = $1 AND revision = $2")
         .bind(id)
         .bind(expected)
         .execute(&mut *conn)

@@ -8,7 +8,7 @@
 //! also carries the first reading of the last hour of its window (`base_*`, migration 0009),
 //! which the quota view forecasts from, and the overall window's representative claim.
 
-use sqlx::{FromRow, SqliteConnection};
+use sqlx::{AnyConnection, FromRow};
 
 use crate::error::StoreError;
 
@@ -48,7 +48,7 @@ pub struct QuotaReset {
 /// Writes `rows` in one transaction; returns how many were stored. A row older than the stored
 /// reading of its key, of a profile that no longer exists, or seen before a reset of its
 /// profile (and model) is skipped.
-pub async fn upsert_batch(conn: &mut SqliteConnection, rows: &[QuotaRow]) -> Result<u64, StoreError> {
+pub async fn upsert_batch(conn: &mut AnyConnection, rows: &[QuotaRow]) -> Result<u64, StoreError> {
     if rows.is_empty() {
         return Ok(0);
     }
@@ -58,10 +58,10 @@ pub async fn upsert_batch(conn: &mut SqliteConnection, rows: &[QuotaRow]) -> Res
         written += sqlx::query(
             "INSERT INTO quota (profile_id, name, model, limit_value, remaining, utilization, resets_at_ms, status, \
              window_minutes, seen_at_ms, claim, base_seen_at_ms, base_utilization) \
-             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?12, ?13, ?14 \
-             WHERE EXISTS (SELECT 1 FROM profiles WHERE id = ?1) \
-             AND NOT EXISTS (SELECT 1 FROM quota m WHERE m.profile_id = ?1 AND m.name = ?11 \
-             AND (m.model = '' OR m.model = ?3) AND m.seen_at_ms >= ?10) \
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $12, $13, $14 \
+             WHERE EXISTS (SELECT 1 FROM profiles WHERE id = $1) \
+             AND NOT EXISTS (SELECT 1 FROM quota m WHERE m.profile_id = $1 AND m.name = $11 \
+             AND (m.model = '' OR m.model = $3) AND m.seen_at_ms >= $10) \
              ON CONFLICT(profile_id, name, model) DO UPDATE SET limit_value = excluded.limit_value, \
              remaining = excluded.remaining, utilization = excluded.utilization, resets_at_ms = excluded.resets_at_ms, \
              status = excluded.status, window_minutes = excluded.window_minutes, seen_at_ms = excluded.seen_at_ms, \
@@ -74,7 +74,7 @@ pub async fn upsert_batch(conn: &mut SqliteConnection, rows: &[QuotaRow]) -> Res
         .bind(&r.model)
         .bind(r.limit_value)
         .bind(r.remaining)
-        .bind(r.utilization)
+        .bind(crate::real::Real(r.utilization))
         .bind(r.resets_at_ms)
         .bind(&r.status)
         .bind(r.window_minutes)
@@ -82,7 +82,7 @@ pub async fn upsert_batch(conn: &mut SqliteConnection, rows: &[QuotaRow]) -> Res
         .bind(RESET_MARKER)
         .bind(&r.claim)
         .bind(r.base_seen_at_ms)
-        .bind(r.base_utilization)
+        .bind(crate::real::Real(r.base_utilization))
         .execute(&mut *tx)
         .await?
         .rows_affected();
@@ -92,12 +92,12 @@ pub async fn upsert_batch(conn: &mut SqliteConnection, rows: &[QuotaRow]) -> Res
 }
 
 /// Every reading of a connection's profiles, by profile, window and model.
-pub async fn for_connection(conn: &mut SqliteConnection, connection_id: &str) -> Result<Vec<QuotaRow>, StoreError> {
+pub async fn for_connection(conn: &mut AnyConnection, connection_id: &str) -> Result<Vec<QuotaRow>, StoreError> {
     Ok(sqlx::query_as::<_, QuotaRow>(
         "SELECT q.profile_id, q.name, q.model, q.limit_value, q.remaining, q.utilization, q.resets_at_ms, q.status, \
          q.window_minutes, q.seen_at_ms, q.claim, q.base_seen_at_ms, q.base_utilization \
          FROM quota q JOIN profiles p ON p.id = q.profile_id \
-         WHERE p.connection_id = ? AND q.name <> ? ORDER BY q.profile_id, q.name, q.model",
+         WHERE p.connection_id = $1 AND q.name <> $2 ORDER BY q.profile_id, q.name, q.model",
     )
     .bind(connection_id)
     .bind(RESET_MARKER)
@@ -108,13 +108,13 @@ pub async fn for_connection(conn: &mut SqliteConnection, connection_id: &str) ->
 /// `health reset`: deletes the readings of `profile_id` (only those of `model` when given) and
 /// records the reset at `at_ms`, in one transaction. Returns how many readings went.
 pub async fn clear(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     profile_id: &str,
     model: Option<&str>,
     at_ms: i64,
 ) -> Result<u64, StoreError> {
     let mut tx = sqlx::Connection::begin(&mut *conn).await?;
-    let removed = sqlx::query("DELETE FROM quota WHERE profile_id = ?1 AND name <> ?2 AND (?3 IS NULL OR model = ?3)")
+    let removed = sqlx::query("DELETE FROM quota WHERE profile_id = $1 AND name <> $2 AND ($3 IS NULL OR model = $3)")
         .bind(profile_id)
         .bind(RESET_MARKER)
         .bind(model)
@@ -122,8 +122,9 @@ pub async fn clear(
         .await?
         .rows_affected();
     sqlx::query(
-        "INSERT INTO quota (profile_id, name, model, seen_at_ms) VALUES (?1, ?2, ?3, ?4) \
-         ON CONFLICT(profile_id, name, model) DO UPDATE SET seen_at_ms = MAX(quota.seen_at_ms, excluded.seen_at_ms)",
+        "INSERT INTO quota (profile_id, name, model, seen_at_ms) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT(profile_id, name, model) DO UPDATE SET seen_at_ms = CASE WHEN excluded.seen_at_ms > quota.seen_at_ms \
+         THEN excluded.seen_at_ms ELSE quota.seen_at_ms END",
     )
     .bind(profile_id)
     .bind(RESET_MARKER)
@@ -137,23 +138,26 @@ pub async fn clear(
 
 /// Every `health reset` recorded (one row per profile and model reset; they go with their
 /// profile).
-pub async fn resets(conn: &mut SqliteConnection) -> Result<Vec<QuotaReset>, StoreError> {
-    Ok(sqlx::query_as::<_, QuotaReset>("SELECT profile_id, model, seen_at_ms AS at_ms FROM quota WHERE name = ?")
+pub async fn resets(conn: &mut AnyConnection) -> Result<Vec<QuotaReset>, StoreError> {
+    Ok(sqlx::query_as::<_, QuotaReset>("SELECT profile_id, model, seen_at_ms AS at_ms FROM quota WHERE name = $1")
         .bind(RESET_MARKER)
         .fetch_all(conn)
         .await?)
 }
 
 /// Deletes all but the `keep` newest readings (markers are kept); returns how many went.
-pub async fn prune(conn: &mut SqliteConnection, keep: usize) -> Result<u64, StoreError> {
+pub async fn prune(conn: &mut AnyConnection, keep: usize) -> Result<u64, StoreError> {
     let keep = i64::try_from(keep).unwrap_or(i64::MAX);
-    Ok(sqlx::query(
-        "DELETE FROM quota WHERE rowid IN (SELECT rowid FROM quota WHERE name <> ?1 \
-         ORDER BY seen_at_ms DESC, rowid DESC LIMIT -1 OFFSET ?2)",
-    )
-    .bind(RESET_MARKER)
-    .bind(keep)
-    .execute(conn)
-    .await?
-    .rows_affected())
+    // Postgres has no rowid (and no `LIMIT -1`): the key, and a tie among equal times broken by it.
+    let sql = match crate::Backend::of(conn) {
+        crate::Backend::Sqlite => {
+            "DELETE FROM quota WHERE rowid IN (SELECT rowid FROM quota WHERE name <> $1 \
+             ORDER BY seen_at_ms DESC, rowid DESC LIMIT -1 OFFSET $2)"
+        }
+        crate::Backend::Postgres => {
+            "DELETE FROM quota WHERE (profile_id, name, model) IN (SELECT profile_id, name, model FROM quota \
+             WHERE name <> $1 ORDER BY seen_at_ms DESC, profile_id DESC, name DESC, model DESC OFFSET $2)"
+        }
+    };
+    Ok(sqlx::query(sql).bind(RESET_MARKER).bind(keep).execute(conn).await?.rows_affected())
 }

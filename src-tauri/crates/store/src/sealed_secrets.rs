@@ -1,7 +1,7 @@
 //! The `sealed_secrets` table: the sealed vault's rows (nonce, ciphertext and the id of the
 //! master key they were sealed under). The store never sees a plaintext secret or the key.
 
-use sqlx::{FromRow, SqliteConnection};
+use sqlx::{AnyConnection, FromRow};
 
 use crate::error::StoreError;
 
@@ -15,9 +15,9 @@ pub struct SealedRow {
 }
 
 /// Inserts or replaces the row at (`service`, `account`).
-pub async fn put(conn: &mut SqliteConnection, row: &SealedRow, now_ms: i64) -> Result<(), StoreError> {
+pub async fn put(conn: &mut AnyConnection, row: &SealedRow, now_ms: i64) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO sealed_secrets (service, account, key_id, nonce, ciphertext, updated_at) VALUES (?, ?, ?, ?, ?, ?) \
+        "INSERT INTO sealed_secrets (service, account, key_id, nonce, ciphertext, updated_at) VALUES ($1, $2, $3, $4, $5, $6) \
          ON CONFLICT (service, account) DO UPDATE SET key_id = excluded.key_id, nonce = excluded.nonce, \
          ciphertext = excluded.ciphertext, updated_at = excluded.updated_at",
     )
@@ -32,9 +32,9 @@ pub async fn put(conn: &mut SqliteConnection, row: &SealedRow, now_ms: i64) -> R
     Ok(())
 }
 
-pub async fn get(conn: &mut SqliteConnection, service: &str, account: &str) -> Result<Option<SealedRow>, StoreError> {
+pub async fn get(conn: &mut AnyConnection, service: &str, account: &str) -> Result<Option<SealedRow>, StoreError> {
     Ok(sqlx::query_as::<_, SealedRow>(
-        "SELECT service, account, key_id, nonce, ciphertext FROM sealed_secrets WHERE service = ? AND account = ?",
+        "SELECT service, account, key_id, nonce, ciphertext FROM sealed_secrets WHERE service = $1 AND account = $2",
     )
     .bind(service)
     .bind(account)
@@ -43,8 +43,8 @@ pub async fn get(conn: &mut SqliteConnection, service: &str, account: &str) -> R
 }
 
 /// `true` when a row was deleted.
-pub async fn delete(conn: &mut SqliteConnection, service: &str, account: &str) -> Result<bool, StoreError> {
-    let done = sqlx::query("DELETE FROM sealed_secrets WHERE service = ? AND account = ?")
+pub async fn delete(conn: &mut AnyConnection, service: &str, account: &str) -> Result<bool, StoreError> {
+    let done = sqlx::query("DELETE FROM sealed_secrets WHERE service = $1 AND account = $2")
         .bind(service)
         .bind(account)
         .execute(conn)
@@ -53,7 +53,7 @@ pub async fn delete(conn: &mut SqliteConnection, service: &str, account: &str) -
 }
 
 /// Every row (master-key rotation re-seals them all in one transaction).
-pub async fn all(conn: &mut SqliteConnection) -> Result<Vec<SealedRow>, StoreError> {
+pub async fn all(conn: &mut AnyConnection) -> Result<Vec<SealedRow>, StoreError> {
     Ok(sqlx::query_as::<_, SealedRow>(
         "SELECT service, account, key_id, nonce, ciphertext FROM sealed_secrets ORDER BY service, account",
     )
@@ -63,7 +63,7 @@ pub async fn all(conn: &mut SqliteConnection) -> Result<Vec<SealedRow>, StoreErr
 
 /// The distinct master-key ids rows are sealed under (a process checks its key against them at
 /// start).
-pub async fn key_ids(conn: &mut SqliteConnection) -> Result<Vec<String>, StoreError> {
+pub async fn key_ids(conn: &mut AnyConnection) -> Result<Vec<String>, StoreError> {
     Ok(sqlx::query_scalar::<_, String>("SELECT DISTINCT key_id FROM sealed_secrets ORDER BY key_id")
         .fetch_all(conn)
         .await?)

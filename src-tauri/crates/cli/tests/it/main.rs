@@ -23,5 +23,6 @@ mod redaction;
 mod relay_fd_limit;
 mod routing;
 mod startup_race;
+mod store_postgres;
 mod team_edge;
 mod usage;

@@ -8,7 +8,7 @@
 use switchyard_core::profile::{credential_spec, validate_token};
 use switchyard_core::routing::ResetCause;
 use switchyard_core::states::{CredentialPresence, ProfileKind};
-use switchyard_store::{journal, profiles, SqliteConnection};
+use switchyard_store::{journal, profiles, AnyConnection};
 use switchyard_vault::{Locator, Secret};
 
 use crate::config::rows::{client_of, credential_facts, locator_of};
@@ -220,7 +220,7 @@ impl Engine {
 /// at it (and under the data-dir lock): its journal entry is cleared. When start-up clean-up
 /// has already taken the entry (the write outlived its lease) the commit fails instead of
 /// pointing the row at a deleted secret.
-pub(crate) async fn settle_staged(tx: &mut SqliteConnection, locator: &Locator) -> Result<(), EngineError> {
+pub(crate) async fn settle_staged(tx: &mut AnyConnection, locator: &Locator) -> Result<(), EngineError> {
     if journal::clear(tx, &locator.service, &locator.account).await? {
         return Ok(());
     }

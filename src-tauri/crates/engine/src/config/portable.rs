@@ -17,7 +17,7 @@ use switchyard_core::portable::{
 use switchyard_core::validate::{InvalidInput, MAX_SLUG_LEN};
 use switchyard_core::{Header, RoutingMode};
 use switchyard_store::connections::{self, ConnectionRow, Routing};
-use switchyard_store::{profiles, SqliteConnection};
+use switchyard_store::{profiles, AnyConnection};
 
 use crate::config::rows::{client_of, credential_facts, Definition};
 use crate::engine::Engine;
@@ -219,7 +219,7 @@ impl Engine {
 }
 
 async fn export_connection(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     row: &ConnectionRow,
     index: usize,
     profile_count: &mut usize,
@@ -273,7 +273,7 @@ fn wanted_mode(row: &ConnectionRow) -> RoutingMode {
     mode.parse().unwrap_or(RoutingMode::Legacy)
 }
 
-async fn existing_slugs(conn: &mut SqliteConnection) -> Result<BTreeSet<String>, EngineError> {
+async fn existing_slugs(conn: &mut AnyConnection) -> Result<BTreeSet<String>, EngineError> {
     Ok(connections::list(conn).await?.into_iter().map(|r| r.slug).collect())
 }
 
@@ -345,7 +345,7 @@ fn free_slug(base: &str, taken: &BTreeSet<String>) -> Result<String, EngineError
 /// Inserts one connection (legacy, the file's mode pending) and its profiles (disabled,
 /// no locator, primary kept).
 async fn write_connection(
-    tx: &mut SqliteConnection,
+    tx: &mut AnyConnection,
     entry: &ConnectionEntry,
     slug: &str,
     now: i64,

@@ -3,7 +3,7 @@
 //! writer reads it each time it prunes (every 1 000 rows written), so a change applies to a
 //! running relay without a restart.
 
-use switchyard_store::{SqliteConnection, StoreError};
+use switchyard_store::{AnyConnection, StoreError};
 
 use crate::engine::Engine;
 use crate::error::EngineError;
@@ -15,7 +15,7 @@ pub const MIN_RETENTION_ROWS: i64 = 1_000;
 pub const MAX_RETENTION_ROWS: i64 = 10_000_000;
 
 /// The cap as stored (default when unset or unreadable).
-pub(crate) async fn retention_rows(conn: &mut SqliteConnection) -> Result<i64, StoreError> {
+pub(crate) async fn retention_rows(conn: &mut AnyConnection) -> Result<i64, StoreError> {
     LEDGER_RETENTION_ROWS.read(conn, Scope::Global).await
 }
 

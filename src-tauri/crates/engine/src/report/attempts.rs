@@ -11,7 +11,7 @@ use switchyard_core::connection::Protocol;
 use switchyard_core::prompt_cache::prompt_tokens;
 use switchyard_core::tag::parse_tags_json;
 use switchyard_store::attempts::{self, AttemptRow};
-use switchyard_store::{profiles, SqliteConnection};
+use switchyard_store::{profiles, AnyConnection};
 
 use crate::clock::rfc3339;
 use crate::engine::Engine;
@@ -156,7 +156,7 @@ impl Names {
 
 /// The labels of a connection's profiles now, by id (a removed profile has none).
 pub(crate) async fn profile_labels(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     connection_id: &str,
 ) -> Result<HashMap<String, String>, EngineError> {
     Ok(profiles::for_connection(conn, connection_id).await?.into_iter().map(|p| (p.id, p.label)).collect())

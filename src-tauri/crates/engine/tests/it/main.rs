@@ -27,4 +27,5 @@ mod reorder;
 mod rotation;
 mod route_loop;
 mod sealed_vault;
+mod store_backend;
 mod usage;

@@ -7,7 +7,7 @@ use std::process::{Child, Command};
 use std::sync::Arc;
 
 use crate::common::{open, TestResult};
-use switchyard_engine::{Clock, Engine, SystemClock, DB_FILE, LEASE_MS};
+use switchyard_engine::{Clock, Engine, SystemClock, LEASE_MS};
 use switchyard_store::{journal, Store};
 use switchyard_vault::{Keychain, Locator, Secret, Vault};
 
@@ -30,7 +30,7 @@ fn live_writer() -> Result<Child, std::io::Error> {
 /// entry names it and the secret is in the keychain; no profile points at it yet.
 async fn stage_as(dir: &Path, install_id: &str, writer_pid: u32) -> Result<Locator, Box<dyn std::error::Error>> {
     let loc = Locator::for_profile(install_id, "p_in_flight", "n0nce");
-    let store = Store::open(&dir.join(DB_FILE)).await?;
+    let store = Store::open_at(&switchyard_engine::store_location(dir).await?).await?;
     let mut conn = store.acquire().await?;
     let now = SystemClock.now_ms();
     journal::record_write(&mut conn, &loc.service, &loc.account, i64::from(writer_pid), now + LEASE_MS, now).await?;
@@ -41,7 +41,7 @@ async fn stage_as(dir: &Path, install_id: &str, writer_pid: u32) -> Result<Locat
 }
 
 async fn journaled(dir: &Path) -> Result<usize, Box<dyn std::error::Error>> {
-    let store = Store::open(&dir.join(DB_FILE)).await?;
+    let store = Store::open_at(&switchyard_engine::store_location(dir).await?).await?;
     let mut conn = store.acquire().await?;
     let n = journal::list(&mut conn).await?.len();
     drop(conn);

@@ -257,7 +257,7 @@ async fn export_refuses_secret_looking_values_instead_of_writing_them() -> TestR
     );
     // A label stored before that rule existed (written here straight to the table).
     let connection_id = engine.connection_show("main").await?.connection.id;
-    let store = switchyard_store::Store::open(&dir.path().join(DB_FILE)).await?;
+    let store = switchyard_store::Store::open_at(&switchyard_engine::store_location(dir.path()).await?).await?;
     let mut conn = store.acquire().await?;
     let row = switchyard_store::profiles::NewProfile {
         id: "p_old",

@@ -139,7 +139,7 @@ async fn readings_survive_a_restart_with_their_age_and_stale_ones_say_so() -> Te
 
     let text = serde_json::to_string(&view)?;
     assert!(!text.contains("sk-canary"), "no secret in the quota view: {text}");
-    let db = std::fs::read(dir.path().join(switchyard_engine::DB_FILE))?;
+    let db = crate::common::store_bytes(dir.path()).await;
     assert!(!String::from_utf8_lossy(&db).contains(CANARY), "no secret in the database");
     engine.close().await;
     Ok(())

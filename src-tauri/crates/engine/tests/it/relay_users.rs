@@ -5,15 +5,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use switchyard_engine::{user_token_hash, Engine, ErrorCode, SystemClock, DB_FILE};
+use switchyard_engine::{user_token_hash, Engine, ErrorCode, SystemClock};
 
 use crate::common::TestResult;
 
-fn db_text(dir: &Path) -> String {
-    let read = |name: String| std::fs::read(dir.join(name)).unwrap_or_default();
-    let mut bytes = read(DB_FILE.to_string());
-    bytes.extend(read(format!("{DB_FILE}-wal")));
-    String::from_utf8_lossy(&bytes).into_owned()
+async fn db_text(dir: &Path) -> String {
+    String::from_utf8_lossy(&crate::common::store_bytes(dir).await).into_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -30,7 +27,7 @@ async fn users_are_added_once_revoked_and_added_again_with_a_new_token() -> Test
 
     let live = engine.relay_user_hashes().await?;
     assert_eq!(live, vec![(user_token_hash(first.expose()), "alice".to_string())], "the relay accepts the hash");
-    let text = db_text(dir.path());
+    let text = db_text(dir.path()).await;
     assert!(!text.contains(first.expose()), "the token itself is never stored");
     assert!(text.contains(&user_token_hash(first.expose())), "only its hash (the test reads the right file)");
 

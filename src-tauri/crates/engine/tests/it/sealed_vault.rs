@@ -6,17 +6,14 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use switchyard_engine::{Engine, EngineError, ErrorCode, MasterKey, SystemClock, VaultError, DB_FILE};
+use switchyard_engine::{Engine, EngineError, ErrorCode, MasterKey, SystemClock, VaultError};
 
 use crate::common::{legacy, profile, secret, TestResult};
 
 const CANARY: &str = "sk-canary-sealed-7f3a9c";
 
-fn db_bytes(dir: &Path) -> Vec<u8> {
-    let read = |name: String| std::fs::read(dir.join(name)).unwrap_or_default();
-    let mut bytes = read(DB_FILE.to_string());
-    bytes.extend(read(format!("{DB_FILE}-wal")));
-    bytes
+async fn db_bytes(dir: &Path) -> Vec<u8> {
+    crate::common::store_bytes(dir).await
 }
 
 fn contains(hay: &[u8], needle: &str) -> bool {
@@ -51,7 +48,7 @@ async fn secrets_round_trip_sealed_and_never_in_plaintext_in_the_file() -> TestR
     assert_eq!(again.relay_token(false).await?.expose(), token.expose(), "so does the relay token");
     again.close().await;
 
-    let bytes = db_bytes(dir.path());
+    let bytes = db_bytes(dir.path()).await;
     assert!(!contains(&bytes, "canary"), "the canary secret never reaches the database file or its WAL");
     assert!(!contains(&bytes, token.expose()), "nor the relay token");
     assert!(contains(&bytes, "sealed_secrets"), "the sealed rows are in this file (the test reads the right one)");
@@ -99,7 +96,7 @@ async fn rotation_reseals_everything_and_the_old_key_is_refused() -> TestResult 
     engine.connection_add(legacy("main"), None).await?;
     let added = engine.profile_add("main", profile("work", 1), secret(CANARY)).await?;
     let token = engine.relay_token(false).await?;
-    let before = db_bytes(dir.path());
+    let before = db_bytes(dir.path()).await;
     let count = engine.rotate_master_key(&MasterKey::from_bytes([3; 32])).await?;
     assert_eq!(count, 2, "the profile's secret and the relay token were re-sealed");
     assert!(engine.ready().await.is_err(), "the process still holding the old key is no longer ready");
@@ -113,8 +110,8 @@ async fn rotation_reseals_everything_and_the_old_key_is_refused() -> TestResult 
     assert_eq!(back.as_deref(), Some(CANARY), "the new key opens what the old one sealed");
     assert_eq!(rotated.relay_token(false).await?.expose(), token.expose(), "the relay token too");
     rotated.close().await;
-    assert_ne!(before, db_bytes(dir.path()), "the rows changed");
-    assert!(!contains(&db_bytes(dir.path()), "canary"), "no plaintext after rotation either");
+    assert_ne!(before, db_bytes(dir.path()).await, "the rows changed");
+    assert!(!contains(&db_bytes(dir.path()).await, "canary"), "no plaintext after rotation either");
     Ok(())
 }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crate::common::ManualClock;
 use proptest::prelude::*;
-use switchyard_engine::{Engine, NewConnection, NewPrice, NewProfile, Secret, UsageBy, UsageRow, DB_FILE};
+use switchyard_engine::{Engine, NewConnection, NewPrice, NewProfile, Secret, UsageBy, UsageRow};
 use switchyard_store::attempts::{self, AttemptRow};
 use switchyard_store::Store;
 use switchyard_vault::MemoryVault;
@@ -50,7 +50,7 @@ async fn fixture() -> Result<Fixture, Box<dyn std::error::Error>> {
     let a = detail.profiles.first().map(|p| p.id.clone()).ok_or("the key is the primary profile")?;
     let p = NewProfile { label: "b".into(), weight: None, priority: None };
     let b = engine.profile_add("c", p, Secret::new(format!("{CANARY}-b"))).await?.id;
-    let store = Store::open(&dir.path().join(DB_FILE)).await?;
+    let store = Store::open_at(&switchyard_engine::store_location(dir.path()).await?).await?;
     let connection_id = detail.connection.id.clone();
     Ok(Fixture { _dir: dir, engine, store, connection_id, a, b })
 }

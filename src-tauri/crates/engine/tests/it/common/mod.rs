@@ -53,3 +53,27 @@ impl switchyard_engine::Clock for ManualClock {
         self.0.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
+
+/// What the store of `dir` holds on disk, to grep for canaries: the SQLite file and its WAL, or
+/// — when the suite runs under `scripts/with-postgres` — `pg_dump` of the dir's database.
+pub async fn store_bytes(dir: &Path) -> Vec<u8> {
+    let location = switchyard_engine::store_location(dir).await.expect("the store location of a test dir");
+    match location {
+        switchyard_engine::StoreLocation::File(db) => {
+            let mut bytes = std::fs::read(&db).unwrap_or_default();
+            let mut wal = db.into_os_string();
+            wal.push("-wal");
+            bytes.extend(std::fs::read(wal).unwrap_or_default());
+            bytes
+        }
+        switchyard_engine::StoreLocation::Postgres(url) => pg_dump(&url),
+    }
+}
+
+/// `pg_dump` of the database at `url` (schema and rows, plain SQL text).
+pub fn pg_dump(url: &str) -> Vec<u8> {
+    let bin = std::env::var("SWITCHYARD_TEST_PG_BIN").map(|b| format!("{b}/pg_dump")).unwrap_or("pg_dump".into());
+    let out = Command::new(bin).arg("--dbname").arg(url).output().expect("pg_dump runs");
+    assert!(out.status.success(), "pg_dump of the test database: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
