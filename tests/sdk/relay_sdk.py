@@ -33,12 +33,17 @@ OAUTH = {"key": {"models": ["gpt-test"], "reply": "Hello from the owned login"},
          "token_prefix": f"{CANARY}-oauth-"}
 
 
-def start(cmd, env=None):
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+def start(cmd, log_path, env=None):
+    """Starts `cmd`, its stderr (debug logs) into `log_path`: a pipe nobody reads until the end
+    fills up and blocks every thread of the process that logs (seen: a keychain read stalled
+    behind a log line until the client timed out)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=open(log_path, "w"), text=True, env=env)
+    p.log_path = log_path
     first = p.stdout.readline().strip()
     if "listening on " not in first:
         p.kill()
-        raise AssertionError(f"{cmd[0]} did not announce its address: {first!r} {p.stderr.read()}")
+        with open(log_path) as f:
+            raise AssertionError(f"{cmd[0]} did not announce its address: {first!r} {f.read()}")
     return p, first.split("listening on ", 1)[1]
 
 
@@ -51,7 +56,7 @@ def main() -> int:
     with open(script, "w") as f:
         json.dump({"keys": KEYS, "oauth": OAUTH}, f)
     env = dict(os.environ, SWITCHYARD_DATA_DIR=os.path.join(work, "data"), SWITCHYARD_LOG="debug")
-    mock, mock_url = start([mock_bin, "--script", script])
+    mock, mock_url = start([mock_bin, "--script", script], os.path.join(work, "mock.log"))
     relay = None
     try:
         def cli(*args, secret=None):
@@ -78,7 +83,7 @@ def main() -> int:
         signed = json.loads(cli("--json", "profile", "login", "ox", "owned", "--kind", "oauth"))
         assert signed["login"]["account_id"] == "acct-sdk", f"signed in by device code: {signed}"
         token = cli("relay", "token").strip()
-        relay, relay_url = start([sy, "relay", "serve", "--listen", "127.0.0.1:0"], env=env)
+        relay, relay_url = start([sy, "relay", "serve", "--listen", "127.0.0.1:0"], os.path.join(work, "relay.log"), env=env)
 
         oa = openai.OpenAI(base_url=f"{relay_url}/c/oa/v1", api_key=token, max_retries=0)
         seen = set()
@@ -165,8 +170,9 @@ def main() -> int:
         logs = ""
         for p in (relay, mock):
             if p is not None:
-                out, err = p.communicate(timeout=10)
-                logs += out + err
+                out, _ = p.communicate(timeout=10)
+                with open(p.log_path) as f:
+                    logs += out + f.read()
     assert relay is None or relay.returncode == 0, f"the relay shut down cleanly: {relay.returncode}"
     assert "canary" not in logs, "a secret leaked into relay or provider logs"
     print("sdk: openai, anthropic and google-genai SDKs through the relay: ok", file=sys.stderr)
