@@ -43,6 +43,8 @@ macro_rules! specta_builder_for {
                 $crate::commands::profiles::profile_check_login,
                 $crate::commands::profiles::profile_oauth_begin,
                 $crate::commands::profiles::profile_oauth_check,
+                $crate::commands::profiles::profile_oauth_browser_begin,
+                $crate::commands::profiles::profile_oauth_browser_wait,
                 $crate::commands::routing::verify::<$r>,
                 $crate::commands::routing::routing_status,
                 $crate::commands::routing::routing_activate,

@@ -48,6 +48,16 @@ export const commands = {
 	 */
 	profileOauthCheck: (slug: string, profile: string) => typedError<ProfileView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("profile_oauth_check", { slug, profile })),
 	/**
+	 *  An owned login's browser sign-in (PKCE): the authorize URL to open; the engine holds the
+	 *  verifier and state and listens for the callback on 127.0.0.1:1455.
+	 */
+	profileOauthBrowserBegin: (slug: string, profile: string) => typedError<BrowserSignInView, IpcError_Serialize>(__TAURI_INVOKE("profile_oauth_browser_begin", { slug, profile })),
+	/**
+	 *  Waits for the browser sign-in to come back: the signed-in profile, or `precondition` when it
+	 *  timed out, was given up or refused.
+	 */
+	profileOauthBrowserWait: (slug: string, profile: string) => typedError<ProfileView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("profile_oauth_browser_wait", { slug, profile })),
+	/**
 	 *  Verifies every profile of `slug`, or only `profile`; `deep` sends one 1-token request
 	 *  per enabled model. Emits `VerifyProgress` as each profile starts and finishes.
 	 */
@@ -247,6 +257,15 @@ export type AutostartView_Serialize = {
 	enabled: boolean,
 	/**  The autostart entry (Linux: an XDG `.desktop` file), when there is one. */
 	entry: string | null,
+};
+
+/**
+ *  A browser sign-in to open (the desktop): only the authorize URL; its verifier and state stay
+ *  in the engine.
+ */
+export type BrowserSignInView = {
+	/**  The issuer's authorize page to open in the browser. */
+	authorize_url: string,
 };
 
 /**  Cache reads against the whole prompt, summed over successful attempts. */

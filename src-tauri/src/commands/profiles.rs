@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use switchyard_engine::{
-    DeviceCodeView, Engine, NewCredential, NewProfile, OrderEntry, ProfileEdit, ProfileView, Removal,
+    BrowserSignInView, DeviceCodeView, Engine, NewCredential, NewProfile, OrderEntry, ProfileEdit, ProfileView, Removal,
 };
 use tauri::State;
 
@@ -109,6 +109,30 @@ pub async fn profile_oauth_check(
     profile: String,
 ) -> Result<ProfileView, IpcError> {
     Ok(engine.oauth_device_check(&slug, &profile).await?)
+}
+
+/// An owned login's browser sign-in (PKCE): the authorize URL to open; the engine holds the
+/// verifier and state and listens for the callback on 127.0.0.1:1455.
+#[tauri::command]
+#[specta::specta]
+pub async fn profile_oauth_browser_begin(
+    engine: State<'_, Arc<Engine>>,
+    slug: String,
+    profile: String,
+) -> Result<BrowserSignInView, IpcError> {
+    Ok(engine.oauth_browser_begin(&slug, &profile).await?)
+}
+
+/// Waits for the browser sign-in to come back: the signed-in profile, or `precondition` when it
+/// timed out, was given up or refused.
+#[tauri::command]
+#[specta::specta]
+pub async fn profile_oauth_browser_wait(
+    engine: State<'_, Arc<Engine>>,
+    slug: String,
+    profile: String,
+) -> Result<ProfileView, IpcError> {
+    Ok(engine.oauth_browser_wait(&slug, &profile).await?)
 }
 
 #[tauri::command]

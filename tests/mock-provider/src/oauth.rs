@@ -1,7 +1,10 @@
 //! A fake ChatGPT authorization server (issue 32): the device-code sign-in
 //! (`/api/accounts/deviceauth/usercode`, `/api/accounts/deviceauth/token`), the token endpoint
 //! (`/oauth/token`: authorization-code exchange and refresh) with rotating refresh tokens, reuse
-//! detection (`refresh_token_reused`), `invalid_grant`, 429 with `Retry-After` and 5xx on demand.
+//! detection (`refresh_token_reused`), `invalid_grant`, 429 with `Retry-After` and 5xx on demand;
+//! and the browser sign-in (`/oauth/authorize`: redirects straight back to the `redirect_uri` with
+//! a code, as if the user had approved; the code exchange checks the PKCE verifier against the
+//! S256 challenge).
 //! Every access token it issues becomes a key of the playbook with the configured script, so the
 //! ChatGPT backend route (`/backend-api/codex/responses`) accepts it until it is expired by the
 //! test; the account the id token names is the script's account. Off until configured.
@@ -64,6 +67,8 @@ struct State_ {
     access_tokens: Vec<String>,
     /// device auth id → polls so far.
     devices: HashMap<String, u32>,
+    /// browser authorization code → the S256 challenge it was asked with (each code is good once).
+    challenges: HashMap<String, String>,
     serial: u64,
     refresh_calls: u64,
     faults: VecDeque<RefreshFault>,
@@ -184,6 +189,40 @@ pub(crate) async fn device_token(State(shared): State<Arc<Shared>>, body: Bytes)
         .into_response()
 }
 
+/// `GET /oauth/authorize`: a browser sign-in, approved at once — a 302 to the `redirect_uri`
+/// with a code and the `state`. Only `response_type=code` with an S256 challenge is accepted.
+pub(crate) async fn authorize(
+    State(shared): State<Arc<Shared>>,
+    axum::extract::Query(q): axum::extract::Query<HashMap<String, String>>,
+) -> Response {
+    let mut state = shared.oauth.lock();
+    if state.config.is_none() {
+        return not_configured();
+    }
+    let field = |k: &str| q.get(k).map(String::as_str);
+    let (Some(redirect), Some(challenge), Some(asked_state), Some(_client)) =
+        (field("redirect_uri"), field("code_challenge"), field("state"), field("client_id"))
+    else {
+        return error(StatusCode::BAD_REQUEST, "invalid_request");
+    };
+    if field("response_type") != Some("code") || field("code_challenge_method") != Some("S256") {
+        return error(StatusCode::BAD_REQUEST, "invalid_request");
+    }
+    state.serial += 1;
+    let code = format!("code-pkce-{}", state.serial);
+    state.challenges.insert(code.clone(), challenge.to_string());
+    let sep = if redirect.contains('?') { '&' } else { '?' };
+    // The state a client makes is URL-safe (base64url); the mock sends it back as it came.
+    let location = format!("{redirect}{sep}code={code}&state={asked_state}");
+    (StatusCode::FOUND, [(axum::http::header::LOCATION, location)]).into_response()
+}
+
+/// The S256 challenge of a PKCE verifier: base64url(SHA-256(verifier)), unpadded.
+fn s256(verifier: &str) -> String {
+    use sha2::Digest;
+    base64url(&sha2::Sha256::digest(verifier.as_bytes()))
+}
+
 /// `POST /oauth/token`: a form body exchanges an authorization code, a JSON body refreshes.
 pub(crate) async fn token(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
     let form = headers
@@ -206,6 +245,14 @@ pub(crate) async fn token(State(shared): State<Arc<Shared>>, headers: HeaderMap,
     match fields.get("grant_type").map(String::as_str) {
         Some("authorization_code") => {
             let mut state = shared.oauth.lock();
+            if let Some(code) = fields.get("code").filter(|c| c.starts_with("code-pkce-")) {
+                let challenge = state.challenges.remove(code);
+                let verifier = fields.get("code_verifier").map(|v| s256(v));
+                if challenge.is_none() || challenge != verifier || !fields.contains_key("redirect_uri") {
+                    return error(StatusCode::BAD_REQUEST, "invalid_grant");
+                }
+                return issue(&shared, &mut state);
+            }
             let known = fields.get("code").is_some_and(|c| c.starts_with("code-dev-"));
             if !known || !fields.contains_key("code_verifier") {
                 return error(StatusCode::BAD_REQUEST, "invalid_grant");
@@ -255,7 +302,16 @@ async fn refresh(shared: &Shared, token: String) -> Response {
 
 #[cfg(test)]
 mod tests {
-    use super::base64url;
+    use super::{base64url, s256};
+
+    #[test]
+    fn s256_is_base64url_of_the_sha256_without_padding() {
+        assert_eq!(
+            s256("a-verifier-of-the-test"),
+            "nrD35X0oUd-IWKhzX1uuzlWthqxRNrmCa9l5qpz9o3w",
+            "computed independently (Python hashlib)"
+        );
+    }
 
     #[test]
     fn base64url_without_padding() {

@@ -272,6 +272,7 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/api/accounts/deviceauth/usercode", post(crate::oauth::user_code))
         .route("/api/accounts/deviceauth/token", post(crate::oauth::device_token))
         .route("/oauth/token", post(crate::oauth::token))
+        .route("/oauth/authorize", axum::routing::get(crate::oauth::authorize))
         .layer(DefaultBodyLimit::disable())
         .with_state(shared)
 }

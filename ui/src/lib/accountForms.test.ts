@@ -152,6 +152,50 @@ describe('OauthSignIn', () => {
     }
   });
 
+  it('signs in with the browser: shows only the address to open, then the signed-in account', async () => {
+    const owned = profile({ id: 'p_8', label: 'web-1', kind: 'oauth', credential: 'missing' });
+    const begin = vi.fn(async () => ({
+      ok: true as const,
+      data: { verification_url: 'https://auth.example/codex/device', user_code: 'WXYZ-9876', interval_secs: 60 },
+    }));
+    const check = vi.fn();
+    const url = 'https://auth.example/oauth/authorize?response_type=code&state=s1';
+    const browserBegin = vi.fn(async () => ({ ok: true as const, data: { authorize_url: url } }));
+    type Waited = { ok: true; data: typeof owned };
+    let approve: (v: Waited) => void = () => {};
+    const signed = profile({
+      ...owned,
+      credential: 'present',
+      login: { account_id: 'acct-77', plan: 'pro', generation: 1, refreshed_at: null, last_refresh: 'succeeded', blocked_until: null },
+    });
+    const browserWait = vi.fn(() => new Promise<Waited>((resolve) => (approve = resolve)));
+    render(OauthSignIn, { profile: owned, begin, check, browserBegin, browserWait, onclose: () => {} });
+    expect(screen.queryByTestId('oauth-browser-url'), 'nothing to open before the button').toBeNull();
+    await fireEvent.click(screen.getByRole('button', { name: 'Sign in with the browser' }));
+    await waitFor(() => expect(screen.getByTestId('oauth-browser-url').textContent).toBe(url));
+    expect(browserBegin).toHaveBeenCalledTimes(1);
+    expect(browserWait, 'waits for the browser to come back').toHaveBeenCalledTimes(1);
+    expect(screen.queryByTestId('oauth-signed-in'), 'not signed in before the callback').toBeNull();
+    approve({ ok: true, data: signed });
+    await waitFor(() => expect(screen.getByTestId('oauth-signed-in').textContent).toContain('acct-77'));
+    expect(screen.queryByRole('button', { name: 'Sign in with the browser' }), 'no second sign-in offered').toBeNull();
+  });
+
+  it('shows why a browser sign-in failed (the port is taken)', async () => {
+    const owned = profile({ id: 'p_7', label: 'web-2', kind: 'oauth', credential: 'missing' });
+    const begin = vi.fn(async () => ({
+      ok: true as const,
+      data: { verification_url: 'https://auth.example/codex/device', user_code: 'WXYZ-9876', interval_secs: 60 },
+    }));
+    const taken = { code: 'precondition' as const, title: 'Port taken', message: 'the sign-in callback port is taken', gates: null };
+    const browserBegin = vi.fn(async () => ({ ok: false as const, failure: taken }));
+    const browserWait = vi.fn();
+    render(OauthSignIn, { profile: owned, begin, check: vi.fn(), browserBegin, browserWait, onclose: () => {} });
+    await fireEvent.click(screen.getByRole('button', { name: 'Sign in with the browser' }));
+    await waitFor(() => expect(screen.getByTestId('error').dataset.code).toBe('precondition'));
+    expect(browserWait, 'nothing to wait for').not.toHaveBeenCalled();
+  });
+
   it('is offered as a kind on OpenAI connections only, with no secret field', async () => {
     const onsubmit = vi.fn(async () => null);
     const { unmount } = render(ProfileForm, { protocol: 'anthropic', onsubmit, oncancel: () => {} });

@@ -11,6 +11,7 @@ import type {
   ConnectionDetail,
   ConnectionEditInput,
   CredentialInput,
+  BrowserSignInView,
   DeviceCodeView,
   GateView,
   ProfileEditInput,
@@ -185,6 +186,16 @@ export class ConnectionStore {
   /** An owned login's sign-in: the device code to show. */
   oauthBegin(id: string): Promise<Outcome<DeviceCodeView>> {
     return attempt(() => unwrap(this.backend.profileOauthBegin(this.slug, id)));
+  }
+
+  /** An owned login's browser sign-in: the authorize address to open. */
+  oauthBrowserBegin(id: string): Promise<Outcome<BrowserSignInView>> {
+    return attempt(() => unwrap(this.backend.profileOauthBrowserBegin(this.slug, id)));
+  }
+
+  /** Waits for the browser sign-in to come back: the signed-in profile. */
+  oauthBrowserWait(id: string): Promise<Outcome<ProfileView>> {
+    return attempt(() => unwrap(this.backend.profileOauthBrowserWait(this.slug, id)));
   }
 
   /** Whether the device code was approved (a `precondition` failure while it is not yet). */

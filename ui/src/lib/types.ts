@@ -35,6 +35,7 @@ export type {
   ClientPreview,
   ClientRestoreReport,
   ConnectionView,
+  BrowserSignInView,
   DeviceCodeView,
   ExportResult,
   ImportedProfile,

@@ -70,7 +70,7 @@ pub use error::EngineError;
 pub use fault::FaultPoint;
 pub use ledger::retention::{MAX_RETENTION_ROWS, MIN_RETENTION_ROWS, RETENTION_KEY};
 pub use ledger::RETENTION_ROWS;
-pub use login::{DeviceCode, LoginEndpoints, CLIENT_ID as LOGIN_CLIENT_ID, DEFAULT_ISSUER, LOGINS_DIR};
+pub use login::{DeviceCode, LoginEndpoints, CALLBACK_PORT, CLIENT_ID as LOGIN_CLIENT_ID, DEFAULT_ISSUER, LOGINS_DIR};
 pub use readiness::evidence::{ModelProof, DEFAULT_MAX_EVIDENCE_AGE_MS};
 pub use readiness::fallback::{FallbackHopView, FallbackStatus};
 pub use readiness::gates::MAX_EVIDENCE_AGE_KEY;
@@ -104,9 +104,9 @@ pub use views::{
     AffinityView, EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness, QuotaAwareView,
     RoutingStatus, VerifyEvent, VerifyReport, VerifyResult,
 };
-pub use views::{CacheView, CliBackendView, RelayUserView, TrafficView};
 pub use views::{
-    ConnectionDetail, ConnectionView, CredentialHealthView, DeviceCodeView, HeaderView, LoginView, ModelMapping,
-    ProfileView, Removal,
+    BrowserSignInView, ConnectionDetail, ConnectionView, CredentialHealthView, DeviceCodeView, HeaderView, LoginView,
+    ModelMapping, ProfileView, Removal,
 };
+pub use views::{CacheView, CliBackendView, RelayUserView, TrafficView};
 pub use views::{PoolGateView, PoolMemberView, PoolShareView, PoolStatus, PoolView};

@@ -10,6 +10,7 @@
 //! - `token_endpoint.rs` — the HTTP calls: device code, poll, code exchange, refresh (classified
 //!   by core `login.rs`).
 //! - `sign_in.rs` — the device-code sign-in use cases.
+//! - `browser.rs` — the browser (PKCE) sign-in: the authorize URL and the callback listener.
 //! - `refresh.rs` — single-flight renewal across tasks and processes, compare-and-swap on the
 //!   refresh token, crash recovery; what an attempt is sent with.
 //! - `lock.rs` — the per-login lock file in `<data dir>/logins/`.
@@ -17,6 +18,7 @@
 //! What the router does with a login (proactive renewal before an attempt, one renewal and one
 //! retry after a 401) is `router/login.rs`.
 
+pub(crate) mod browser;
 pub(crate) mod endpoints;
 pub(crate) mod lock;
 pub(crate) mod refresh;
@@ -24,6 +26,7 @@ pub(crate) mod sign_in;
 pub(crate) mod token_endpoint;
 pub(crate) mod tokens;
 
+pub use browser::CALLBACK_PORT;
 pub use endpoints::{LoginEndpoints, CLIENT_ID, DEFAULT_ISSUER};
 pub use lock::LOGINS_DIR;
 pub(crate) use refresh::{Logins, Renewal, Trigger};

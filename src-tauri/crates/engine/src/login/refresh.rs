@@ -41,6 +41,8 @@ pub(crate) struct Logins {
     rejected: Mutex<HashMap<String, i64>>,
     /// profile id → the device code a front end without a terminal is signing it in with.
     pending: Mutex<HashMap<String, crate::login::DeviceCode>>,
+    /// profile id → the browser sign-in under way (its verifier and callback listener).
+    browser: Mutex<HashMap<String, crate::login::browser::PendingBrowser>>,
 }
 
 impl Logins {
@@ -59,6 +61,15 @@ impl Logins {
 
     pub(crate) fn drop_code(&self, profile_id: &str) {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner).remove(profile_id);
+    }
+
+    /// Holds a browser sign-in (one replaced is dropped: its listener stops, its port is freed).
+    pub(crate) fn hold_browser(&self, profile_id: &str, pending: crate::login::browser::PendingBrowser) {
+        self.browser.lock().unwrap_or_else(PoisonError::into_inner).insert(profile_id.to_string(), pending);
+    }
+
+    pub(crate) fn take_browser(&self, profile_id: &str) -> Option<crate::login::browser::PendingBrowser> {
+        self.browser.lock().unwrap_or_else(PoisonError::into_inner).remove(profile_id)
     }
 
     fn rejected(&self, profile_id: &str) -> Option<i64> {

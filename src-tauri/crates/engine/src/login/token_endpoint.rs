@@ -161,10 +161,22 @@ impl Engine {
         }
         let a: CodeAnswer = resp.json().await.map_err(|e| call_failed("device code poll", e))?;
         let (code, verifier) = (Secret::new(a.authorization_code), Secret::new(a.code_verifier));
+        self.exchange_code(ep, &code, &verifier, &ep.device_redirect_uri()).await.map(Poll::Approved)
+    }
+
+    /// Exchanges an authorization code for tokens with its PKCE `verifier` and the `redirect_uri`
+    /// it was issued for (the device code's and the browser sign-in's last step).
+    pub(crate) async fn exchange_code(
+        &self,
+        ep: &LoginEndpoints,
+        code: &Secret,
+        verifier: &Secret,
+        redirect_uri: &str,
+    ) -> Result<Issued, EngineError> {
         let form = [
             ("grant_type", "authorization_code"),
             ("code", code.expose()),
-            ("redirect_uri", &ep.device_redirect_uri()),
+            ("redirect_uri", redirect_uri),
             ("client_id", CLIENT_ID),
             ("code_verifier", verifier.expose()),
         ];
@@ -179,7 +191,7 @@ impl Engine {
                 "the sign-in gave no refresh token; Switchyard cannot keep it".into(),
             ));
         }
-        Ok(Poll::Approved(Issued::from_answer(a, self.now_ms())))
+        Ok(Issued::from_answer(a, self.now_ms()))
     }
 
     /// One refresh call with `refresh`, classified (core `classify_refresh`).

@@ -75,6 +75,14 @@ pub struct DeviceCodeView {
     pub interval_secs: i32,
 }
 
+/// A browser sign-in to open (the desktop): only the authorize URL; its verifier and state stay
+/// in the engine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct BrowserSignInView {
+    /// The issuer's authorize page to open in the browser.
+    pub authorize_url: String,
+}
+
 /// An owned login as front ends show it (docs/design.md, section 20).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct LoginView {

@@ -573,3 +573,93 @@ async fn a_401_while_the_token_endpoint_asks_to_wait_cools_the_login_until_then_
     assert_eq!(w.mock.oauth_refresh_calls(), 2, "the blocked renewal, then the one that worked");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_browser_sign_in_refuses_a_wrong_state_and_keeps_its_tokens_in_the_keychain_only() -> TestResult {
+    let w = world(&[]).await?;
+    let p = NewProfile { label: "web".into(), weight: Some(1), priority: None };
+    w.engine.profile_add_kind("c", p, oauth(), None).await?;
+    let early = w.engine.oauth_browser_wait("c", "web").await;
+    assert_eq!(early.map(|_| ()).map_err(|e| e.code().as_str()), Err("precondition"), "nothing started yet");
+
+    // Port 0: the mock accepts any localhost redirect; the real issuer only Codex's 1455.
+    let begun = w.engine.oauth_browser_begin_on("c", "web", 0).await?;
+    let url = reqwest::Url::parse(&begun.authorize_url)?;
+    assert!(begun.authorize_url.starts_with(&format!("{}/oauth/authorize?", w.mock.base_url())), "the issuer's page");
+    let q: std::collections::HashMap<String, String> = url.query_pairs().into_owned().collect();
+    let field = |k: &str| q.get(k).map(String::as_str).unwrap_or_default();
+    assert_eq!(field("response_type"), "code", "an authorization code");
+    assert_eq!(field("client_id"), "app_EMoamEEZ73f0CkXaXp7hrann", "as Codex");
+    assert_eq!(field("scope"), "openid profile email offline_access", "offline_access brings the refresh token");
+    assert_eq!(field("code_challenge_method"), "S256", "PKCE S256");
+    assert_eq!(field("code_challenge").len(), 43, "base64url of a SHA-256");
+    assert!(field("state").len() >= 32, "an unguessable state");
+    for extra in ["id_token_add_organizations", "codex_cli_simplified_flow"] {
+        assert_eq!(field(extra), "true", "Codex's extra parameter {extra}");
+    }
+    assert_eq!(field("originator"), "codex_cli_rs", "Codex's originator");
+    let redirect = field("redirect_uri").to_string();
+    assert!(redirect.starts_with("http://localhost:") && redirect.ends_with("/auth/callback"), "Codex's callback path");
+
+    let http = reqwest::Client::new();
+    let forged = http.get(format!("{redirect}?code=code-pkce-999&state=not-this-one")).send().await?;
+    assert_eq!(forged.status().as_u16(), 400, "a callback with another state is refused");
+
+    // The mock checks the verifier against the challenge: a code asked with one challenge is not
+    // exchanged with another verifier (and is used up).
+    let no_follow = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build()?;
+    let challenge = "E9Melhoa2OwvFrEMTJguCjHmZdDy5FITBuVm5G-cM";
+    let asked = no_follow
+        .get(format!("{}/oauth/authorize", w.mock.base_url()))
+        .query(&[
+            ("response_type", "code"),
+            ("client_id", "x"),
+            ("redirect_uri", "http://localhost:9/auth/callback"),
+            ("code_challenge", challenge),
+            ("code_challenge_method", "S256"),
+            ("state", "s"),
+        ])
+        .send()
+        .await?;
+    assert_eq!(asked.status().as_u16(), 302, "the mock approves at once");
+    let location = asked.headers().get("location").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+    let code = reqwest::Url::parse(&location)?
+        .query_pairs()
+        .find(|(k, _)| k == "code")
+        .map(|(_, v)| v.into_owned())
+        .ok_or("a code in the redirect")?;
+    let exchange = |verifier: &'static str| {
+        let form = [
+            ("grant_type", "authorization_code"),
+            ("code", code.as_str()),
+            ("redirect_uri", "http://localhost:9/auth/callback"),
+            ("client_id", "x"),
+            ("code_verifier", verifier),
+        ];
+        http.post(format!("{}/oauth/token", w.mock.base_url())).form(&form).send()
+    };
+    assert_eq!(exchange("a-wrong-verifier").await?.status().as_u16(), 400, "a wrong verifier is refused");
+
+    // The user approves: the browser follows the issuer's redirect to the listener.
+    let page = http.get(&begun.authorize_url).send().await?;
+    assert_eq!(page.status().as_u16(), 200, "the callback page says signed in");
+    let view = w.engine.oauth_browser_wait("c", "web").await?;
+    assert_eq!(view.credential_health.state.as_str(), "ok", "signed in");
+    let login = view.login.clone().ok_or("an oauth profile shows its login")?;
+    assert_eq!(login.generation, 1, "the first sign-in: a new generation");
+    assert_eq!(login.account_id.as_deref(), Some("acct-1"), "the account from the id token");
+    assert_eq!(view.credential_revision, 2, "a sign-in is a new credential");
+    assert_eq!(w.vault.locators().len(), 1, "one keychain item");
+    let again = w.engine.oauth_browser_wait("c", "web").await;
+    assert_eq!(again.map(|_| ()).map_err(|e| e.code().as_str()), Err("precondition"), "the sign-in is used up");
+
+    w.router.shutdown().await;
+    let db = db_bytes(w.dir.path());
+    assert!(!w.mock.oauth_access_tokens().is_empty(), "the mock issued tokens");
+    for token in w.mock.oauth_access_tokens().iter().chain(w.mock.oauth_refresh_tokens().iter()) {
+        assert!(!contains(&db, token), "no token in the database file");
+    }
+    assert!(!contains(&db, CANARY), "nor any part of one");
+    assert!(!format!("{begun:?}{view:?}").contains(CANARY), "nor in what the window gets");
+    Ok(())
+}
