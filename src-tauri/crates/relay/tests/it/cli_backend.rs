@@ -152,12 +152,7 @@ async fn cli_relay(
     let token = engine.relay_token(false).await?;
     let token_text = token.expose().to_string();
     let router = Arc::new(Router::start(engine.clone()));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let url = format!("http://{}", listener.local_addr()?);
-    let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(switchyard_relay::serve(listener, router, token, async move {
-        let _ = stopped.await;
-    }));
+    let (url, stop, task) = crate::common::serve_on_loopback(router, token).await?;
     Ok(CliRelay {
         engine,
         url,

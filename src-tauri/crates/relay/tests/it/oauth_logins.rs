@@ -96,12 +96,7 @@ async fn world(labels: &[&str], mode: Option<&str>) -> Result<World, Box<dyn std
     let token = engine.relay_token(false).await?;
     let token_text = token.expose().to_string();
     let router = Arc::new(Router::start(engine.clone()));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let url = format!("http://{}", listener.local_addr()?);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(switchyard_relay::serve(listener, router.clone(), token, async move {
-        let _ = stopped.await;
-    }));
+    let (url, stop, task) = crate::common::serve_on_loopback(router.clone(), token).await?;
     Ok(World {
         mock,
         router,

@@ -243,12 +243,7 @@ async fn errors_the_relay_makes_itself_have_their_status_shape_and_reason() -> T
     let locked =
         Arc::new(Engine::open_with(r.dir.path(), Arc::new(MemoryVault::unavailable()), Arc::new(SystemClock)).await?);
     let router = Arc::new(Router::start(locked));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let url = format!("http://{}", listener.local_addr()?);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(switchyard_relay::serve(listener, router, Secret::new(r.token.clone()), async move {
-        let _ = stopped.await;
-    }));
+    let (url, stop, task) = common::serve_on_loopback(router, Secret::new(r.token.clone())).await?;
     let resp = post(format!("{url}/c/c/v1/messages")).send().await?;
     assert_eq!(resp.status(), 503, "a locked keychain is a 503, not a 500");
     assert_eq!(common::header(&resp, "x-switchyard-reason"), "keychain_unavailable", "reason says why");

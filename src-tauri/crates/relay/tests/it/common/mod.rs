@@ -155,12 +155,7 @@ async fn relay_on(
     let token = engine.relay_token(false).await?;
     let token_text = token.expose().to_string();
     let router = Arc::new(Router::start(engine.clone()));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let url = format!("http://{}", listener.local_addr()?);
-    let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(switchyard_relay::serve(listener, router.clone(), token, async move {
-        let _ = stopped.await;
-    }));
+    let (url, stop, task) = serve_on_loopback(router.clone(), token).await?;
     Ok(Relay {
         mock,
         engine,
@@ -173,6 +168,20 @@ async fn relay_on(
         task: Some(task),
         dir,
     })
+}
+
+/// A relay serving `router` on a free loopback port: its URL, the sender that stops it, its task.
+pub async fn serve_on_loopback(
+    router: Arc<Router>,
+    token: Secret,
+) -> std::io::Result<(String, oneshot::Sender<()>, tokio::task::JoinHandle<std::io::Result<()>>)> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}", listener.local_addr()?);
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(switchyard_relay::serve(listener, router, token, async move {
+        let _ = stopped.await;
+    }));
+    Ok((url, stop, task))
 }
 
 impl Relay {
