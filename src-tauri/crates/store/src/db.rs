@@ -200,6 +200,20 @@ impl Store {
         }
     }
 
+    /// Postgres: holds the advisory lock `key` (one of several replicas' single-flight work, e.g.
+    /// an owned login's refresh) in a transaction of its own until the returned value is dropped,
+    /// waiting at most `wait` for another holder; a holder that dies loses it with its connection.
+    /// SQLite: `None` — one data dir, whose file locks cover every process on it.
+    pub async fn hold_lock(&self, key: i64, wait: std::time::Duration) -> Result<Option<Tx>, StoreError> {
+        if self.backend == Backend::Sqlite {
+            return Ok(None);
+        }
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(&format!("SET LOCAL lock_timeout = '{}ms'", wait.as_millis())).execute(&mut *tx).await?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(key).execute(&mut *tx).await?;
+        Ok(Some(tx))
+    }
+
     /// A pooled connection for reads and single-statement writes.
     pub async fn acquire(&self) -> Result<sqlx::pool::PoolConnection<Any>, StoreError> {
         Ok(self.pool.acquire().await?)

@@ -9,9 +9,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
-use switchyard_mock_provider::{KeyScript, MockProvider};
+use switchyard_mock_provider::{KeyScript, MockProvider, OauthConfig};
 
-use crate::common::{post_messages, run_env, Run, TestResult};
+use crate::common::{post, post_messages, run_env, serve_with, Run, TestResult};
 
 const CANARY: &str = "sk-canary-cli-postgres-3d9e";
 
@@ -21,6 +21,15 @@ fn database(server: &str, name: &str) -> Result<String, Box<dyn std::error::Erro
     assert!(made.status.success(), "CREATE DATABASE: {}", String::from_utf8_lossy(&made.stderr));
     let (base, _) = server.rsplit_once('/').ok_or("server URL has a path")?;
     Ok(format!("{base}/{name}"))
+}
+
+/// A master key file (0600) in `dir`.
+fn master_key(dir: &Path) -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
+    use std::os::unix::fs::PermissionsExt;
+    let key = dir.join("master.key");
+    std::fs::write(&key, "cd".repeat(32))?;
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600))?;
+    Ok(key)
 }
 
 fn run_on(
@@ -97,6 +106,76 @@ async fn a_postgres_store_is_sealed_shared_and_keeps_the_ledger() -> TestResult 
     for d in [one.path(), two.path()] {
         assert!(!d.join("switchyard.db").exists(), "no SQLite file beside a Postgres store");
     }
+    mock.shutdown().await?;
+    Ok(())
+}
+
+/// Issue 32 on a team store (invariant 22): two `relay serve` replicas with data dirs of their own
+/// on one Postgres store are refused the owned login's access token at the same moment; the login
+/// is refreshed exactly once — the second replica waits on the login's advisory lock in the store
+/// (the data dirs' lock files are not shared) and adopts the first one's tokens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_on_one_store_refresh_an_owned_login_exactly_once() -> TestResult {
+    let Ok(server) = std::env::var("SWITCHYARD_TEST_PG") else { return Ok(()) };
+    let url = database(&server, "sy_cli_login_refresh")?;
+    let mock = MockProvider::start().await?;
+    mock.oauth_configure(OauthConfig {
+        key: KeyScript::new(["gpt-5"]),
+        account_id: "acct-team".into(),
+        token_prefix: "CANARY-pg-login-".into(),
+        // Long enough that both replicas are refused before the first refresh is written.
+        refresh_delay_ms: Some(700),
+        ..Default::default()
+    });
+    let (one, two, keys) = (tempfile::tempdir()?, tempfile::tempdir()?, tempfile::tempdir()?);
+    let key = master_key(keys.path())?;
+    let on = |d: &Path, args: &[&str]| -> Result<Run, Box<dyn std::error::Error>> {
+        let r = run_on(d, &url, Some(&key), args, None)?;
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        Ok(r)
+    };
+    let base = format!("{}/v1", mock.base_url());
+    on(one.path(), &["connection", "add", "c", "--protocol", "openai", "--base-url", &base, "--model", "gpt-5"])?;
+    on(one.path(), &["settings", "oauth-issuer", &mock.base_url()])?;
+    let backend = format!("{}/backend-api/codex", mock.base_url());
+    on(one.path(), &["settings", "codex-backend-url", &backend])?;
+    on(one.path(), &["profile", "login", "c", "pro", "--kind", "oauth"])?;
+    let token = on(one.path(), &["relay", "token"])?.stdout.trim().to_string();
+
+    let replica = |d: &Path| {
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("switchyard"));
+        cmd.arg("--data-dir").arg(d).args(["relay", "serve", "--listen", "127.0.0.1:0"]);
+        cmd.env("SWITCHYARD_STORE", &url).env("SWITCHYARD_MASTER_KEY_FILE", &key);
+        serve_with(cmd)
+    };
+    let (a, b) = (replica(one.path())?, replica(two.path())?);
+    let call = |addr: String, token: String| {
+        std::thread::spawn(move || {
+            let headers = format!("authorization: Bearer {token}\r\noriginator: codex_exec\r\n");
+            post(&addr, "/c/c/v1/responses", &headers, r#"{"model":"gpt-5","input":"hi","store":false}"#)
+                .map_err(|e| e.to_string())
+        })
+    };
+    for addr in [&a.addr, &b.addr] {
+        let answer = call(addr.clone(), token.clone()).join().map_err(|_| "request thread")??;
+        assert!(answer.starts_with("HTTP/1.1 200"), "each replica serves on the login: {answer:.200}");
+    }
+    assert_eq!(mock.oauth_refresh_calls(), 0, "no refresh yet");
+    mock.oauth_expire_access_tokens();
+    let (ta, tb) = (call(a.addr.clone(), token.clone()), call(b.addr.clone(), token.clone()));
+    for (name, t) in [("a", ta), ("b", tb)] {
+        let answer = t.join().map_err(|_| "request thread")??;
+        assert!(answer.starts_with("HTTP/1.1 200"), "replica {name} serves after the renewal: {answer:.200}");
+        assert!(!answer.contains("CANARY-pg-login-"), "replica {name}'s answer carries no token");
+    }
+    assert_eq!(
+        mock.oauth_refresh_calls(),
+        1,
+        "two replicas with their own data dirs refused at once refresh the login exactly once"
+    );
+    assert!(a.stop()? && b.stop()?, "both replicas stop cleanly");
+    let dump = Command::new("pg_dump").args(["--dbname", &url]).output()?;
+    assert!(!String::from_utf8_lossy(&dump.stdout).contains("CANARY-pg-login-"), "no token in pg_dump");
     mock.shutdown().await?;
     Ok(())
 }

@@ -1,5 +1,7 @@
 //! One refresh at a time per login across processes: an advisory lock on
-//! `<data dir>/logins/<profile id>.lock`, held for one refresh (the token call and both writes).
+//! `<data dir>/logins/<profile id>.lock`, held for one refresh (the token call and both writes),
+//! and on a shared store (Postgres) first the login's advisory lock there, so replicas with data
+//! dirs of their own refresh it once too.
 //! While a refresh runs the file says so (`refreshing <mark> <started ms>`), and it is emptied
 //! when the refresh has been written: a process that finds the note left behind knows a refresh
 //! died half-way (`refresh.rs` decides what that means). Lock files are removed with their
@@ -22,10 +24,23 @@ const LOCK_WAIT: Duration = Duration::from_secs(30);
 /// How often a waiting refresh tries again.
 const RETRY: Duration = Duration::from_millis(10);
 
-/// A login's refresh lock, held until dropped.
+/// A login's refresh lock, held until dropped: the data dir's lock file and, on a shared store,
+/// the login's advisory lock there (replicas with data dirs of their own, invariant 22).
 #[derive(Debug)]
 pub(crate) struct LoginLock {
     file: File,
+    _store: Option<switchyard_store::Tx>,
+}
+
+/// The advisory lock key of `profile_id`'s login on a shared store: FNV-1a over a prefix and the
+/// id (stable across builds and machines, unlike the std hasher).
+fn store_lock_key(profile_id: &str) -> i64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in "switchyard-login:".bytes().chain(profile_id.bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    i64::from_ne_bytes(h.to_ne_bytes())
 }
 
 impl Drop for LoginLock {
@@ -71,14 +86,21 @@ impl Engine {
         self.data_dir().join(LOGINS_DIR).join(format!("{profile_id}.lock"))
     }
 
-    /// Takes `profile_id`'s refresh lock, waiting up to 30 s for another process's refresh.
+    /// Takes `profile_id`'s refresh lock, waiting up to 30 s for another process's (or, on a
+    /// shared store, another replica's) refresh.
     pub(crate) async fn lock_login(&self, profile_id: &str) -> Result<LoginLock, EngineError> {
+        let store = self.store.hold_lock(store_lock_key(profile_id), LOCK_WAIT).await.map_err(|e| {
+            EngineError::Precondition(format!(
+                "another replica has been refreshing this login for over {} s, or the store is unreachable ({e})",
+                LOCK_WAIT.as_secs()
+            ))
+        })?;
         let path = self.login_lock_path(profile_id);
         let file = open_lock_file(&path)?;
         let deadline = Instant::now() + LOCK_WAIT;
         loop {
             match file.try_lock() {
-                Ok(()) => return Ok(LoginLock { file }),
+                Ok(()) => return Ok(LoginLock { file, _store: store }),
                 Err(TryLockError::WouldBlock) if Instant::now() < deadline => tokio::time::sleep(RETRY).await,
                 Err(TryLockError::WouldBlock) => {
                     return Err(EngineError::Precondition(format!(
