@@ -35,7 +35,7 @@ async fn thirty_concurrent_turns_at_a_cooled_keys_half_open_send_exactly_one_pro
         KeyScript::new([MODEL]).behaviour(Behaviour::sequence([Behaviour::rate_limited(2), Behaviour::slow(4000)]));
     cluster.mock.set_key(COOLED, script);
     hit_cooled_once(&cluster, &cluster.nginx.addr, "before the cooldown")?;
-    std::thread::sleep(Duration::from_millis(2600)); // the 2 s cooldown has ended everywhere
+    std::thread::sleep(Duration::from_millis(3000)); // the 2 s cooldown has ended everywhere
     cluster.mock.reset_counts();
 
     const BURST: usize = 30;
@@ -98,7 +98,7 @@ async fn a_replica_killed_holding_the_probe_lease_hands_the_probe_on_when_the_le
     cluster.mock.set_key(COOLED, script);
     let a = cluster.replicas[0].addr.clone();
     hit_cooled_once(&cluster, &a, "on replica a")?;
-    std::thread::sleep(Duration::from_millis(2600));
+    std::thread::sleep(Duration::from_millis(3000));
 
     // New conversations on a, one at a time, until one is the probe (it hangs at the key).
     let mut probe_at = None;

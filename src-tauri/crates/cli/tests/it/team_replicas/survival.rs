@@ -20,35 +20,27 @@ const CLIENTS: usize = 4;
 /// its status and the replica that served it.
 type Seen = Vec<(f64, u16, String)>;
 
+/// The configuration as the CLI shows it: connections, profiles (with their revisions), relay
+/// users, and the routing settings of `routing status` (not its health, traffic or cache, which
+/// move with the load).
 fn config(cluster: &Cluster) -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let mut out = Vec::new();
     for args in [
         &["--json", "connection", "list"][..],
         &["--json", "profile", "list", "c"],
-        &["--json", "routing", "status", "c"],
         &["--json", "relay", "users", "list"],
     ] {
-        let run = cluster.store.cli_ok(args, None)?;
-        let mut value: serde_json::Value = serde_json::from_str(&run.stdout)?;
-        // Health, traffic and usage move with the load; configuration does not.
-        if let Some(profiles) = value.get_mut("profiles").and_then(|p| p.as_array_mut()) {
-            for p in profiles {
-                if let Some(p) = p.as_object_mut() {
-                    for moving in ["health", "cache", "traffic", "quota", "evidence", "last_used"] {
-                        p.remove(moving);
-                    }
-                }
-            }
-        }
-        if let Some(users) = value.as_array_mut() {
-            for u in users {
-                if let Some(u) = u.as_object_mut() {
-                    u.remove("last_used");
-                }
-            }
-        }
-        out.push(value.to_string());
+        out.push(cluster.store.cli_ok(args, None)?.stdout);
     }
+    let status: serde_json::Value =
+        serde_json::from_str(&cluster.store.cli_ok(&["--json", "routing", "status", "c"], None)?.stdout)?;
+    let profiles: Vec<serde_json::Value> = status["profiles"]
+        .as_array()
+        .map(|ps| ps.iter().map(|p| serde_json::json!([p["id"], p["label"], p["weight"], p["enabled"]])).collect())
+        .unwrap_or_default();
+    let routing =
+        serde_json::json!([status["mode"], status["state"], status["affinity"], status["quota_aware"], profiles]);
+    out.push(routing.to_string());
     Ok(out)
 }
 
@@ -56,6 +48,10 @@ fn config(cluster: &Cluster) -> Result<Vec<String>, Box<dyn std::error::Error>> 
 async fn a_replica_killed_under_load_loses_no_config_keeps_serving_and_bounds_ledger_loss() -> TestResult {
     let Some(mut cluster) = Cluster::start("kill_under_load", Options::default()).await? else { return Ok(()) };
     let before = config(&cluster)?;
+    assert!(
+        before[1].contains("\"three\"") && before[2].contains("\"team\"") && before[3].contains("balanced"),
+        "the snapshot holds the configuration: {before:?}"
+    );
     let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
     let kill_after = Duration::from_millis(2000);
