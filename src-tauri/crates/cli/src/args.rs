@@ -106,6 +106,10 @@ pub enum RelayCmd {
         /// PEM private key of --tls-cert.
         #[arg(long, value_name = "FILE", requires = "tls_cert")]
         tls_key: Option<PathBuf>,
+        /// On a shared store (`--store postgres://…`): how long a half-open probe's lease lasts
+        /// before another replica may probe (a replica that died holding it).
+        #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+        probe_lease_secs: u64,
     },
     /// Per-person relay tokens (stored hashed; the ledger records the user).
     #[command(subcommand)]

@@ -20,7 +20,7 @@ pub async fn run(engine: &Arc<Engine>, cmd: RelayCmd, _json: bool) -> Result<Out
             Ok(Output::view(RelayToken { token: token.expose().to_string() }))
         }
         RelayCmd::Users(cmd) => users(engine, cmd).await,
-        RelayCmd::Serve { listen, tls_cert, tls_key } => {
+        RelayCmd::Serve { listen, tls_cert, tls_key, probe_lease_secs } => {
             let tls = match (tls_cert, tls_key) {
                 (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
                 _ => None,
@@ -36,6 +36,7 @@ pub async fn run(engine: &Arc<Engine>, cmd: RelayCmd, _json: bool) -> Result<Out
             engine.ready().await?;
             // The CLI waits for every in-flight response on shutdown (no drain bound).
             let service = Arc::new(Service::with(engine.clone(), listen, None).with_tls(tls));
+            service.router().set_probe_lease(std::time::Duration::from_secs(probe_lease_secs));
             let status = service.start().await;
             let Some(url) = status.url.clone().filter(|_| status.state == "listening") else {
                 let why = status.error.unwrap_or_else(|| "the relay did not start".to_string());

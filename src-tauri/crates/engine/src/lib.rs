@@ -87,8 +87,8 @@ pub use report::usage::{UsageBy, UsageChart, UsageRow, UsageSeries, UsageView, L
 pub use router::{
     AttemptFacts, AttemptReport, CliBackend, CliTarget, CredentialUse, KeysLater, LaterKeys, Outcome, PoolRefusal,
     PoolRoute, PoolSnapshot, PoolStart, QuotaBoard, Recording, Refusal, Reply, RequestKeys, Route, RouteRequest,
-    Routed, Router, Snapshot, Target, Transport, DROPPED_ACCOUNT_STATE, MAX_QUOTA_READINGS, MAX_RESPONSE_ORIGINS,
-    QUOTA_FLUSH_EVERY,
+    Routed, Router, Snapshot, Target, Transport, DEFAULT_PROBE_LEASE, DROPPED_ACCOUNT_STATE, MAX_QUOTA_READINGS,
+    MAX_RESPONSE_ORIGINS, QUOTA_FLUSH_EVERY, RESPONSE_ORIGIN_TTL_MS,
 };
 pub use sealed::{VaultKind, VAULT_ENV, VAULT_KEY};
 pub use settings::{SettingsView, UserSetting};

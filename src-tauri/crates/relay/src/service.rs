@@ -114,6 +114,11 @@ impl Service {
         }
     }
 
+    /// The router every request of this relay goes through.
+    pub fn router(&self) -> &Arc<Router> {
+        &self.router
+    }
+
     /// Serves every connection with TLS from `files` (`relay serve --tls-cert --tls-key`).
     pub fn with_tls(mut self, files: Option<TlsFiles>) -> Self {
         self.tls = files;

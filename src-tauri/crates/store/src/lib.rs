@@ -20,8 +20,12 @@ pub mod profiles;
 pub mod quota;
 mod real;
 pub mod relay_users;
+pub mod response_origins;
+pub mod route_bindings;
+pub mod routing_view;
 pub mod sealed_secrets;
 pub mod settings;
+pub mod swrr_positions;
 
 pub use db::{ensure_postgres_database, Backend, Location, Store, Tx};
 pub use error::StoreError;

@@ -61,6 +61,10 @@ pub enum ResetCause {
     Manual,
 }
 
+/// The claim mark of a circuit whose probe lease another replica holds (claim ids count up
+/// from 1 and never reach it).
+const HELD_ELSEWHERE: u64 = u64::MAX;
+
 /// All circuits of all profiles. Share it as `Arc<CircuitBoard>`; it is `Send + Sync`.
 #[derive(Debug, Default)]
 pub struct CircuitBoard {
@@ -143,6 +147,60 @@ impl CircuitBoard {
     /// no-ops). The caller clears the persisted rows (`circuits::clear_profile`).
     pub fn reset_profile(&self, profile: &str, _cause: ResetCause) {
         self.lock().remove(profile);
+    }
+
+    /// Replaces the circuits of `profiles` with `stored`, the rows a shared store holds for them
+    /// now (a team relay's replicas, invariant 25): a cooldown another replica opened arrives, a
+    /// circuit another replica's probe closed closes here. A claim this board holds on a circuit
+    /// that is still open stays (its probe is in flight here); a row whose probe lease another
+    /// replica holds (`held_elsewhere`) is marked claimed, so no probe is admitted here until
+    /// that lease ends and a later sync clears the mark.
+    pub fn sync_profiles<'a>(
+        &self,
+        profiles: impl IntoIterator<Item = &'a str>,
+        stored: impl IntoIterator<Item = (CircuitSnapshot, bool)>,
+    ) {
+        let mut fresh: FastMap<String, ProfileCircuits> = FastMap::default();
+        for (row, held_elsewhere) in stored {
+            if let Some(mut open) = row.to_open() {
+                if held_elsewhere {
+                    open.claim = Some(HELD_ELSEWHERE);
+                }
+                let model = (!row.model.is_empty()).then_some(row.model.as_str());
+                fresh.entry(row.profile_id.clone()).or_default().set(model, Some(open));
+            }
+        }
+        let mut map = self.lock();
+        for profile in profiles {
+            let mut next = fresh.remove(profile).unwrap_or_default();
+            if let Some(old) = map.get(profile) {
+                let keep = |old: Option<&OpenCircuit>, new: Option<&mut OpenCircuit>| {
+                    if let (Some(o), Some(n)) = (old, new) {
+                        if o.claim.is_some_and(|c| c != HELD_ELSEWHERE) && n.claim.is_none() {
+                            n.claim = o.claim;
+                        }
+                    }
+                };
+                keep(old.credential.as_ref(), next.credential.as_mut());
+                for (m, c) in next.models.iter_mut() {
+                    keep(old.models.get(m), Some(c));
+                }
+            }
+            if next.is_empty() {
+                map.remove(profile);
+            } else {
+                map.insert(profile.to_string(), next);
+            }
+        }
+    }
+
+    /// Marks (profile, model) (`None`: credential-wide) as probed by another replica, after a
+    /// shared store refused this board's probe claim: no probe is admitted here until a sync.
+    pub fn mark_held_elsewhere(&self, profile: &str, model: Option<&str>) {
+        let mut map = self.lock();
+        if let Some(c) = map.get_mut(profile).and_then(|pc| pc.slot(model)) {
+            c.claim = Some(HELD_ELSEWHERE);
+        }
     }
 
     /// Closes one circuit (`model: None` = credential-wide) and releases its claim.

@@ -56,7 +56,7 @@ pub use gate::{evaluate_gates, evaluate_gates_under_quota, ExcludedProfile, Gate
 pub use planner::{attempt_limit, plan_next, GiveUp, Plan, PlanInput, DEFAULT_MAX_ATTEMPTS};
 pub use pool::{
     check_members, choose_member, hand_off_order, may_hand_off, MemberGate, MemberOut, MemberPick, MemberReason,
-    MemberSlot, PoolBindings, PoolError, PoolGates, PoolMember,
+    MemberSlot, PoolBindings, PoolError, PoolGates, PoolMember, POOL_WARM_WINDOW,
 };
 pub use probe::{Admission, ProbeLease};
 pub use quota_reserve::{

@@ -98,6 +98,11 @@ impl ProbeLease {
         self.credential_claim.is_some()
     }
 
+    /// True when this lease claimed the (profile, model) circuit.
+    pub fn covers_model(&self) -> bool {
+        self.model_claim.is_some()
+    }
+
     /// The probe succeeded: closes the claimed circuits. Returns their closed snapshots.
     pub fn succeed(mut self) -> Vec<CircuitSnapshot> {
         self.resolved = true;

@@ -288,3 +288,48 @@ fn a_restart_keeps_cooldowns_and_forgets_claims() {
     );
     assert!(matches!(restarted.admit("b", "other-model", NOW), Admission::Closed), "and still only for that model");
 }
+
+/// A shared store's row for "a" (credential-wide), open until `until_ms`.
+fn stored_open(until_ms: i64) -> CircuitSnapshot {
+    CircuitSnapshot {
+        profile_id: "a".into(),
+        model: String::new(),
+        state: PersistedState::Open,
+        kind: Some(FailureKind::RateLimited),
+        until_ms: Some(until_ms),
+        backoff_level: 0,
+    }
+}
+
+#[test]
+fn a_sync_brings_another_replicas_cooldown_and_its_close() {
+    let board = Arc::new(CircuitBoard::default());
+    board.sync_profiles(["a", "b"], [(stored_open(NOW + 60_000), false)]);
+    assert_eq!(blocked_reason(&board), Some(Exclusion::CircuitOpen), "a cooldown set elsewhere blocks here");
+    board.sync_profiles(["a", "b"], []);
+    assert!(matches!(board.admit("a", M, NOW), Admission::Closed), "no row any more: closed here too");
+}
+
+#[test]
+fn a_probe_lease_held_by_another_replica_admits_no_probe_here_until_a_sync_clears_it() {
+    let board = Arc::new(CircuitBoard::default());
+    board.sync_profiles(["a"], [(stored_open(NOW), true)]);
+    assert_eq!(blocked_reason(&board), Some(Exclusion::ProbeInFlight), "the lease is held elsewhere");
+    board.sync_profiles(["a"], [(stored_open(NOW), false)]);
+    let lease = claim(&board).expect("the lease ended: this replica may probe");
+    // A sync while our probe is in flight keeps our claim, so the probe's outcome still lands.
+    board.sync_profiles(["a"], [(stored_open(NOW), false)]);
+    assert_eq!(blocked_reason(&board), Some(Exclusion::ProbeInFlight), "our own probe is still in flight");
+    let closed = lease.succeed();
+    assert_eq!(closed.len(), 1, "the probe's success closes the circuit it claimed before the sync");
+    assert!(matches!(board.admit("a", M, NOW), Admission::Closed), "closed after the probe");
+}
+
+#[test]
+fn a_refused_shared_claim_marks_the_circuit_held_elsewhere() {
+    let board = half_open_board();
+    let lease = claim(&board).expect("the local claim");
+    drop(lease);
+    board.mark_held_elsewhere("a", None);
+    assert_eq!(blocked_reason(&board), Some(Exclusion::ProbeInFlight), "the store said another replica probes");
+}

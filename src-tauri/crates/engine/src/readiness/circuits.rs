@@ -26,6 +26,8 @@ impl Engine {
             backoff_level: i64::from(snap.backoff_level),
             revision: 0,
             updated_at: self.now_ms(),
+            lease_owner: None,
+            lease_until_ms: None,
         };
         circuits::upsert(&mut conn, &row).await?;
         Ok(())

@@ -84,6 +84,7 @@ impl Router {
             credential: attempt.credential,
             login: Some(login),
             lease: attempt.lease.take(),
+            shared_lease: attempt.shared_lease.take(),
         })
     }
 }

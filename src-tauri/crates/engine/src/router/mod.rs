@@ -19,6 +19,7 @@ mod run;
 pub(crate) mod secret_cache;
 mod select;
 mod settle;
+mod shared;
 mod snapshot;
 mod transport;
 
@@ -42,6 +43,7 @@ pub use response_origins::MAX_RESPONSE_ORIGINS;
 pub use route::{Refusal, Route, Routed};
 pub(crate) use run::TurnRun;
 pub(crate) use select::NextAttempt;
+pub use shared::{DEFAULT_PROBE_LEASE, RESPONSE_ORIGIN_TTL_MS};
 pub use snapshot::Snapshot;
 pub use transport::{AttemptFacts, CredentialUse, Outcome, Reply, Target, Transport};
 
@@ -68,6 +70,11 @@ pub struct Router {
     pub(crate) fallen: Mutex<fallback::FallenTurns>,
     /// Pools: snapshots, warm conversations' members, SWRR per (pool, model) (memory only).
     pub(crate) pools: Mutex<pool::PoolBoard>,
+    /// On a shared store (Postgres: a team relay's replicas): this replica's part in the routing
+    /// state kept there (`shared.rs`); `None` on an embedded store.
+    pub(crate) shared: Option<shared::Shared>,
+    /// Lives as long as the router: its background tasks end once it is gone.
+    _alive: Arc<()>,
 }
 
 impl Router {
@@ -78,7 +85,14 @@ impl Router {
         let ledger = Ledger::start(engine.store.clone());
         let board = Arc::new(QuotaBoard::default());
         quota::spawn_writer(&board, engine.store.clone());
+        let shared = (engine.store.backend() == switchyard_store::Backend::Postgres).then(shared::Shared::new);
+        let alive = Arc::new(());
+        if shared.is_some() {
+            shared::spawn_sweeper(Arc::downgrade(&alive), Arc::downgrade(&engine));
+        }
         Router {
+            shared,
+            _alive: alive,
             engine,
             snapshots: Mutex::default(),
             refresh: tokio::sync::Mutex::new(()),

@@ -108,6 +108,7 @@ impl Router {
             credential: CredentialUse::Client,
             login: None,
             lease,
+            shared_lease: None,
         }))
     }
 

@@ -35,7 +35,7 @@ pub struct PoolSnapshot {
     /// Why it does not route, in words (`pool_unavailable`'s message).
     pub why_not: String,
     pub members: Vec<PoolMember>,
-    slots: Vec<MemberSlot>,
+    pub(crate) slots: Vec<MemberSlot>,
     /// Per member: its gates hold.
     counting: Vec<bool>,
     loaded: Instant,
@@ -69,6 +69,20 @@ pub struct PoolRoute {
     /// of the old member's account are dropped.
     pub moved: bool,
     conversation: Option<String>,
+    /// The member chosen at the start (`member` changes on a hand-off).
+    chosen: String,
+}
+
+impl PoolRoute {
+    /// The conversation key the member is kept for, if the request has one.
+    pub(crate) fn conversation(&self) -> Option<&str> {
+        self.conversation.as_deref()
+    }
+
+    /// Whether the request was handed to another member than the one chosen at its start.
+    pub(crate) fn handed_off(&self) -> bool {
+        self.member != self.chosen
+    }
 }
 
 /// A pool request that cannot start, and why (the relay answers 503 `pool_unavailable`, or
@@ -191,6 +205,17 @@ impl Router {
                 ))));
             }
             MemberPick { index: i, reason: MemberReason::Continuity }
+        } else if self.shared().is_some() {
+            let Some((pick, sticky)) = self.shared_member(pool, strategy, &able, conversation, requested).await? else {
+                return Ok(Err(PoolRefusal::Unavailable(format!(
+                    "no member of pool '{}' can serve model '{requested}' now",
+                    pool.name
+                ))));
+            };
+            let moved = sticky.is_some_and(|s| s != pick.index);
+            return Ok(self
+                .pool_route(pool, strategy, &snaps, &able, pick, model, conversation, moved)
+                .ok_or_else(|| PoolRefusal::Unavailable(format!("pool '{}': its member is gone", pool.name))));
         } else {
             let now = self.engine.monotonic();
             let mut board = self.pools_lock();
@@ -260,6 +285,7 @@ impl Router {
             hop_members: order.iter().map(|&i| pool.slots[i].key.clone()).collect(),
             moved,
             conversation: conversation.map(|c| c.as_str().to_string()),
+            chosen: pool.slots[pick.index].key.clone(),
         };
         // `able` holds only members with a snapshot.
         let snapshot = snaps.get(pick.index).cloned().flatten()?;
@@ -290,5 +316,6 @@ impl Router {
         let requested = route.requested.as_deref().unwrap_or("");
         let now = self.engine.monotonic();
         self.pools_lock().bindings.bind(&route.pool_id, conversation, requested, &route.member, now);
+        self.share_pool_binding(route);
     }
 }

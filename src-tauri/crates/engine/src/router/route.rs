@@ -212,6 +212,7 @@ impl Router {
         recording.report.reference_cost_usd = facts.reference_cost_usd;
         if let Some(id) = facts.response_id {
             self.responses_lock().remember(&route.connection_id, &id, &attempt.profile_id);
+            self.share_origin(&route.connection_id, &id, &attempt.profile_id);
         }
         facts.timed_out
     }

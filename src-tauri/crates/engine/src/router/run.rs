@@ -76,6 +76,8 @@ pub(crate) struct TurnRun {
     pub(crate) refused: Option<Refusal>,
     /// Owned logins this request renewed after a 401 (once each; `login.rs`).
     pub(crate) renewed: Vec<String>,
+    /// On a shared store: what the first decision read there (`shared.rs`).
+    pub(crate) pulled: Option<crate::router::shared::Pulled>,
 }
 
 impl TurnRun {
@@ -174,6 +176,7 @@ impl Router {
             upstream_base: None,
             refused: None,
             renewed: Vec::new(),
+            pulled: None,
         };
         if run.is_legacy() {
             run.eligible_at_start = Some(1);
@@ -181,6 +184,9 @@ impl Router {
         self.resume_fallen_turn(&mut run).await?;
         if let Some(previous) = previous_response_id.filter(|_| !run.is_legacy()) {
             run.continuing = self.responses_lock().origin(&run.snapshot.connection_id, &previous);
+            if run.continuing.is_none() {
+                run.continuing = self.shared_origin(&run.snapshot.connection_id, &previous).await;
+            }
         }
         Ok(run)
     }

@@ -22,6 +22,7 @@ use switchyard_vault::Secret;
 use crate::error::EngineError;
 use crate::router::login::AttemptLogin;
 use crate::router::run::{Pending, TurnRun};
+use crate::router::shared::{SharedLease, SharedProbe};
 use crate::router::transport::CredentialUse;
 use crate::router::Router;
 
@@ -43,6 +44,8 @@ pub(crate) struct Attempt {
     /// An owned login's account, refresh mark and backend (`router/login.rs`).
     pub login: Option<AttemptLogin>,
     pub(super) lease: Option<ProbeLease>,
+    /// The probe's lease on a shared store (released when the attempt is dropped).
+    pub(super) shared_lease: Option<Box<SharedLease>>,
 }
 
 /// The profile `choose` picked, why, and what that does to the request's conversation.
@@ -81,25 +84,39 @@ impl Router {
         if run.is_legacy() {
             return self.legacy_attempt(run).await;
         }
+        if self.shared().is_some() && run.pending == Pending::First && run.pulled.is_none() {
+            self.pull(run).await?;
+        }
         loop {
-            let Some(Choice { index, mut reason, step, switched, eligible }) = self.choose(run) else {
+            // On a shared store SWRR runs on the run's copy of the stored position; a decision
+            // that advanced it is written by compare-and-swap, and one that lost the race is
+            // taken again on the position another replica wrote (`shared.rs`).
+            let mut pulled = run.pulled.take();
+            let before = pulled.as_ref().map(|p| p.swrr.clone());
+            let choice = self.choose(run, pulled.as_mut().map(|p| &mut p.swrr));
+            if let (Some(p), Some(before)) = (pulled.as_mut(), before) {
+                let model = run.model.as_deref().unwrap_or("");
+                let target = &run.snapshot.connection_id;
+                if !self.advance_swrr(target, model, p, &before).await? {
+                    run.pulled = pulled;
+                    continue;
+                }
+            }
+            run.pulled = pulled;
+            let Some(Choice { index, mut reason, step, switched, eligible }) = choice else {
                 return Ok(self.unavailable(run));
             };
             run.eligible_at_start.get_or_insert(eligible);
             let snap = run.snapshot.clone();
             let profile = &snap.profiles[index];
             let model = run.model.as_deref().unwrap_or("");
-            let lease = match self.engine.board.admit(&profile.id, model, self.engine.now_ms()) {
-                Admission::Closed => None,
-                Admission::Probe(lease) => {
-                    reason = SelectionReason::Probe;
-                    Some(lease)
-                }
-                Admission::Blocked(_) => {
-                    run.tried.push(profile.id.clone());
-                    continue;
-                }
+            let Some((lease, shared_lease)) = self.admit(&profile.id, model).await? else {
+                run.tried.push(profile.id.clone());
+                continue;
             };
+            if lease.is_some() {
+                reason = SelectionReason::Probe;
+            }
             let Some((secret, login)) = self.attempt_secret(&snap, index).await? else {
                 run.tried.push(profile.id.clone());
                 continue;
@@ -115,6 +132,14 @@ impl Router {
                 }
             }
             let moved = self.follow_conversation(run, step, &profile.id);
+            if run.pulled.is_some() {
+                let step =
+                    if matches!(run.pending, Pending::Failover(..)) { ConversationStep::Untracked } else { step };
+                let rows = self.binding_rows(run, &profile.id, step);
+                if let Err(e) = self.share_bindings(rows).await {
+                    tracing::warn!(code = e.code().as_str(), "bindings not shared; other replicas may choose anew");
+                }
+            }
             run.moved_off |= switched || moved.is_some() || matches!(run.pending, Pending::Failover(..));
             run.attempts += 1;
             if !run.tried.contains(&profile.id) {
@@ -131,6 +156,7 @@ impl Router {
                 credential: credential_use(profile.credential.kind),
                 login,
                 lease,
+                shared_lease,
             }));
         }
     }
@@ -143,7 +169,10 @@ impl Router {
         let model = run.model.as_deref().unwrap_or("");
         let first = match snap.strategy {
             Some(Strategy::Balanced) => {
-                let mut swrr: Swrr = self.swrr_lock().state(&snap.connection_id, model).cloned().unwrap_or_default();
+                let mut swrr: Swrr = match &run.pulled {
+                    Some(p) => p.swrr.clone(),
+                    None => self.swrr_lock().state(&snap.connection_id, model).cloned().unwrap_or_default(),
+                };
                 swrr.select(&snap.profiles, &eligible)
             }
             Some(Strategy::Priority) => select_priority(&snap.profiles, &eligible),
@@ -177,15 +206,14 @@ impl Router {
         if self.legacy_blocked(run).is_some() {
             return Ok(unavailable("the primary profile cannot serve now"));
         }
-        let lease = if run.chain_active() && !run.fell_back() {
+        let (lease, shared_lease) = if run.chain_active() && !run.fell_back() {
             let model = run.model.as_deref().unwrap_or("");
-            match self.engine.board.admit(&snap.profiles[index].id, model, self.engine.now_ms()) {
-                Admission::Closed => None,
-                Admission::Probe(lease) => Some(lease),
-                Admission::Blocked(_) => return Ok(unavailable("the primary profile cannot serve now")),
+            match self.admit(&snap.profiles[index].id, model).await? {
+                Some(admitted) => admitted,
+                None => return Ok(unavailable("the primary profile cannot serve now")),
             }
         } else {
-            None
+            (None, None)
         };
         let Some((secret, login)) = self.attempt_secret(&snap, index).await? else {
             return Ok(unavailable("the primary profile has no secret in the keychain"));
@@ -201,7 +229,33 @@ impl Router {
             credential: credential_use(snap.profiles[index].credential.kind),
             login,
             lease,
+            shared_lease,
         }))
+    }
+
+    /// Admission of an attempt on (profile, model) against the circuit board and, on a shared
+    /// store, the probe's lease there. `None`: blocked now (cooling, or another request or
+    /// replica probes it).
+    async fn admit(
+        &self,
+        profile_id: &str,
+        model: &str,
+    ) -> Result<Option<(Option<ProbeLease>, Option<Box<SharedLease>>)>, EngineError> {
+        match self.engine.board.admit(profile_id, model, self.engine.now_ms()) {
+            Admission::Closed => Ok(Some((None, None))),
+            Admission::Blocked(_) => Ok(None),
+            Admission::Probe(lease) if self.shared().is_none() => Ok(Some((Some(lease), None))),
+            Admission::Probe(lease) => match self.claim_probe(&lease).await? {
+                SharedProbe::Ours(guard) => Ok(Some((Some(lease), Some(Box::new(guard))))),
+                SharedProbe::Held => Ok(None),
+                SharedProbe::Closed => {
+                    drop(lease);
+                    self.engine.board.reset_circuit(profile_id, None);
+                    self.engine.board.reset_circuit(profile_id, Some(model));
+                    Ok(Some((None, None)))
+                }
+            },
+        }
     }
 
     /// Eligibility of every profile for the run's model now, under the board's circuits and,
@@ -234,7 +288,7 @@ impl Router {
     /// connection's affinity (`select_for_call`: the turn's binding, the warm conversation's
     /// key, or SWRR / priority); a failover goes to the planner's choice and a retry to the
     /// same profile, both as under turn affinity.
-    fn choose(&self, run: &TurnRun) -> Option<Choice> {
+    fn choose(&self, run: &TurnRun, shared_swrr: Option<&mut Swrr>) -> Option<Choice> {
         let snap = &run.snapshot;
         let strategy = snap.strategy?;
         if let Pending::RetrySame(id, reason) = &run.pending {
@@ -279,7 +333,10 @@ impl Router {
         };
         // A failover goes to the planner's choice; the selection still runs so SWRR counts
         // it exactly as before (on the same state and eligible set it picks the same profile).
-        let call = self.swrr_lock().with_state(&snap.connection_id, model, |s| select_for_call(&input, s));
+        let call = match shared_swrr {
+            Some(s) => select_for_call(&input, s),
+            None => self.swrr_lock().with_state(&snap.connection_id, model, |s| select_for_call(&input, s)),
+        };
         drop(loads);
         let call = call?;
         match &run.pending {
