@@ -19,3 +19,4 @@ mod revocation;
 mod routing;
 mod survival;
 mod team_store;
+mod tether;

@@ -77,7 +77,8 @@ impl Nginx {
         let conf = dir.join("nginx.conf");
         std::fs::write(&conf, config(dir, port, upstreams)).map_err(|e| e.to_string())?;
         let nginx = ["/usr/sbin/nginx", "nginx"].into_iter().find(|p| Path::new(p).exists()).unwrap_or("nginx");
-        let mut child = Command::new(nginx)
+        // SIGTERM when the test dies: a SIGKILL'd master would leave its worker running.
+        let mut child = super::tether::command(nginx, "TERM")
             .arg("-p")
             .arg(dir)
             .arg("-c")

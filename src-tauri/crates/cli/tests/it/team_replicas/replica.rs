@@ -28,7 +28,8 @@ impl Replica {
         let data = dir.join(name);
         let stderr = dir.join(format!("{name}.stderr"));
         let log = std::fs::File::create(&stderr).map_err(|e| format!("replica {name} log: {e}"))?;
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin("switchyard"))
+        // SIGKILL when the test dies: a replica then has nothing left to drain.
+        let mut child = super::tether::command(assert_cmd::cargo::cargo_bin("switchyard"), "KILL")
             .arg("--data-dir")
             .arg(&data)
             .args(["relay", "serve", "--listen", "127.0.0.1:0"])
