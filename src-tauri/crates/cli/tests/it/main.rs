@@ -25,4 +25,5 @@ mod routing;
 mod startup_race;
 mod store_postgres;
 mod team_edge;
+mod team_replicas;
 mod usage;
