@@ -105,6 +105,20 @@ pub async fn for_connection(conn: &mut AnyConnection, connection_id: &str) -> Re
     .await?)
 }
 
+/// Every reading seen after `since_ms` (any process's: a team relay's replicas read each other's),
+/// reset markers left out.
+pub async fn seen_since(conn: &mut AnyConnection, since_ms: i64) -> Result<Vec<QuotaRow>, StoreError> {
+    Ok(sqlx::query_as::<_, QuotaRow>(
+        "SELECT profile_id, name, model, limit_value, remaining, utilization, resets_at_ms, status, \
+         window_minutes, seen_at_ms, claim, base_seen_at_ms, base_utilization \
+         FROM quota WHERE seen_at_ms > $1 AND name <> $2 ORDER BY seen_at_ms",
+    )
+    .bind(since_ms)
+    .bind(RESET_MARKER)
+    .fetch_all(conn)
+    .await?)
+}
+
 /// `health reset`: deletes the readings of `profile_id` (only those of `model` when given) and
 /// records the reset at `at_ms`, in one transaction. Returns how many readings went.
 pub async fn clear(

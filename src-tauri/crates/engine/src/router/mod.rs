@@ -84,8 +84,8 @@ impl Router {
     pub fn start(engine: Arc<Engine>) -> Self {
         let ledger = Ledger::start(engine.store.clone());
         let board = Arc::new(QuotaBoard::default());
-        quota::spawn_writer(&board, engine.store.clone());
         let shared = (engine.store.backend() == switchyard_store::Backend::Postgres).then(shared::Shared::new);
+        quota::spawn_writer(&board, engine.store.clone(), shared.is_some());
         let alive = Arc::new(());
         if shared.is_some() {
             shared::spawn_sweeper(Arc::downgrade(&alive), Arc::downgrade(&engine));

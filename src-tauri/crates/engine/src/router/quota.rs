@@ -104,6 +104,45 @@ impl QuotaBoard {
         }
     }
 
+    /// Takes readings another replica wrote to a shared store (`rows`, read back) where this
+    /// board has none as new for their key; they are not written again from here. Returns the
+    /// newest `seen_at_ms` among `rows` (where the next read starts, less a margin).
+    fn adopt(&self, rows: &[QuotaRow]) -> Option<i64> {
+        let mut map = self.lock();
+        let now = self.started;
+        for r in rows {
+            let Some((name, per_model, family)) = switchyard_providers::quota::kind::window_named(&r.name) else {
+                continue;
+            };
+            let minutes = r.window_minutes.and_then(|m| u32::try_from(m).ok());
+            let Some(kind) = switchyard_providers::quota::kind_of(name, minutes) else { continue };
+            let key = Key { profile_id: r.profile_id.clone(), name, model: r.model.clone() };
+            if map.peek_mut(&key, now).is_some_and(|kept| kept.seen_at_ms >= r.seen_at_ms) {
+                continue;
+            }
+            let window = QuotaWindow {
+                name,
+                kind,
+                per_model,
+                family,
+                limit: r.limit_value.and_then(|v| u64::try_from(v).ok()),
+                remaining: r.remaining.and_then(|v| u64::try_from(v).ok()),
+                utilization: r.utilization,
+                resets_at_ms: r.resets_at_ms,
+                status: r.status.clone(),
+                window_minutes: minutes,
+                claim: r.claim.clone(),
+            };
+            let mut history = History::default();
+            if let (Some(at), Some(u)) = (r.base_seen_at_ms, r.base_utilization) {
+                history.record(at, Some(u), r.resets_at_ms);
+            }
+            history.record(r.seen_at_ms, r.utilization, r.resets_at_ms);
+            map.insert(key, Reading { window, seen_at_ms: r.seen_at_ms, dirty: false, history }, now);
+        }
+        rows.iter().map(|r| r.seen_at_ms).max()
+    }
+
     /// The readings changed since the last call, as rows, now marked written.
     fn take_changed(&self) -> Vec<(Key, QuotaRow)> {
         let mut map = self.lock();
@@ -229,17 +268,43 @@ pub(crate) async fn write_changed(board: &QuotaBoard, store: &Store) {
     }
 }
 
+/// How far before the newest reading seen a shared store's next read starts.
+pub const SHARED_MARGIN_MS: i64 = 10_000;
+
+/// Reads other replicas' readings seen after `since` into `board`; returns where the next read
+/// starts.
+async fn adopt_shared(board: &QuotaBoard, store: &Store, since: i64) -> i64 {
+    let rows = match store.acquire().await {
+        Ok(mut conn) => quota::seen_since(&mut conn, since).await,
+        Err(e) => Err(e),
+    };
+    match rows {
+        Ok(rows) => board.adopt(&rows).map_or(since, |newest| since.max(newest - SHARED_MARGIN_MS)),
+        Err(e) => {
+            tracing::warn!(error = %e, "other replicas' quota readings not read; retrying at the next pass");
+            since
+        }
+    }
+}
+
 /// Spawns the writer on the current tokio runtime; it ends when the board is dropped.
-pub(crate) fn spawn_writer(board: &Arc<QuotaBoard>, store: Store) {
+/// On a shared store (`shared`) each pass then reads the readings other replicas wrote since the
+/// newest one it saw (less [`SHARED_MARGIN_MS`]: another replica writes up to a pass late), so
+/// quota-aware selection on every replica judges every replica's readings within about two passes.
+pub(crate) fn spawn_writer(board: &Arc<QuotaBoard>, store: Store, shared: bool) {
     let board = Arc::downgrade(board);
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(FLUSH_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         tick.tick().await;
+        let mut since = 0;
         loop {
             tick.tick().await;
             let Some(board) = board.upgrade() else { break };
             write_changed(&board, &store).await;
+            if shared {
+                since = adopt_shared(&board, &store, since).await;
+            }
             board.passes.send_modify(|n| *n += 1);
         }
     });
@@ -443,5 +508,24 @@ mod tests {
             [("requests".to_string(), Some(9)), ("tokens".to_string(), Some(4))],
             "the unwritten reading is retried; the newer one replaces the older"
         );
+    }
+
+    #[test]
+    fn a_replica_adopts_another_replicas_readings_but_never_over_a_newer_one_of_its_own() {
+        let (writer, reader) = (QuotaBoard::default(), QuotaBoard::default());
+        writer.record("a", Some("m1"), vec![window("requests", false, 3)], 1_000);
+        let rows: Vec<QuotaRow> = writer.take_changed().into_iter().map(|(_, r)| r).collect();
+        reader.record("b", None, vec![window("requests", false, 50)], 5_000);
+        reader.take_changed();
+        assert_eq!(reader.adopt(&rows), Some(1_000), "the newest reading seen is where the next read starts");
+        assert_eq!(reader.len(), 2, "the other replica's reading of 'a' is kept beside its own of 'b'");
+        assert!(reader.take_changed().is_empty(), "an adopted reading is not written again from here");
+        let stale = QuotaRow { profile_id: "b".into(), seen_at_ms: 4_000, remaining: Some(0), ..rows[0].clone() };
+        reader.adopt(&[stale]);
+        let kept = reader
+            .lock()
+            .peek_mut(&Key { profile_id: "b".into(), name: "requests", model: String::new() }, reader.started)
+            .map(|r| r.window.remaining);
+        assert_eq!(kept, Some(Some(50)), "an older reading from elsewhere does not replace a newer one seen here");
     }
 }

@@ -125,6 +125,25 @@ pub fn kind_of(name: &str, window_minutes: Option<u32>) -> Option<WindowKind> {
     Some(row.kind)
 }
 
+/// A stored window's identity by its name: (the table's `&'static` name, per model, family) — any
+/// dialect's table, a Codex length name, or a learned Gemini window. `None` for a name no table
+/// has (a reading of a newer build: left alone).
+pub fn window_named(name: &str) -> Option<(&'static str, bool, Option<&'static str>)> {
+    for learned in [crate::gemini::learned::PER_MINUTE, crate::gemini::learned::PER_DAY] {
+        if learned == name {
+            return Some((learned, true, None));
+        }
+    }
+    if let Some((_, n, _)) = CODEX_LENGTHS.iter().find(|(_, n, _)| *n == name) {
+        return Some((n, false, None));
+    }
+    [Protocol::Anthropic, Protocol::Openai]
+        .into_iter()
+        .flat_map(|p| quota_table(p).iter())
+        .find(|r| r.name == name)
+        .map(|r| (r.name, r.per_model, r.family))
+}
+
 /// The model family a stored window holds for (`opus` for `unified_7d_opus`), if it is one's.
 pub fn family_of(name: &str) -> Option<&'static str> {
     [Protocol::Anthropic, Protocol::Openai]
@@ -199,5 +218,28 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), WindowKind::ALL.len(), "one name per kind");
+    }
+}
+
+#[cfg(test)]
+mod window_named_tests {
+    use super::*;
+
+    #[test]
+    fn every_table_name_and_learned_name_comes_back_with_its_static_identity() {
+        for p in [Protocol::Anthropic, Protocol::Openai] {
+            for r in quota_table(p) {
+                let (name, per_model, family) = window_named(r.name).expect("a table's own name is known");
+                assert_eq!(
+                    (name, per_model, family),
+                    (r.name, r.per_model, r.family),
+                    "{} read back as stored",
+                    r.name
+                );
+            }
+        }
+        assert_eq!(window_named("codex_7d").map(|w| w.0), Some("codex_7d"), "a Codex length name");
+        assert_eq!(window_named("gemini_per_day").map(|w| w.1), Some(true), "learned Gemini windows are per model");
+        assert_eq!(window_named("made_up_window"), None, "an unknown name is left alone");
     }
 }
