@@ -14,6 +14,7 @@ mod call;
 mod circuits;
 mod cluster;
 mod nginx;
+mod quota;
 mod replica;
 mod revocation;
 mod routing;
