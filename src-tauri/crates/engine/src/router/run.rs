@@ -118,6 +118,8 @@ impl TurnRun {
         self.continuing = None;
         self.moved_off = true;
         self.refused = None;
+        // The hop's first decision reads its own connection's view from a shared store.
+        self.pulled = None;
     }
 
     /// The failure kind of a planned failover still pending (its target was not eligible).
