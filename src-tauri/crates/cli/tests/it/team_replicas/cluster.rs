@@ -5,8 +5,7 @@
 //! Clusters run one at a time (a process-wide lock): their timing assertions must not share
 //! two cores with another cluster's traffic.
 
-use std::process::Command;
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use switchyard_mock_provider::{KeyScript, MockProvider};
 
@@ -22,8 +21,11 @@ pub const KEYS: [(&str, &str, i64); 3] =
 /// The key the circuit tests cool down: the heaviest, so SWRR would pick it most.
 pub const COOLED: &str = "sk-rep-five";
 
-/// The probe lease the lead's engine change takes as `relay serve --probe-lease-secs N`.
+/// The probe lease the lease tests give the replicas (`relay serve --probe-lease-secs N`).
 pub const PROBE_LEASE_SECS: u64 = 5;
+
+/// The fallback connection `d` of [`Options::fallback`]: label, secret, weight.
+pub const FALLBACK_KEYS: [(&str, &str, i64); 2] = [("d-one", "sk-rep-d-one", 1), ("d-two", "sk-rep-d-two", 1)];
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -31,8 +33,10 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 pub struct Options {
     /// `routing affinity c turn`: only turn bindings keep calls together (no conversation ones).
     pub turn_affinity: bool,
-    /// Start the replicas with `--probe-lease-secs` [`PROBE_LEASE_SECS`] (when the binary has it).
+    /// Start the replicas with `--probe-lease-secs` [`PROBE_LEASE_SECS`].
     pub probe_lease: bool,
+    /// A second connection `d` ([`FALLBACK_KEYS`], balanced) as `c`'s active fallback.
+    pub fallback: bool,
 }
 
 pub struct Cluster {
@@ -44,19 +48,6 @@ pub struct Cluster {
     pub store: TeamStore,
     _dir: tempfile::TempDir,
     _one_at_a_time: MutexGuard<'static, ()>,
-}
-
-/// Whether this build's `relay serve` takes `--probe-lease-secs` (the lead's shared-routing
-/// change adds it; without it the replicas start without, and the lease tests show today's
-/// behaviour).
-pub fn has_probe_lease_flag() -> bool {
-    static HAS: OnceLock<bool> = OnceLock::new();
-    *HAS.get_or_init(|| {
-        Command::new(assert_cmd::cargo::cargo_bin("switchyard"))
-            .args(["relay", "serve", "--help"])
-            .output()
-            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("--probe-lease-secs"))
-    })
 }
 
 /// Prints a measured number into the test output (shown with `--nocapture`, and with a
@@ -76,18 +67,14 @@ impl Cluster {
         let one_at_a_time = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
         let dir = tempfile::tempdir()?;
         let store = TeamStore::create(&server, name, dir.path())?;
-        for (_, secret, _) in KEYS {
+        for (_, secret, _) in KEYS.iter().chain(&FALLBACK_KEYS) {
             mock.set_key(secret, KeyScript::new([MODEL]));
         }
         let token = configure(&store, &mock.base_url(), options)?;
         let lease = PROBE_LEASE_SECS.to_string();
         let mut extra: Vec<&str> = Vec::new();
         if options.probe_lease {
-            if has_probe_lease_flag() {
-                extra.extend(["--probe-lease-secs", lease.as_str()]);
-            } else {
-                report("this relay serve has no --probe-lease-secs: the replicas run without it");
-            }
+            extra.extend(["--probe-lease-secs", lease.as_str()]);
         }
         let mut replicas = Vec::new();
         for name in ["a", "b", "c"] {
@@ -118,21 +105,38 @@ impl Cluster {
 
 /// The shared configuration, through the CLI on the store; the relay user's token.
 fn configure(store: &TeamStore, base: &str, options: Options) -> Result<String, Box<dyn std::error::Error>> {
-    let [(first_label, first_secret, first_weight), rest @ ..] = KEYS;
-    let add =
-        ["connection", "add", "c", "--protocol", "anthropic", "--base-url", base, "--model", MODEL, "--secret-stdin"];
-    store.cli_ok(&add, Some(first_secret))?;
-    let weight = first_weight.to_string();
-    store.cli_ok(&["profile", "edit", "c", "primary", "--label", first_label, "--weight", &weight], None)?;
-    for (label, secret, weight) in rest {
-        let weight = weight.to_string();
-        store
-            .cli_ok(&["profile", "add", "c", "--label", label, "--weight", &weight, "--secret-stdin"], Some(secret))?;
-    }
-    store.cli_ok(&["verify", "c"], None)?;
-    store.cli_ok(&["routing", "activate", "c", "balanced"], None)?;
+    balanced_connection(store, "c", base, &KEYS)?;
     if options.turn_affinity {
         store.cli_ok(&["routing", "affinity", "c", "turn"], None)?;
     }
+    if options.fallback {
+        balanced_connection(store, "d", base, &FALLBACK_KEYS)?;
+        store.cli_ok(&["routing", "fallback", "c", "d"], None)?;
+        store.cli_ok(&["routing", "fallback-activate", "c"], None)?;
+    }
     store.user_add("team")
+}
+
+/// Connection `slug` on the mock with `keys` (label, secret, weight; the first is the
+/// connection's own), verified, under balanced routing.
+fn balanced_connection(
+    store: &TeamStore,
+    slug: &str,
+    base: &str,
+    keys: &[(&str, &str, i64)],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let [(first_label, first_secret, first_weight), rest @ ..] = keys else { return Err("no keys".into()) };
+    let add =
+        ["connection", "add", slug, "--protocol", "anthropic", "--base-url", base, "--model", MODEL, "--secret-stdin"];
+    store.cli_ok(&add, Some(first_secret))?;
+    let weight = first_weight.to_string();
+    store.cli_ok(&["profile", "edit", slug, "primary", "--label", first_label, "--weight", &weight], None)?;
+    for (label, secret, weight) in rest {
+        let weight = weight.to_string();
+        store
+            .cli_ok(&["profile", "add", slug, "--label", label, "--weight", &weight, "--secret-stdin"], Some(secret))?;
+    }
+    store.cli_ok(&["verify", slug], None)?;
+    store.cli_ok(&["routing", "activate", slug, "balanced"], None)?;
+    Ok(())
 }

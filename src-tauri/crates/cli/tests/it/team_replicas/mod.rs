@@ -13,6 +13,7 @@
 mod call;
 mod circuits;
 mod cluster;
+mod fallback;
 mod nginx;
 mod quota;
 mod replica;
