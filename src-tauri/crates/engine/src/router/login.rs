@@ -40,7 +40,10 @@ impl Router {
         index: usize,
     ) -> Result<Option<(Arc<Secret>, AttemptLogin)>, EngineError> {
         let Some(tokens) = self.engine.login_for_attempt(&snap.rows[index]).await? else { return Ok(None) };
-        let base_url = self.engine.login_endpoints().await?.backend_url;
+        let base_url = match &snap.login_backend {
+            Some(url) => url.clone(),
+            None => self.engine.login_endpoints().await?.backend_url,
+        };
         let login = AttemptLogin { account_id: tokens.account_id.clone(), mark: tokens.refresh_mark(), base_url };
         Ok(Some((Arc::new(tokens.access), login)))
     }

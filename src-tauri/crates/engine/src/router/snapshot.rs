@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use switchyard_core::routing::{Affinity, Criteria, Hop, ProfileView as RouteProfile, QuotaPolicy, Strategy};
+use switchyard_core::states::ProfileKind;
 use switchyard_core::{BasisFingerprint, Header, Protocol, RoutingMode, RoutingState};
 use switchyard_store::profiles::ProfileRow;
 
@@ -47,6 +48,9 @@ pub struct Snapshot {
     /// The CLI backend while it is on (`router/cli_backend.rs`): which profiles the official
     /// CLI serves.
     pub cli: Option<crate::router::CliBackend>,
+    /// Where owned logins' requests go (`codex-backend-url`), read with the snapshot when the
+    /// connection has an `oauth` profile (so an attempt reads no setting).
+    pub login_backend: Option<String>,
     pub(crate) loaded: Instant,
 }
 
@@ -115,8 +119,14 @@ impl Engine {
         let quota_policy = self.quota_policy(&ready.connection.id).await?;
         let fallback = self.active_chain(&ready.connection).await?;
         let cli = self.load_cli_backend(&ready.connection.id, ready.def.protocol, &ready.profiles).await?;
+        let login_backend = if ready.routes.iter().any(|p| p.credential.kind == ProfileKind::Oauth) {
+            Some(self.login_endpoints().await?.backend_url)
+        } else {
+            None
+        };
         Ok(Snapshot {
             cli,
+            login_backend,
             fallback,
             first_byte_timeout,
             affinity,
