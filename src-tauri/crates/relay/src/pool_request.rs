@@ -16,11 +16,9 @@ use switchyard_core::turn::ClientIds;
 use switchyard_engine::{PoolRefusal, PoolSnapshot, RequestKeys, RouteRequest};
 
 use crate::body::client_body::Response;
-use crate::request::{buffered, client_of, pinned_profile, PoolCaller, Prepared, Received};
-use crate::respond::respond;
+use crate::request::{buffered, client_of, pinned_profile, route_prepared, Incoming, PoolCaller, Received};
 use crate::state::RelayState;
-use crate::transport::HttpTransport;
-use crate::upstream_request::{is_models_listing, upstream_url};
+use crate::upstream_request::is_models_listing;
 use crate::{guard, reply};
 
 /// The `x-switchyard-reason` of a pool that cannot take a request.
@@ -49,14 +47,14 @@ pub(crate) async fn handle(
         Err(invalid) => return reply::invalid_tag(protocol, &invalid),
     };
     let name = pool.name.clone();
-    let Ok(Prepared { incoming, outgoing, keys, copy }) = buffered(received, body, &name, ids, &state.memo).await
-    else {
+    let Ok(prepared) = buffered(received, body, &name, ids, &state.memo).await else {
         return guard::too_large();
     };
-    let conversation = match &keys {
+    let conversation = match &prepared.keys {
         RequestKeys::Now { conversation, .. } => conversation.clone(),
         RequestKeys::Later(_) => None,
     };
+    let incoming = &prepared.incoming;
     let start = state
         .router
         .pool_start(pool, member, incoming.model(), conversation.as_ref(), incoming.previous_response_id())
@@ -71,8 +69,7 @@ pub(crate) async fn handle(
         }
         Err(e) => return reply::engine_error(protocol, &e),
     };
-    let snap = start.snapshot.clone();
-    let request = RouteRequest {
+    let request = |keys, incoming: &Incoming| RouteRequest {
         snapshot: start.snapshot,
         model: start.model,
         keys,
@@ -83,19 +80,6 @@ pub(crate) async fn handle(
         user: caller.user,
         pool: Some(start.route),
     };
-    let transport = HttpTransport {
-        http: &state.http,
-        incoming: &incoming,
-        // No connection is the request's own: every attempt goes to the member it names.
-        connection_id: "",
-        url: upstream_url(&snap, &incoming.rest, incoming.query.as_deref()),
-        body: outgoing,
-        copy,
-        cli: &state.cli,
-    };
-    let routed = match state.router.route(request, &transport).await {
-        Ok(r) => r,
-        Err(e) => return reply::engine_error(protocol, &e),
-    };
-    respond(protocol, incoming.is_responses_api(), routed)
+    // No connection is the request's own: every attempt goes to the member it names.
+    route_prepared(state, protocol, "", prepared, request).await
 }

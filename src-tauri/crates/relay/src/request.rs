@@ -142,8 +142,8 @@ pub(crate) async fn handle(
     } else {
         buffered(received, body, slug, from_headers, &state.memo).await
     };
-    let Ok(Prepared { incoming, outgoing, keys, copy }) = read else { return guard::too_large() };
-    let request = RouteRequest {
+    let Ok(prepared) = read else { return guard::too_large() };
+    let request = |keys, incoming: &Incoming| RouteRequest {
         snapshot: snap.clone(),
         model: incoming.model.clone(),
         keys,
@@ -154,23 +154,39 @@ pub(crate) async fn handle(
         user: caller.user(),
         pool: None,
     };
+    route_prepared(state, snap.protocol, &snap.connection_id, prepared, request).await
+}
+
+/// The tail a connection's request and a pool's share: the router takes the request `request`
+/// builds from the prepared body's keys, with the transport that sends its attempts
+/// (`connection_id`: the request's own connection, `""` for a pool — each attempt names its
+/// member), and the answer or refusal comes back in `protocol`'s shape.
+pub(crate) async fn route_prepared(
+    state: &RelayState,
+    protocol: Protocol,
+    connection_id: &str,
+    prepared: Prepared,
+    request: impl FnOnce(RequestKeys, &Incoming) -> RouteRequest,
+) -> Response {
+    let Prepared { incoming, outgoing, keys, copy } = prepared;
+    let request = request(keys, &incoming);
     let transport = HttpTransport {
         http: &state.http,
         incoming: &incoming,
-        connection_id: &snap.connection_id,
-        url: upstream_url(&snap, &incoming.rest, incoming.query.as_deref()),
+        connection_id,
+        url: upstream_url(&request.snapshot, &incoming.rest, incoming.query.as_deref()),
         body: outgoing,
         copy,
         cli: &state.cli,
     };
     let routed = match state.router.route(request, &transport).await {
         Ok(r) => r,
-        Err(e) => return reply::engine_error(snap.protocol, &e),
+        Err(e) => return reply::engine_error(protocol, &e),
     };
     if transport.copy.as_ref().is_some_and(|copy| copy.too_large()) {
         return guard::too_large();
     }
-    respond(snap.protocol, incoming.is_responses_api(), routed)
+    respond(protocol, incoming.is_responses_api(), routed)
 }
 
 /// Who sent a pool request: the relay user.
