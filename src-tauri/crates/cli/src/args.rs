@@ -100,7 +100,7 @@ pub enum RelayCmd {
         /// with --tls-cert and --tls-key.
         #[arg(long, value_name = "ADDR:PORT")]
         listen: Option<std::net::SocketAddr>,
-        /// PEM certificate chain: serve HTTPS.
+        /// PEM certificate chain: serve HTTPS (SIGHUP reads it and the key again).
         #[arg(long, value_name = "FILE", requires = "tls_key")]
         tls_cert: Option<PathBuf>,
         /// PEM private key of --tls-cert.

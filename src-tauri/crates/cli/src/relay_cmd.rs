@@ -1,7 +1,8 @@
 //! `switchyard relay serve|token|users` and `vault rotate-master-key`: hosts the relay through
 //! `switchyard_relay::Service` (the same one the desktop app uses), prints the listening line
 //! first, serves until SIGINT/SIGTERM and drains every in-flight response, flushes the ledger
-//! and exits 0. Beyond loopback only with TLS (`--tls-cert`, `--tls-key`).
+//! and exits 0. Beyond loopback only with TLS (`--tls-cert`, `--tls-key`); SIGHUP reads the
+//! certificate files again.
 
 use std::sync::Arc;
 
@@ -43,7 +44,9 @@ pub async fn run(engine: &Arc<Engine>, cmd: RelayCmd, _json: bool) -> Result<Out
                 return Err(EngineError::Precondition(why));
             };
             print_listening(&url);
+            let reloads = tokio::spawn(reload_on_hangup(service.clone()));
             shutdown_signal().await;
+            reloads.abort();
             service.stop().await;
             Ok(Output::Done)
         }
@@ -78,6 +81,26 @@ pub async fn vault(engine: &Arc<Engine>, cmd: VaultCmd) -> Result<Output, Engine
             }))
         }
     }
+}
+
+/// On every SIGHUP, reads the TLS certificate and key again (a renewed certificate is served
+/// to new connections without a restart; a failed reload keeps the old one and says why).
+async fn reload_on_hangup(service: Arc<Service>) {
+    #[cfg(unix)]
+    {
+        let Ok(mut hangups) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) else {
+            return;
+        };
+        while hangups.recv().await.is_some() {
+            match service.reload_tls() {
+                Ok(true) => tracing::info!("TLS certificate reloaded"),
+                Ok(false) => tracing::info!("SIGHUP: no TLS certificate to reload"),
+                Err(why) => tracing::warn!(%why, "TLS certificate not reloaded; the previous one is still served"),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    drop(service);
 }
 
 /// Resolves on SIGINT or SIGTERM.

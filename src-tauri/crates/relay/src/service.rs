@@ -17,7 +17,7 @@ use specta::Type;
 use switchyard_engine::{Engine, EngineError, InvalidInput, ReverifyTask, Router, Secret, REVERIFY_POLL};
 use tokio::sync::oneshot;
 
-use crate::tls::TlsFiles;
+use crate::tls::{Certificate, TlsFiles};
 use tokio::task::JoinHandle;
 
 /// Environment variable that overrides the relay port setting (0 = any free port).
@@ -81,6 +81,8 @@ pub struct Service {
     notify: Mutex<Option<Notify>>,
     /// The certificate and key every connection is served with (`None`: plain HTTP, loopback only).
     tls: Option<TlsFiles>,
+    /// The certificate read from `tls` at the last start ([`Service::reload_tls`] reads it again).
+    certificate: Mutex<Option<Arc<Certificate>>>,
 }
 
 impl std::fmt::Debug for Service {
@@ -111,6 +113,7 @@ impl Service {
             running: tokio::sync::Mutex::new(None),
             notify: Mutex::new(None),
             tls: None,
+            certificate: Mutex::new(None),
         }
     }
 
@@ -123,6 +126,16 @@ impl Service {
     pub fn with_tls(mut self, files: Option<TlsFiles>) -> Self {
         self.tls = files;
         self
+    }
+
+    /// Reads the TLS certificate and key files again (`relay serve` on SIGHUP): new connections
+    /// get the new certificate, open ones keep theirs. `Ok(false)`: no TLS is being served. On
+    /// an error the certificate served so far stays (the message names the file).
+    pub fn reload_tls(&self) -> Result<bool, String> {
+        let certificate = self.certificate.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let Some(certificate) = certificate else { return Ok(false) };
+        certificate.reload()?;
+        Ok(true)
     }
 
     /// `SWITCHYARD_RELAY_PORT` when set to a port number.
@@ -166,10 +179,15 @@ impl Service {
         if let Err(e) = check_listen(addr, self.tls.is_some()) {
             return self.fail(port, source, e.to_string());
         }
-        let tls = match self.tls.as_ref().map(crate::tls::acceptor).transpose() {
+        let certificate = match self.tls.as_ref().map(Certificate::load).transpose() {
+            Ok(c) => c,
+            Err(why) => return self.fail(port, source, why),
+        };
+        let tls = match certificate.as_ref().map(Certificate::acceptor).transpose() {
             Ok(tls) => tls,
             Err(why) => return self.fail(port, source, why),
         };
+        *self.certificate.lock().unwrap_or_else(PoisonError::into_inner) = certificate;
         self.set_status(RelayStatus::new(RelayState::Starting, port, source));
         let token = match self.engine.relay_token(false).await {
             Ok(t) => t,

@@ -184,8 +184,13 @@ fn beyond_loopback_the_relay_refuses_to_listen_without_tls() -> TestResult {
     Ok(())
 }
 
+/// A client that trusts only `pem` (a new one each time: no pooled connection).
+fn trusting(pem: &str) -> Result<reqwest::Client, Box<dyn std::error::Error>> {
+    Ok(reqwest::Client::builder().add_root_certificate(reqwest::Certificate::from_pem(pem.as_bytes())?).build()?)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn relay_serve_with_a_certificate_speaks_https_and_is_ready() -> TestResult {
+async fn relay_serve_with_a_certificate_speaks_https_is_ready_and_reloads_it_on_sighup() -> TestResult {
     let dir = tempfile::tempdir()?;
     let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()])?;
     let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
@@ -203,14 +208,31 @@ async fn relay_serve_with_a_certificate_speaks_https_and_is_ready() -> TestResul
     let mut first = String::new();
     BufReader::new(child.stdout.take().ok_or("relay stdout")?).read_line(&mut first)?;
     let url = first.trim().rsplit(' ').next().unwrap_or_default().to_string();
-    let client = reqwest::Client::builder()
-        .add_root_certificate(reqwest::Certificate::from_pem(made.cert.pem().as_bytes())?)
-        .build()?;
-    let ready = client.get(format!("{url}/readyz")).send().await;
+    let ready = trusting(&made.cert.pem())?.get(format!("{url}/readyz")).send().await;
+
+    // The certificate is renewed on disk and the relay told with SIGHUP.
+    let renewed = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()])?;
+    std::fs::write(&cert, renewed.cert.pem())?;
+    std::fs::write(&key, renewed.signing_key.serialize_pem())?;
+    let _ = std::process::Command::new("kill").args(["-HUP", &child.id().to_string()]).status();
+    let mut served_renewed = false;
+    for _ in 0..40 {
+        if trusting(&renewed.cert.pem())?.get(format!("{url}/healthz")).send().await.is_ok() {
+            served_renewed = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let old_after = trusting(&made.cert.pem())?.get(format!("{url}/healthz")).send().await;
+    let alive = child.try_wait()?.is_none();
+
     let _ = std::process::Command::new("kill").arg(child.id().to_string()).status();
     let exited = child.wait()?;
     assert!(url.starts_with("https://127.0.0.1:"), "the relay announces https: {first}");
     assert_eq!(ready?.status(), 200, "ready over TLS with the certificate trusted");
-    assert!(exited.success(), "and stops cleanly on SIGTERM: {exited}");
+    assert!(alive, "SIGHUP does not stop the relay");
+    assert!(served_renewed, "within 2 s of SIGHUP new connections get the renewed certificate");
+    assert!(old_after.is_err(), "and no longer the old one");
+    assert!(exited.success(), "and it stops cleanly on SIGTERM: {exited}");
     Ok(())
 }

@@ -159,6 +159,53 @@ async fn beyond_loopback_only_with_tls_and_then_served_over_tls() -> TestResult 
     Ok(())
 }
 
+/// Whether a new client trusting only `root` completes a TLS request to `port`.
+async fn trusted_by(root: reqwest::Certificate, port: i32) -> Result<bool, Box<dyn std::error::Error>> {
+    let client = reqwest::Client::builder().add_root_certificate(root).build()?;
+    Ok(client.get(format!("https://127.0.0.1:{port}/healthz")).send().await.is_ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_serves_the_renewed_certificate_and_a_broken_one_keeps_the_last_good() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let engine = Arc::new(
+        Engine::open_with(dir.path(), Arc::new(switchyard_vault::MemoryVault::new()), Arc::new(SystemClock)).await?,
+    );
+    let plain = Arc::new(Service::with(engine.clone(), Listen::Addr("127.0.0.1:0".parse()?), None));
+    assert_eq!(plain.reload_tls(), Ok(false), "nothing to reload without TLS");
+
+    let first = tempfile::tempdir()?;
+    let (files, old_root) = self_signed(first.path())?;
+    let service =
+        Arc::new(Service::with(engine.clone(), Listen::Addr("0.0.0.0:0".parse()?), None).with_tls(Some(files.clone())));
+    let status = service.start().await;
+    let port = status.bound_port.ok_or("no port")?;
+    assert!(trusted_by(old_root.clone(), port).await?, "the first certificate is served");
+
+    // Renewed in place (same paths, new key pair), then reloaded.
+    let second = tempfile::tempdir()?;
+    let (renewed, new_root) = self_signed(second.path())?;
+    std::fs::copy(&renewed.cert, &files.cert)?;
+    std::fs::copy(&renewed.key, &files.key)?;
+    assert_eq!(service.reload_tls(), Ok(true));
+    assert!(trusted_by(new_root.clone(), port).await?, "new connections get the renewed certificate");
+    assert!(!trusted_by(old_root, port).await?, "and not the old one");
+
+    // A half-written renewal (the key of another pair) is refused; the renewed one stays.
+    let third = tempfile::tempdir()?;
+    let (other, _) = self_signed(third.path())?;
+    std::fs::copy(&other.key, &files.key)?;
+    let why = service.reload_tls().err().ok_or("a key that does not fit is refused")?;
+    assert!(why.contains("does not fit") && why.contains("key.pem"), "the refusal names the file: {why}");
+    assert!(!why.contains("PRIVATE KEY"), "no key material in the message: {why}");
+    std::fs::write(&files.cert, "not pem")?;
+    let why = service.reload_tls().err().ok_or("an unreadable certificate is refused")?;
+    assert!(why.contains("cert.pem"), "the refusal names the file: {why}");
+    assert!(trusted_by(new_root, port).await?, "the last good certificate is still served");
+    service.stop().await;
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readyz_is_503_once_the_master_key_was_rotated_away() -> TestResult {
     let dir = tempfile::tempdir()?;
