@@ -114,7 +114,7 @@ impl Engine {
         let state = random_text(32)?;
         let url = authorize_url(&endpoints, &redirect_uri, &s256(verifier.expose()), &state)?;
         let (tx, rx) = oneshot::channel();
-        let task = tokio::spawn(serve_callback(listener, state, tx));
+        let task = tokio::spawn(listen_for_callback(listener, state, tx, WAIT));
         self.logins.hold_browser(&row.id, PendingBrowser { verifier, redirect_uri, code: rx, listener: task });
         tracing::info!(profile = %row.id, port = bound.port(), "browser sign-in started");
         Ok(BrowserSignInView { authorize_url: url })
@@ -133,7 +133,11 @@ impl Engine {
         };
         let code = match tokio::time::timeout(WAIT, &mut pending.code).await {
             Err(_) => return Err(EngineError::Precondition("the browser sign-in timed out; start it again".into())),
-            Ok(Err(_)) => return Err(EngineError::Precondition("the browser sign-in was given up".into())),
+            Ok(Err(_)) => {
+                return Err(EngineError::Precondition(
+                    "the browser sign-in ended without an answer (it waits 15 minutes); start it again".into(),
+                ))
+            }
             Ok(Ok(Err(error))) => {
                 return Err(EngineError::Precondition(format!("the issuer refused the sign-in ({error})")))
             }
@@ -142,6 +146,14 @@ impl Engine {
         let endpoints = self.login_endpoints().await?;
         let issued = self.exchange_code(&endpoints, &code, &pending.verifier, &pending.redirect_uri).await?;
         self.write_sign_in(slug, &row, issued).await
+    }
+}
+
+/// [`serve_callback`] for at most `window`: a sign-in begun and never finished frees the
+/// callback port then (and a wait on it ends as given up).
+async fn listen_for_callback(listener: TcpListener, state: String, tx: oneshot::Sender<Callback>, window: Duration) {
+    if tokio::time::timeout(window, serve_callback(listener, state, tx)).await.is_err() {
+        tracing::info!("browser sign-in not finished in time; its callback port is closed");
     }
 }
 
@@ -239,7 +251,25 @@ fn decode(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{decode, query_params, s256};
+    use std::time::Duration;
+
+    use tokio::net::TcpListener;
+    use tokio::sync::oneshot;
+
+    use super::{decode, listen_for_callback, query_params, s256};
+
+    #[tokio::test]
+    async fn an_unfinished_sign_in_frees_its_port_when_its_window_ends() -> Result<(), Box<dyn std::error::Error>> {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let port = listener.local_addr()?.port();
+        let (tx, rx) = oneshot::channel();
+        let task = tokio::spawn(listen_for_callback(listener, "state".into(), tx, Duration::from_millis(100)));
+        assert!(TcpListener::bind(("127.0.0.1", port)).await.is_err(), "the port is held while the sign-in waits");
+        tokio::time::timeout(Duration::from_secs(5), task).await??;
+        assert!(TcpListener::bind(("127.0.0.1", port)).await.is_ok(), "after its window the port is free again");
+        assert!(rx.await.is_err(), "a wait on it learns it was given up (no code will come)");
+        Ok(())
+    }
 
     #[test]
     fn s256_is_base64url_of_the_sha256_without_padding() {
