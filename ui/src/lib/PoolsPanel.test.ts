@@ -62,4 +62,44 @@ describe('PoolsPanel', () => {
     expect(screen.getAllByTestId('pool-share').map((s) => s.dataset.share)).toEqual(['0.750', '0.250', '0.000']);
     expect(calls).toContain('pool_status');
   });
+
+  it('edits the members in order against the revision shown, and shows a conflict without losing the edit', async () => {
+    const edits: unknown[] = [];
+    let conflict = false;
+    mockIPC((cmd, args) => {
+      if (cmd === 'pool_list') return [pool];
+      if (cmd === 'pool_status') return status;
+      if (cmd === 'pool_edit') {
+        edits.push(args);
+        if (conflict) throw { code: 'conflict', message: "pool 'fleet' changed since it was read", gates: null };
+        return status;
+      }
+      return null;
+    });
+    render(PoolsPanel);
+    await waitFor(() => expect(screen.getAllByTestId('pool-row')).toHaveLength(1));
+    await fireEvent.click(screen.getByRole('button', { name: 'fleet' }));
+    await waitFor(() => expect(screen.getByTestId('pool-detail').dataset.pool).toBe('fleet'));
+    await fireEvent.click(screen.getByRole('button', { name: 'Edit members' }));
+    const text = screen.getByTestId('pool-edit').querySelector('textarea') as HTMLTextAreaElement;
+    expect(text.value, 'prefilled with each member and its weight, in order').toBe('glm=glm-4.6:3\nkimi=kimi-k2:2\nds:1');
+    await fireEvent.input(text, { target: { value: 'kimi=kimi-k2:4\nglm=glm-4.6:1' } });
+    await fireEvent.click(screen.getByRole('button', { name: 'Save members' }));
+    await waitFor(() => expect(edits).toHaveLength(1));
+    expect(edits[0], 'the new order and weights, against revision 3').toEqual({
+      pool: 'fleet',
+      members: ['kimi=kimi-k2:4', 'glm=glm-4.6:1'],
+      ifRevision: 3,
+    });
+    await waitFor(() => expect(screen.queryByTestId('pool-edit'), 'closed after a save').toBeNull());
+
+    conflict = true;
+    await fireEvent.click(screen.getByRole('button', { name: 'Edit members' }));
+    const again = screen.getByTestId('pool-edit').querySelector('textarea') as HTMLTextAreaElement;
+    await fireEvent.input(again, { target: { value: 'glm=glm-4.6:9' } });
+    await fireEvent.click(screen.getByRole('button', { name: 'Save members' }));
+    await waitFor(() => expect(screen.getByTestId('pool-error').textContent).toContain('changed since it was read'));
+    const kept = screen.getByTestId('pool-edit').querySelector('textarea') as HTMLTextAreaElement;
+    expect(kept.value, 'a refused edit stays in the form').toBe('glm=glm-4.6:9');
+  });
 });
