@@ -74,6 +74,9 @@ pub enum Command {
     /// The sealed vault (secrets encrypted in the store under a master key).
     #[command(subcommand)]
     Vault(VaultCmd),
+    /// The store itself: copy this data dir onto a team store.
+    #[command(subcommand)]
+    Store(StoreCmd),
     /// Pools across connections: one routable name for several (connection, model) members.
     #[command(subcommand)]
     Pool(crate::pool_cmd::PoolCmd),
@@ -130,6 +133,22 @@ pub enum UsersCmd {
     List,
     /// Refuse the user's token from now on (every relay within a second).
     Revoke { name: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCmd {
+    /// Copy configuration, ledger, relay users and keys into an empty Postgres store, keys sealed
+    /// under its master key (owned and official-CLI logins are signed in again there). This
+    /// store is only read.
+    Copy {
+        /// The team store: postgres://USER@HOST:PORT/DB.
+        #[arg(long, value_name = "URL")]
+        to: String,
+        /// The team store's master key (32 random bytes, raw or 64 hex digits, mode 0600): every
+        /// replica starts with SWITCHYARD_MASTER_KEY_FILE pointing at this file.
+        #[arg(long, value_name = "FILE")]
+        master_key_file: PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -17,6 +17,7 @@ mod progress;
 mod relay_cmd;
 mod render;
 mod secret_input;
+mod store_cmd;
 mod usage_cmd;
 
 use std::process::ExitCode;
@@ -88,6 +89,7 @@ async fn run(cli: Cli) -> Result<output::Output, EngineError> {
         Command::Quota { slug } => engine.quota(&slug).await.map(|q| output::Output::view(render::quota::Quota(q))),
         Command::Relay(cmd) => relay_cmd::run(&engine, cmd, json).await,
         Command::Vault(cmd) => relay_cmd::vault(&engine, cmd).await,
+        Command::Store(cmd) => store_cmd::run(&engine, cmd).await,
         Command::Settings { key, value } => commands::settings(&engine, key.as_deref(), value.as_deref()).await,
         Command::Exec(a) => exec_cmd::run(&engine, a).await,
         Command::Pool(cmd) => pool_cmd::run(&engine, cmd).await,

@@ -48,6 +48,7 @@ mod report;
 mod router;
 mod sealed;
 mod settings;
+mod store_copy;
 mod store_location;
 mod views;
 
@@ -92,6 +93,7 @@ pub use router::{
 };
 pub use sealed::{VaultKind, VAULT_ENV, VAULT_KEY};
 pub use settings::{SettingsView, UserSetting};
+pub use store_copy::{CopiedProfile, StoreCopyReport};
 pub use store_location::{store_location, TEST_PG_ENV};
 pub use switchyard_core::portable::MAX_BYTES as MAX_IMPORT_BYTES;
 pub use switchyard_core::routing::gate::{GATE_MODEL_UNSERVED, GATE_NO_MODEL, GATE_NO_PAIR};

@@ -200,6 +200,18 @@ impl Store {
         }
     }
 
+    /// A read-only view of the whole store as of its first read (a copy reads every table
+    /// through it): SQLite's deferred transaction, Postgres's repeatable read. It takes no
+    /// write lock, so writers carry on meanwhile.
+    pub async fn begin_read(&self) -> Result<Tx, StoreError> {
+        match self.backend {
+            Backend::Sqlite => Ok(self.pool.begin_with("BEGIN DEFERRED").await?),
+            Backend::Postgres => {
+                Ok(self.pool.begin_with("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY").await?)
+            }
+        }
+    }
+
     /// Postgres: holds the advisory lock `key` (one of several replicas' single-flight work, e.g.
     /// an owned login's refresh) in a transaction of its own until the returned value is dropped,
     /// waiting at most `wait` for another holder; a holder that dies loses it with its connection.

@@ -7,6 +7,7 @@
 pub mod attempts;
 pub mod circuits;
 pub mod connections;
+pub mod copy;
 mod db;
 pub mod error;
 pub mod evidence;

@@ -18,6 +18,7 @@ pub mod quota;
 pub mod relay_users;
 pub mod routing;
 pub mod settings;
+pub mod store_copy;
 pub mod token;
 pub mod usage;
 pub mod verify;

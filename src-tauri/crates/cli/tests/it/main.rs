@@ -23,6 +23,7 @@ mod redaction;
 mod relay_fd_limit;
 mod routing;
 mod startup_race;
+mod store_copy;
 mod store_postgres;
 mod team_edge;
 mod team_replicas;

@@ -16,7 +16,7 @@ use crate::common::{post, post_messages, run_env, serve_with, Run, TestResult};
 const CANARY: &str = "sk-canary-cli-postgres-3d9e";
 
 /// A fresh database on the test server, and its URL.
-fn database(server: &str, name: &str) -> Result<String, Box<dyn std::error::Error>> {
+pub(crate) fn database(server: &str, name: &str) -> Result<String, Box<dyn std::error::Error>> {
     let made = Command::new("psql").arg(server).args(["-q", "-c", &format!("CREATE DATABASE {name}")]).output()?;
     assert!(made.status.success(), "CREATE DATABASE: {}", String::from_utf8_lossy(&made.stderr));
     let (base, _) = server.rsplit_once('/').ok_or("server URL has a path")?;
@@ -24,7 +24,7 @@ fn database(server: &str, name: &str) -> Result<String, Box<dyn std::error::Erro
 }
 
 /// A master key file (0600) in `dir`.
-fn master_key(dir: &Path) -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
+pub(crate) fn master_key(dir: &Path) -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
     use std::os::unix::fs::PermissionsExt;
     let key = dir.join("master.key");
     std::fs::write(&key, "cd".repeat(32))?;
@@ -32,7 +32,7 @@ fn master_key(dir: &Path) -> Result<std::path::PathBuf, Box<dyn std::error::Erro
     Ok(key)
 }
 
-fn run_on(
+pub(crate) fn run_on(
     d: &Path,
     store: &str,
     key: Option<&Path>,

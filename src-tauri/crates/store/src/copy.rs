@@ -1,0 +1,179 @@
+//! Copying a table's rows from one store into a Postgres store, column by column as the
+//! target's schema declares them (`store copy`, moving a data dir onto a team store). Both
+//! schemas come from this crate's migrations, so the columns have the same names; each value is
+//! read as the source holds it (SQLite's types are per value) and bound as the target column's
+//! type, so a SQL NULL is typed and an integer in a REAL column arrives as a double. Nothing here
+//! reads a secret: the sealed vault's rows are re-sealed by the engine, not copied.
+
+use futures_util::TryStreamExt;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Column, Row, TypeInfo, ValueRef};
+
+use crate::error::StoreError;
+
+/// The type of a target column, as far as a copy needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Integer,
+    Double,
+    Text,
+    Bytes,
+}
+
+/// One value as the source holds it.
+#[derive(Debug, Clone, PartialEq)]
+enum Cell {
+    Null,
+    Integer(i64),
+    Double(f64),
+    Text(String),
+    Bytes(Vec<u8>),
+}
+
+/// The columns of `table` on the Postgres store `target`, in their order.
+async fn target_columns(target: &mut AnyConnection, table: &str) -> Result<Vec<(String, Kind)>, StoreError> {
+    let rows = sqlx::query_as::<_, (String, String)>(
+        "SELECT CAST(column_name AS TEXT), CAST(data_type AS TEXT) FROM information_schema.columns \
+         WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position",
+    )
+    .bind(table)
+    .fetch_all(target)
+    .await?;
+    if rows.is_empty() {
+        return Err(StoreError::Corrupt { table: "copy", detail: format!("the target store has no table {table}") });
+    }
+    rows.into_iter()
+        .map(|(name, ty)| {
+            let kind = match ty.as_str() {
+                "bigint" | "integer" | "smallint" => Kind::Integer,
+                "double precision" | "real" | "numeric" => Kind::Double,
+                "text" | "character varying" => Kind::Text,
+                "bytea" => Kind::Bytes,
+                other => {
+                    return Err(StoreError::Corrupt {
+                        table: "copy",
+                        detail: format!("{table}.{name} has type {other}, which a copy does not carry"),
+                    })
+                }
+            };
+            Ok((name, kind))
+        })
+        .collect()
+}
+
+/// Column `i` of `row` as the source holds it.
+fn cell(row: &AnyRow, i: usize) -> Result<Cell, StoreError> {
+    let raw = row.try_get_raw(i)?;
+    if raw.is_null() {
+        return Ok(Cell::Null);
+    }
+    let ty = raw.type_info().name().to_ascii_uppercase();
+    Ok(match ty.as_str() {
+        "BOOLEAN" => Cell::Integer(i64::from(row.try_get::<bool, _>(i)?)),
+        "SMALLINT" | "INTEGER" | "BIGINT" => Cell::Integer(row.try_get::<i64, _>(i)?),
+        "REAL" | "DOUBLE" => Cell::Double(row.try_get::<f64, _>(i)?),
+        "TEXT" => Cell::Text(row.try_get::<String, _>(i)?),
+        "BLOB" => Cell::Bytes(row.try_get::<Vec<u8>, _>(i)?),
+        other => {
+            let column = row.column(i).name().to_string();
+            return Err(StoreError::Corrupt { table: "copy", detail: format!("{column}: a value of type {other}") });
+        }
+    })
+}
+
+/// Binds `value` as a `kind` column; a value that does not fit is an error naming the column.
+fn bind<'q>(
+    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    value: Cell,
+    kind: Kind,
+    column: &str,
+) -> Result<sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>, StoreError> {
+    let misfit = |what: &str| StoreError::Corrupt { table: "copy", detail: format!("{column}: {what}") };
+    Ok(match (kind, value) {
+        (Kind::Integer, Cell::Null) => query.bind(None::<i64>),
+        (Kind::Integer, Cell::Integer(n)) => query.bind(n),
+        (Kind::Double, Cell::Null) => query.bind(None::<f64>),
+        #[allow(clippy::cast_precision_loss)] // a REAL column holding a whole number, as SQLite stores it
+        (Kind::Double, Cell::Integer(n)) => query.bind(n as f64),
+        (Kind::Double, Cell::Double(x)) => query.bind(x),
+        (Kind::Text, Cell::Null) => query.bind(None::<String>),
+        (Kind::Text, Cell::Text(s)) => query.bind(s),
+        (Kind::Bytes, Cell::Null) => query.bind(None::<Vec<u8>>),
+        (Kind::Bytes, Cell::Bytes(b)) => query.bind(b),
+        (kind, _) => return Err(misfit(&format!("a value that is not {kind:?}"))),
+    })
+}
+
+/// Rows a copy leaves out: those whose text column `column` holds one of `values`.
+#[derive(Debug, Clone, Copy)]
+pub struct Except<'a> {
+    pub column: &'a str,
+    pub values: &'a [&'a str],
+}
+
+impl Except<'_> {
+    fn drops(&self, row: &AnyRow) -> bool {
+        row.try_get::<String, _>(self.column).is_ok_and(|v| self.values.contains(&v.as_str()))
+    }
+}
+
+/// Copies every row of `table` from `source` into `target` (a Postgres store) but those
+/// `except` names. `progress` is told the running count every 1,000 rows. Returns how many
+/// rows were written.
+pub async fn copy_table(
+    source: &mut AnyConnection,
+    target: &mut AnyConnection,
+    table: &str,
+    except: Option<Except<'_>>,
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> Result<u64, StoreError> {
+    let columns = target_columns(target, table).await?;
+    let names: Vec<String> = columns.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+    let select = format!("SELECT {} FROM {table}", names.join(", "));
+    let marks: Vec<String> = (1..=columns.len()).map(|i| format!("${i}")).collect();
+    let insert = format!("INSERT INTO {table} ({}) VALUES ({})", names.join(", "), marks.join(", "));
+    let mut rows = sqlx::query(&select).fetch(source);
+    let mut written = 0_u64;
+    while let Some(row) = rows.try_next().await? {
+        if except.is_some_and(|e| e.drops(&row)) {
+            continue;
+        }
+        let mut query = sqlx::query(&insert);
+        for (i, (name, kind)) in columns.iter().enumerate() {
+            query = bind(query, cell(&row, i)?, *kind, &format!("{table}.{name}"))?;
+        }
+        query.execute(&mut *target).await?;
+        written += 1;
+        if written.is_multiple_of(1000) {
+            progress(written);
+        }
+    }
+    Ok(written)
+}
+
+/// How many rows of configuration, history, secrets or users `target` holds (settings but
+/// `own_settings` count): a copy goes only into a store where this is 0.
+pub async fn rows_held(target: &mut AnyConnection, own_settings: &[&str]) -> Result<i64, StoreError> {
+    let marks: Vec<String> = (1..=own_settings.len()).map(|i| format!("${i}")).collect();
+    let sql = format!(
+        "SELECT (SELECT count(*) FROM connections) + (SELECT count(*) FROM pools) + (SELECT count(*) FROM attempts) \
+         + (SELECT count(*) FROM sealed_secrets) + (SELECT count(*) FROM relay_users) \
+         + (SELECT count(*) FROM settings WHERE key NOT IN ({}))",
+        marks.join(", ")
+    );
+    let mut query = sqlx::query_scalar::<_, i64>(&sql);
+    for key in own_settings {
+        query = query.bind(*key);
+    }
+    Ok(query.fetch_one(target).await?)
+}
+
+/// Moves an identity column's sequence past the rows a copy wrote with explicit ids (Postgres).
+pub async fn advance_identity(target: &mut AnyConnection, table: &str, column: &str) -> Result<(), StoreError> {
+    let sql = format!(
+        "SELECT CAST(setval(pg_get_serial_sequence('{table}', '{column}'), \
+         COALESCE((SELECT max({column}) FROM {table}), 0) + 1, false) AS BIGINT)"
+    );
+    sqlx::query_scalar::<_, i64>(&sql).fetch_one(target).await?;
+    Ok(())
+}
