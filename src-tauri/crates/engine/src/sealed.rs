@@ -5,8 +5,9 @@
 //! `SealedVault`); the first sealed open records `vault = sealed` in `settings`, and from then
 //! on every open of that data dir is sealed (a process asked for the keychain there refuses to
 //! start). A sealed open refuses to start without a key, and with a key other than the one the
-//! stored rows were sealed under — before anything is served (invariant 26). Moving the secrets
-//! of an existing keychain data dir into the sealed vault is not built: a data dir picks once.
+//! stored rows were sealed under — before anything is served (invariant 26). A data dir picks
+//! once; its keys move to a sealed team store with `store copy` (`store_copy.rs`), which leaves
+//! the data dir as it was.
 //!
 //! The vault API blocks (the engine calls it on the blocking pool, `engine.rs` `blocking`), so
 //! [`StoreRows`] runs each store call to completion on the runtime's handle from that thread.
