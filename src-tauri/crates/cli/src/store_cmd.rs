@@ -14,10 +14,14 @@ pub async fn run(engine: &Arc<Engine>, cmd: StoreCmd) -> Result<Output, EngineEr
         StoreCmd::Copy { to, master_key_file } => {
             let key = MasterKey::from_file(&master_key_file)?;
             let target = StoreLocation::parse(&to);
+            // A line per table, then one per 10,000 rows of a long one.
+            let mut shown = 0_u64;
             let mut progress = |table: &str, rows: u64| {
                 if rows == 0 {
+                    shown = 0;
                     note(&format!("copying {table}…"));
-                } else {
+                } else if rows / 10_000 > shown / 10_000 {
+                    shown = rows;
                     note(&format!("copying {table}… {rows} rows"));
                 }
             };

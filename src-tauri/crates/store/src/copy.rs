@@ -117,9 +117,15 @@ impl Except<'_> {
     }
 }
 
+/// Rows per INSERT statement: a copy's round trips, not its rows, are what it waits on.
+const ROWS_PER_STATEMENT: usize = 256;
+
+/// Postgres binds at most 65,535 parameters per statement.
+const MAX_PARAMETERS: usize = 65_535;
+
 /// Copies every row of `table` from `source` into `target` (a Postgres store) but those
-/// `except` names. `progress` is told the running count every 1,000 rows. Returns how many
-/// rows were written.
+/// `except` names, [`ROWS_PER_STATEMENT`] rows per INSERT. `progress` is told the running count
+/// after every statement. Returns how many rows were written.
 pub async fn copy_table(
     source: &mut AnyConnection,
     target: &mut AnyConnection,
@@ -130,25 +136,53 @@ pub async fn copy_table(
     let columns = target_columns(target, table).await?;
     let names: Vec<String> = columns.iter().map(|(n, _)| format!("\"{n}\"")).collect();
     let select = format!("SELECT {} FROM {table}", names.join(", "));
-    let marks: Vec<String> = (1..=columns.len()).map(|i| format!("${i}")).collect();
-    let insert = format!("INSERT INTO {table} ({}) VALUES ({})", names.join(", "), marks.join(", "));
+    let per_statement = ROWS_PER_STATEMENT.min(MAX_PARAMETERS / columns.len()).max(1);
     let mut rows = sqlx::query(&select).fetch(source);
+    let mut pending: Vec<Vec<Cell>> = Vec::with_capacity(per_statement);
     let mut written = 0_u64;
-    while let Some(row) = rows.try_next().await? {
-        if except.is_some_and(|e| e.drops(&row)) {
-            continue;
+    loop {
+        let row = rows.try_next().await?;
+        if let Some(row) = &row {
+            if except.is_some_and(|e| e.drops(row)) {
+                continue;
+            }
+            pending.push((0..columns.len()).map(|i| cell(row, i)).collect::<Result<_, _>>()?);
         }
-        let mut query = sqlx::query(&insert);
-        for (i, (name, kind)) in columns.iter().enumerate() {
-            query = bind(query, cell(&row, i)?, *kind, &format!("{table}.{name}"))?;
-        }
-        query.execute(&mut *target).await?;
-        written += 1;
-        if written.is_multiple_of(1000) {
+        if pending.len() == per_statement || (row.is_none() && !pending.is_empty()) {
+            written += insert(target, table, &names, &columns, std::mem::take(&mut pending)).await?;
             progress(written);
         }
+        if row.is_none() {
+            return Ok(written);
+        }
     }
-    Ok(written)
+}
+
+/// One multi-row INSERT of `rows` into `table`.
+async fn insert(
+    target: &mut AnyConnection,
+    table: &str,
+    names: &[String],
+    columns: &[(String, Kind)],
+    rows: Vec<Vec<Cell>>,
+) -> Result<u64, StoreError> {
+    let width = columns.len();
+    let tuples: Vec<String> = (0..rows.len())
+        .map(|r| {
+            let marks: Vec<String> = (1..=width).map(|c| format!("${}", r * width + c)).collect();
+            format!("({})", marks.join(", "))
+        })
+        .collect();
+    let sql = format!("INSERT INTO {table} ({}) VALUES {}", names.join(", "), tuples.join(", "));
+    let count = rows.len() as u64;
+    let mut query = sqlx::query(&sql);
+    for row in rows {
+        for (value, (name, kind)) in row.into_iter().zip(columns) {
+            query = bind(query, value, *kind, &format!("{table}.{name}"))?;
+        }
+    }
+    query.execute(target).await?;
+    Ok(count)
 }
 
 /// How many rows of configuration, history, secrets or users `target` holds (settings but
