@@ -7,7 +7,9 @@ the relay URL and token on the Relay screen; then send requests through the app'
 watch the failover and the cooldown countdown, see the recovery probe restore the key,
 replace a credential and re-verify; add an official-CLI sign-in profile (issue 28), see the
 terminal command the window offers, "sign in" (the CLI's credential file appears where
-`switchyard profile login` would leave it) and check again. Quitting drains the relay and flushes the ledger (checked
+`switchyard profile login` would leave it) and check again; sign an owned ChatGPT login in with
+the device code the dialog shows (issue 32; the mock's authorization server approves it) and
+send a Responses request through the relay on it. Quitting drains the relay and flushes the ledger (checked
 with the CLI on the same data dir). No provider key ever reaches the page.
 
 usage: journey.py TARGET_DIR   (debug binaries: switchyard-desktop, switchyard, mock-provider;
@@ -29,6 +31,8 @@ from driver import Window, free_port, start_mock_provider, stop, wait_for  # noq
 
 CANARY = "sk-canary-journey-"
 KEY_A, KEY_B, KEY_C = CANARY + "a-41f0", CANARY + "b-77c2", CANARY + "c-0d9e"
+# Every access and refresh token the mock's authorization server issues starts with this.
+LOGIN_CANARY = "canary-journey-login-"
 COOLDOWN = 8
 DIALOG = "//*[@role='dialog']"
 
@@ -117,7 +121,45 @@ def sign_in_account(w: Window, mock_url: str, data_dir: str, shot) -> None:
     log("an official-CLI sign-in profile was added, its command shown, and signed in after Check again")
 
 
-def run(w: Window, relay: str, mock_url: str, shots: str | None, data_dir: str) -> dict:
+def sign_in_chatgpt(w: Window, mock_url: str, cli: str, data_dir: str, relay: str, token: str) -> None:
+    """Issue 32 in the real window: an OpenAI connection with an owned ChatGPT login. The form
+    takes no secret; the sign-in dialog shows the device code at once and checks at its interval
+    until the mock's authorization server approves it; the row then says signed in, and the
+    relay serves a Responses request with the login (sent on to the mock's ChatGPT backend)."""
+    for key, value in (("oauth-issuer", mock_url), ("codex-backend-url", f"{mock_url}/backend-api/codex")):
+        subprocess.run([cli, "--data-dir", data_dir, "settings", key, value], check=True, capture_output=True)
+    w.click("nav button:nth-child(1)")
+    w.click_button("Add connection")
+    w.type("input[name=slug]", "chatgpt")
+    w.type("input[name=base_url]", f"{mock_url}/v1")
+    w.type("textarea[name=models]", "gpt-5")
+    w.click_button("Add connection", within=DIALOG)
+    w.click_button("Add the first profile", timeout=10)
+    w.type("input[name=label]", "plus")
+    w.click("input[name=kind][value=oauth]")
+    assert not w.find("[role=dialog] input[type=password]"), "an owned login takes no secret"
+    w.click_button("Add profile", within=DIALOG)
+    code = wait_for(lambda: w.find("[data-testid=oauth-code]") and w.text("[data-testid=oauth-code]"), 10,
+                    "the device code")
+    assert code == "ABCD-1234", f"the code the authorization server gave: {code!r}"
+    assert w.text("[data-testid=oauth-url]") == f"{mock_url}/codex/device", "where to enter it"
+    signed = wait_for(lambda: w.find("[data-testid=oauth-signed-in]") and w.text("[data-testid=oauth-signed-in]"), 20,
+                      "signed in once the code is approved")
+    assert "acct-journey" in signed, f"the signed-in account is named: {signed!r}"
+    w.click_button("Done", within=DIALOG)
+    row = '[data-testid=profile][data-label="plus"]'
+    wait_for(lambda: w.attr(f"{row} [data-testid=credential-health]", "data-state") == "ok", 10, "plus signed in")
+    body = json.dumps({"model": "gpt-5", "input": "hi from the journey"}).encode()
+    req = urllib.request.Request(f"{relay}/c/chatgpt/v1/responses", data=body, method="POST", headers={
+        "authorization": f"Bearer {token}", "content-type": "application/json"})
+    with urllib.request.urlopen(req, timeout=15) as resp:
+        answer = resp.read().decode()
+        assert resp.status == 200, f"the relay serves on the owned login: HTTP {resp.status}"
+    assert LOGIN_CANARY not in answer, "no token in the answer"
+    log("an owned ChatGPT login was signed in with the device code and served a request")
+
+
+def run(w: Window, relay: str, mock_url: str, shots: str | None, data_dir: str, cli: str) -> dict:
     def shot(name: str) -> None:
         if shots:
             w.screenshot(os.path.join(shots, f"{name}.png"))
@@ -241,7 +283,8 @@ def run(w: Window, relay: str, mock_url: str, shots: str | None, data_dir: str) 
 
     import_by_paste(w, mock_url)
     sign_in_account(w, mock_url, data_dir, shot)
-    assert "canary" not in w.source(), "a provider key (or the CLI's login) reached the window"
+    sign_in_chatgpt(w, mock_url, cli, data_dir, relay, token)
+    assert "canary" not in w.source(), "a provider key, the CLI's login or an owned login's token reached the window"
     w.click("nav button:nth-child(1)")
     wait_for(lambda: w.find("[data-testid=connection]"), 10, "the connection card")
     shot("connections")
@@ -258,14 +301,14 @@ def main() -> int:
         KEY_A: {"models": ["m1", "m2"], "quota": {"requests_limit": 50, "requests_remaining_start": 49}},
         KEY_B: {"models": ["m1", "m2"], "per_model": {"m2": {"rate_limited": {"retry_after_secs": COOLDOWN}}}},
         KEY_C: {"models": ["m1", "m2"]},
-    }}
+    }, "oauth": {"key": {"models": ["gpt-5"]}, "account_id": "acct-journey", "token_prefix": LOGIN_CANARY}}
     mock, mock_url = start_mock_provider(os.path.join(target, "debug/mock-provider"), script, work)
     port = free_port()
     relay = f"http://127.0.0.1:{port}"
     w = Window(app, {"SWITCHYARD_DATA_DIR": data_dir, "SWITCHYARD_RELAY_PORT": str(port)})
     try:
         with w:
-            out = run(w, relay, mock_url, shots, data_dir)
+            out = run(w, relay, mock_url, shots, data_dir, cli)
             w.close_session()  # closes the window: the app quits, draining the relay
             wait_for(lambda: subprocess.run(["pgrep", "-f", app], capture_output=True).returncode != 0, 15,
                      "the app to exit")
