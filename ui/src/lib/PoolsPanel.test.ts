@@ -65,8 +65,10 @@ describe('PoolsPanel', () => {
 
   it('edits the members in order against the revision shown, and shows a conflict without losing the edit', async () => {
     const edits: unknown[] = [];
+    const calls: string[] = [];
     let conflict = false;
     mockIPC((cmd, args) => {
+      calls.push(cmd);
       if (cmd === 'pool_list') return [pool];
       if (cmd === 'pool_status') return status;
       if (cmd === 'pool_edit') {
@@ -97,8 +99,14 @@ describe('PoolsPanel', () => {
     await fireEvent.click(screen.getByRole('button', { name: 'Edit members' }));
     const again = screen.getByTestId('pool-edit').querySelector('textarea') as HTMLTextAreaElement;
     await fireEvent.input(again, { target: { value: 'glm=glm-4.6:9' } });
+    const before = calls.length;
     await fireEvent.click(screen.getByRole('button', { name: 'Save members' }));
-    await waitFor(() => expect(screen.getByTestId('pool-error').textContent).toContain('changed since it was read'));
+    // Settled: the refused edit, then the reload of the list and of the pool shown.
+    await waitFor(() => expect(calls.slice(before)).toEqual(['pool_edit', 'pool_list', 'pool_status']));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(screen.getByTestId('pool-error').textContent, 'the refusal stays shown after the reload').toContain(
+      'changed since it was read',
+    );
     const kept = screen.getByTestId('pool-edit').querySelector('textarea') as HTMLTextAreaElement;
     expect(kept.value, 'a refused edit stays in the form').toBe('glm=glm-4.6:9');
   });

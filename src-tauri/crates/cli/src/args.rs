@@ -141,8 +141,9 @@ pub enum StoreCmd {
     /// under its master key (owned and official-CLI logins are signed in again there). This
     /// store is only read.
     Copy {
-        /// The team store: postgres://USER@HOST:PORT/DB.
-        #[arg(long, value_name = "URL")]
+        /// The team store: postgres://USER@HOST:PORT/DB (or SWITCHYARD_COPY_TO, which keeps a
+        /// password out of the shell history and the process list).
+        #[arg(long, value_name = "URL", env = "SWITCHYARD_COPY_TO", hide_env_values = true)]
         to: String,
         /// The team store's master key (32 random bytes, raw or 64 hex digits, mode 0600): every
         /// replica starts with SWITCHYARD_MASTER_KEY_FILE pointing at this file.

@@ -43,8 +43,10 @@ pub async fn run(engine: &Arc<Engine>, cmd: RelayCmd, _json: bool) -> Result<Out
                 let why = status.error.unwrap_or_else(|| "the relay did not start".to_string());
                 return Err(EngineError::Precondition(why));
             };
+            // SIGHUP is taken over before the listening line: from then on a reload signal never
+            // hits its default action (ending the process).
+            let reloads = tokio::spawn(reload_on_hangup(service.clone(), hangups()));
             print_listening(&url);
-            let reloads = tokio::spawn(reload_on_hangup(service.clone()));
             shutdown_signal().await;
             reloads.abort();
             service.stop().await;
@@ -85,12 +87,10 @@ pub async fn vault(engine: &Arc<Engine>, cmd: VaultCmd) -> Result<Output, Engine
 
 /// On every SIGHUP, reads the TLS certificate and key again (a renewed certificate is served
 /// to new connections without a restart; a failed reload keeps the old one and says why).
-async fn reload_on_hangup(service: Arc<Service>) {
+async fn reload_on_hangup(service: Arc<Service>, hangups: Hangups) {
     #[cfg(unix)]
     {
-        let Ok(mut hangups) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) else {
-            return;
-        };
+        let Some(mut hangups) = hangups else { return };
         while hangups.recv().await.is_some() {
             match service.reload_tls() {
                 Ok(true) => tracing::info!("TLS certificate reloaded"),
@@ -100,7 +100,20 @@ async fn reload_on_hangup(service: Arc<Service>) {
         }
     }
     #[cfg(not(unix))]
-    drop(service);
+    drop((service, hangups));
+}
+
+#[cfg(unix)]
+type Hangups = Option<tokio::signal::unix::Signal>;
+#[cfg(not(unix))]
+type Hangups = ();
+
+/// The SIGHUP stream, registered now (synchronously, on the caller's runtime).
+fn hangups() -> Hangups {
+    #[cfg(unix)]
+    {
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok()
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM.

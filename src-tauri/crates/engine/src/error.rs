@@ -74,6 +74,7 @@ impl EngineError {
             StoreError::Conflict { expected, found } => EngineError::Conflict { what, expected, found },
             StoreError::NotFound(_) => EngineError::not_found(what, value),
             StoreError::Duplicate { field } => EngineError::Duplicate { field, value: value.to_string() },
+            StoreError::CopyRefused(why) => EngineError::Precondition(why),
             other => EngineError::Internal(other.to_string()),
         }
     }

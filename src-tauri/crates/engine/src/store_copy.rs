@@ -12,12 +12,13 @@
 //!   origins: they rebuild as traffic flows).
 
 use serde::Serialize;
-use switchyard_store::copy::{advance_identity, copy_table, rows_held, Except};
+use switchyard_store::copy::{advance_identity, copy_table, holds_foreign_tables, rows_held, sealed_key_ids, Except};
 use switchyard_store::sealed_secrets::{self, SealedRow};
 use switchyard_store::{connections, profiles, settings, Location, Store, StoreError};
 use switchyard_vault::{Locator, MasterKey, Sealer};
 
 use crate::config::relay_settings::RELAY_TOKEN_REVISION_KEY;
+use crate::config::start_with_system::START_WITH_SYSTEM_KEY;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::sealed::VAULT_KEY;
@@ -40,8 +41,9 @@ const TABLES: [&str; 11] = [
 /// Relay users are copied last (they reference nothing).
 const USERS_TABLE: &str = "relay_users";
 
-/// Settings that belong to one store and are not copied.
-const OWN_SETTINGS: [&str; 3] = [settings::INSTALL_ID, VAULT_KEY, RELAY_TOKEN_REVISION_KEY];
+/// Settings that belong to one store (or one desktop: starting with the system) and are not
+/// copied.
+const OWN_SETTINGS: [&str; 4] = [settings::INSTALL_ID, VAULT_KEY, RELAY_TOKEN_REVISION_KEY, START_WITH_SYSTEM_KEY];
 
 /// A profile named in the report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -85,9 +87,17 @@ impl Engine {
             }));
         }
         let sealer = Sealer::new(key)?;
-        let plan = self.secrets_plan().await?;
+        if let Location::Postgres(url) = target {
+            if holds_foreign_tables(url).await? {
+                return Err(EngineError::Precondition(format!(
+                    "{} holds tables but is not a Switchyard store; a copy goes only into a new database, so nothing \
+                     was written",
+                    target.shown()
+                )));
+            }
+        }
         let destination = Store::open_at(target).await?;
-        let outcome = self.copy_into(&destination, &sealer, plan, progress).await;
+        let outcome = self.copy_into(&destination, &sealer, progress).await;
         destination.close().await;
         let (tables, secrets, sign_in_again, without_secret) = outcome?;
         tracing::info!(target = %target.shown(), secrets, "store copied");
@@ -101,32 +111,15 @@ impl Engine {
         })
     }
 
-    /// Every profile with what its copy needs: the locator of a key or token to seal, or none
-    /// (an owned or official-CLI login, which is signed in again on the target).
-    async fn secrets_plan(&self) -> Result<Vec<(CopiedProfile, Option<Locator>)>, EngineError> {
-        let mut conn = self.store.acquire().await?;
-        let mut plan = Vec::new();
-        for connection in connections::list(&mut conn).await? {
-            for p in profiles::for_connection(&mut conn, &connection.id).await? {
-                let named = CopiedProfile { connection: connection.slug.clone(), label: p.label, kind: p.kind };
-                let sealable = matches!(named.kind.as_str(), "api_key" | "token");
-                let locator = match (sealable, p.locator_service, p.locator_account) {
-                    (true, Some(service), Some(account)) => Some(Locator { service, account }),
-                    _ => None,
-                };
-                plan.push((named, locator));
-            }
-        }
-        Ok(plan)
-    }
-
     async fn copy_into(
         &self,
         destination: &Store,
         sealer: &Sealer,
-        plan: Vec<(CopiedProfile, Option<Locator>)>,
         progress: &mut (dyn FnMut(&str, u64) + Send),
     ) -> Result<(Vec<(String, u64)>, u64, Vec<CopiedProfile>, Vec<CopiedProfile>), EngineError> {
+        // One consistent view of the source for the profiles and every table.
+        let mut read = self.store.begin_read().await?;
+        let plan = secrets_plan(&mut read).await?;
         // Read every secret first: a vault that cannot be read stops the copy before any write.
         let mut sealed = Vec::new();
         let (mut sign_in_again, mut without_secret) = (Vec::new(), Vec::new());
@@ -146,8 +139,7 @@ impl Engine {
             }
         }
         let mut tx = destination.begin().await?;
-        refuse_unless_empty(&mut tx).await?;
-        let mut read = self.store.begin_read().await?;
+        refuse_unless_empty(&mut tx, sealer.key_id()).await?;
         let mut tables = Vec::new();
         for table in TABLES.iter().copied().chain([USERS_TABLE]) {
             let except = (table == "settings").then_some(Except { column: "key", values: &OWN_SETTINGS });
@@ -175,14 +167,42 @@ impl Engine {
     }
 }
 
+/// Every profile with what its copy needs: the locator of a key or token to seal, or none
+/// (an owned or official-CLI login, which is signed in again on the target).
+async fn secrets_plan(
+    conn: &mut switchyard_store::AnyConnection,
+) -> Result<Vec<(CopiedProfile, Option<Locator>)>, EngineError> {
+    let mut plan = Vec::new();
+    for connection in connections::list(&mut *conn).await? {
+        for p in profiles::for_connection(&mut *conn, &connection.id).await? {
+            let named = CopiedProfile { connection: connection.slug.clone(), label: p.label, kind: p.kind };
+            let sealable = matches!(named.kind.as_str(), "api_key" | "token");
+            let locator = match (sealable, p.locator_service, p.locator_account) {
+                (true, Some(service), Some(account)) => Some(Locator { service, account }),
+                _ => None,
+            };
+            plan.push((named, locator));
+        }
+    }
+    Ok(plan)
+}
+
 /// A copy goes only into a store that holds no configuration, history, secret or user yet (a
-/// store a replica opened once holds only its own settings, which do not count).
-async fn refuse_unless_empty(tx: &mut switchyard_store::AnyConnection) -> Result<(), EngineError> {
-    let held = rows_held(tx, &OWN_SETTINGS).await?;
+/// store a replica served from once holds only its own settings and relay token, which do not
+/// count — but that token must be sealed under the key the copy seals with).
+async fn refuse_unless_empty(tx: &mut switchyard_store::AnyConnection, key_id: &str) -> Result<(), EngineError> {
+    let tables: Vec<&str> = TABLES.iter().copied().chain([USERS_TABLE]).collect();
+    let held = rows_held(&mut *tx, &tables, &OWN_SETTINGS).await?;
     if held > 0 {
         return Err(EngineError::Precondition(format!(
             "the target store is not empty ({held} rows of configuration, history, secrets or users); a copy goes only \
              into a new store, so nothing was written"
+        )));
+    }
+    if let Some(other) = sealed_key_ids(tx).await?.into_iter().find(|id| id != key_id) {
+        return Err(EngineError::Precondition(format!(
+            "the team store already seals under master key {other}, not {key_id}: give --master-key-file the key its \
+             replicas use; nothing was written"
         )));
     }
     Ok(())

@@ -40,7 +40,7 @@ async fn target_columns(target: &mut AnyConnection, table: &str) -> Result<Vec<(
     .fetch_all(target)
     .await?;
     if rows.is_empty() {
-        return Err(StoreError::Corrupt { table: "copy", detail: format!("the target store has no table {table}") });
+        return Err(StoreError::CopyRefused(format!("the target store has no table {table}")));
     }
     rows.into_iter()
         .map(|(name, ty)| {
@@ -50,10 +50,9 @@ async fn target_columns(target: &mut AnyConnection, table: &str) -> Result<Vec<(
                 "text" | "character varying" => Kind::Text,
                 "bytea" => Kind::Bytes,
                 other => {
-                    return Err(StoreError::Corrupt {
-                        table: "copy",
-                        detail: format!("{table}.{name} has type {other}, which a copy does not carry"),
-                    })
+                    return Err(StoreError::CopyRefused(format!(
+                        "{table}.{name} has type {other} on the target, which a copy does not carry"
+                    )))
                 }
             };
             Ok((name, kind))
@@ -76,7 +75,7 @@ fn cell(row: &AnyRow, i: usize) -> Result<Cell, StoreError> {
         "BLOB" => Cell::Bytes(row.try_get::<Vec<u8>, _>(i)?),
         other => {
             let column = row.column(i).name().to_string();
-            return Err(StoreError::Corrupt { table: "copy", detail: format!("{column}: a value of type {other}") });
+            return Err(StoreError::CopyRefused(format!("{column}: the source holds a value of type {other}")));
         }
     })
 }
@@ -88,7 +87,7 @@ fn bind<'q>(
     kind: Kind,
     column: &str,
 ) -> Result<sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>, StoreError> {
-    let misfit = |what: &str| StoreError::Corrupt { table: "copy", detail: format!("{column}: {what}") };
+    let misfit = |what: &str| StoreError::CopyRefused(format!("{column}: the source holds {what}"));
     Ok(match (kind, value) {
         (Kind::Integer, Cell::Null) => query.bind(None::<i64>),
         (Kind::Integer, Cell::Integer(n)) => query.bind(n),
@@ -185,21 +184,44 @@ async fn insert(
     Ok(count)
 }
 
-/// How many rows of configuration, history, secrets or users `target` holds (settings but
-/// `own_settings` count): a copy goes only into a store where this is 0.
-pub async fn rows_held(target: &mut AnyConnection, own_settings: &[&str]) -> Result<i64, StoreError> {
+/// How many rows `target` holds in `tables` (every table a copy writes), in `settings` other
+/// than `own_settings`, and in `sealed_secrets` other than a relay token (what a replica that
+/// served from the store once wrote for itself): a copy goes only into a store where this is 0.
+pub async fn rows_held(target: &mut AnyConnection, tables: &[&str], own_settings: &[&str]) -> Result<i64, StoreError> {
     let marks: Vec<String> = (1..=own_settings.len()).map(|i| format!("${i}")).collect();
-    let sql = format!(
-        "SELECT (SELECT count(*) FROM connections) + (SELECT count(*) FROM pools) + (SELECT count(*) FROM attempts) \
-         + (SELECT count(*) FROM sealed_secrets) + (SELECT count(*) FROM relay_users) \
-         + (SELECT count(*) FROM settings WHERE key NOT IN ({}))",
-        marks.join(", ")
-    );
+    let mut counts: Vec<String> =
+        tables.iter().filter(|t| **t != "settings").map(|t| format!("(SELECT count(*) FROM {t})")).collect();
+    counts.push(format!("(SELECT count(*) FROM settings WHERE key NOT IN ({}))", marks.join(", ")));
+    counts.push("(SELECT count(*) FROM sealed_secrets WHERE account <> 'relay-token')".to_string());
+    let sql = format!("SELECT CAST({} AS BIGINT)", counts.join(" + "));
     let mut query = sqlx::query_scalar::<_, i64>(&sql);
     for key in own_settings {
         query = query.bind(*key);
     }
     Ok(query.fetch_one(target).await?)
+}
+
+/// The master keys the target's sealed rows are sealed under (a replica's relay token).
+pub async fn sealed_key_ids(target: &mut AnyConnection) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar::<_, String>("SELECT DISTINCT key_id FROM sealed_secrets ORDER BY key_id")
+        .fetch_all(target)
+        .await?)
+}
+
+/// Whether the Postgres database at `url` already holds tables of something other than a
+/// Switchyard store (tables, but no migration history): a copy must not migrate into it.
+pub async fn holds_foreign_tables(url: &str) -> Result<bool, StoreError> {
+    use sqlx::Connection;
+    sqlx::any::install_default_drivers();
+    let mut conn = AnyConnection::connect(url).await?;
+    let (tables, ours) = sqlx::query_as::<_, (i64, i64)>(
+        "SELECT CAST(count(*) AS BIGINT), CAST(count(*) FILTER (WHERE table_name = '_sqlx_migrations') AS BIGINT) \
+         FROM information_schema.tables WHERE table_schema = current_schema()",
+    )
+    .fetch_one(&mut conn)
+    .await?;
+    conn.close().await?;
+    Ok(tables > 0 && ours == 0)
 }
 
 /// Moves an identity column's sequence past the rows a copy wrote with explicit ids (Postgres).

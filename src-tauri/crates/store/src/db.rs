@@ -54,16 +54,32 @@ impl Location {
     pub fn shown(&self) -> String {
         match self {
             Location::File(p) => p.display().to_string(),
-            Location::Postgres(url) => match (url.find("://"), url.rfind('@')) {
-                (Some(s), Some(at)) if at > s => {
-                    let user = &url[s + 3..at];
-                    let user = user.split(':').next().unwrap_or_default();
-                    format!("{}{user}:***{}", &url[..s + 3], &url[at..])
-                }
-                _ => url.clone(),
-            },
+            Location::Postgres(url) => {
+                let shown = match (url.find("://"), url.rfind('@')) {
+                    (Some(s), Some(at)) if at > s => {
+                        let user = &url[s + 3..at];
+                        let user = user.split(':').next().unwrap_or_default();
+                        format!("{}{user}:***{}", &url[..s + 3], &url[at..])
+                    }
+                    _ => url.clone(),
+                };
+                hide_query_password(&shown)
+            }
         }
     }
+}
+
+/// `…?password=SECRET&…` with the value replaced (libpq also takes the password there).
+fn hide_query_password(url: &str) -> String {
+    let Some((base, query)) = url.split_once('?') else { return url.to_string() };
+    let fields: Vec<String> = query
+        .split('&')
+        .map(|f| match f.split_once('=') {
+            Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+            _ => f.to_string(),
+        })
+        .collect();
+    format!("{base}?{}", fields.join("&"))
 }
 
 /// Which database engine a [`Store`] talks to.
@@ -276,4 +292,18 @@ pub async fn ensure_postgres_database(server_url: &str, name: &str) -> Result<St
         url.push_str(q);
     }
     Ok(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Location;
+
+    #[test]
+    fn a_shown_postgres_url_hides_its_password_wherever_it_is() {
+        let shown = Location::parse("postgres://sy:hunter2@db:5432/team?sslmode=require&password=hunter3").shown();
+        assert_eq!(shown, "postgres://sy:***@db:5432/team?sslmode=require&password=***");
+        assert!(!shown.contains("hunter"), "no password in what messages and logs show: {shown}");
+        let plain = Location::parse("postgres://sy@db/team").shown();
+        assert_eq!(plain, "postgres://sy:***@db/team", "a URL without a password still reads the same way");
+    }
 }

@@ -19,6 +19,10 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("corrupt row in {table}: {detail}")]
     Corrupt { table: &'static str, detail: String },
+    /// A store copy cannot go on (the target is not an empty Switchyard store, or a value does
+    /// not fit the target's column): nothing was copied.
+    #[error("{0}")]
+    CopyRefused(String),
 }
 
 impl From<sqlx::Error> for StoreError {

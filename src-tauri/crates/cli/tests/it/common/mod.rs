@@ -34,6 +34,18 @@ pub fn run_env(
     for (k, v) in env {
         cmd.env(k, v);
     }
+    finish(cmd, stdin)
+}
+
+/// [`run`] on the data dir's own SQLite file even under `scripts/with-postgres` (whose
+/// SWITCHYARD_TEST_PG would map the data dir to a Postgres database).
+pub fn run_sqlite(dir: &Path, args: &[&str], stdin: Option<&str>) -> Result<Run, Box<dyn std::error::Error>> {
+    let mut cmd = Command::cargo_bin("switchyard")?;
+    cmd.arg("--data-dir").arg(dir).args(args).env_remove("SWITCHYARD_TEST_PG");
+    finish(cmd, stdin)
+}
+
+fn finish(mut cmd: Command, stdin: Option<&str>) -> Result<Run, Box<dyn std::error::Error>> {
     if let Some(input) = stdin {
         cmd.write_stdin(input.to_string());
     }
