@@ -14,7 +14,7 @@
 use serde::Serialize;
 use switchyard_store::copy::{advance_identity, copy_table, holds_foreign_tables, rows_held, sealed_key_ids, Except};
 use switchyard_store::sealed_secrets::{self, SealedRow};
-use switchyard_store::{connections, profiles, settings, Location, Store, StoreError};
+use switchyard_store::{circuits, connections, profiles, settings, Location, Store, StoreError};
 use switchyard_vault::{Locator, MasterKey, Sealer};
 
 use crate::config::relay_settings::RELAY_TOKEN_REVISION_KEY;
@@ -149,6 +149,8 @@ impl Engine {
             tables.push((table.to_string(), rows));
         }
         advance_identity(&mut tx, "attempts", "id").await?;
+        // From a Postgres source, a circuit may carry a probe lease of one of its replicas.
+        circuits::release_all_leases(&mut tx).await?;
         let now = self.now_ms();
         let secrets = sealed.len() as u64;
         for entry in sealed {

@@ -116,6 +116,14 @@ pub async fn claim_probe(
     Ok(if exists.is_some() { ProbeClaim::Held } else { ProbeClaim::Closed })
 }
 
+/// Ends every probe lease (a copied store's leases name replicas of the store it came from).
+pub async fn release_all_leases(conn: &mut AnyConnection) -> Result<u64, StoreError> {
+    Ok(sqlx::query("UPDATE circuits SET lease_owner = NULL, lease_until_ms = NULL WHERE lease_owner IS NOT NULL")
+        .execute(conn)
+        .await?
+        .rows_affected())
+}
+
 /// Ends probe lease `owner` (`<replica>#<n>`) on (profile, model) without an outcome (the probe was abandoned:
 /// client gone, cancelled), so another replica may probe at once instead of after the lease.
 pub async fn release_probe(

@@ -15,7 +15,7 @@ fn definition() -> Definition {
     }
 }
 
-async fn seeded() -> Result<(tempfile::TempDir, Store), StoreError> {
+pub(crate) async fn seeded() -> Result<(tempfile::TempDir, Store), StoreError> {
     let dir = tempfile::tempdir().map_err(|e| StoreError::Corrupt { table: "tmp", detail: e.to_string() })?;
     let store = Store::open(&dir.path().join("t.db")).await?;
     let mut conn = store.acquire().await?;

@@ -9,6 +9,7 @@ mod attempts_tagged;
 mod cas;
 mod gemini_migration;
 mod journal;
+mod leases;
 mod migration;
 mod pools;
 mod quota;
