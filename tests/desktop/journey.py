@@ -80,25 +80,32 @@ def import_by_paste(w: Window, mock_url: str) -> None:
     log("a pasted configuration was previewed and imported")
 
 
+def add_sign_in_profile(w: Window, slug: str, protocol: str, base_url: str, model: str, label: str,
+                        kind: str) -> None:
+    """A new connection through the window and its first profile of a sign-in `kind` (`external`
+    or `oauth`): the form offers no secret field for it; submitting opens its sign-in dialog."""
+    w.click("nav button:nth-child(1)")
+    w.click_button("Add connection")
+    w.type("input[name=slug]", slug)
+    w.js(f"const s = document.querySelector('select[name=protocol]'); s.value = '{protocol}';"
+         "s.dispatchEvent(new Event('change', { bubbles: true }));")
+    w.type("input[name=base_url]", base_url)
+    w.type("textarea[name=models]", model)
+    w.click_button("Add connection", within=DIALOG)
+    w.click_button("Add the first profile", timeout=10)
+    w.type("input[name=label]", label)
+    w.click(f"input[name=kind][value={kind}]")
+    assert not w.find("[role=dialog] input[type=password]"), f"a {kind} profile takes no secret"
+    w.click_button("Add profile", within=DIALOG)
+
+
 def sign_in_account(w: Window, mock_url: str, data_dir: str, shot) -> None:
     """Issue 28: an Anthropic connection with an official-CLI sign-in profile. The form takes no
     secret for it and opens its sign-in dialog at once: the exact terminal command, naming this
     app's data dir; "Check again" is refused until the CLI's credential file is there (the login
     itself is the official CLI's, in a terminal: simulated by the file appearing), then the row
     says signed in."""
-    w.click("nav button:nth-child(1)")
-    w.click_button("Add connection")
-    w.type("input[name=slug]", "subs")
-    w.js("const s = document.querySelector('select[name=protocol]'); s.value = 'anthropic';"
-         "s.dispatchEvent(new Event('change', { bubbles: true }));")
-    w.type("input[name=base_url]", mock_url)
-    w.type("textarea[name=models]", "claude-sonnet-4")
-    w.click_button("Add connection", within=DIALOG)
-    w.click_button("Add the first profile", timeout=10)
-    w.type("input[name=label]", "max-1")
-    w.click("input[name=kind][value=external]")
-    assert not w.find("[role=dialog] input[type=password]"), "a sign-in profile takes no secret"
-    w.click_button("Add profile", within=DIALOG)
+    add_sign_in_profile(w, "subs", "anthropic", mock_url, "claude-sonnet-4", "max-1", "external")
     command = wait_for(lambda: w.find("[data-testid=login-command]") and w.text("[data-testid=login-command]"), 10,
                        "the sign-in command")
     assert command == f"switchyard --data-dir {data_dir} profile login subs max-1", f"the exact command: {command!r}"
@@ -128,17 +135,7 @@ def sign_in_chatgpt(w: Window, mock_url: str, cli: str, data_dir: str, relay: st
     relay serves a Responses request with the login (sent on to the mock's ChatGPT backend)."""
     for key, value in (("oauth-issuer", mock_url), ("codex-backend-url", f"{mock_url}/backend-api/codex")):
         subprocess.run([cli, "--data-dir", data_dir, "settings", key, value], check=True, capture_output=True)
-    w.click("nav button:nth-child(1)")
-    w.click_button("Add connection")
-    w.type("input[name=slug]", "chatgpt")
-    w.type("input[name=base_url]", f"{mock_url}/v1")
-    w.type("textarea[name=models]", "gpt-5")
-    w.click_button("Add connection", within=DIALOG)
-    w.click_button("Add the first profile", timeout=10)
-    w.type("input[name=label]", "plus")
-    w.click("input[name=kind][value=oauth]")
-    assert not w.find("[role=dialog] input[type=password]"), "an owned login takes no secret"
-    w.click_button("Add profile", within=DIALOG)
+    add_sign_in_profile(w, "chatgpt", "openai", f"{mock_url}/v1", "gpt-5", "plus", "oauth")
     code = wait_for(lambda: w.find("[data-testid=oauth-code]") and w.text("[data-testid=oauth-code]"), 10,
                     "the device code")
     assert code == "ABCD-1234", f"the code the authorization server gave: {code!r}"
