@@ -146,11 +146,7 @@ pub fn window_named(name: &str) -> Option<(&'static str, bool, Option<&'static s
 
 /// The model family a stored window holds for (`opus` for `unified_7d_opus`), if it is one's.
 pub fn family_of(name: &str) -> Option<&'static str> {
-    [Protocol::Anthropic, Protocol::Openai]
-        .into_iter()
-        .flat_map(|p| quota_table(p).iter())
-        .find(|r| r.name == name)
-        .and_then(|r| r.family)
+    window_named(name).and_then(|(_, _, family)| family)
 }
 
 /// The window a representative claim names (`five_hour` → `unified_5h`), if we know the word.
