@@ -298,15 +298,9 @@ const COLUMNS: usize = 24;
 fn values_sql() -> &'static str {
     static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     SQL.get_or_init(|| {
-        let rows: Vec<String> = (0..SHAPE_ROWS)
-            .map(|r| {
-                let params: Vec<String> = (1..=COLUMNS).map(|c| format!("${}", r * COLUMNS + c)).collect();
-                format!("({})", params.join(","))
-            })
-            .collect();
         format!(
             concat!("INSERT INTO attempts (", columns!(), ") SELECT * FROM (VALUES {}) AS v WHERE column1 IS NOT NULL"),
-            rows.join(",")
+            crate::values::value_rows(SHAPE_ROWS, COLUMNS)
         )
     })
 }

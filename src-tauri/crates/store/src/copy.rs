@@ -165,14 +165,8 @@ async fn insert(
     columns: &[(String, Kind)],
     rows: Vec<Vec<Cell>>,
 ) -> Result<u64, StoreError> {
-    let width = columns.len();
-    let tuples: Vec<String> = (0..rows.len())
-        .map(|r| {
-            let marks: Vec<String> = (1..=width).map(|c| format!("${}", r * width + c)).collect();
-            format!("({})", marks.join(", "))
-        })
-        .collect();
-    let sql = format!("INSERT INTO {table} ({}) VALUES {}", names.join(", "), tuples.join(", "));
+    let tuples = crate::values::value_rows(rows.len(), columns.len());
+    let sql = format!("INSERT INTO {table} ({}) VALUES {tuples}", names.join(", "));
     let count = rows.len() as u64;
     let mut query = sqlx::query(&sql);
     for row in rows {

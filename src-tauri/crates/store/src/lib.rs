@@ -27,6 +27,7 @@ pub mod routing_view;
 pub mod sealed_secrets;
 pub mod settings;
 pub mod swrr_positions;
+mod values;
 
 pub use db::{ensure_postgres_database, Backend, Location, Store, Tx};
 pub use error::StoreError;
