@@ -31,18 +31,11 @@ pub async fn put(conn: &mut AnyConnection, rows: &[BindingRow]) -> Result<(), St
     if rows.is_empty() {
         return Ok(());
     }
-    let mut sql =
-        String::from("INSERT INTO route_bindings (scope, key, model, target, last_ms, window_ms, expires_ms) VALUES ");
-    for i in 0..rows.len() {
-        let b = i * 7;
-        if i > 0 {
-            sql.push_str(", ");
-        }
-        sql.push_str(&format!("(${}, ${}, ${}, ${}, ${}, ${}, ${})", b + 1, b + 2, b + 3, b + 4, b + 5, b + 6, b + 7));
-    }
-    sql.push_str(
-        " ON CONFLICT (scope, key, model) DO UPDATE SET target = excluded.target, last_ms = excluded.last_ms, \
+    let sql = format!(
+        "INSERT INTO route_bindings (scope, key, model, target, last_ms, window_ms, expires_ms) VALUES {} \
+         ON CONFLICT (scope, key, model) DO UPDATE SET target = excluded.target, last_ms = excluded.last_ms, \
          window_ms = excluded.window_ms, expires_ms = excluded.expires_ms",
+        crate::values::value_rows(rows.len(), 7)
     );
     let mut q = sqlx::query(&sql);
     for r in rows {
@@ -57,26 +50,6 @@ pub async fn put(conn: &mut AnyConnection, rows: &[BindingRow]) -> Result<(), St
     }
     q.execute(conn).await?;
     Ok(())
-}
-
-/// The live binding of `(scope, key, model)` at `now_ms`: (target, last use, window).
-pub async fn get(
-    conn: &mut AnyConnection,
-    scope: &str,
-    key: &str,
-    model: &str,
-    now_ms: i64,
-) -> Result<Option<(String, i64, i64)>, StoreError> {
-    Ok(sqlx::query_as::<_, (String, i64, i64)>(
-        "SELECT target, last_ms, window_ms FROM route_bindings \
-         WHERE scope = $1 AND key = $2 AND model = $3 AND expires_ms > $4",
-    )
-    .bind(scope)
-    .bind(key)
-    .bind(model)
-    .bind(now_ms)
-    .fetch_optional(conn)
-    .await?)
 }
 
 /// Deletes every binding that ended before `now_ms`; returns how many.
