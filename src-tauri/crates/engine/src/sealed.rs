@@ -247,7 +247,7 @@ fn entry_of(row: SealedRow) -> SealedEntry {
     }
 }
 
-fn row_of(entry: SealedEntry) -> SealedRow {
+pub(crate) fn row_of(entry: SealedEntry) -> SealedRow {
     SealedRow {
         service: entry.locator.service,
         account: entry.locator.account,

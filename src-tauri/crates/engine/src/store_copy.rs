@@ -13,7 +13,7 @@
 
 use serde::Serialize;
 use switchyard_store::copy::{advance_identity, copy_table, holds_foreign_tables, rows_held, sealed_key_ids, Except};
-use switchyard_store::sealed_secrets::{self, SealedRow};
+use switchyard_store::sealed_secrets;
 use switchyard_store::{circuits, connections, profiles, settings, Location, Store, StoreError};
 use switchyard_vault::{Locator, MasterKey, Sealer};
 
@@ -21,7 +21,7 @@ use crate::config::relay_settings::RELAY_TOKEN_REVISION_KEY;
 use crate::config::start_with_system::START_WITH_SYSTEM_KEY;
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::sealed::VAULT_KEY;
+use crate::sealed::{row_of, VAULT_KEY};
 
 /// The tables copied, in an order that satisfies every foreign key.
 const TABLES: [&str; 11] = [
@@ -154,14 +154,7 @@ impl Engine {
         let now = self.now_ms();
         let secrets = sealed.len() as u64;
         for entry in sealed {
-            let row = SealedRow {
-                service: entry.locator.service,
-                account: entry.locator.account,
-                key_id: entry.key_id,
-                nonce: entry.nonce,
-                ciphertext: entry.ciphertext,
-            };
-            sealed_secrets::put(&mut tx, &row, now).await?;
+            sealed_secrets::put(&mut tx, &row_of(entry), now).await?;
         }
         drop(read);
         tx.commit().await.map_err(StoreError::from)?;
