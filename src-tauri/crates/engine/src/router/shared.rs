@@ -133,6 +133,24 @@ fn parse_weights(text: &str) -> Swrr {
     }))
 }
 
+/// A stored SWRR position (weights text, revision) as the run's copy; no row is a fresh
+/// position at revision 0.
+fn position(row: Option<(String, i64)>) -> (Swrr, i64) {
+    row.map_or((Swrr::default(), 0), |(w, r)| (parse_weights(&w), r))
+}
+
+/// Whether a binding read from the store must be written again for `target` at `now_ms`: it
+/// names another target, or it was last written `every` ms ago or more.
+fn due(b: &ViewBinding, target: &str, now_ms: i64, every: i64) -> bool {
+    b.target != target || now_ms - b.last_ms >= every
+}
+
+/// How often a kept binding with a `window_ms` window is touched: [`TOUCH_EVERY_MS`], or a
+/// quarter of a shorter window.
+fn touch_every(window_ms: i64) -> i64 {
+    TOUCH_EVERY_MS.min(window_ms / 4)
+}
+
 impl Router {
     /// The shared routing state, when the store is shared.
     pub(crate) fn shared(&self) -> Option<&Shared> {
@@ -180,7 +198,7 @@ impl Router {
             routing_view::read(&mut conn, &keys).await?
         };
         let sticky = view.conversation.as_ref().and_then(|b| pool.slots.iter().position(|s| s.key == b.target));
-        let (swrr, revision) = view.swrr.map_or((Swrr::default(), 0), |(w, r)| (parse_weights(&w), r));
+        let (swrr, revision) = position(view.swrr);
         let mut pulled = Pulled { swrr, revision, turn: None, conversation: view.conversation, races: 0 };
         let pick = loop {
             let before = pulled.swrr.clone();
@@ -193,11 +211,8 @@ impl Router {
         };
         let member = &pool.slots[pick.index].key;
         let window_ms = POOL_WARM_WINDOW.as_millis() as i64;
-        let due = pulled
-            .conversation
-            .as_ref()
-            .is_none_or(|b| &b.target != member || now_ms - b.last_ms >= TOUCH_EVERY_MS.min(window_ms / 4));
-        if conversation.is_some() && due {
+        let write = pulled.conversation.as_ref().is_none_or(|b| due(b, member, now_ms, touch_every(window_ms)));
+        if conversation.is_some() && write {
             let row = BindingRow {
                 scope,
                 key: conv,
@@ -299,7 +314,7 @@ impl Router {
                 }
             }
         }
-        let (swrr, revision) = swrr.map_or((Swrr::default(), 0), |(w, r)| (parse_weights(&w), r));
+        let (swrr, revision) = position(swrr);
         run.pulled = Some(Pulled { swrr, revision, turn, conversation: conv, races: 0 });
         Ok(())
     }
@@ -326,9 +341,7 @@ impl Router {
             return Ok(true);
         }
         pulled.races += 1;
-        let (swrr, revision) = swrr_positions::get(&mut conn, target, model)
-            .await?
-            .map_or((Swrr::default(), 0), |(w, r)| (parse_weights(&w), r));
+        let (swrr, revision) = position(swrr_positions::get(&mut conn, target, model).await?);
         pulled.swrr = swrr;
         pulled.revision = revision;
         Ok(false)
@@ -351,9 +364,8 @@ impl Router {
     pub(crate) fn binding_rows(&self, run: &TurnRun, profile_id: &str, step: ConversationStep) -> Vec<BindingRow> {
         let Some(pulled) = &run.pulled else { return Vec::new() };
         let now_ms = self.engine.now_ms();
-        let due = |b: &ViewBinding, target: &str, every: i64| b.target != target || now_ms - b.last_ms >= every;
         let mut rows = Vec::new();
-        if pulled.turn.as_ref().is_none_or(|b| due(b, profile_id, TOUCH_EVERY_MS)) {
+        if pulled.turn.as_ref().is_none_or(|b| due(b, profile_id, now_ms, TOUCH_EVERY_MS)) {
             rows.push(BindingRow {
                 scope: "turn".into(),
                 key: run.turn.clone(),
@@ -368,7 +380,7 @@ impl Router {
             let write = match step {
                 ConversationStep::Untracked => false,
                 ConversationStep::Kept => {
-                    pulled.conversation.as_ref().is_none_or(|b| due(b, profile_id, TOUCH_EVERY_MS.min(window_ms / 4)))
+                    pulled.conversation.as_ref().is_none_or(|b| due(b, profile_id, now_ms, touch_every(window_ms)))
                 }
                 ConversationStep::Assigned { .. } | ConversationStep::Moved(_) => true,
             };
