@@ -378,6 +378,25 @@ async fn invalid_grant_expires_the_login_after_one_ledger_row_and_nothing_is_sen
     Ok(())
 }
 
+/// The mock's reuse detection (openai/codex #24365): a refresh token the issuer has already seen
+/// used is refused with `refresh_token_reused` (401, the error under `error.code`), which is as
+/// final as `invalid_grant`: the login expires, once, with no refresh storm.
+#[tokio::test]
+async fn a_refresh_token_already_used_elsewhere_is_refused_as_reused_and_expires_the_login() -> TestResult {
+    let w = world(&["pro"]).await?;
+    let backend = Backend::default();
+    w.mock.oauth_revoke_refresh_tokens();
+    w.later(2 * HOUR);
+    let _ = w.route(&backend).await?;
+    let view = w.login("pro").await?;
+    assert_eq!(view.credential_health.state.as_str(), "expired", "a reused refresh token expires the login");
+    assert_eq!(view.login.and_then(|l| l.last_refresh).as_deref(), Some("rejected"), "and says why");
+    w.later(60_000);
+    let _ = w.route(&backend).await?;
+    assert_eq!(w.mock.oauth_refresh_calls(), 1, "one refused refresh, never repeated");
+    Ok(())
+}
+
 #[tokio::test]
 async fn a_429_blocks_until_retry_after_and_a_5xx_is_never_terminal() -> TestResult {
     let w = world(&["pro"]).await?;
