@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use switchyard_engine::{Engine, EngineError, MasterKey};
+use switchyard_engine::{Engine, EngineError, MasterKey, RouterOptions, Sharing};
 use switchyard_relay::{check_listen, Listen, Service, TlsFiles};
 
 use crate::args::{RelayCmd, UsersCmd, VaultCmd};
@@ -36,8 +36,14 @@ pub async fn run(engine: &Arc<Engine>, cmd: RelayCmd, _json: bool) -> Result<Out
             // A replica that cannot serve (store, migrations, master key) does not start.
             engine.ready().await?;
             // The CLI waits for every in-flight response on shutdown (no drain bound).
-            let service = Arc::new(Service::with(engine.clone(), listen, None).with_tls(tls));
-            service.router().set_probe_lease(std::time::Duration::from_secs(probe_lease_secs));
+            // On a team store the replicas share their routing state; a probe's lease lasts as asked.
+            let sharing = if engine.on_team_store() {
+                Sharing::Shared { probe_lease: std::time::Duration::from_secs(probe_lease_secs) }
+            } else {
+                Sharing::Local
+            };
+            let options = RouterOptions { sharing };
+            let service = Arc::new(Service::with_options(engine.clone(), listen, None, options).with_tls(tls));
             let status = service.start().await;
             let Some(url) = status.url.clone().filter(|_| status.state == "listening") else {
                 let why = status.error.unwrap_or_else(|| "the relay did not start".to_string());

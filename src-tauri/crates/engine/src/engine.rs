@@ -35,6 +35,9 @@ pub struct Engine {
     pub(crate) sealer: Option<Arc<switchyard_vault::Sealer>>,
     /// Owned logins' refresh state in this process (`login/refresh.rs`).
     pub(crate) logins: crate::login::Logins,
+    /// The store is a team store (a Postgres database named by `--store`), which a relay's
+    /// replicas share: routers on it share their routing state by default.
+    team_store: bool,
     data_dir: PathBuf,
 }
 
@@ -91,6 +94,7 @@ impl Engine {
             readiness_loads: Default::default(),
             sealer,
             logins: Default::default(),
+            team_store: location.is_postgres(),
             data_dir: data_dir.to_path_buf(),
         };
         match engine.collect_orphans().await {
@@ -119,6 +123,11 @@ impl Engine {
 
     pub fn data_dir(&self) -> &Path {
         &self.data_dir
+    }
+
+    /// Whether the engine was opened on a team store (several replicas share it).
+    pub fn on_team_store(&self) -> bool {
+        self.team_store
     }
 
     /// Arms a simulated crash at `point` (tests of crash safety only).

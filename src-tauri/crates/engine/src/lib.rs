@@ -71,6 +71,7 @@ pub use error::EngineError;
 pub use fault::FaultPoint;
 pub use ledger::retention::{MAX_RETENTION_ROWS, MIN_RETENTION_ROWS, RETENTION_KEY};
 pub use ledger::RETENTION_ROWS;
+pub use ledger::{DeferredKeys, LedgerKeys};
 pub use login::{DeviceCode, LoginEndpoints, CALLBACK_PORT, CLIENT_ID as LOGIN_CLIENT_ID, DEFAULT_ISSUER, LOGINS_DIR};
 pub use readiness::evidence::{ModelProof, DEFAULT_MAX_EVIDENCE_AGE_MS};
 pub use readiness::fallback::{FallbackHopView, FallbackStatus};
@@ -86,10 +87,10 @@ pub use report::quota::{ProfileQuota, QuotaView, QuotaWindowView};
 pub use report::time_zone::{TimeZoneView, TIME_ZONE_KEY};
 pub use report::usage::{UsageBy, UsageChart, UsageRow, UsageSeries, UsageView, LOCAL_USER, NO_MODEL, UNTAGGED};
 pub use router::{
-    AttemptFacts, AttemptReport, CliBackend, CliTarget, CredentialUse, KeysLater, LaterKeys, Outcome, PoolRefusal,
-    PoolRoute, PoolSnapshot, PoolStart, QuotaBoard, Recording, Refusal, Reply, RequestKeys, Route, RouteRequest,
-    Routed, Router, Snapshot, Target, Transport, DEFAULT_PROBE_LEASE, DROPPED_ACCOUNT_STATE, MAX_QUOTA_READINGS,
-    MAX_RESPONSE_ORIGINS, QUOTA_FLUSH_EVERY, RESPONSE_ORIGIN_TTL_MS,
+    AttemptFacts, AttemptReport, CliBackend, CliTarget, CredentialUse, Outcome, PoolRoute, PoolSnapshot, QuotaBoard,
+    Recording, Refusal, Reply, RequestKeys, Resolved, Route, RouteRequest, Routed, Router, RouterOptions, Sharing,
+    Snapshot, Target, Transport, DEFAULT_PROBE_LEASE, DROPPED_ACCOUNT_STATE, MAX_QUOTA_READINGS, MAX_RESPONSE_ORIGINS,
+    QUOTA_FLUSH_EVERY, RESPONSE_ORIGIN_TTL_MS,
 };
 pub use sealed::{VaultKind, VAULT_ENV, VAULT_KEY};
 pub use settings::{SettingsView, UserSetting};

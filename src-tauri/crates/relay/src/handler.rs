@@ -13,7 +13,7 @@ use hyper::body::Incoming;
 use hyper::service::Service;
 
 use crate::body::client_body::Response;
-use crate::connections::ConnMark;
+use crate::conn::{ConnMark, Peer};
 use crate::state::RelayState;
 
 /// Serves the relay's routes over `state`.
@@ -40,17 +40,6 @@ impl Handler {
             answer(state, mark, Peer { local_port, loopback, tls }, req)
         })
     }
-}
-
-/// Where a connection came from and in on.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Peer {
-    /// The port it came in on (the `/healthz` proof names it).
-    pub(crate) local_port: u16,
-    /// The peer is on loopback: only there does the install's own token count.
-    pub(crate) loopback: bool,
-    /// The connection is TLS (the relay listens beyond loopback): any `Host` is taken.
-    pub(crate) tls: bool,
 }
 
 async fn answer(

@@ -23,7 +23,7 @@ use switchyard_vault::Secret;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::body::client_body::{json as json_answer, Response};
-use crate::handler::Peer;
+use crate::conn::Peer;
 use crate::state::RelayState;
 
 /// The request header carrying a challenge.

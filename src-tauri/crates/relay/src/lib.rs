@@ -5,17 +5,18 @@
 //! before output, probes, attempt ledger).
 
 mod account_state;
+mod answer;
 mod auth;
 mod body;
 mod cli_backend;
-mod connections;
+mod conn;
 mod guard;
 mod handler;
 mod header_names;
 mod healthz;
+mod intake;
 mod listener;
 mod logging;
-mod pool_request;
 mod reply;
 mod request;
 mod respond;
@@ -36,7 +37,7 @@ use switchyard_engine::Router as EngineRouter;
 use switchyard_vault::Secret;
 use tokio::net::TcpListener;
 
-pub use connections::{fd_limit, raise_fd_limit, Limits, HEADER_READ_TIMEOUT};
+pub use conn::{fd_limit, raise_fd_limit, Limits, HEADER_READ_TIMEOUT};
 pub use healthz::{is_own_relay, CHALLENGE_HEADER};
 pub use logging::init_logging;
 pub use service::{check_listen, check_loopback, Listen, RelayStatus, Service, DESKTOP_DRAIN, PORT_ENV};
@@ -115,6 +116,6 @@ async fn serve_with(
     listener::Listener::new(listener, limits, tls).serve(handler::Handler::new(state), shutdown).await;
     refresher.abort();
     users.abort();
-    router.shutdown().await;
+    router.flush().await;
     Ok(())
 }

@@ -19,7 +19,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::TlsAcceptor;
 
-use crate::connections::{Limits, Registry};
+use crate::conn::{Limits, Registry};
 use crate::handler::Handler;
 
 /// How long the loop waits after a failed accept (out of descriptors or similar) instead of

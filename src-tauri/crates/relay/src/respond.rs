@@ -7,10 +7,10 @@ use http::HeaderValue;
 use switchyard_core::Protocol;
 use switchyard_engine::{Recording, Refusal, Route, Routed};
 
+use crate::answer::{Delivered, Kept};
 use crate::body::client_body::{ClientBody, Response};
 use crate::body::relayed::{Sniff, Tail};
 use crate::reply;
-use crate::transport::{Delivered, Kept};
 use crate::upstream_request::client_headers;
 
 pub(crate) fn respond(protocol: Protocol, responses_api: bool, routed: Routed<Delivered, Kept>) -> Response {
@@ -43,6 +43,7 @@ pub(crate) fn respond(protocol: Protocol, responses_api: bool, routed: Routed<De
             reply::continuity(protocol, status, &message, retry_after_secs),
             Refusal::Continuity.as_str(),
         ),
+        Routed::Unavailable { why: Refusal::BodyTooLarge, .. } => crate::guard::too_large(),
         Routed::Unavailable { status, retry_after_secs, message, why } => {
             reply::with_reason(reply::error(protocol, status, &message, retry_after_secs), why.as_str())
         }

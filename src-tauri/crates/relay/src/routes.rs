@@ -16,8 +16,8 @@ use http::{header, HeaderValue, Method, Request, StatusCode};
 use hyper::body::Incoming;
 
 use crate::body::client_body::{bare, Response};
-use crate::connections::ConnMark;
-use crate::handler::Peer;
+use crate::conn::ConnMark;
+use crate::conn::Peer;
 use crate::state::RelayState;
 
 /// Where a request goes.

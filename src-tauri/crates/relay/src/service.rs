@@ -14,7 +14,9 @@ use switchyard_core::states::{PortSource, RelayState};
 
 use serde::Serialize;
 use specta::Type;
-use switchyard_engine::{Engine, EngineError, InvalidInput, ReverifyTask, Router, Secret, REVERIFY_POLL};
+use switchyard_engine::{
+    Engine, EngineError, InvalidInput, ReverifyTask, Router, RouterOptions, Secret, REVERIFY_POLL,
+};
 use tokio::sync::oneshot;
 
 use crate::tls::{Certificate, TlsFiles};
@@ -103,7 +105,14 @@ impl Service {
     /// A stopped relay listening as `listen`, draining for at most `drain` (`None`: until every
     /// in-flight response finished).
     pub fn with(engine: Arc<Engine>, listen: Listen, drain: Option<Duration>) -> Self {
-        let router = Arc::new(Router::start(engine.clone()));
+        let options = RouterOptions::for_engine(&engine);
+        Self::with_options(engine, listen, drain, options)
+    }
+
+    /// [`Service::with`], with the router started as `options` say (`relay serve` on a team
+    /// store shares its routing state with the other replicas, with its probe lease).
+    pub fn with_options(engine: Arc<Engine>, listen: Listen, drain: Option<Duration>, options: RouterOptions) -> Self {
+        let router = Arc::new(Router::start_with(engine.clone(), options));
         Service {
             engine,
             router,
@@ -269,7 +278,7 @@ impl Service {
                 }
             }
         }
-        self.router.shutdown().await;
+        self.router.flush().await;
         tracing::info!("relay stopped; attempt ledger flushed");
         let s = self.status();
         if s.state == RelayState::Listening || s.state == RelayState::Starting {
@@ -280,7 +289,7 @@ impl Service {
     /// Writes what the relay recorded so far — the attempt ledger, the quota readings — without
     /// stopping it (`exec --failover` reads a launch's rows before the next launch).
     pub async fn flush(&self) {
-        self.router.shutdown().await;
+        self.router.flush().await;
     }
 
     /// Stops, then starts again (a new token or port takes effect).

@@ -23,8 +23,8 @@ use switchyard_engine::AttemptReport;
 use switchyard_providers::content_coding::Coding;
 use switchyard_providers::stream_watch::StreamWatch;
 
+use crate::answer::{read_answer, Answer};
 use crate::body::relayed::{Ledgered, Sniff, Tail};
-use crate::transport::{read_answer, Answer};
 use crate::upstream::{BoxError, UpstreamBody};
 
 /// What the tail reported, handed over when it is dropped (as the engine's recording writes).
@@ -188,7 +188,7 @@ async fn relay_async(
         }
         Mode::Routed => match read_answer(
             f.protocol,
-            crate::transport::StreamShape::EventsOrJson,
+            crate::answer::StreamShape::EventsOrJson,
             Instant::now(),
             std::time::SystemTime::now(),
             resp,

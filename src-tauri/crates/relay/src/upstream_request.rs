@@ -45,14 +45,9 @@ fn nominated(client: &HeaderMap) -> Vec<String> {
         .collect()
 }
 
-/// The provider URL for a relay path: OpenAI bases include `/v1` (the client's `v1/` is
-/// dropped), Anthropic bases do not.
-pub fn upstream_url(snap: &Snapshot, rest: &str, query: Option<&str>) -> String {
-    url_on(&snap.base_url, snap.protocol, rest, query)
-}
-
 /// The URL for a relay path on `base` (a connection's base URL, or the one an attempt names:
-/// `Target::base_url`), the path mapped as for the connection's dialect.
+/// `Target::base_url`), the path mapped as for the connection's dialect: OpenAI bases include
+/// `/v1` (the client's `v1/` is dropped), Anthropic and Gemini bases do not.
 pub fn url_on(base: &str, protocol: Protocol, rest: &str, query: Option<&str>) -> String {
     let tail = match protocol {
         Protocol::Openai => rest.strip_prefix("v1/").unwrap_or(rest),

@@ -254,6 +254,11 @@ impl PoolBindings {
         self.bound.insert(key, member.to_string(), now);
     }
 
+    /// Forgets where `conversation` of `pool` was kept for `model`.
+    pub fn remove(&mut self, pool: &str, conversation: &str, model: &str) {
+        self.bound.remove(&(pool.to_string(), conversation.to_string(), model.to_string()));
+    }
+
     /// Forgets every conversation of `pool` (its members or mode changed).
     pub fn forget_pool(&mut self, pool: &str) {
         self.bound.retain(|(p, _, _), _| p != pool);

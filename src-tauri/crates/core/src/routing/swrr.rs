@@ -50,10 +50,22 @@ struct Entry {
 /// SWRR state of one (connection, model), keyed by profile id. When the eligible set changes,
 /// profiles that left lose their state and profiles that (re-)enter start at current weight
 /// 0, so a returning profile gets no burst; the survivors keep theirs.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Swrr {
     entries: Vec<Entry>,
+    /// Selections and reconciliations made on this state (not part of its value): a copy that
+    /// moved since it was taken says so without a second copy to compare with.
+    moves: u64,
 }
+
+/// Two states are equal when they hold the same current weights in the same order.
+impl PartialEq for Swrr {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl Eq for Swrr {}
 
 impl Swrr {
     /// Picks from `candidates[eligible]` and returns the chosen index into `candidates`.
@@ -90,13 +102,20 @@ impl Swrr {
         if let Some(e) = self.entries.get_mut(bp) {
             e.current -= total;
         }
+        self.moves += 1;
         Some(bi)
     }
 
     /// A state holding these current weights by profile id, in eligible order: a position
     /// kept between processes (`switchyard exec` picks one account per launch).
     pub fn from_current(weights: impl IntoIterator<Item = (String, i64)>) -> Self {
-        Swrr { entries: weights.into_iter().map(|(id, current)| Entry { id, current }).collect() }
+        Swrr { entries: weights.into_iter().map(|(id, current)| Entry { id, current }).collect(), moves: 0 }
+    }
+
+    /// How many times this state moved (a selection, or a change of the eligible set): a decision
+    /// made on a copy advanced it when the count changed.
+    pub fn moves(&self) -> u64 {
+        self.moves
     }
 
     /// Current weights by profile id, in eligible order (for tests and status output).
@@ -127,6 +146,7 @@ impl Swrr {
             })
             .collect();
         self.entries = next;
+        self.moves += 1;
     }
 }
 

@@ -9,15 +9,16 @@
 //! legacy request (callgrind). A row waits in the channel until the writer wakes (once per
 //! batch, at most every [`LINGER`]), so the request path wakes no thread.
 
+mod deferred;
 pub(crate) mod retention;
+
+pub use deferred::{DeferredKeys, LedgerKeys};
 
 use std::time::Duration;
 
 use switchyard_store::attempts::{self, AttemptRow};
 use switchyard_store::Store;
 use tokio::sync::{mpsc, oneshot};
-
-use crate::router::KeysLater;
 
 /// Rows kept in the `attempts` table unless the `ledger_retention_rows` setting says otherwise
 /// (`ledger/retention.rs`).
@@ -29,7 +30,7 @@ const QUEUE: usize = 16_384;
 enum Msg {
     Row(Box<AttemptRow>),
     /// A legacy row whose keys are computed here, off the request path.
-    Later(Box<AttemptRow>, KeysLater),
+    Later(Box<AttemptRow>, DeferredKeys),
     Flush(oneshot::Sender<()>),
 }
 
@@ -69,7 +70,7 @@ impl Ledger {
 
     /// Queues a row whose turn, conversation and session keys `keys` computes on the
     /// writer's task (legacy forwarding reads no body before it forwards).
-    pub fn record_later(&self, row: AttemptRow, keys: KeysLater) {
+    pub fn record_later(&self, row: AttemptRow, keys: DeferredKeys) {
         if self.tx.try_send(Msg::Later(Box::new(row), keys)).is_err() {
             tracing::warn!("attempt ledger queue full; one attempt record dropped");
         }
@@ -134,7 +135,7 @@ fn take(m: Msg, batch: &mut Vec<AttemptRow>, flushes: &mut Vec<oneshot::Sender<(
     match m {
         Msg::Row(r) => batch.push(*r),
         Msg::Later(mut r, keys) => {
-            let keys = (keys.0)();
+            let keys = keys.compute();
             r.turn = keys.turn;
             r.conversation = keys.conversation;
             r.session = keys.session;

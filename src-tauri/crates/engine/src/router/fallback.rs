@@ -1,12 +1,12 @@
-//! Fallback inside the routing loop (invariant 17): when the request's connection has no
-//! eligible profile — at selection time, or after a credential-scoped failure before output
-//! left none — the request moves to the next hop of the connection's active chain whose
-//! current evidence supports the model (the requested one, or the hop's own), and routes
-//! there in that connection's own mode. The first attempt on a hop is recorded as
-//! `fallback:<kind>`; a turn that fell back stays on its hop until it ends
-//! ([`FallenTurns`]); new turns start on the first connection again. A legacy connection with
-//! an active chain behaves as a one-key connection (its primary's health decides); without a
-//! chain nothing here runs.
+//! Moving a request to a hop inside the routing loop (invariants 17 and 24): when its
+//! connection has no eligible profile — at selection time, or after a credential-scoped failure
+//! before output left none — the request moves to the next hop of its [`Hops`] (its first
+//! connection's active chain, or its pool's other members) whose current evidence supports the
+//! model (the requested one, or the hop's own), and routes there in that connection's own mode.
+//! The first attempt on a hop is recorded as `fallback:<kind>` (`pool:<kind>` in a pool); a turn
+//! that fell back along a chain stays on its hop until it ends ([`FallenTurns`]); new turns start
+//! on the first connection again. A legacy connection with an active chain behaves as a one-key
+//! connection (its primary's health decides); without hops nothing here runs.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -16,23 +16,11 @@ use switchyard_core::routing::fallback::{decide, selection_kind, Decision, Fallb
 use switchyard_core::routing::{Eligibility, Exclusion, Failure, FailureKind, GiveUp, Plan, Scope, BINDING_IDLE_TTL};
 
 use crate::error::EngineError;
-use crate::router::{Router, Snapshot, TurnRun};
+use crate::router::policy::{Chain, Hops};
+use crate::router::{RequestRun, Router, Snapshot};
 
 /// The most turns remembered as fallen back (the oldest is forgotten first).
 const MAX_FALLEN_TURNS: usize = 10_000;
-
-/// Where a request stands on its connection's chain.
-#[derive(Debug, Default)]
-pub(crate) struct ChainPosition {
-    /// The connection the request was sent to, once it left it (its chain is followed).
-    pub origin: Option<Arc<Snapshot>>,
-    /// The next hop to consider.
-    pub next: usize,
-    /// Set while the next attempt is the first on a hop: why the request fell back.
-    pub fresh: Option<FallbackKind>,
-    /// A pool request: its hops are the pool's other members (`pool.rs`), not a chain.
-    pub pool: Option<crate::router::PoolRoute>,
-}
 
 /// Turns that fell back: turn key → (origin connection id, hop index), idle-expiring like
 /// turn bindings. Memory only, bounded.
@@ -76,49 +64,30 @@ const LEGACY_HEALTH: [Exclusion; 9] = [
     Exclusion::ProbeInFlight,
 ];
 
-impl TurnRun {
-    /// The request left its connection for a hop of the chain.
-    pub(crate) fn fell_back(&self) -> bool {
-        self.chain.origin.is_some()
-    }
-
-    /// Whether the first connection's chain may be used by this request.
-    pub(crate) fn chain_active(&self) -> bool {
-        self.chain_hops().len() > self.chain.next && self.model.is_some()
-    }
-
-    /// The hops this request may move along: a pool's other members, else its first
-    /// connection's chain.
-    pub(crate) fn chain_hops(&self) -> &[switchyard_core::routing::Hop] {
-        match &self.chain.pool {
-            Some(pool) => &pool.hops,
-            None => &self.chain.origin.as_ref().unwrap_or(&self.snapshot).fallback,
-        }
-    }
-}
-
 impl Router {
-    /// A turn that fell back earlier continues on its hop (call right after `start_turn`).
-    pub(crate) async fn resume_fallen_turn(&self, run: &mut TurnRun) -> Result<(), EngineError> {
-        if run.snapshot.fallback.is_empty() || run.model.is_none() || run.chain.pool.is_some() {
-            return Ok(());
-        }
+    /// The hop a turn that fell back earlier continues on (its connection and the model asked
+    /// there), with `hops` moved past it; `None`: the turn starts on `snapshot`.
+    pub(crate) async fn fallen_hop(
+        &self,
+        snapshot: &Arc<Snapshot>,
+        model: Option<&str>,
+        hops: &mut Hops,
+        turn: &str,
+    ) -> Result<Option<(Arc<Snapshot>, String)>, EngineError> {
+        let (Hops::Chain(chain), Some(model)) = (&mut *hops, model) else { return Ok(None) };
         let now = self.engine.monotonic();
-        let hop = self.fallen_lock().get(&run.turn, &run.snapshot.connection_id, now);
-        let Some(hop) = hop.filter(|&h| h < run.snapshot.fallback.len()) else {
-            return Ok(());
-        };
-        let origin = run.snapshot.clone();
-        let target = &origin.fallback[hop];
-        let model = target.model_for(run.model.as_deref().unwrap_or("")).to_string();
+        let hop = self.fallen_lock().get(turn, &snapshot.connection_id, now);
+        let Some(hop) = hop.filter(|&h| h < snapshot.fallback.len()) else { return Ok(None) };
+        let target = &snapshot.fallback[hop];
+        let hop_model = target.model_for(model).to_string();
         let snap = self.snapshot(&target.slug).await?;
-        self.switch_to(run, origin, hop, snap, model, None);
-        Ok(())
+        *chain = Chain { origin: snapshot.clone(), left: true, next: hop + 1, fresh: None };
+        Ok(Some((snap, hop_model)))
     }
 
-    /// Nothing of the run's connection could be chosen: fall back if the rules allow.
-    pub(crate) async fn fall_back_unavailable(&self, run: &mut TurnRun) -> Result<bool, EngineError> {
-        if !run.chain_active() {
+    /// Nothing of the run's connection could be chosen: move to a hop if the rules allow.
+    pub(crate) async fn fall_back_unavailable(&self, run: &mut RequestRun) -> Result<bool, EngineError> {
+        if !run.policy.may_fall_back(&run.hops) {
             return Ok(false);
         }
         let moment = match run.last_failover_kind() {
@@ -135,34 +104,39 @@ impl Router {
         self.fall_back(run, moment).await
     }
 
-    /// An attempt failed and the planner gave up: fall back if the failure was
+    /// An attempt failed and the planner gave up: move to a hop if the failure was
     /// credential-scoped, before output, and no profile of the connection is left.
     pub(crate) async fn fall_back_after(
         &self,
-        run: &mut TurnRun,
+        run: &mut RequestRun,
         failure: Failure,
         plan: &Plan,
     ) -> Result<bool, EngineError> {
-        if !run.chain_active() || matches!(plan, Plan::GiveUp(GiveUp::Committed { .. })) {
-            if run.chain_active() {
-                tracing::debug!("no fallback after output");
-            }
+        if !run.policy.may_fall_back(&run.hops) {
             return Ok(false);
         }
-        if !run.is_legacy() && !self.alternatives(run).is_empty() {
+        if matches!(plan, Plan::GiveUp(GiveUp::Committed { .. })) {
+            tracing::debug!("no fallback after output");
+            return Ok(false);
+        }
+        if !run.policy.is_legacy() && !self.alternatives(run).is_empty() {
             return Ok(false);
         }
         self.fall_back(run, Moment::AfterFailure { failure, committed: run.committed }).await
     }
 
-    async fn fall_back(&self, run: &mut TurnRun, moment: Moment) -> Result<bool, EngineError> {
-        let Decision::Fallback(kind) = decide(moment, run.chain_active(), run.continuing().is_some()) else {
+    async fn fall_back(&self, run: &mut RequestRun, moment: Moment) -> Result<bool, EngineError> {
+        let Decision::Fallback(kind) = decide(moment, run.hops.has_next(), run.policy.continuing().is_some()) else {
             return Ok(false);
         };
-        let origin = run.chain.origin.clone().unwrap_or_else(|| run.snapshot.clone());
         let requested = run.requested.clone().or_else(|| run.model.clone()).unwrap_or_default();
-        let hops = run.chain_hops().to_vec();
-        for (i, hop) in hops.iter().enumerate().skip(run.chain.next) {
+        let protocol = run.snapshot.protocol;
+        let origin_slug = match &run.hops {
+            Hops::Chain(c) => c.origin.slug.clone(),
+            _ => run.snapshot.slug.clone(),
+        };
+        let hops = run.hops.list().to_vec();
+        for (i, hop) in hops.iter().enumerate().skip(run.hops.next()) {
             let model = hop.model_for(&requested).to_string();
             let snap = match self.snapshot(&hop.slug).await {
                 Ok(s) => s,
@@ -171,39 +145,26 @@ impl Router {
                     continue;
                 }
             };
-            if snap.protocol != origin.protocol || !self.hop_serves(&snap, &model) {
+            if snap.protocol != protocol || !self.hop_serves(&snap, &model) {
                 continue;
             }
-            tracing::info!(from = %origin.slug, to = %snap.slug, %kind, "request falls back");
-            match run.chain.pool.as_mut() {
+            tracing::info!(from = %origin_slug, to = %snap.slug, %kind, "request falls back");
+            match &mut run.hops {
                 // The conversation follows the member on delivery (`Router::pool_delivered`).
-                Some(pool) => pool.member = pool.hop_members.get(i).cloned().unwrap_or_default(),
-                None => self.fallen_lock().put(&run.turn, &origin.connection_id, i, self.engine.monotonic()),
+                Hops::Pool(pool) => {
+                    pool.member = pool.hop_members.get(i).cloned().unwrap_or_default();
+                    (pool.next, pool.fresh) = (i + 1, Some(kind));
+                }
+                Hops::Chain(chain) => {
+                    self.fallen_lock().put(&run.keys.turn, &chain.origin.connection_id, i, self.engine.monotonic());
+                    (chain.left, chain.next, chain.fresh) = (true, i + 1, Some(kind));
+                }
+                Hops::None => return Ok(false),
             }
-            self.switch_to(run, origin, i, snap, model, Some(kind));
+            run.enter_hop(snap, model);
             return Ok(true);
         }
         Ok(false)
-    }
-
-    fn switch_to(
-        &self,
-        run: &mut TurnRun,
-        origin: Arc<Snapshot>,
-        hop: usize,
-        snap: Arc<Snapshot>,
-        model: String,
-        kind: Option<FallbackKind>,
-    ) {
-        if run.requested.is_none() {
-            run.requested = run.model.clone();
-        }
-        let pool = run.chain.pool.take();
-        run.chain = super::fallback::ChainPosition { origin: Some(origin), next: hop + 1, fresh: kind, pool };
-        run.snapshot = snap;
-        run.model = Some(model);
-        run.enter_hop();
-        run.eligible_at_start = run.is_legacy().then_some(1);
     }
 
     /// The hop's current evidence supports `model` and a profile of it may serve it now (a
@@ -219,7 +180,7 @@ impl Router {
         }
     }
 
-    fn evaluate_snapshot(&self, snap: &Snapshot, model: &str) -> Eligibility {
+    pub(crate) fn evaluate_snapshot(&self, snap: &Snapshot, model: &str) -> Eligibility {
         let now_ms = self.engine.now_ms();
         let quota = self.quota.blocks(&snap.profiles, &snap.quota_policy, now_ms);
         let mut e = Eligibility::default();
@@ -229,9 +190,9 @@ impl Router {
 
     /// Why the run's connection has nothing to choose now (its first excluded profile; a
     /// cooling one counts as the failure that opened its circuit).
-    fn selection_kind(&self, run: &TurnRun) -> Option<FallbackKind> {
+    fn selection_kind(&self, run: &RequestRun) -> Option<FallbackKind> {
         let snap = &run.snapshot;
-        let model = run.model.as_deref().unwrap_or("");
+        let model = run.model_key();
         let now_ms = self.engine.now_ms();
         let e = self.evaluate_snapshot(snap, model);
         let excluded: Vec<(Exclusion, Option<FailureKind>)> = e
@@ -250,15 +211,15 @@ impl Router {
         selection_kind(&excluded)
     }
 
-    /// A legacy connection with an active chain: whether its primary cannot serve now, and
-    /// why (`None`: send to the primary as legacy always does).
-    pub(crate) fn legacy_blocked(&self, run: &TurnRun) -> Option<FallbackKind> {
-        if run.fell_back() || !run.chain_active() {
+    /// A legacy connection with hops to go to: whether its primary cannot serve now, and why
+    /// (`None`: send to the primary as legacy always does).
+    pub(crate) fn legacy_blocked(&self, run: &RequestRun) -> Option<FallbackKind> {
+        if run.hops.hopped() || !run.policy.may_fall_back(&run.hops) {
             return None;
         }
         let snap = &run.snapshot;
         let primary = snap.primary?;
-        let model = run.model.as_deref().unwrap_or("");
+        let model = run.model_key();
         let e = self.evaluate_snapshot(snap, model);
         let reason = e.excluded().iter().find(|&&(i, _)| i == primary).map(|&(_, r)| r)?;
         if !LEGACY_HEALTH.contains(&reason) {

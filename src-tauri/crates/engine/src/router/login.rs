@@ -17,7 +17,7 @@ use switchyard_vault::Secret;
 use crate::error::EngineError;
 use crate::login::{Renewal, Trigger};
 use crate::router::select::Attempt;
-use crate::router::{Router, Snapshot, TurnRun};
+use crate::router::{RequestRun, Router, Snapshot};
 
 /// What an attempt on an owned login carries besides its access token.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +50,7 @@ impl Router {
 
     /// After `attempt` on an owned login was refused with 401: renew the login once (per
     /// request and profile) and return the same profile's next attempt with the new token.
-    pub(crate) async fn renewed_attempt(&self, run: &mut TurnRun, attempt: &mut Attempt) -> AfterRefusal {
+    pub(crate) async fn renewed_attempt(&self, run: &mut RequestRun, attempt: &mut Attempt) -> AfterRefusal {
         let Some(login) = attempt.login.as_ref() else { return AfterRefusal::Settle };
         if run.renewed.contains(&attempt.profile_id) {
             return AfterRefusal::Settle;
@@ -70,25 +70,26 @@ impl Router {
             Renewal::Blocked { until_ms, .. } => return AfterRefusal::CoolUntil(until_ms),
             Renewal::Kept(_) | Renewal::Rejected | Renewal::Missing => return AfterRefusal::Settle,
         };
-        run.attempts += 1;
+        run.counts.attempts += 1;
         let login = AttemptLogin {
             account_id: tokens.account_id.clone(),
             mark: tokens.refresh_mark(),
             base_url: login.base_url.clone(),
         };
         tracing::info!(profile = %attempt.profile_id, "login renewed after a 401; the same profile tries once more");
-        AfterRefusal::Retry(Attempt {
+        AfterRefusal::Retry(Box::new(Attempt {
             profile_id: attempt.profile_id.clone(),
-            number: run.attempts,
+            number: run.counts.attempts,
             reason: attempt.reason,
             moved: None,
             strip_account_state: attempt.strip_account_state,
             secret: Arc::new(tokens.access),
             credential: attempt.credential,
+            base_url: Some(login.base_url.clone()),
             login: Some(login),
-            lease: attempt.lease.take(),
-            shared_lease: attempt.shared_lease.take(),
-        })
+            cli: attempt.cli,
+            probe: attempt.probe.take(),
+        }))
     }
 }
 
@@ -96,7 +97,7 @@ impl Router {
 #[derive(Debug)]
 pub(crate) enum AfterRefusal {
     /// Renewed (or adopted): the same profile's next attempt.
-    Retry(Attempt),
+    Retry(Box<Attempt>),
     /// The login cannot be renewed before `until` (`None`: unknown): settle the 401 as a
     /// credential cooldown until then.
     CoolUntil(Option<i64>),

@@ -1,32 +1,34 @@
-//! The router the relay drives: per-connection snapshots, the secret cache, SWRR state,
-//! turn bindings, conversation bindings (conversation affinity), which profile produced each
-//! recent Responses answer (`response_origins.rs`), the circuit board, the attempt ledger, the
-//! latest quota readings (`quota.rs`) and the one routing loop (`Router::route`, in `route.rs`). The relay does
-//! HTTP through a [`Transport`]; every routing decision is made here and in
-//! `switchyard_core::routing`.
+//! The router the relay drives: what a name routes to (`resolve.rs`), per-connection and
+//! per-pool snapshots, the secret cache, the routing state behind its one seam (`state/`: SWRR
+//! positions, bindings, probe claims, response origins — in memory, or shared by a team's
+//! replicas), the circuit board, the attempt ledger, the latest quota readings (`quota.rs`) and
+//! the one routing loop (`Router::route`, in `route.rs`) over a request whose kind is decided
+//! once (`policy.rs`). The relay does HTTP through a [`Transport`]; every routing decision is
+//! made here and in `switchyard_core::routing`.
 
 mod cli_backend;
 mod fallback;
 mod login;
 mod pinned;
+mod policy;
 mod pool;
 mod quota;
 mod recording;
 mod request;
-mod response_origins;
+mod resolve;
 mod route;
 mod run;
 pub(crate) mod secret_cache;
 mod select;
 mod settle;
-mod shared;
 mod snapshot;
+mod state;
 mod transport;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use switchyard_core::routing::{ConversationBindings, SwrrTable, TokenLoadTable, TurnBindings};
+use switchyard_core::routing::TokenLoadTable;
 
 use crate::engine::Engine;
 use crate::error::EngineError;
@@ -34,18 +36,37 @@ use crate::ledger::Ledger;
 
 use crate::router::secret_cache::SecretCache;
 pub use cli_backend::{CliBackend, CliTarget};
-pub use pool::{PoolRefusal, PoolRoute, PoolSnapshot, PoolStart};
+pub use pool::{PoolRoute, PoolSnapshot};
 pub use quota::{QuotaBoard, FLUSH_EVERY as QUOTA_FLUSH_EVERY, MAX_READINGS as MAX_QUOTA_READINGS};
 pub use recording::{AttemptReport, Recording, DROPPED_ACCOUNT_STATE};
-pub use request::{KeysLater, LaterKeys, RequestKeys, RouteRequest};
-use response_origins::ResponseOrigins;
-pub use response_origins::MAX_RESPONSE_ORIGINS;
+pub use request::{RequestKeys, RouteRequest};
+pub use resolve::Resolved;
 pub use route::{Refusal, Route, Routed};
-pub(crate) use run::TurnRun;
+pub(crate) use run::RequestRun;
 pub(crate) use select::NextAttempt;
-pub use shared::{DEFAULT_PROBE_LEASE, RESPONSE_ORIGIN_TTL_MS};
 pub use snapshot::Snapshot;
+pub use state::{Sharing, DEFAULT_PROBE_LEASE, MAX_RESPONSE_ORIGINS, RESPONSE_ORIGIN_TTL_MS};
 pub use transport::{AttemptFacts, CredentialUse, Outcome, Reply, Target, Transport};
+
+use state::States;
+
+/// How a router is started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RouterOptions {
+    /// Where its routing state lives.
+    pub sharing: Sharing,
+}
+
+impl RouterOptions {
+    /// What a router on `engine` keeps by default: its routing state shared with the other
+    /// replicas when the engine was opened on a team store (`--store postgres://…`), else in
+    /// memory.
+    pub fn for_engine(engine: &Engine) -> Self {
+        let sharing =
+            if engine.on_team_store() { Sharing::Shared { probe_lease: DEFAULT_PROBE_LEASE } } else { Sharing::Local };
+        RouterOptions { sharing }
+    }
+}
 
 /// Shared by every request of a relay. Cheap to clone behind an `Arc`.
 #[derive(Debug)]
@@ -54,67 +75,80 @@ pub struct Router {
     snapshots: Mutex<HashMap<String, Arc<Snapshot>>>,
     refresh: tokio::sync::Mutex<()>,
     pub(crate) secrets: SecretCache,
-    pub(crate) swrr: Mutex<SwrrTable>,
-    pub(crate) bindings: Mutex<TurnBindings>,
-    /// (conversation key, model) → the profile a conversation is kept on (balanced routing
-    /// under conversation affinity; memory only).
-    pub(crate) conversations: Mutex<ConversationBindings>,
+    /// SWRR positions, bindings, probe claims beyond this process, response origins: in memory
+    /// or in the team store, chosen when the router starts.
+    state: Arc<States>,
     /// (connection, model) → each profile's decayed prompt tokens, learned as attempts are
-    /// recorded (token balance under conversation affinity; memory only).
+    /// recorded (token balance under conversation affinity; per process).
     pub(crate) loads: Mutex<TokenLoadTable>,
-    /// (connection, response id) → the profile that produced it (memory only, bounded).
-    pub(crate) responses: Mutex<ResponseOrigins>,
     pub(crate) ledger: Ledger,
     pub(crate) quota: Arc<QuotaBoard>,
-    /// Turns that fell back to a hop of their connection's chain (memory only, bounded).
+    /// Turns that fell back to a hop of their connection's chain (per process, bounded).
     pub(crate) fallen: Mutex<fallback::FallenTurns>,
-    /// Pools: snapshots, warm conversations' members, SWRR per (pool, model) (memory only).
-    pub(crate) pools: Mutex<pool::PoolBoard>,
-    /// On a shared store (Postgres: a team relay's replicas): this replica's part in the routing
-    /// state kept there (`shared.rs`); `None` on an embedded store.
-    pub(crate) shared: Option<shared::Shared>,
+    /// Pools' snapshots, reloaded at most once a second.
+    pools: Mutex<pool::PoolSnapshots>,
     /// Lives as long as the router: its background tasks end once it is gone.
     _alive: Arc<()>,
 }
 
 impl Router {
-    /// Starts a router and its background writers: the attempt ledger's writer thread and
-    /// the quota readings' writer task (on the current tokio runtime). Named `start`, not
-    /// `new`, because it spawns them; both end when the router is dropped.
+    /// Starts a router on `engine` with its default options ([`RouterOptions::for_engine`]).
     pub fn start(engine: Arc<Engine>) -> Self {
+        let options = RouterOptions::for_engine(&engine);
+        Self::start_with(engine, options)
+    }
+
+    /// Starts a router and its background writers: the attempt ledger's writer thread and
+    /// the quota readings' writer task (on the current tokio runtime), and — shared — the
+    /// sweeper of ended bindings. Named `start`, not `new`, because it spawns them; they end
+    /// when the router is dropped.
+    pub fn start_with(engine: Arc<Engine>, options: RouterOptions) -> Self {
         let ledger = Ledger::start(engine.store.clone());
         let board = Arc::new(QuotaBoard::default());
-        let shared = (engine.store.backend() == switchyard_store::Backend::Postgres).then(shared::Shared::new);
-        quota::spawn_writer(&board, engine.store.clone(), shared.is_some());
+        let state = Arc::new(match options.sharing {
+            Sharing::Local => States::Local(state::local::LocalState::default()),
+            Sharing::Shared { probe_lease } => States::Shared(state::shared::SharedState::start(
+                engine.store.clone(),
+                engine.board.clone(),
+                engine.clock.clone(),
+                probe_lease,
+            )),
+        });
         let alive = Arc::new(());
-        if shared.is_some() {
-            shared::spawn_sweeper(Arc::downgrade(&alive), Arc::downgrade(&engine));
-        }
         Router {
-            shared,
+            state,
             _alive: alive,
             engine,
             snapshots: Mutex::default(),
             refresh: tokio::sync::Mutex::new(()),
             secrets: SecretCache::default(),
-            swrr: Mutex::default(),
-            bindings: Mutex::default(),
-            conversations: Mutex::default(),
             loads: Mutex::default(),
-            responses: Mutex::default(),
             ledger,
             quota: board,
             fallen: Mutex::default(),
             pools: Mutex::default(),
         }
+        .with_quota_writer()
+    }
+
+    fn with_quota_writer(self) -> Self {
+        quota::spawn_writer(&self.quota, self.engine.store.clone(), &self.state);
+        self
     }
 
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
     }
 
+    /// Whether this router's routing state is shared with other replicas.
+    pub fn is_shared(&self) -> bool {
+        self.state.is_shared()
+    }
+
     /// The routing snapshot of `slug`, reloaded when older than [`SNAPSHOT_TTL`]. While one
     /// request reloads, the others keep using the previous snapshot.
+    ///
+    /// [`SNAPSHOT_TTL`]: snapshot::SNAPSHOT_TTL
     pub async fn snapshot(&self, slug: &str) -> Result<Arc<Snapshot>, EngineError> {
         let cached = self.lock_snapshots().get(slug).cloned();
         if let Some(s) = &cached {
@@ -135,7 +169,8 @@ impl Router {
             }
         };
         if cached.as_ref().is_some_and(|c| c.strategy != fresh.strategy) {
-            self.swrr_lock().forget_connection(&fresh.connection_id);
+            use state::RoutingState;
+            self.state.forget(state::Subject::Connection { id: &fresh.connection_id, profiles: &fresh.profiles });
         }
         self.lock_snapshots().insert(slug.to_string(), fresh.clone());
         drop(guard);
@@ -148,8 +183,9 @@ impl Router {
         snap.served_models(self.engine.now_ms())
     }
 
-    /// Flushes the attempt ledger and the quota readings (call before the process exits).
-    pub async fn shutdown(&self) {
+    /// Writes what the router holds for later — the attempt ledger's queue and the changed quota
+    /// readings — and waits for both (call before the process exits, or to read them back).
+    pub async fn flush(&self) {
         self.ledger.flush().await;
         self.flush_quota().await;
     }
@@ -158,23 +194,7 @@ impl Router {
         self.snapshots.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub(crate) fn swrr_lock(&self) -> std::sync::MutexGuard<'_, SwrrTable> {
-        self.swrr.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    pub(crate) fn bindings_lock(&self) -> std::sync::MutexGuard<'_, TurnBindings> {
-        self.bindings.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    pub(crate) fn responses_lock(&self) -> std::sync::MutexGuard<'_, ResponseOrigins> {
-        self.responses.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     pub(crate) fn loads_lock(&self) -> std::sync::MutexGuard<'_, TokenLoadTable> {
         self.loads.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    pub(crate) fn conversations_lock(&self) -> std::sync::MutexGuard<'_, ConversationBindings> {
-        self.conversations.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

@@ -23,25 +23,25 @@ use switchyard_vault::Secret;
 use crate::config::accounts::codex_backend_url;
 use crate::config::rows::client_of;
 use crate::error::EngineError;
-use crate::router::route::Refusal;
-use crate::router::select::{Attempt, NextAttempt};
+use crate::router::route::{Refusal, Unavailable};
+use crate::router::select::{retry_after, Attempt, NextAttempt, Probe};
 use crate::router::transport::CredentialUse;
-use crate::router::{Router, TurnRun};
+use crate::router::{RequestRun, Router};
 
 impl Router {
     /// The one attempt of a request naming its profile, or its refusal.
-    pub(crate) async fn pinned_attempt(&self, run: &mut TurnRun) -> Result<NextAttempt, EngineError> {
+    /// `name`: the profile id or label the request names.
+    pub(crate) async fn pinned_attempt(&self, run: &mut RequestRun, name: &str) -> Result<NextAttempt, EngineError> {
         let snap = run.snapshot.clone();
         let slug = &snap.slug;
-        let name = run.pinned.clone().unwrap_or_default();
-        if run.attempts > 0 {
+        if run.counts.attempts > 0 {
             let message = "a request naming its profile makes one attempt".to_string();
-            return Ok(refuse(run, Refusal::PinnedUnavailable, 503, None, message));
+            return Ok(refuse(Refusal::PinnedUnavailable, 503, None, message));
         }
         let Some(index) = snap.rows.iter().position(|r| r.id == name || r.label == name) else {
-            let shown = switchyard_core::secret_shape::echo_safe(&name).unwrap_or("the named profile");
+            let shown = switchyard_core::secret_shape::echo_safe(name).unwrap_or("the named profile");
             let message = format!("x-switchyard-profile: '{shown}' is no profile of '{slug}'");
-            return Ok(refuse(run, Refusal::ProfileNotPinnable, 400, None, message));
+            return Ok(refuse(Refusal::ProfileNotPinnable, 400, None, message));
         };
         let (row, profile) = (&snap.rows[index], &snap.profiles[index]);
         let kind = profile.credential.kind;
@@ -51,7 +51,7 @@ impl Router {
                  login) can be named in x-switchyard-profile; Switchyard chooses among the others itself",
                 row.label
             );
-            return Ok(refuse(run, Refusal::ProfileNotPinnable, 400, None, message));
+            return Ok(refuse(Refusal::ProfileNotPinnable, 400, None, message));
         }
         let client = client_of(row);
         if !may_serve(kind, client, run.client, true) {
@@ -61,7 +61,7 @@ impl Router {
                  request does not identify as {owner}",
                 row.label
             );
-            return Ok(refuse(run, Refusal::ClientNotAllowed, 403, None, message));
+            return Ok(refuse(Refusal::ClientNotAllowed, 403, None, message));
         }
         let now_ms = self.engine.now_ms();
         let health = profile.credential_health(now_ms);
@@ -72,7 +72,7 @@ impl Router {
                 "is disabled".to_string()
             };
             let message = format!("profile '{}' of '{slug}' {why}", row.label);
-            return Ok(refuse(run, Refusal::PinnedUnavailable, 503, None, message));
+            return Ok(refuse(Refusal::PinnedUnavailable, 503, None, message));
         }
         let model = run.model.as_deref().unwrap_or("");
         let lease = match self.engine.board.admit(&profile.id, model, now_ms) {
@@ -81,7 +81,7 @@ impl Router {
             Admission::Blocked(_) => {
                 let cooling = self.engine.board.blocking_cooldown(&profile.id, model, now_ms);
                 let until = cooling.and_then(|(_, until)| until);
-                let retry_after_secs = until.map(|u| u64::try_from((u - now_ms + 999) / 1000).unwrap_or(0).max(1));
+                let retry_after_secs = until.map(|u| retry_after(u, now_ms));
                 let limited =
                     cooling.is_some_and(|(k, _)| matches!(k, FailureKind::RateLimited | FailureKind::QuotaExhausted));
                 let message = format!(
@@ -92,29 +92,29 @@ impl Router {
                     retry_after_secs.map(|s| format!("; retry in {s} s")).unwrap_or_default(),
                 );
                 let status = if limited { 429 } else { 503 };
-                return Ok(refuse(run, Refusal::PinnedUnavailable, status, retry_after_secs, message));
+                return Ok(refuse(Refusal::PinnedUnavailable, status, retry_after_secs, message));
             }
         };
-        run.attempts += 1;
+        run.counts.attempts += 1;
         run.tried.push(profile.id.clone());
-        run.upstream_base = (client == Some(OfficialClient::Codex)).then(codex_backend_url);
         Ok(NextAttempt::Go(Attempt {
             profile_id: profile.id.clone(),
-            number: run.attempts,
+            number: run.counts.attempts,
             reason: if lease.is_some() { SelectionReason::Probe } else { SelectionReason::Pinned },
             moved: None,
             strip_account_state: false,
             secret: Arc::new(Secret::new("")),
             credential: CredentialUse::Client,
             login: None,
-            lease,
-            shared_lease: None,
+            base_url: (client == Some(OfficialClient::Codex)).then(codex_backend_url),
+            cli: false,
+            probe: lease.map(|lease| Probe { lease, _beyond: None }),
         }))
     }
 
     /// `client_not_allowed`: the profiles at `servable` could serve now, but the client rule
     /// keeps every one of them from this request's client.
-    pub(crate) fn client_not_allowed(&self, run: &mut TurnRun, servable: &[usize]) -> NextAttempt {
+    pub(crate) fn client_not_allowed(&self, run: &RequestRun, servable: &[usize]) -> Unavailable {
         let snap = run.snapshot.clone();
         let kinds: Vec<ProfileKind> =
             servable.iter().filter_map(|&i| snap.profiles.get(i)).map(|p| p.credential.kind).collect();
@@ -133,7 +133,7 @@ impl Router {
             snap.slug,
             why.join("; ")
         );
-        refuse(run, Refusal::ClientNotAllowed, 403, None, message)
+        Unavailable::new(Refusal::ClientNotAllowed, 403, None, message)
     }
 }
 
@@ -144,8 +144,7 @@ fn client_name(client: OfficialClient) -> &'static str {
     }
 }
 
-/// Notes why the request is refused and answers `status` with `message`.
-fn refuse(run: &mut TurnRun, why: Refusal, status: u16, retry_after_secs: Option<u64>, message: String) -> NextAttempt {
-    run.refused = Some(why);
-    NextAttempt::Unavailable { status, retry_after_secs, message, continuity: false }
+/// The request is refused (`why`): `status` with `message`.
+fn refuse(why: Refusal, status: u16, retry_after_secs: Option<u64>, message: String) -> NextAttempt {
+    NextAttempt::Unavailable(Unavailable::new(why, status, retry_after_secs, message))
 }

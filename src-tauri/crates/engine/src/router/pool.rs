@@ -1,14 +1,16 @@
 //! Pools in the routing loop (invariant 24): the member above the key. A request to
-//! `/c/POOL/…` is given a member before the one routing loop starts — the member a request
-//! continuing a Responses answer came from (`continuity`), the warm conversation's member, or
-//! SWRR over conversations (balanced) / the first member of the order (priority), among the
-//! members whose gates hold and whose connection can serve the (mapped) model now — and the
-//! other able members become the request's hand-off hops, tried in weight or priority order
-//! by the same code that follows a fallback chain (`fallback.rs`) when the member has no
-//! eligible key or all of its keys failed credential-scoped before output. The first attempt
-//! on a hop is recorded `pool:<kind>`; on delivery the conversation is kept on the member
-//! that served. Inside the member, its own routing (mode, affinity, circuits) picks the key.
-//! A path naming the member (`/c/POOL@MEMBER/…`, what `exec POOL` launches on) goes there only.
+//! `/c/POOL/…` is given a member when its routing starts (`Router::start_pool`) — the member a
+//! request continuing a Responses answer came from (`continuity`), the warm conversation's
+//! member, or SWRR over conversations (balanced) / the first member of the order (priority),
+//! decided on a view of the routing state like a connection's key, among the members whose
+//! gates hold and whose connection can serve the (mapped) model now — and the other able
+//! members become the request's hand-off hops ([`Hops::Pool`](super::policy::Hops)), tried in
+//! weight or priority order by the same code that follows a fallback chain (`fallback.rs`) when
+//! the member has no eligible key or all of its keys failed credential-scoped before output. The
+//! first attempt on a hop is recorded `pool:<kind>`; on delivery the conversation is kept on the
+//! member that served. Inside the member, its own routing (mode, affinity, circuits) picks the
+//! key. A path naming the member (`/c/POOL@MEMBER/…`, what `exec POOL` launches on) goes there
+//! only. A pool that cannot take a request is refused (`pool_unavailable`, or `continuity`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError};
@@ -16,12 +18,16 @@ use std::time::Instant;
 
 use switchyard_core::conversation::ConversationKey;
 use switchyard_core::routing::{
-    choose_member, hand_off_order, Hop, MemberPick, MemberReason, MemberSlot, PoolBindings, PoolMember, Strategy, Swrr,
+    choose_member, hand_off_order, ConversationStep, FallbackKind, Hop, MemberPick, MemberReason, MemberSlot,
+    PoolMember, Strategy, POOL_WARM_WINDOW,
 };
 use switchyard_core::Protocol;
 
 use crate::error::EngineError;
+use crate::router::route::{Refusal, Unavailable};
+use crate::router::run::RunKeys;
 use crate::router::snapshot::SNAPSHOT_TTL;
+use crate::router::state::{Going, RoutingState, Subject, ViewKeys};
 use crate::router::{Router, Snapshot};
 
 /// What a pool routes by, reloaded at most once a second like a connection's snapshot.
@@ -68,57 +74,44 @@ pub struct PoolRoute {
     /// The conversation was on another member that can no longer serve: account-bound items
     /// of the old member's account are dropped.
     pub moved: bool,
-    conversation: Option<String>,
+    conversation: Option<ConversationKey>,
     /// The member chosen at the start (`member` changes on a hand-off).
     chosen: String,
+    /// The next hop to consider.
+    pub(crate) next: usize,
+    /// Set while the next attempt is the first on a member handed the turn: why.
+    pub(crate) fresh: Option<FallbackKind>,
 }
 
 impl PoolRoute {
-    /// The conversation key the member is kept for, if the request has one.
-    pub(crate) fn conversation(&self) -> Option<&str> {
-        self.conversation.as_deref()
-    }
-
     /// Whether the request was handed to another member than the one chosen at its start.
     pub(crate) fn handed_off(&self) -> bool {
         self.member != self.chosen
     }
 }
 
-/// A pool request that cannot start, and why (the relay answers 503 `pool_unavailable`, or
-/// `continuity`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PoolRefusal {
-    Unavailable(String),
-    Continuity(String),
-}
-
 /// A pool request ready to route: the member's snapshot, the model it is asked for, the route.
 #[derive(Debug)]
-pub struct PoolStart {
+pub(crate) struct PoolStart {
     pub snapshot: Arc<Snapshot>,
     pub model: Option<String>,
     pub route: PoolRoute,
 }
 
-/// The pool boards of a router: snapshots, warm conversations, SWRR per (pool, model).
-#[derive(Debug, Default)]
-pub(crate) struct PoolBoard {
-    snapshots: HashMap<String, Arc<PoolSnapshot>>,
-    pub(crate) bindings: PoolBindings,
-    swrr: HashMap<(String, String), Swrr>,
-}
+/// The pools' snapshots a router keeps (their conversations and SWRR positions are routing
+/// state: `state/`).
+pub(crate) type PoolSnapshots = HashMap<String, Arc<PoolSnapshot>>;
 
 impl Router {
-    pub(crate) fn pools_lock(&self) -> std::sync::MutexGuard<'_, PoolBoard> {
+    fn pools_lock(&self) -> std::sync::MutexGuard<'_, PoolSnapshots> {
         self.pools.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The routing snapshot of pool `name` (`None`: no such pool), reloaded when older than
     /// a second. A change of members or mode forgets its conversations and SWRR state.
-    pub async fn pool_snapshot(&self, name: &str) -> Result<Option<Arc<PoolSnapshot>>, EngineError> {
+    pub(crate) async fn pool_snapshot(&self, name: &str) -> Result<Option<Arc<PoolSnapshot>>, EngineError> {
         let now = self.engine.monotonic();
-        let cached = self.pools_lock().snapshots.get(name).cloned();
+        let cached = self.pools_lock().get(name).cloned();
         if let Some(s) = cached.as_ref().filter(|s| now.saturating_duration_since(s.loaded) < SNAPSHOT_TTL) {
             return Ok(Some(s.clone()));
         }
@@ -126,7 +119,7 @@ impl Router {
         let row = switchyard_store::pools::by_name(&mut conn, name).await?;
         drop(conn);
         let Some(row) = row else {
-            self.pools_lock().snapshots.remove(name);
+            self.pools_lock().remove(name);
             return Ok(None);
         };
         let (gates, members) = self.engine.pool_gates_with(&row, Some(&self.secrets)).await?;
@@ -151,27 +144,26 @@ impl Router {
             members,
             loaded: now,
         });
-        let mut board = self.pools_lock();
         if cached.is_some_and(|c| c.members != fresh.members || c.strategy != fresh.strategy) {
-            board.bindings.forget_pool(&fresh.id);
-            board.swrr.retain(|(p, _), _| p != &fresh.id);
+            self.state.forget(Subject::Pool { id: &fresh.id });
         }
-        board.snapshots.insert(name.to_string(), fresh.clone());
+        self.pools_lock().insert(name.to_string(), fresh.clone());
         Ok(Some(fresh))
     }
 
     /// Chooses the member a pool request starts on (see the module's first lines), or why it
     /// cannot start. `pinned`: the member the path names.
-    pub async fn pool_start(
+    pub(crate) async fn start_pool(
         &self,
         pool: &PoolSnapshot,
         pinned: Option<&str>,
         model: Option<&str>,
-        conversation: Option<&ConversationKey>,
+        keys: &RunKeys,
         previous_response_id: Option<&str>,
-    ) -> Result<Result<PoolStart, PoolRefusal>, EngineError> {
+    ) -> Result<Result<PoolStart, Unavailable>, EngineError> {
+        let refuse = |message: String| Ok(Err(Unavailable::new(Refusal::PoolUnavailable, 503, None, message)));
         let Some(strategy) = pool.strategy else {
-            return Ok(Err(PoolRefusal::Unavailable(pool.why_not.clone())));
+            return refuse(pool.why_not.clone());
         };
         let requested = model.unwrap_or("");
         // Every member's snapshot and whether it can serve the request now.
@@ -186,68 +178,102 @@ impl Router {
             }
             snaps.push(snap);
         }
-        let pick = if let Some(key) = pinned {
+        let (pick, moved) = if let Some(key) = pinned {
             let Some(i) = pool.member_index(key) else {
-                return Ok(Err(PoolRefusal::Unavailable(format!("pool '{}' has no member '{key}'", pool.name))));
+                return refuse(format!("pool '{}' has no member '{key}'", pool.name));
             };
             if !able.contains(&i) {
-                return Ok(Err(PoolRefusal::Unavailable(format!(
+                return refuse(format!(
                     "member '{}' of pool '{}' cannot serve this request now",
                     pool.slots[i].key, pool.name
-                ))));
+                ));
             }
-            MemberPick { index: i, reason: MemberReason::Pinned }
-        } else if let Some(i) = self.continued_member(&snaps, previous_response_id) {
+            (MemberPick { index: i, reason: MemberReason::Pinned }, false)
+        } else if let Some(i) = self.continued_member(&snaps, previous_response_id).await {
             if !able.contains(&i) {
-                return Ok(Err(PoolRefusal::Continuity(format!(
+                let message = format!(
                     "the response this request continues was made by member '{}', which cannot serve now",
                     pool.slots[i].key
-                ))));
+                );
+                return Ok(Err(Unavailable::new(Refusal::Continuity, 503, None, message)));
             }
-            MemberPick { index: i, reason: MemberReason::Continuity }
-        } else if self.shared().is_some() {
-            let Some((pick, sticky)) = self.shared_member(pool, strategy, &able, conversation, requested).await? else {
-                return Ok(Err(PoolRefusal::Unavailable(format!(
-                    "no member of pool '{}' can serve model '{requested}' now",
-                    pool.name
-                ))));
-            };
-            let moved = sticky.is_some_and(|s| s != pick.index);
-            return Ok(self
-                .pool_route(pool, strategy, &snaps, &able, pick, model, conversation, moved)
-                .ok_or_else(|| PoolRefusal::Unavailable(format!("pool '{}': its member is gone", pool.name))));
+            (MemberPick { index: i, reason: MemberReason::Continuity }, false)
         } else {
-            let now = self.engine.monotonic();
-            let mut board = self.pools_lock();
-            let sticky = conversation
-                .and_then(|c| board.bindings.get(&pool.id, c.as_str(), requested, now).map(str::to_string))
-                .and_then(|k| pool.slots.iter().position(|s| s.key == k));
-            let swrr = board.swrr.entry((pool.id.clone(), requested.to_string())).or_default();
-            let Some(pick) = choose_member(strategy, &pool.slots, &able, sticky, swrr) else {
-                return Ok(Err(PoolRefusal::Unavailable(format!(
-                    "no member of pool '{}' can serve model '{requested}' now",
-                    pool.name
-                ))));
+            let Some(chosen) = self.choose_member(pool, strategy, &able, keys.conversation.as_ref(), requested).await?
+            else {
+                return refuse(format!("no member of pool '{}' can serve model '{requested}' now", pool.name));
             };
-            if let Some(c) = conversation {
-                board.bindings.bind(&pool.id, c.as_str(), requested, &pool.slots[pick.index].key, now);
-            }
-            let moved = sticky.is_some_and(|s| s != pick.index);
-            drop(board);
-            return Ok(self
-                .pool_route(pool, strategy, &snaps, &able, pick, model, conversation, moved)
-                .ok_or_else(|| PoolRefusal::Unavailable(format!("pool '{}': its member is gone", pool.name))));
+            chosen
         };
-        Ok(self
-            .pool_route(pool, strategy, &snaps, &able, pick, model, conversation, false)
-            .ok_or_else(|| PoolRefusal::Unavailable(format!("pool '{}': its member is gone", pool.name))))
+        let started = self.pool_route(pool, strategy, &snaps, &able, pick, model, keys.conversation.as_ref(), moved);
+        match started {
+            Some(start) => Ok(Ok(start)),
+            None => refuse(format!("pool '{}': its member is gone", pool.name)),
+        }
+    }
+
+    /// The member of a new or warm pool conversation, decided on a view of the routing state:
+    /// the warm conversation's member while it is able, else SWRR over conversations or the
+    /// order; the conversation is kept on it. Returns the pick and whether the conversation
+    /// moved off another member. `None`: no able member.
+    async fn choose_member(
+        &self,
+        pool: &PoolSnapshot,
+        strategy: Strategy,
+        able: &[usize],
+        conversation: Option<&ConversationKey>,
+        requested: &str,
+    ) -> Result<Option<(MemberPick, bool)>, EngineError> {
+        let keys = self.pool_keys(&pool.id, conversation, requested);
+        let mut view = self.state.read(&keys).await?;
+        let sticky = view.conversation.as_ref().and_then(|b| pool.slots.iter().position(|s| s.key == b.profile_id));
+        let pick = loop {
+            let pick = choose_member(strategy, &pool.slots, able, sticky, &mut view.swrr);
+            if self.state.advance(&keys, &mut view).await? {
+                break pick;
+            }
+        };
+        let Some(pick) = pick else { return Ok(None) };
+        let moved = sticky.is_some_and(|s| s != pick.index);
+        let step = if sticky == Some(pick.index) {
+            ConversationStep::Kept
+        } else {
+            ConversationStep::Assigned { index: pick.index }
+        };
+        let going = Going { target: &pool.slots[pick.index].key, failover: false, step };
+        self.state.bind(&keys, &view, going).await?;
+        Ok(Some((pick, moved)))
+    }
+
+    /// The keys of a pool decision.
+    fn pool_keys<'a>(
+        &self,
+        pool_id: &'a str,
+        conversation: Option<&'a ConversationKey>,
+        model: &'a str,
+    ) -> ViewKeys<'a> {
+        ViewKeys {
+            subject: Subject::Pool { id: pool_id },
+            model,
+            turn: None,
+            conversation,
+            window: Some(POOL_WARM_WINDOW),
+            now: self.engine.monotonic(),
+            now_ms: self.engine.now_ms(),
+        }
     }
 
     /// The member of the pool whose connection produced the continued response, if known.
-    fn continued_member(&self, snaps: &[Option<Arc<Snapshot>>], previous: Option<&str>) -> Option<usize> {
+    async fn continued_member(&self, snaps: &[Option<Arc<Snapshot>>], previous: Option<&str>) -> Option<usize> {
         let previous = previous?;
-        let mut origins = self.responses_lock();
-        snaps.iter().position(|s| s.as_ref().is_some_and(|s| origins.origin(&s.connection_id, previous).is_some()))
+        let (now, now_ms) = (self.engine.monotonic(), self.engine.now_ms());
+        for (i, snap) in snaps.iter().enumerate() {
+            let Some(snap) = snap else { continue };
+            if self.state.origin(&snap.connection_id, previous, now, now_ms).await.is_some() {
+                return Some(i);
+            }
+        }
+        None
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -263,9 +289,11 @@ impl Router {
         moved: bool,
     ) -> Option<PoolStart> {
         let requested = model.unwrap_or("");
-        // A named or continued member is the only one the request may use.
+        // A named or continued member is the only one the request may use; a request naming no
+        // model routes by nothing it could hand over.
         let order = match pick.reason {
             MemberReason::Pinned | MemberReason::Continuity => Vec::new(),
+            _ if model.is_none() => Vec::new(),
             _ => hand_off_order(strategy, &pool.slots, able, pick.index),
         };
         let member = &pool.members[pick.index];
@@ -284,8 +312,10 @@ impl Router {
                 .collect(),
             hop_members: order.iter().map(|&i| pool.slots[i].key.clone()).collect(),
             moved,
-            conversation: conversation.map(|c| c.as_str().to_string()),
+            conversation: conversation.cloned(),
             chosen: pool.slots[pick.index].key.clone(),
+            next: 0,
+            fresh: None,
         };
         // `able` holds only members with a snapshot.
         let snapshot = snaps.get(pick.index).cloned().flatten()?;
@@ -310,12 +340,48 @@ impl Router {
         out
     }
 
-    /// A pool request was delivered: its conversation is kept on the member that served.
-    pub(crate) fn pool_delivered(&self, route: &PoolRoute) {
-        let Some(conversation) = &route.conversation else { return };
+    /// A pool request was delivered: a conversation handed over to another member is kept on
+    /// the member that served (its start kept it on the chosen one).
+    pub(crate) async fn pool_delivered(&self, route: &PoolRoute) {
+        let Some(conversation) = route.conversation.as_ref().filter(|_| route.handed_off()) else { return };
         let requested = route.requested.as_deref().unwrap_or("");
-        let now = self.engine.monotonic();
-        self.pools_lock().bindings.bind(&route.pool_id, conversation, requested, &route.member, now);
-        self.share_pool_binding(route);
+        let keys = self.pool_keys(&route.pool_id, Some(conversation), requested);
+        let view = crate::router::state::View::default();
+        let going = Going { target: &route.member, failover: false, step: ConversationStep::Assigned { index: 0 } };
+        if let Err(e) = self.state.bind(&keys, &view, going).await {
+            tracing::warn!(code = e.code().as_str(), "pool conversation not kept on its member");
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A pool route on member `a` with `n` members to hand over to.
+    pub(crate) fn route_with_hops(n: usize) -> PoolRoute {
+        let members: Vec<String> = (0..n).map(|i| format!("m{i}")).collect();
+        PoolRoute {
+            pool_id: "p1".into(),
+            pool: "p".into(),
+            requested: Some("m".into()),
+            member: "a".into(),
+            reason: MemberReason::Swrr,
+            hops: members.iter().map(|m| Hop { slug: m.clone(), model: None }).collect(),
+            hop_members: members,
+            moved: false,
+            conversation: None,
+            chosen: "a".into(),
+            next: 0,
+            fresh: None,
+        }
+    }
+
+    #[test]
+    fn a_route_is_handed_off_once_its_member_is_another_than_the_chosen() {
+        let mut route = route_with_hops(2);
+        assert!(!route.handed_off(), "the chosen member serves");
+        route.member = "m0".into();
+        assert!(route.handed_off(), "another member took the turn");
     }
 }

@@ -27,6 +27,7 @@ use switchyard_providers::QuotaWindow;
 use switchyard_store::quota::{self, QuotaReset, QuotaRow};
 use switchyard_store::Store;
 
+use crate::router::state::{RoutingState, States};
 use crate::router::Router;
 
 /// Readings kept in memory, and in the store; past it the oldest one is forgotten (the store
@@ -107,7 +108,7 @@ impl QuotaBoard {
     /// Takes readings another replica wrote to a shared store (`rows`, read back) where this
     /// board has none as new for their key; they are not written again from here. Returns the
     /// newest `seen_at_ms` among `rows` (where the next read starts, less a margin).
-    fn adopt(&self, rows: &[QuotaRow]) -> Option<i64> {
+    pub(crate) fn adopt(&self, rows: &[QuotaRow]) -> Option<i64> {
         let mut map = self.lock();
         let now = self.started;
         for r in rows {
@@ -268,31 +269,13 @@ pub(crate) async fn write_changed(board: &QuotaBoard, store: &Store) {
     }
 }
 
-/// How far before the newest reading seen a shared store's next read starts.
-pub const SHARED_MARGIN_MS: i64 = 10_000;
-
-/// Reads other replicas' readings seen after `since` into `board`; returns where the next read
-/// starts.
-async fn adopt_shared(board: &QuotaBoard, store: &Store, since: i64) -> i64 {
-    let rows = match store.acquire().await {
-        Ok(mut conn) => quota::seen_since(&mut conn, since).await,
-        Err(e) => Err(e),
-    };
-    match rows {
-        Ok(rows) => board.adopt(&rows).map_or(since, |newest| since.max(newest - SHARED_MARGIN_MS)),
-        Err(e) => {
-            tracing::warn!(error = %e, "other replicas' quota readings not read; retrying at the next pass");
-            since
-        }
-    }
-}
-
-/// Spawns the writer on the current tokio runtime; it ends when the board is dropped.
-/// On a shared store (`shared`) each pass then reads the readings other replicas wrote since the
-/// newest one it saw (less [`SHARED_MARGIN_MS`]: another replica writes up to a pass late), so
-/// quota-aware selection on every replica judges every replica's readings within about two passes.
-pub(crate) fn spawn_writer(board: &Arc<QuotaBoard>, store: Store, shared: bool) {
+/// Spawns the writer on the current tokio runtime; it ends when the board is dropped. Each pass
+/// also takes the readings other replicas wrote (`RoutingState::adopt_quota`: nothing when the
+/// state is this process's own), so quota-aware selection on every replica judges every
+/// replica's readings within about two passes.
+pub(crate) fn spawn_writer(board: &Arc<QuotaBoard>, store: Store, state: &Arc<States>) {
     let board = Arc::downgrade(board);
+    let state = Arc::downgrade(state);
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(FLUSH_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -300,11 +283,9 @@ pub(crate) fn spawn_writer(board: &Arc<QuotaBoard>, store: Store, shared: bool) 
         let mut since = 0;
         loop {
             tick.tick().await;
-            let Some(board) = board.upgrade() else { break };
+            let (Some(board), Some(state)) = (board.upgrade(), state.upgrade()) else { break };
             write_changed(&board, &store).await;
-            if shared {
-                since = adopt_shared(&board, &store, since).await;
-            }
+            since = state.adopt_quota(&board, since).await;
             board.passes.send_modify(|n| *n += 1);
         }
     });

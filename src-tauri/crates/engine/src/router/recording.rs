@@ -10,9 +10,9 @@ use switchyard_core::routing::Failure;
 use switchyard_providers::usage::Usage;
 use switchyard_store::attempts::AttemptRow;
 
-use crate::router::request::KeysLater;
+use crate::ledger::DeferredKeys;
 use crate::router::select::Attempt;
-use crate::router::{Router, TurnRun};
+use crate::router::{RequestRun, Router};
 
 /// The `moved` value of an attempt whose body had account-bound items dropped (appended
 /// after a conversation move's cause: `excluded:rate_limited;dropped_account_state`).
@@ -29,16 +29,16 @@ pub struct Recording {
     load_protocol: Option<Protocol>,
     started: std::time::Instant,
     /// Legacy forwarding: the keys the ledger's task computes before writing the row.
-    keys_later: Option<KeysLater>,
+    keys_later: Option<DeferredKeys>,
     pub report: AttemptReport,
 }
 
 impl Recording {
-    pub(crate) fn start(router: &Arc<Router>, run: &mut TurnRun, attempt: &Attempt, reason: String) -> Self {
+    pub(crate) fn start(router: &Arc<Router>, run: &mut RequestRun, attempt: &Attempt, reason: String) -> Self {
         let row = AttemptRow {
             at_ms: 0,
             connection_id: run.snapshot.connection_id.clone(),
-            turn: run.turn.clone(),
+            turn: run.keys.turn.clone(),
             attempt: i64::from(attempt.number),
             profile_id: attempt.profile_id.clone(),
             reason,
@@ -50,25 +50,22 @@ impl Recording {
             duration_ms: None,
             input_tokens: None,
             output_tokens: None,
-            session: run.session.clone(),
-            conversation: run.conversation.as_ref().map(|c| c.as_str().to_string()),
+            session: run.keys.session.clone(),
+            conversation: run.keys.conversation.as_ref().map(|c| c.as_str().to_string()),
             moved: attempt.moved.map(|m| m.to_string()),
             cache_read_tokens: None,
             cache_write_tokens: None,
-            tags: run.tags.clone(),
+            tags: run.recorded.tags.clone(),
             reference_cost_micro_usd: None,
-            user_name: run.user.clone(),
-            pool_id: run.chain.pool.as_ref().map(|p| p.pool_id.clone()),
-            origin_id: match (&run.chain.pool, &run.chain.origin) {
-                (None, Some(origin)) => Some(origin.connection_id.clone()),
-                _ => None,
-            },
+            user_name: run.recorded.user.clone(),
+            pool_id: run.hops.pool().map(|p| p.pool_id.clone()),
+            origin_id: run.hops.origin_left().map(|origin| origin.connection_id.clone()),
         };
         Recording {
             router: router.clone(),
-            keys_later: run.keys_later.take(),
+            keys_later: run.keys.later.take(),
             row: Some(row),
-            load_protocol: (!run.is_legacy()).then_some(run.snapshot.protocol),
+            load_protocol: run.policy.commits().then_some(run.snapshot.protocol),
             // Durations are measurements of the real wire, not decisions: the real clock.
             started: std::time::Instant::now(),
             report: AttemptReport::default(),

@@ -1,22 +1,26 @@
-//! What a request carries into routing, built once by the relay ([`RouteRequest`]): the
-//! connection's snapshot, the model, the request's keys (or the promise of them, for legacy
-//! forwarding), the tags and the Responses id it continues. [`Router::route`] takes it whole;
+//! What a request carries into routing, built once by the relay ([`RouteRequest`]): where it is
+//! going (a connection or a pool, [`Resolved`] once by [`Router::resolve`]), the model, the
+//! request's keys (or the promise of them, for legacy forwarding), the tags, the Responses id it
+//! continues, the profile it names, its client and its user. [`Router::route`] takes it whole;
 //! nothing about a request is set on the router by a second call.
 //!
 //! [`Router::route`]: crate::Router::route
+//! [`Router::resolve`]: crate::Router::resolve
 
 use std::sync::Arc;
 
 use switchyard_core::conversation::ConversationKey;
 use switchyard_core::states::OfficialClient;
 
-use crate::router::Snapshot;
+use crate::ledger::DeferredKeys;
+use crate::router::{Resolved, Snapshot};
 
 /// One request to route.
 #[derive(Debug)]
 pub struct RouteRequest {
-    /// The connection's snapshot (`Router::snapshot`, looked up once per request).
-    pub snapshot: Arc<Snapshot>,
+    /// Where the request goes: a connection's snapshot, or a pool (its member is chosen when the
+    /// routing starts).
+    pub target: Resolved,
     /// The model the client asked for (client-facing name); `None` when the body was not read
     /// first (forwarding) or names none — the request then routes as legacy.
     pub model: Option<String>,
@@ -35,17 +39,19 @@ pub struct RouteRequest {
     /// The relay user whose token the request carried (a `relay_users` name, never the
     /// token); `None` for the install's own token. Recorded with every attempt.
     pub user: Option<String>,
-    /// The pool the request was sent to, with the member it starts on and its hand-off hops
-    /// (`Router::pool_start`); `snapshot` and `model` are then the member's.
-    pub pool: Option<crate::router::PoolRoute>,
 }
 
 impl RouteRequest {
     /// A request on `snapshot` for `model` with `keys`, no tags, no continued response, no
     /// named profile and no official client.
     pub fn new(snapshot: Arc<Snapshot>, model: Option<&str>, keys: RequestKeys) -> Self {
+        RouteRequest::to(Resolved::Connection(snapshot), model, keys)
+    }
+
+    /// A request to `target` for `model` with `keys`, nothing else set.
+    pub fn to(target: Resolved, model: Option<&str>, keys: RequestKeys) -> Self {
         RouteRequest {
-            snapshot,
+            target,
             model: model.map(str::to_string),
             keys,
             tags: None,
@@ -53,7 +59,6 @@ impl RouteRequest {
             pinned: None,
             client: None,
             user: None,
-            pool: None,
         }
     }
 }
@@ -72,7 +77,7 @@ pub enum RequestKeys {
     },
     /// Legacy forwarding routes by none of them (one key, one attempt): the ledger's writer
     /// computes them from the body's copy after the answer, off the request path.
-    Later(KeysLater),
+    Later(DeferredKeys),
 }
 
 impl RequestKeys {
@@ -83,22 +88,5 @@ impl RequestKeys {
 }
 
 /// The turn key a forwarded request routes with (by nothing: one key, one attempt); its
-/// ledger row gets the real keys from [`KeysLater`].
+/// ledger row gets the real keys from [`DeferredKeys`].
 pub(crate) const FORWARDED_TURN: &str = "legacy";
-
-/// The keys of a request, computed later (legacy forwarding, [`RequestKeys::Later`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LaterKeys {
-    pub turn: String,
-    pub conversation: Option<String>,
-    pub session: Option<String>,
-}
-
-/// Computes a request's [`LaterKeys`] (from its body, which it holds) on the ledger's writer.
-pub struct KeysLater(pub Box<dyn FnOnce() -> LaterKeys + Send>);
-
-impl std::fmt::Debug for KeysLater {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("KeysLater")
-    }
-}

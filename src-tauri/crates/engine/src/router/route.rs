@@ -1,11 +1,12 @@
 //! The one routing loop (docs/design.md, "The request path"): for each physical attempt,
-//! choose the profile (legacy primary, sticky binding, SWRR or priority, failover, probe)
-//! with its admission and lease, let the transport make the HTTP call, take what it learned
-//! (`Reply`: outcome and facts), settle the circuits, plan the next step and record the
-//! attempt — exactly once, through a [`Recording`] guard that writes on completion, failure
-//! or drop. The relay only does HTTP: it builds one [`RouteRequest`], implements
-//! [`Transport`] and turns [`Routed`] into a response. Legacy routing is the same loop with
-//! a one-attempt pass-through policy (`TurnRun::is_legacy`).
+//! choose the profile (pinned login, legacy primary, sticky binding, SWRR or priority,
+//! failover, probe) with its admission and lease, let the transport make the HTTP call, take
+//! what it learned (`Reply`: outcome and facts), settle the circuits, plan the next step and
+//! record the attempt — exactly once, through a [`Recording`] guard that writes on completion,
+//! failure or drop. The relay only does HTTP: it builds one [`RouteRequest`], implements
+//! [`Transport`] and turns [`Routed`] into a response. What kind of request it is — pinned,
+//! legacy, routed, with or without hops — is the run's [`Policy`](super::policy::Policy),
+//! decided once; the loop only asks it.
 
 use std::sync::Arc;
 
@@ -14,9 +15,11 @@ use switchyard_core::routing::{Failure, FailureKind, Plan, Scope};
 use crate::error::EngineError;
 use crate::router::login::{refused_token, AfterRefusal};
 use crate::router::request::RouteRequest;
+use crate::router::run::Start;
 use crate::router::select::Attempt;
+use crate::router::state::RoutingState;
 use crate::router::transport::{AttemptFacts, Outcome, Target, Transport};
-use crate::router::{NextAttempt, Recording, Router, TurnRun};
+use crate::router::{NextAttempt, Recording, RequestRun, Router};
 
 /// Which attempt produced what the client gets (outside legacy mode it is told in headers).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,11 +45,12 @@ pub enum Routed<D, K> {
     /// The last attempt got no answer (network, timeout) and nothing was kept. `timed_out`:
     /// no response head came within the first-byte timeout.
     NoAnswer { failure: Failure, route: Route, timed_out: bool },
-    /// No profile may serve the request now (503, or 429 when all are cooling down), and why.
+    /// The request cannot be served now (503, or 429 when all are cooling down; 413 for a body
+    /// over the limit), and why.
     Unavailable { status: u16, retry_after_secs: Option<u64>, message: String, why: Refusal },
 }
 
-/// Why no attempt was made.
+/// Why a request got no answer of the provider's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
     /// Legacy routing: the primary cannot serve (no primary, no secret, or, with an active
@@ -54,8 +58,8 @@ pub enum Refusal {
     PrimaryUnavailable,
     /// Routed: no profile is eligible for the model now.
     NoEligibleProfile,
-    /// The request continues a response (`previous_response_id`) whose profile cannot serve
-    /// now; no other account could read it.
+    /// The request continues a response (`previous_response_id`) whose profile (or pool member)
+    /// cannot serve now; no other account could read it.
     Continuity,
     /// The profiles that could serve now are subscription credentials of another official
     /// client (a token for Claude Code asked for by an SDK; invariant 20): 403.
@@ -66,6 +70,11 @@ pub enum Refusal {
     /// The named external profile cannot serve now (disabled, not signed in, cooling until its
     /// window resets): 503, or 429 with `Retry-After` while it cools; never another account.
     PinnedUnavailable,
+    /// The pool does not route now (not active, suspended) or no member can take the request:
+    /// 503.
+    PoolUnavailable,
+    /// A forwarded body went over the relay's limit while it streamed upstream: 413.
+    BodyTooLarge,
 }
 
 impl Refusal {
@@ -78,7 +87,29 @@ impl Refusal {
             Refusal::ClientNotAllowed => "client_not_allowed",
             Refusal::ProfileNotPinnable => "profile_not_pinnable",
             Refusal::PinnedUnavailable => "pinned_unavailable",
+            Refusal::PoolUnavailable => "pool_unavailable",
+            Refusal::BodyTooLarge => "body_too_large",
         }
+    }
+}
+
+/// A request that gets no attempt now, and why: what [`Routed::Unavailable`] carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unavailable {
+    pub status: u16,
+    pub retry_after_secs: Option<u64>,
+    pub message: String,
+    pub why: Refusal,
+}
+
+impl Unavailable {
+    pub(crate) fn new(why: Refusal, status: u16, retry_after_secs: Option<u64>, message: String) -> Self {
+        Unavailable { status, retry_after_secs, message, why }
+    }
+
+    fn routed<D, K>(self) -> Routed<D, K> {
+        let Unavailable { status, retry_after_secs, message, why } = self;
+        Routed::Unavailable { status, retry_after_secs, message, why }
     }
 }
 
@@ -90,8 +121,10 @@ impl Router {
         request: RouteRequest,
         transport: &T,
     ) -> Result<Routed<T::Delivered, T::Kept>, EngineError> {
-        let mut run = self.start_run(request).await?;
-        let legacy = run.is_legacy();
+        let mut run = match self.start_run(request).await? {
+            Start::Run(run) => run,
+            Start::Refused(refused) => return Ok(refused.routed()),
+        };
         let mut kept: Option<(T::Kept, Route)> = None;
         // An owned login's retry after a 401 renewed it (`router/login.rs`): no selection.
         let mut renewed: Option<Attempt> = None;
@@ -102,22 +135,15 @@ impl Router {
             };
             let mut attempt = match next {
                 NextAttempt::Go(a) => a,
-                NextAttempt::Unavailable { status, retry_after_secs, message, continuity } => {
-                    // A named profile is the only one the request may use: no fallback.
-                    if run.pinned.is_none() && self.fall_back_unavailable(&mut run).await? {
+                NextAttempt::Unavailable(refused) => {
+                    if self.fall_back_unavailable(&mut run).await? {
                         continue;
                     }
-                    let why = match (run.refused, continuity, legacy) {
-                        (Some(refused), _, _) => refused,
-                        (None, true, _) => Refusal::Continuity,
-                        (None, false, true) => Refusal::PrimaryUnavailable,
-                        (None, false, false) => Refusal::NoEligibleProfile,
-                    };
                     return Ok(match kept {
                         Some((kept, route)) => {
                             Routed::Kept { kept, route: Route { attempts: run.attempts(), ..route } }
                         }
-                        None => Routed::Unavailable { status, retry_after_secs, message, why },
+                        None => refused.routed(),
                     });
                 }
             };
@@ -126,20 +152,28 @@ impl Router {
                 connection_id: run.snapshot.connection_id.clone(),
                 profile_id: attempt.profile_id.clone(),
                 attempts: run.attempts(),
-                reason: run.reason_of(&attempt),
-                legacy: run.is_legacy() && !run.fell_back() && run.chain.pool.is_none(),
+                reason: run.hops.take_fresh().unwrap_or_else(|| attempt.reason.to_string()),
+                legacy: run.policy.answers_as_legacy(&run.hops),
             };
             let mut recording = Recording::start(self, &mut run, &attempt, route.reason.clone());
             let reply = transport.attempt(target(&run, &attempt, self.engine.now_system())).await;
+            let too_large = reply.facts.body_too_large;
             let timed_out = self.learn(&mut run, &attempt, &mut recording, reply.facts, &route);
             let (failure, kept_now) = match reply.outcome {
+                Outcome::Deliver { status, ttfb_ms, body } if too_large => {
+                    recording.report.status = Some(status);
+                    recording.report.ttfb_ms = ttfb_ms;
+                    drop(body);
+                    recording.finish();
+                    return Ok(body_too_large());
+                }
                 Outcome::Deliver { status, ttfb_ms, body } => {
                     self.attempt_succeeded(&mut attempt).await;
-                    if !run.is_legacy() {
+                    if run.policy.commits() {
                         self.commit(&mut run);
                     }
-                    if let Some(pool) = &run.chain.pool {
-                        self.pool_delivered(pool);
+                    if let Some(pool) = run.hops.pool() {
+                        self.pool_delivered(pool).await;
                     }
                     recording.report.status = Some(status);
                     recording.report.ttfb_ms = ttfb_ms;
@@ -153,6 +187,9 @@ impl Router {
                 }
             };
             recording.finish();
+            if too_large {
+                return Ok(body_too_large());
+            }
             let mut failure = failure;
             if refused_token(failure.kind, &attempt) {
                 match self.renewed_attempt(&mut run, &mut attempt).await {
@@ -160,7 +197,7 @@ impl Router {
                         if let Some(k) = kept_now {
                             kept = Some((k, route.clone()));
                         }
-                        renewed = Some(next);
+                        renewed = Some(*next);
                         continue;
                     }
                     AfterRefusal::CoolUntil(until) => {
@@ -176,7 +213,7 @@ impl Router {
             if matches!(plan, Plan::FailoverTo(..) | Plan::RetrySame) {
                 continue;
             }
-            if run.pinned.is_none() && self.fall_back_after(&mut run, failure, &plan).await? {
+            if self.fall_back_after(&mut run, failure, &plan).await? {
                 continue;
             }
             return Ok(match kept {
@@ -193,7 +230,7 @@ impl Router {
     /// a Responses id (remembered with its profile). Returns whether it timed out.
     fn learn(
         &self,
-        run: &mut TurnRun,
+        run: &mut RequestRun,
         attempt: &Attempt,
         recording: &mut Recording,
         facts: AttemptFacts,
@@ -211,22 +248,25 @@ impl Router {
         }
         recording.report.reference_cost_usd = facts.reference_cost_usd;
         if let Some(id) = facts.response_id {
-            self.responses_lock().remember(&route.connection_id, &id, &attempt.profile_id);
-            self.share_origin(&route.connection_id, &id, &attempt.profile_id);
+            let (now, now_ms) = (self.engine.monotonic(), self.engine.now_ms());
+            self.state.remember_origin(&route.connection_id, &id, &attempt.profile_id, now, now_ms);
         }
         facts.timed_out
     }
+}
+
+/// 413: a forwarded body went over the relay's limit while it streamed upstream.
+fn body_too_large<D, K>() -> Routed<D, K> {
+    let message = "the request body is over the relay's limit".to_string();
+    Unavailable::new(Refusal::BodyTooLarge, 413, None, message).routed()
 }
 
 /// The transport's view of `attempt`: every rule decided (which model name goes upstream,
 /// pass-through or not, whether account-bound items go, how it authenticates and where it goes
 /// when not to the connection's base URL), and the engine clock's time. A request naming its
 /// profile passes through: nothing in it is changed.
-fn target<'a>(run: &'a TurnRun, attempt: &'a Attempt, now: std::time::SystemTime) -> Target<'a> {
-    // A pool's member routes its answer like a routed connection's even when the member is a
-    // legacy connection: a stream is held until its first content so a failure before output
-    // can hand the turn to another member, and a Responses id is read for continuity.
-    let pass_through = (run.is_legacy() && run.chain.pool.is_none()) || run.pinned.is_some();
+fn target<'a>(run: &'a RequestRun, attempt: &'a Attempt, now: std::time::SystemTime) -> Target<'a> {
+    let pass_through = run.policy.passes_through(&run.hops);
     let model = run.model.as_deref();
     let upstream_model = if pass_through { model } else { model.map(|m| run.snapshot.upstream_model(m)) };
     Target {
@@ -239,11 +279,9 @@ fn target<'a>(run: &'a TurnRun, attempt: &'a Attempt, now: std::time::SystemTime
         upstream_model,
         strip_account_state: attempt.strip_account_state,
         now,
-        // A request naming its profile carries the official CLI's own login: it passes through,
-        // never to the CLI backend.
-        cli: if run.pinned.is_some() { None } else { run.snapshot.cli_target(&attempt.profile_id) },
+        cli: attempt.cli.then(|| run.snapshot.cli_target(&attempt.profile_id)).flatten(),
         credential: attempt.credential,
-        base_url: attempt.login.as_ref().map(|l| l.base_url.as_str()).or(run.upstream_base.as_deref()),
+        base_url: attempt.base_url.as_deref(),
         account_id: attempt.login.as_ref().and_then(|l| l.account_id.as_deref()),
     }
 }

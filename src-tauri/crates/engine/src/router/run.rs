@@ -1,8 +1,7 @@
-//! The routing state of one request ([`TurnRun`]), made once from its [`RouteRequest`] and
-//! owned by the loop: the snapshot it routes on (a fallback hop's, once it fell back), the
-//! model, its keys, how many attempts it made and which profiles it tried, what the next
-//! attempt should be, whether the turn is committed, and the profile a continued Responses
-//! answer pins it to (`continuity`).
+//! The routing state of one request ([`RequestRun`]), made once from its [`RouteRequest`] and
+//! owned by the loop: the snapshot it routes on (a hop's, once it moved), the model, its keys,
+//! its [`Policy`] and [`Hops`], its [`Counts`], which profiles it tried, what its next attempt
+//! should be, whether its turn is committed, and the [`View`] its decisions are made on.
 
 use std::sync::Arc;
 
@@ -12,82 +11,95 @@ use switchyard_core::states::{OfficialClient, ProfileKind};
 
 use crate::config::rows::client_of;
 use crate::error::EngineError;
-use crate::router::fallback::ChainPosition;
-use crate::router::request::{KeysLater, RequestKeys, RouteRequest, FORWARDED_TURN};
-use crate::router::select::Attempt;
-use crate::router::{Refusal, Router, Snapshot};
+use crate::ledger::DeferredKeys;
+use crate::router::policy::{Counts, Hops, Policy};
+use crate::router::request::{RequestKeys, RouteRequest, FORWARDED_TURN};
+use crate::router::route::Unavailable;
+use crate::router::state::{RoutingState, Subject, View, ViewKeys};
+use crate::router::{Resolved, Router, Snapshot};
 
 /// What the next attempt of a request should be.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Pending {
+pub(super) enum NextStep {
+    /// The first decision on the connection (under its affinity).
     First,
     /// To the planner's choice (the most preferred untried eligible profile).
     Failover(FailureKind, String),
     RetrySame(String, SelectionReason),
 }
 
+/// The keys a request is routed and recorded by.
+#[derive(Debug)]
+pub(crate) struct RunKeys {
+    pub turn: String,
+    pub conversation: Option<ConversationKey>,
+    /// The client's session, hashed (ledger only).
+    pub session: Option<String>,
+    /// Forwarding: the keys the first attempt's ledger row computes later (`turn` is
+    /// [`FORWARDED_TURN`] meanwhile; forwarding never routes by it).
+    pub later: Option<DeferredKeys>,
+}
+
+/// What the ledger records of the request besides its attempts.
+#[derive(Debug)]
+pub(crate) struct Recorded {
+    /// The caller's tags as a JSON object.
+    pub tags: Option<String>,
+    /// The relay user the request came from.
+    pub user: Option<String>,
+}
+
 /// The routing state of one request (one HTTP call to the relay), made from its
 /// [`RouteRequest`] by [`Router::start_run`] and owned by the loop.
 #[derive(Debug)]
-pub(crate) struct TurnRun {
+pub(crate) struct RequestRun {
     pub(crate) snapshot: Arc<Snapshot>,
-    /// The model the client asked for (client-facing name), if the request names one.
+    /// The model asked of the current connection (client-facing name; a hop's own name on a hop
+    /// that names one), if the request names one.
     pub(crate) model: Option<String>,
-    pub(crate) turn: String,
-    pub(crate) conversation: Option<ConversationKey>,
-    pub(crate) session: Option<String>,
-    pub(crate) tags: Option<String>,
-    /// The relay user the request came from (ledger only).
-    pub(crate) user: Option<String>,
-    /// Forwarding: the keys the first attempt's ledger row computes later (`turn` is
-    /// [`FORWARDED_TURN`] meanwhile; forwarding never routes by it).
-    pub(crate) keys_later: Option<KeysLater>,
-    pub(super) attempts: u32,
-    pub(super) same_retries: u32,
-    pub(super) tried: Vec<String>,
-    /// Profiles eligible when the request (or its hop) started: counted by the first
-    /// choice's evaluation, so a request evaluates eligibility once to start (legacy: 1).
-    pub(crate) eligible_at_start: Option<usize>,
-    pub(super) pending: Pending,
-    pub(crate) committed: bool,
-    /// Where the request stands on its connection's fallback chain (`fallback.rs`).
-    pub(crate) chain: ChainPosition,
     /// The model the client asked for, once a hop asks for another (`OTHER=MODEL`).
     pub(crate) requested: Option<String>,
-    /// Attempts made on connections before the current one (the planner bounds each hop).
-    pub(super) hop_base: u32,
-    /// The profile that produced the response this request continues (`previous_response_id`):
-    /// the only one it may go to.
-    pub(super) continuing: Option<String>,
-    /// An attempt of this request left the key that produced the conversation's account-bound
-    /// items (failover, a conversation move, a turn moved off its binding).
-    pub(super) moved_off: bool,
+    pub(crate) keys: RunKeys,
+    pub(crate) recorded: Recorded,
     /// The official client the request identifies as (token and external profiles serve only
     /// their own client).
     pub(crate) client: Option<OfficialClient>,
-    /// The profile the request names (`x-switchyard-profile`): one attempt there, nothing else
-    /// (`pinned.rs`).
-    pub(crate) pinned: Option<String>,
-    /// The upstream base URL of a pinned attempt whose credential is for another endpoint than
-    /// the connection's (an external Codex login: the ChatGPT backend).
-    pub(crate) upstream_base: Option<String>,
-    /// Why no attempt may be made, when a rule other than eligibility said so (the client rule,
-    /// a named profile): the refusal the relay answers with.
-    pub(crate) refused: Option<Refusal>,
+    pub(crate) policy: Policy,
+    pub(crate) hops: Hops,
+    pub(crate) counts: Counts,
+    pub(super) tried: Vec<String>,
+    pub(super) next: NextStep,
+    pub(crate) committed: bool,
+    /// An attempt of this request left the key that produced the conversation's account-bound
+    /// items (failover, a conversation move, a turn moved off its binding, a hop).
+    pub(super) moved_off: bool,
     /// Owned logins this request renewed after a 401 (once each; `login.rs`).
     pub(crate) renewed: Vec<String>,
-    /// On a shared store: what the first decision read there (`shared.rs`).
-    pub(crate) pulled: Option<crate::router::shared::Pulled>,
+    /// What the current connection's first decision read (`None` until it is made).
+    pub(super) view: Option<View>,
 }
 
-impl TurnRun {
-    /// Legacy routing: the primary only, one attempt, no retries.
-    pub(crate) fn is_legacy(&self) -> bool {
-        self.snapshot.strategy.is_none() || self.model.is_none()
+impl RequestRun {
+    pub(crate) fn attempts(&self) -> u32 {
+        self.counts.attempts
     }
 
-    pub(crate) fn attempts(&self) -> u32 {
-        self.attempts
+    /// The model as a key ("" when the request names none).
+    pub(crate) fn model_key(&self) -> &str {
+        self.model.as_deref().unwrap_or("")
+    }
+
+    /// The keys of this run's decisions on its connection, at the engine clock's `now`.
+    pub(crate) fn view_keys<'a>(&'a self, router: &Router) -> ViewKeys<'a> {
+        ViewKeys {
+            subject: Subject::Connection { id: &self.snapshot.connection_id, profiles: &self.snapshot.profiles },
+            model: self.model_key(),
+            turn: Some(&self.keys.turn),
+            conversation: self.keys.conversation.as_ref(),
+            window: self.snapshot.affinity.window(),
+            now: router.engine.monotonic(),
+            now_ms: router.engine.now_ms(),
+        }
     }
 
     /// Whether the client rule lets profile `index` of the run's snapshot serve this request
@@ -103,93 +115,99 @@ impl TurnRun {
             || (kind == ProfileKind::External && self.snapshot.cli_target(&profile.id).is_some())
     }
 
-    /// The profile this request is pinned to by its `previous_response_id`, if known.
-    pub(crate) fn continuing(&self) -> Option<&str> {
-        self.continuing.as_deref()
-    }
-
-    /// Starts routing on a fallback hop (`run.snapshot` is already the hop's): the hop's own
-    /// attempt bound, nothing tried there yet, and another account than the request's own.
-    pub(crate) fn enter_hop(&mut self) {
-        self.hop_base = self.attempts;
-        self.same_retries = 0;
+    /// Starts routing on a hop: `snapshot` is the hop's connection, asked for `model`; its own
+    /// policy, its own attempt bound, nothing tried there yet, another account than the
+    /// request's own, and its own view.
+    pub(crate) fn enter_hop(&mut self, snapshot: Arc<Snapshot>, model: String) {
+        if self.requested.is_none() {
+            self.requested = self.model.clone();
+        }
+        self.snapshot = snapshot;
+        self.model = Some(model);
+        self.policy = Policy::decide(&self.snapshot, self.model.as_deref(), None, None);
+        self.counts.enter_hop(self.policy.is_legacy());
         self.tried.clear();
-        self.pending = Pending::First;
-        self.continuing = None;
+        self.next = NextStep::First;
         self.moved_off = true;
-        self.refused = None;
-        // The hop's first decision reads its own connection's view from a shared store.
-        self.pulled = None;
+        self.view = None;
     }
 
     /// The failure kind of a planned failover still pending (its target was not eligible).
     pub(crate) fn last_failover_kind(&self) -> Option<FailureKind> {
-        match &self.pending {
-            Pending::Failover(kind, _) => Some(*kind),
+        match &self.next {
+            NextStep::Failover(kind, _) => Some(*kind),
             _ => None,
-        }
-    }
-
-    /// The reason recorded for `attempt`: `fallback:<kind>` (a chain) or `pool:<kind>` (a pool
-    /// hand-off) for the first attempt on a hop.
-    pub(crate) fn reason_of(&mut self, attempt: &Attempt) -> String {
-        match self.chain.fresh.take() {
-            Some(kind) if self.chain.pool.is_some() => format!("pool:{kind}"),
-            Some(kind) => format!("fallback:{kind}"),
-            None => attempt.reason.to_string(),
         }
     }
 }
 
+/// How a request starts: its run, or why it cannot (a pool that cannot take it).
+pub(crate) enum Start {
+    Run(Box<RequestRun>),
+    Refused(Unavailable),
+}
+
 impl Router {
-    /// Starts the routing of one request: its turn's committed state, a fallen turn resumed
-    /// on its hop, and (routed only: legacy has one key anyway) the profile a continued
-    /// Responses answer came from, when remembered — an unknown id (evicted, or from before
-    /// a restart) routes normally.
-    pub(crate) async fn start_run(&self, request: RouteRequest) -> Result<TurnRun, EngineError> {
-        let RouteRequest { snapshot, model, keys, tags, previous_response_id, pinned, client, user, pool } = request;
-        let (turn, conversation, session, keys_later) = match keys {
-            RequestKeys::Now { turn, conversation, session } => (turn, conversation, session, None),
-            RequestKeys::Later(later) => (FORWARDED_TURN.to_string(), None, None, Some(later)),
+    /// Starts the routing of one request: its target (a pool's member chosen first), its policy
+    /// and hops, its turn's committed state, a fallen turn resumed on its hop, and (routed only:
+    /// legacy has one key anyway) the profile a continued Responses answer came from, when
+    /// remembered — an unknown id (evicted, or from before a restart) routes normally.
+    pub(crate) async fn start_run(&self, request: RouteRequest) -> Result<Start, EngineError> {
+        let RouteRequest { target, model, keys, tags, previous_response_id, pinned, client, user } = request;
+        let keys = match keys {
+            RequestKeys::Now { turn, conversation, session } => RunKeys { turn, conversation, session, later: None },
+            RequestKeys::Later(later) => {
+                RunKeys { turn: FORWARDED_TURN.to_string(), conversation: None, session: None, later: Some(later) }
+            }
         };
-        let committed = self.bindings_lock().peek(&turn, self.engine.monotonic()).is_some_and(|b| b.committed);
-        let mut run = TurnRun {
+        let now = self.engine.monotonic();
+        let (snapshot, model, mut hops) = match target {
+            Resolved::Connection(snapshot) => {
+                let hops = if pinned.is_some() { Hops::None } else { Hops::of(&snapshot, model.as_deref()) };
+                (snapshot, model, hops)
+            }
+            Resolved::Pool { pool, member } => {
+                let started = self
+                    .start_pool(&pool, member.as_deref(), model.as_deref(), &keys, previous_response_id.as_deref())
+                    .await?;
+                match started {
+                    Ok(start) => (start.snapshot, start.model, Hops::Pool(start.route)),
+                    Err(refused) => return Ok(Start::Refused(refused)),
+                }
+            }
+        };
+        // A turn that fell back earlier continues on its hop.
+        let (snapshot, model, requested, resumed) =
+            match self.fallen_hop(&snapshot, model.as_deref(), &mut hops, &keys.turn).await? {
+                Some((hop, hop_model)) => (hop, Some(hop_model), model, true),
+                None => (snapshot, model, hops.pool().and_then(|p| p.requested.clone()), false),
+            };
+        let continuing = match previous_response_id {
+            Some(previous) if snapshot.strategy.is_some() && model.is_some() && pinned.is_none() => {
+                self.state.origin(&snapshot.connection_id, &previous, now, self.engine.now_ms()).await
+            }
+            _ => None,
+        };
+        let policy = Policy::decide(&snapshot, model.as_deref(), pinned, continuing);
+        let moved_off = resumed || hops.pool().is_some_and(|p| p.moved);
+        let committed = self.state.committed(&keys.turn, now);
+        let run = RequestRun {
+            counts: Counts { eligible_at_start: policy.is_legacy().then_some(1), ..Counts::default() },
             snapshot,
             model,
-            turn,
-            conversation,
-            session,
-            tags,
-            user,
-            keys_later,
-            attempts: 0,
-            same_retries: 0,
-            tried: Vec::new(),
-            eligible_at_start: None,
-            pending: Pending::First,
-            committed,
-            continuing: None,
-            moved_off: pool.as_ref().is_some_and(|p| p.moved),
-            requested: pool.as_ref().and_then(|p| p.requested.clone()),
-            chain: ChainPosition { pool, ..ChainPosition::default() },
-            hop_base: 0,
+            requested,
+            keys,
+            recorded: Recorded { tags, user },
             client,
-            pinned,
-            upstream_base: None,
-            refused: None,
+            policy,
+            hops,
+            tried: Vec::new(),
+            next: NextStep::First,
+            committed,
+            moved_off,
             renewed: Vec::new(),
-            pulled: None,
+            view: None,
         };
-        if run.is_legacy() {
-            run.eligible_at_start = Some(1);
-        }
-        self.resume_fallen_turn(&mut run).await?;
-        if let Some(previous) = previous_response_id.filter(|_| !run.is_legacy()) {
-            run.continuing = self.responses_lock().origin(&run.snapshot.connection_id, &previous);
-            if run.continuing.is_none() {
-                run.continuing = self.shared_origin(&run.snapshot.connection_id, &previous).await;
-            }
-        }
-        Ok(run)
+        Ok(Start::Run(Box::new(run)))
     }
 }

@@ -1,30 +1,40 @@
-//! Choosing the profile of a request's next physical attempt (`route.rs` runs it first):
-//! legacy primary, sticky binding, warm conversation, SWRR or priority, failover to the
-//! planner's choice, probe — with its admission and lease and its secret read for this
-//! attempt. Only a request's first attempt runs `select_for_call` under the connection's
-//! affinity and may bind, refresh or move its conversation; failover and retries never touch
-//! the conversation binding (they are not turn boundaries). A request continuing a known
-//! Responses answer (`previous_response_id`) goes only to the profile that produced it
-//! (`continuity`), or is refused; an attempt that left the request's own key (failover, a
-//! conversation move, a turn moved off its binding) asks the transport to drop account-bound
-//! items from the body (`Attempt::strip_account_state`). When nothing may serve, the answer
-//! is 503 or 429 with `Retry-After`.
+//! Choosing the profile of a request's next physical attempt (`route.rs` runs it first), as
+//! the run's policy says: the named login (`pinned.rs`), the legacy primary, or — routed — a
+//! decision on the run's [`View`](super::state::View) of the routing state: sticky binding, warm
+//! conversation, SWRR or priority, failover to the planner's choice, probe; with its admission
+//! and lease and its secret read for this attempt. Only a request's first attempt selects under
+//! the connection's affinity and may bind, refresh or move its conversation; failover and
+//! retries never touch the conversation binding (they are not turn boundaries). A request
+//! continuing a known Responses answer goes only to the profile that produced it, or is refused;
+//! an attempt that left the request's own key asks the transport to drop account-bound items
+//! from the body (`Attempt::strip_account_state`). When nothing may serve, the answer is 503 or
+//! 429 with `Retry-After`.
 
 use std::sync::Arc;
 
 use switchyard_core::routing::{
     select_for_call, select_priority, Admission, Affinity, CallInput, ConversationStep, Eligibility, Exclusion,
-    FailureKind, Move, MoveCause, ProbeLease, QuotaBlocks, SelectionReason, Strategy, Swrr,
+    FailureKind, Move, MoveCause, ProbeLease, QuotaBlocks, SelectionReason, Strategy,
 };
 use switchyard_core::states::ProfileKind;
 use switchyard_vault::Secret;
 
 use crate::error::EngineError;
 use crate::router::login::AttemptLogin;
-use crate::router::run::{Pending, TurnRun};
-use crate::router::shared::{SharedLease, SharedProbe};
+use crate::router::policy::Policy;
+use crate::router::route::{Refusal, Unavailable};
+use crate::router::run::{NextStep, RequestRun};
+use crate::router::state::{shared::StoreLease, Claim, Going, RoutingState, View};
 use crate::router::transport::CredentialUse;
 use crate::router::Router;
+
+/// A half-open probe this attempt holds: the board's claim and, where the state lives beyond
+/// this process, its lease there (released when dropped).
+#[derive(Debug)]
+pub(crate) struct Probe {
+    pub(super) lease: ProbeLease,
+    pub(super) _beyond: Option<Box<StoreLease>>,
+}
 
 /// One physical attempt: the chosen profile and its secret, read for this attempt.
 #[derive(Debug)]
@@ -41,11 +51,15 @@ pub(crate) struct Attempt {
     pub secret: Arc<Secret>,
     /// How the attempt authenticates upstream (from the profile's kind).
     pub credential: CredentialUse,
-    /// An owned login's account, refresh mark and backend (`router/login.rs`).
+    /// An owned login's account and refresh mark (`router/login.rs`).
     pub login: Option<AttemptLogin>,
-    pub(super) lease: Option<ProbeLease>,
-    /// The probe's lease on a shared store (released when the attempt is dropped).
-    pub(super) shared_lease: Option<Box<SharedLease>>,
+    /// Where the attempt goes when not to the connection's base URL (an owned login's backend,
+    /// an external Codex login's).
+    pub base_url: Option<String>,
+    /// The official CLI may serve the attempt when the profile is one it serves (a request naming
+    /// its profile carries the CLI's own login: it passes through, never to the CLI backend).
+    pub cli: bool,
+    pub(super) probe: Option<Probe>,
 }
 
 /// The profile `choose` picked, why, and what that does to the request's conversation.
@@ -64,115 +78,93 @@ struct Choice {
 #[derive(Debug)]
 pub(crate) enum NextAttempt {
     Go(Attempt),
-    /// No profile may serve the request now: answer `status` (503, or 429 when every
-    /// profile is cooling down for rate or quota reasons) with `Retry-After`.
-    Unavailable {
-        status: u16,
-        retry_after_secs: Option<u64>,
-        message: String,
-        /// The request continues a response whose profile cannot serve now (`continuity`).
-        continuity: bool,
-    },
+    /// No attempt may be made now, and why.
+    Unavailable(Unavailable),
 }
 
 impl Router {
     /// Chooses the profile of the next attempt and reads its secret.
-    pub(crate) async fn next_attempt(&self, run: &mut TurnRun) -> Result<NextAttempt, EngineError> {
-        if run.pinned.is_some() {
-            return self.pinned_attempt(run).await;
-        }
-        if run.is_legacy() {
-            return self.legacy_attempt(run).await;
-        }
-        if self.shared().is_some() && run.pending == Pending::First && run.pulled.is_none() {
-            self.pull(run).await?;
-        }
-        loop {
-            // On a shared store SWRR runs on the run's copy of the stored position; a decision
-            // that advanced it is written by compare-and-swap, and one that lost the race is
-            // taken again on the position another replica wrote (`shared.rs`).
-            let mut pulled = run.pulled.take();
-            let before = pulled.as_ref().map(|p| p.swrr.clone());
-            let choice = self.choose(run, pulled.as_mut().map(|p| &mut p.swrr));
-            if let (Some(p), Some(before)) = (pulled.as_mut(), before) {
-                let model = run.model.as_deref().unwrap_or("");
-                let target = &run.snapshot.connection_id;
-                if !self.advance_swrr(target, model, p, &before).await? {
-                    run.pulled = pulled;
-                    continue;
-                }
+    pub(crate) async fn next_attempt(&self, run: &mut RequestRun) -> Result<NextAttempt, EngineError> {
+        match &run.policy {
+            Policy::Pinned(name) => {
+                let name = name.clone();
+                self.pinned_attempt(run, &name).await
             }
-            run.pulled = pulled;
+            Policy::Legacy => self.legacy_attempt(run).await,
+            Policy::Routed { .. } => self.routed_attempt(run).await,
+        }
+    }
+
+    async fn routed_attempt(&self, run: &mut RequestRun) -> Result<NextAttempt, EngineError> {
+        let mut view = match run.view.take() {
+            Some(view) => view,
+            None => self.state.read(&run.view_keys(self)).await?,
+        };
+        loop {
+            // The decision runs on the view's copy of the SWRR position; one that advanced it is
+            // written back by compare-and-swap, and one that lost the race is taken again on the
+            // position as it is now.
+            let choice = self.choose(run, &mut view);
+            if !self.state.advance(&run.view_keys(self), &mut view).await? {
+                continue;
+            }
             let Some(Choice { index, mut reason, step, switched, eligible }) = choice else {
-                return Ok(self.unavailable(run));
+                let refused = self.unavailable(run);
+                run.view = Some(view);
+                return Ok(NextAttempt::Unavailable(refused));
             };
-            run.eligible_at_start.get_or_insert(eligible);
+            run.counts.eligible_at_start.get_or_insert(eligible);
             let snap = run.snapshot.clone();
             let profile = &snap.profiles[index];
-            let model = run.model.as_deref().unwrap_or("");
-            let Some((lease, shared_lease)) = self.admit(&profile.id, model).await? else {
+            let Some(probe) = self.admit(&profile.id, run.model_key()).await? else {
                 run.tried.push(profile.id.clone());
                 continue;
             };
-            if lease.is_some() {
+            if probe.is_some() {
                 reason = SelectionReason::Probe;
             }
             let Some((secret, login)) = self.attempt_secret(&snap, index).await? else {
                 run.tried.push(profile.id.clone());
                 continue;
             };
-            {
-                let mut bindings = self.bindings_lock();
-                let now = self.engine.monotonic();
-                match run.pending {
-                    Pending::Failover(..) => {
-                        let _ = bindings.rebind(&run.turn, &profile.id, now);
-                    }
-                    _ => bindings.bind(&run.turn, &profile.id, now),
-                }
-            }
-            let moved = self.follow_conversation(run, step, &profile.id);
-            if run.pulled.is_some() {
-                let step =
-                    if matches!(run.pending, Pending::Failover(..)) { ConversationStep::Untracked } else { step };
-                let rows = self.binding_rows(run, &profile.id, step);
-                if let Err(e) = self.share_bindings(rows).await {
-                    tracing::warn!(code = e.code().as_str(), "bindings not shared; other replicas may choose anew");
-                }
-            }
-            run.moved_off |= switched || moved.is_some() || matches!(run.pending, Pending::Failover(..));
-            run.attempts += 1;
+            let failover = matches!(run.next, NextStep::Failover(..));
+            let going = Going {
+                target: &profile.id,
+                failover,
+                step: if failover { ConversationStep::Untracked } else { step },
+            };
+            self.state.bind(&run.view_keys(self), &view, going).await?;
+            let moved = self.moved_conversation(run, step);
+            run.moved_off |= switched || moved.is_some() || failover;
+            run.counts.attempts += 1;
             if !run.tried.contains(&profile.id) {
                 run.tried.push(profile.id.clone());
             }
-            let number = run.attempts;
+            run.view = Some(view);
             return Ok(NextAttempt::Go(Attempt {
                 profile_id: profile.id.clone(),
-                number,
+                number: run.counts.attempts,
                 reason,
                 moved,
                 strip_account_state: run.moved_off,
                 secret,
                 credential: credential_use(profile.credential.kind),
+                base_url: login.as_ref().map(|l| l.base_url.clone()),
                 login,
-                lease,
-                shared_lease,
+                cli: true,
+                probe,
             }));
         }
     }
 
-    /// Eligible profiles not yet tried, most preferred first: the one SWRR (on a copy of its
-    /// state) or priority order would pick next, then the others.
-    pub(crate) fn alternatives(&self, run: &TurnRun) -> Vec<String> {
+    /// Eligible profiles not yet tried, most preferred first: the one SWRR (on a copy of the
+    /// run's view) or priority order would pick next, then the others.
+    pub(crate) fn alternatives(&self, run: &RequestRun) -> Vec<String> {
         let snap = &run.snapshot;
         let mut eligible = self.eligible(run);
-        let model = run.model.as_deref().unwrap_or("");
         let first = match snap.strategy {
             Some(Strategy::Balanced) => {
-                let mut swrr: Swrr = match &run.pulled {
-                    Some(p) => p.swrr.clone(),
-                    None => self.swrr_lock().state(&snap.connection_id, model).cloned().unwrap_or_default(),
-                };
+                let mut swrr = run.view.as_ref().map(|v| v.swrr.clone()).unwrap_or_default();
                 swrr.select(&snap.profiles, &eligible)
             }
             Some(Strategy::Priority) => select_priority(&snap.profiles, &eligible),
@@ -184,114 +176,107 @@ impl Router {
         eligible.into_iter().map(|i| snap.profiles[i].id.clone()).collect()
     }
 
-    async fn legacy_attempt(&self, run: &mut TurnRun) -> Result<NextAttempt, EngineError> {
+    async fn legacy_attempt(&self, run: &mut RequestRun) -> Result<NextAttempt, EngineError> {
         let snap = run.snapshot.clone();
-        let unavailable = |message: &str| NextAttempt::Unavailable {
-            status: 503,
-            retry_after_secs: None,
-            message: message.to_string(),
-            continuity: false,
+        let unavailable = |message: &str| {
+            NextAttempt::Unavailable(Unavailable::new(Refusal::PrimaryUnavailable, 503, None, message.to_string()))
         };
-        if run.attempts > run.hop_base {
+        if run.counts.on_connection() > 0 {
             return Ok(unavailable("legacy routing makes one attempt"));
         }
         let Some(index) = snap.primary else {
             return Ok(unavailable("the connection has no primary profile"));
         };
         if !run.may_use(index) {
-            return Ok(self.client_not_allowed(run, &[index]));
+            return Ok(NextAttempt::Unavailable(self.client_not_allowed(run, &[index])));
         }
-        // With an active chain, legacy is a one-key connection: a primary that cannot serve
-        // now (cooling, disabled, …) leaves the request to the chain.
+        // With hops to go to, legacy is a one-key connection: a primary that cannot serve now
+        // (cooling, disabled, …) leaves the request to them.
         if self.legacy_blocked(run).is_some() {
             return Ok(unavailable("the primary profile cannot serve now"));
         }
-        let (lease, shared_lease) = if run.chain_active() && !run.fell_back() {
-            let model = run.model.as_deref().unwrap_or("");
-            match self.admit(&snap.profiles[index].id, model).await? {
-                Some(admitted) => admitted,
+        let probe = if run.policy.may_fall_back(&run.hops) && !run.hops.hopped() {
+            match self.admit(&snap.profiles[index].id, run.model_key()).await? {
+                Some(probe) => probe,
                 None => return Ok(unavailable("the primary profile cannot serve now")),
             }
         } else {
-            (None, None)
+            None
         };
         let Some((secret, login)) = self.attempt_secret(&snap, index).await? else {
             return Ok(unavailable("the primary profile has no secret in the keychain"));
         };
-        run.attempts += 1;
+        run.counts.attempts += 1;
         Ok(NextAttempt::Go(Attempt {
             profile_id: snap.profiles[index].id.clone(),
-            number: run.attempts,
-            reason: if lease.is_some() { SelectionReason::Probe } else { SelectionReason::LegacyPrimary },
+            number: run.counts.attempts,
+            reason: if probe.is_some() { SelectionReason::Probe } else { SelectionReason::LegacyPrimary },
             moved: None,
-            strip_account_state: run.fell_back(),
+            strip_account_state: run.hops.hopped(),
             secret,
             credential: credential_use(snap.profiles[index].credential.kind),
+            base_url: login.as_ref().map(|l| l.base_url.clone()),
             login,
-            lease,
-            shared_lease,
+            cli: true,
+            probe,
         }))
     }
 
-    /// Admission of an attempt on (profile, model) against the circuit board and, on a shared
-    /// store, the probe's lease there. `None`: blocked now (cooling, or another request or
-    /// replica probes it).
-    async fn admit(
-        &self,
-        profile_id: &str,
-        model: &str,
-    ) -> Result<Option<(Option<ProbeLease>, Option<Box<SharedLease>>)>, EngineError> {
-        match self.engine.board.admit(profile_id, model, self.engine.now_ms()) {
-            Admission::Closed => Ok(Some((None, None))),
-            Admission::Blocked(_) => Ok(None),
-            Admission::Probe(lease) if self.shared().is_none() => Ok(Some((Some(lease), None))),
-            Admission::Probe(lease) => match self.claim_probe(&lease).await? {
-                SharedProbe::Ours(guard) => Ok(Some((Some(lease), Some(Box::new(guard))))),
-                SharedProbe::Held => Ok(None),
-                SharedProbe::Closed => {
-                    drop(lease);
-                    self.engine.board.reset_circuit(profile_id, None);
-                    self.engine.board.reset_circuit(profile_id, Some(model));
-                    Ok(Some((None, None)))
-                }
-            },
+    /// Admission of an attempt on (profile, model) against the circuit board and, beyond this
+    /// process, the probe's claim in the routing state. `None`: blocked now (cooling, or another
+    /// request or replica probes it); `Some(None)`: go without a probe.
+    async fn admit(&self, profile_id: &str, model: &str) -> Result<Option<Option<Probe>>, EngineError> {
+        let lease = match self.engine.board.admit(profile_id, model, self.engine.now_ms()) {
+            Admission::Closed => return Ok(Some(None)),
+            Admission::Blocked(_) => return Ok(None),
+            Admission::Probe(lease) => lease,
+        };
+        match self.state.claim_probe(&lease, self.engine.now_ms()).await? {
+            Claim::Ours(beyond) => Ok(Some(Some(Probe { lease, _beyond: beyond }))),
+            Claim::Held => Ok(None),
+            Claim::Closed => {
+                drop(lease);
+                self.engine.board.reset_circuit(profile_id, None);
+                self.engine.board.reset_circuit(profile_id, Some(model));
+                Ok(Some(None))
+            }
         }
     }
 
     /// Eligibility of every profile for the run's model now, under the board's circuits and,
     /// when the connection turned quota-aware selection on, the latest quota readings.
-    fn evaluate(&self, run: &TurnRun) -> Eligibility {
+    fn evaluate(&self, run: &RequestRun) -> Eligibility {
         self.evaluate_under(run, &self.quota_blocks(run))
     }
 
     /// The quota blocks of the run's connection now (none when quota-aware selection is off).
-    fn quota_blocks(&self, run: &TurnRun) -> QuotaBlocks {
+    fn quota_blocks(&self, run: &RequestRun) -> QuotaBlocks {
         let snap = &run.snapshot;
         self.quota.blocks(&snap.profiles, &snap.quota_policy, self.engine.now_ms())
     }
 
-    fn evaluate_under(&self, run: &TurnRun, quota: &QuotaBlocks) -> Eligibility {
-        let model = run.model.as_deref().unwrap_or("");
+    fn evaluate_under(&self, run: &RequestRun, quota: &QuotaBlocks) -> Eligibility {
         let now_ms = self.engine.now_ms();
         let mut e = Eligibility::default();
         let view = self.engine.board.view();
-        e.evaluate_under_quota(&run.snapshot.profiles, model, &run.snapshot.criteria(now_ms), &view, quota);
+        e.evaluate_under_quota(&run.snapshot.profiles, run.model_key(), &run.snapshot.criteria(now_ms), &view, quota);
         e
     }
 
     /// Eligible profiles for the run's model, minus those already tried in this request.
-    pub(crate) fn eligible(&self, run: &TurnRun) -> Vec<usize> {
+    pub(crate) fn eligible(&self, run: &RequestRun) -> Vec<usize> {
         untried(run, &self.evaluate(run))
     }
 
-    /// The profile of the next attempt. The first attempt of a request selects under the
-    /// connection's affinity (`select_for_call`: the turn's binding, the warm conversation's
-    /// key, or SWRR / priority); a failover goes to the planner's choice and a retry to the
-    /// same profile, both as under turn affinity.
-    fn choose(&self, run: &TurnRun, shared_swrr: Option<&mut Swrr>) -> Option<Choice> {
+    /// The profile of the next attempt, decided on `view`. The first attempt of a request
+    /// selects under the connection's affinity (`select_for_call`: the turn's binding, the warm
+    /// conversation's key, or SWRR / priority); a failover goes to the planner's choice and a
+    /// retry to the same profile, both as under turn affinity.
+    fn choose(&self, run: &RequestRun, view: &mut View) -> Option<Choice> {
         let snap = &run.snapshot;
-        let strategy = snap.strategy?;
-        if let Pending::RetrySame(id, reason) = &run.pending {
+        let Policy::Routed { strategy, continuing } = &run.policy else { return None };
+        let strategy = *strategy;
+        if let NextStep::RetrySame(id, reason) = &run.next {
             let index = snap.profiles.iter().position(|p| &p.id == id)?;
             let step = ConversationStep::Untracked;
             return Some(Choice { index, reason: *reason, step, switched: false, eligible: 0 });
@@ -299,7 +284,7 @@ impl Router {
         let evaluated = self.evaluate(run);
         let eligible = untried(run, &evaluated);
         // Continuing a known response: its profile or nothing (SWRR and bindings untouched).
-        if let Some(pinned) = &run.continuing {
+        if let Some(pinned) = continuing {
             let index = eligible.iter().copied().find(|&i| &snap.profiles[i].id == pinned)?;
             let step = ConversationStep::Untracked;
             let eligible = eligible.len();
@@ -308,17 +293,16 @@ impl Router {
         if eligible.is_empty() {
             return None;
         }
-        let model = run.model.as_deref().unwrap_or("");
+        let model = run.model_key();
         let now = self.engine.monotonic();
-        let first = matches!(run.pending, Pending::First);
-        let bound = if first { self.bindings_lock().get(&run.turn, now).map(|b| b.profile_id.clone()) } else { None };
-        let tracked = match (&run.conversation, first, strategy, snap.affinity) {
+        let first = matches!(run.next, NextStep::First);
+        let bound = if first { view.turn.clone() } else { None };
+        let tracked = match (&run.keys.conversation, first, strategy, snap.affinity) {
             (Some(key), true, Strategy::Balanced, Affinity::Conversation { .. }) => Some(key),
             _ => None,
         };
         let affinity = if tracked.is_some() { snap.affinity } else { Affinity::Turn };
-        let conversation = tracked.and_then(|key| self.conversations_lock().get(key, model, now).cloned());
-        // Lock order: loads, then SWRR (`Recording` takes the loads alone).
+        let conversation = tracked.and_then(|_| view.conversation.clone());
         let loads = self.loads_lock();
         let input = CallInput {
             strategy,
@@ -333,14 +317,11 @@ impl Router {
         };
         // A failover goes to the planner's choice; the selection still runs so SWRR counts
         // it exactly as before (on the same state and eligible set it picks the same profile).
-        let call = match shared_swrr {
-            Some(s) => select_for_call(&input, s),
-            None => self.swrr_lock().with_state(&snap.connection_id, model, |s| select_for_call(&input, s)),
-        };
+        let call = select_for_call(&input, &mut view.swrr);
         drop(loads);
         let call = call?;
-        match &run.pending {
-            Pending::Failover(kind, id) => {
+        match &run.next {
+            NextStep::Failover(kind, id) => {
                 let index =
                     eligible.iter().copied().find(|&i| &snap.profiles[i].id == id).unwrap_or(call.selection.index);
                 let step = ConversationStep::Untracked;
@@ -356,49 +337,31 @@ impl Router {
         }
     }
 
-    /// Applies a going attempt's conversation step: bind a new, cold or moved conversation to
-    /// `profile_id`, refresh a kept one. Returns the move's cause, for the ledger.
-    fn follow_conversation(&self, run: &TurnRun, step: ConversationStep, profile_id: &str) -> Option<MoveCause> {
-        let (Some(key), Some(window)) = (&run.conversation, run.snapshot.affinity.window()) else {
-            return None;
-        };
-        let model = run.model.as_deref().unwrap_or("");
-        let now = self.engine.monotonic();
-        let mut conversations = self.conversations_lock();
-        match step {
-            ConversationStep::Untracked => None,
-            ConversationStep::Kept => {
-                conversations.touch(key, model, now);
-                None
-            }
-            ConversationStep::Assigned { .. } => {
-                conversations.bind(key, model, profile_id, window, now);
-                None
-            }
-            ConversationStep::Moved(Move { why, .. }) => {
-                conversations.bind(key, model, profile_id, window, now);
-                drop(conversations);
-                if why == MoveCause::Balance {
-                    self.loads_lock().load_mut(&run.snapshot.connection_id, model).note_move();
-                }
-                tracing::info!(connection = %run.snapshot.slug, %why, "conversation moved to another key at a turn boundary");
-                Some(why)
-            }
+    /// A going attempt moved its conversation to another key: why (for the ledger), noted in the
+    /// token load for a balance move.
+    fn moved_conversation(&self, run: &RequestRun, step: ConversationStep) -> Option<MoveCause> {
+        let ConversationStep::Moved(Move { why, .. }) = step else { return None };
+        run.keys.conversation.as_ref()?;
+        run.snapshot.affinity.window()?;
+        if why == MoveCause::Balance {
+            self.loads_lock().load_mut(&run.snapshot.connection_id, run.model_key()).note_move();
         }
+        tracing::info!(connection = %run.snapshot.slug, %why, "conversation moved to another key at a turn boundary");
+        Some(why)
     }
 
     /// 503, or 429 when every blocked profile is cooling down for rate or quota reasons (a
     /// quota-aware skip counts), with `Retry-After` = the soonest cooldown end or reset.
-    fn unavailable(&self, run: &mut TurnRun) -> NextAttempt {
-        let model = run.model.as_deref().unwrap_or("");
+    fn unavailable(&self, run: &mut RequestRun) -> Unavailable {
+        let model = run.model_key().to_string();
         let now_ms = self.engine.now_ms();
-        if let Some(pinned) = &run.continuing {
-            return self.continuity_unavailable(run, pinned, model, now_ms);
+        if let Some(pinned) = run.policy.continuing() {
+            return self.continuity_unavailable(run, pinned, &model, now_ms);
         }
         let quota = self.quota_blocks(run);
         let e = self.evaluate_under(run, &quota);
         // Profiles could serve now, but the client rule keeps every one of them from this client.
-        if run.attempts == 0 && !e.eligible().is_empty() && e.eligible().iter().all(|&i| !run.may_use(i)) {
+        if run.counts.attempts == 0 && !e.eligible().is_empty() && e.eligible().iter().all(|&i| !run.may_use(i)) {
             return self.client_not_allowed(run, e.eligible());
         }
         let health =
@@ -410,7 +373,7 @@ impl Router {
             let id = &run.snapshot.profiles[i].id;
             if reason == Exclusion::QuotaReserve {
                 any = true;
-                if let Some(u) = quota.until(id, model, now_ms) {
+                if let Some(u) = quota.until(id, &model, now_ms) {
                     soonest = Some(soonest.map_or(u, |s| s.min(u)));
                 }
                 continue;
@@ -419,7 +382,7 @@ impl Router {
                 continue;
             }
             any = true;
-            match self.engine.board.blocking_cooldown(id, model, now_ms) {
+            match self.engine.board.blocking_cooldown(id, &model, now_ms) {
                 Some((kind, until)) => {
                     all_cooling &= matches!(kind, FailureKind::RateLimited | FailureKind::QuotaExhausted);
                     if let Some(u) = until {
@@ -429,22 +392,22 @@ impl Router {
                 None => all_cooling = false,
             }
         }
-        let retry_after_secs = soonest.map(|u| u64::try_from((u - now_ms + 999) / 1000).unwrap_or(0).max(1));
+        let retry_after_secs = soonest.map(|u| retry_after(u, now_ms));
         let status = if any && all_cooling { 429 } else { 503 };
         let message = format!(
             "no credential profile of '{}' can serve model '{model}' now{}",
             run.snapshot.slug,
             retry_after_secs.map(|s| format!("; retry in {s} s")).unwrap_or_default()
         );
-        NextAttempt::Unavailable { status, retry_after_secs, message, continuity: false }
+        Unavailable::new(Refusal::NoEligibleProfile, status, retry_after_secs, message)
     }
 
     /// 503 for a request continuing a response whose profile cannot serve now (cooling,
     /// disabled, removed, tried already): never another account, which could not read it.
     /// `Retry-After` when that profile's cooldown end is known.
-    fn continuity_unavailable(&self, run: &TurnRun, pinned: &str, model: &str, now_ms: i64) -> NextAttempt {
+    fn continuity_unavailable(&self, run: &RequestRun, pinned: &str, model: &str, now_ms: i64) -> Unavailable {
         let until = self.engine.board.blocking_cooldown(pinned, model, now_ms).and_then(|(_, until)| until);
-        let retry_after_secs = until.map(|u| u64::try_from((u - now_ms + 999) / 1000).unwrap_or(0).max(1));
+        let retry_after_secs = until.map(|u| retry_after(u, now_ms));
         let message = format!(
             "this request continues a response (previous_response_id) made by profile '{pinned}' of '{}', which \
              cannot serve model '{model}' now{}; Switchyard does not send it to another key, whose account could \
@@ -452,13 +415,18 @@ impl Router {
             run.snapshot.slug,
             retry_after_secs.map(|s| format!("; retry in {s} s")).unwrap_or_default()
         );
-        NextAttempt::Unavailable { status: 503, retry_after_secs, message, continuity: true }
+        Unavailable::new(Refusal::Continuity, 503, retry_after_secs, message)
     }
 }
 
+/// Whole seconds until `until_ms` (at least 1): a `Retry-After` value.
+pub(crate) fn retry_after(until_ms: i64, now_ms: i64) -> u64 {
+    u64::try_from((until_ms - now_ms + 999) / 1000).unwrap_or(0).max(1)
+}
+
 /// The eligible profiles of `e` not yet tried in this request that the client rule lets serve
-/// it (`TurnRun::may_use`).
-fn untried(run: &TurnRun, e: &Eligibility) -> Vec<usize> {
+/// it (`RequestRun::may_use`).
+fn untried(run: &RequestRun, e: &Eligibility) -> Vec<usize> {
     e.eligible()
         .iter()
         .copied()

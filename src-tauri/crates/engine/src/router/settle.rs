@@ -4,16 +4,17 @@
 
 use switchyard_core::routing::{plan_next, Failure, Plan, PlanInput, SelectionReason, DEFAULT_MAX_ATTEMPTS};
 
-use crate::router::run::{Pending, TurnRun};
+use crate::router::run::{NextStep, RequestRun};
 use crate::router::select::Attempt;
+use crate::router::state::RoutingState;
 use crate::router::Router;
 
 impl Router {
     /// The attempt was answered successfully (before any output was sent): close its
     /// circuits if it was a probe.
     pub(crate) async fn attempt_succeeded(&self, attempt: &mut Attempt) {
-        if let Some(lease) = attempt.lease.take() {
-            for snap in lease.succeed() {
+        if let Some(probe) = attempt.probe.take() {
+            for snap in probe.lease.succeed() {
                 if let Err(e) = self.engine.persist_circuit(&snap).await {
                     tracing::warn!(code = e.code().as_str(), "closed circuit not persisted");
                 }
@@ -22,11 +23,11 @@ impl Router {
     }
 
     /// The attempt failed with a classified failure: update its circuits and plan the next step.
-    pub(crate) async fn attempt_failed(&self, run: &mut TurnRun, attempt: &mut Attempt, failure: Failure) -> Plan {
+    pub(crate) async fn attempt_failed(&self, run: &mut RequestRun, attempt: &mut Attempt, failure: Failure) -> Plan {
         let model = run.model.clone().unwrap_or_default();
-        match attempt.lease.take() {
-            Some(lease) => {
-                for snap in lease.fail(&failure, self.engine.now_ms()) {
+        match attempt.probe.take() {
+            Some(probe) => {
+                for snap in probe.lease.fail(&failure, self.engine.now_ms()) {
                     if let Err(e) = self.engine.persist_circuit(&snap).await {
                         tracing::warn!(code = e.code().as_str(), "probe circuit not persisted");
                     }
@@ -39,7 +40,7 @@ impl Router {
             }
         }
         // Legacy makes one attempt; so does a request naming its profile (no other account).
-        if run.is_legacy() || run.pinned.is_some() {
+        if run.policy.makes_one_attempt() {
             return Plan::GiveUp(switchyard_core::routing::GiveUp::NotRetryable {
                 kind: failure.kind,
                 scope: failure.scope,
@@ -50,18 +51,18 @@ impl Router {
         let plan = plan_next(&PlanInput {
             failure,
             committed: run.committed,
-            attempts: run.attempts - run.hop_base,
-            same_retries: run.same_retries,
+            attempts: run.counts.on_connection(),
+            same_retries: run.counts.same_retries,
             max_attempts: DEFAULT_MAX_ATTEMPTS,
-            eligible_count: run.eligible_at_start.unwrap_or(0),
+            eligible_count: run.counts.eligible_at_start.unwrap_or(0),
             alternatives: &alternatives,
         });
         match &plan {
-            Plan::FailoverTo(id, SelectionReason::Failover(kind)) => run.pending = Pending::Failover(*kind, id.clone()),
-            Plan::FailoverTo(id, _) => run.pending = Pending::Failover(failure.kind, id.clone()),
+            Plan::FailoverTo(id, SelectionReason::Failover(kind)) => run.next = NextStep::Failover(*kind, id.clone()),
+            Plan::FailoverTo(id, _) => run.next = NextStep::Failover(failure.kind, id.clone()),
             Plan::RetrySame => {
-                run.same_retries += 1;
-                run.pending = Pending::RetrySame(attempt.profile_id.clone(), attempt.reason);
+                run.counts.same_retries += 1;
+                run.next = NextStep::RetrySame(attempt.profile_id.clone(), attempt.reason);
             }
             Plan::GiveUp(_) => {}
         }
@@ -69,8 +70,8 @@ impl Router {
     }
 
     /// Output of this turn reached the client: no more credential failover in this turn.
-    pub(crate) fn commit(&self, run: &mut TurnRun) {
+    pub(crate) fn commit(&self, run: &mut RequestRun) {
         run.committed = true;
-        self.bindings_lock().commit(&run.turn, self.engine.monotonic());
+        self.state.commit(&run.keys.turn, self.engine.monotonic());
     }
 }

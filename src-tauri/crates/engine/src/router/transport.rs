@@ -91,6 +91,9 @@ pub struct AttemptFacts {
     /// What the official CLI reported the attempt's tokens would cost at list price (USD; CLI
     /// backend attempts only): recorded as a reference figure, never as a cost.
     pub reference_cost_usd: Option<f64>,
+    /// A forwarded body went over the relay's limit while it streamed upstream: the request is
+    /// answered 413 whatever came back.
+    pub body_too_large: bool,
 }
 
 /// The transport's classified answer to one attempt.

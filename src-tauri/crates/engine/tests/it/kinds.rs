@@ -242,7 +242,7 @@ async fn an_expired_token_is_excluded_at_the_decision_clock_and_a_new_one_brings
     assert_eq!(back.credential_health.state, "ok", "a fresh token is ok");
     let report = engine.verify("subs", Some("max-1"), false, &|_| {}).await?;
     assert_eq!(report.routing.gates.models[0].eligible.len(), 2, "verified again, it serves again");
-    router.shutdown().await;
+    router.flush().await;
     Ok(())
 }
 

@@ -171,7 +171,7 @@ impl World {
     }
 
     async fn ledger(&self) -> Result<Vec<switchyard_engine::AttemptView>, Box<dyn std::error::Error>> {
-        self.router.shutdown().await;
+        self.router.flush().await;
         let mut rows = self.engine.attempts("c", 100).await?;
         rows.reverse();
         Ok(rows)
@@ -222,7 +222,7 @@ async fn a_device_code_sign_in_keeps_its_tokens_in_the_keychain_item_only() -> T
         "to the ChatGPT backend"
     );
     assert!(sent[0].token.starts_with(CANARY), "the access token the mock issued");
-    w.router.shutdown().await;
+    w.router.flush().await;
     let db = db_bytes(w.dir.path());
     for token in w.mock.oauth_access_tokens().iter().chain(w.mock.oauth_refresh_tokens().iter()) {
         assert!(!contains(&db, token), "no token in the database file");
@@ -672,7 +672,7 @@ async fn a_browser_sign_in_refuses_a_wrong_state_and_keeps_its_tokens_in_the_key
     let again = w.engine.oauth_browser_wait("c", "web").await;
     assert_eq!(again.map(|_| ()).map_err(|e| e.code().as_str()), Err("precondition"), "the sign-in is used up");
 
-    w.router.shutdown().await;
+    w.router.flush().await;
     let db = db_bytes(w.dir.path());
     assert!(!w.mock.oauth_access_tokens().is_empty(), "the mock issued tokens");
     for token in w.mock.oauth_access_tokens().iter().chain(w.mock.oauth_refresh_tokens().iter()) {

@@ -102,7 +102,7 @@ async fn readings_survive_a_restart_with_their_age_and_stale_ones_say_so() -> Te
     ];
     observe(&router, &b, Some("m1"), &unified[..]);
     observe(&router, &b, Some("m1"), &[("content-type", "application/json")][..]);
-    router.shutdown().await;
+    router.flush().await;
     drop(router);
     engine.close().await;
     drop(engine);
@@ -160,7 +160,7 @@ async fn changed_readings_are_written_periodically_off_the_request_path() -> Tes
     let windows = engine.quota("c").await?.profiles[0].windows.clone();
     let requests = windows.iter().find(|w| w.name == "requests").ok_or("the periodic writer stored the reading")?;
     assert_eq!(requests.remaining, Some(7), "the periodic writer stored the reading");
-    router.shutdown().await;
+    router.flush().await;
     Ok(())
 }
 
@@ -183,7 +183,7 @@ async fn readings_for_client_chosen_model_names_stay_within_the_cap_in_the_store
     let newest = format!("model-2-{}", MAX_QUOTA_READINGS / 2 - 1);
     let kept = engine.quota("c").await?.profiles[0].windows.iter().any(|w| w.model.as_deref() == Some(newest.as_str()));
     assert!(kept, "the newest readings are the ones kept");
-    router.shutdown().await;
+    router.flush().await;
     Ok(())
 }
 

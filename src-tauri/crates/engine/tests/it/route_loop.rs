@@ -154,7 +154,7 @@ impl World {
 
     /// The ledger, oldest first, after the writer flushed.
     async fn ledger(&self) -> Result<Vec<AttemptView>, Box<dyn std::error::Error>> {
-        self.router.shutdown().await;
+        self.router.flush().await;
         let mut rows = self.engine.attempts("c", 100).await?;
         rows.reverse();
         Ok(rows)
@@ -416,7 +416,7 @@ async fn quota_readings_an_attempt_learned_reach_the_board() -> TestResult {
     let script = Script::new([Step::Fail(rate_limited(), Some(429)), Step::Ok]).learning([learned]);
     drop(w.route("t1", &script).await?);
     assert_eq!(w.router.quota_board().len(), 1, "the failed attempt's reading is kept (any status counts)");
-    w.router.shutdown().await;
+    w.router.flush().await;
     let view = w.engine.quota("c").await?;
     let first = script.targets()[0].clone();
     let p = view.profiles.iter().find(|p| p.id == first).ok_or("the first key has a view")?;

@@ -19,8 +19,8 @@ use switchyard_providers::claude_cli::{
 };
 use switchyard_providers::content_coding::Coding;
 
+use crate::answer::{Delivered, Kept};
 use crate::cli_backend::run::Ran;
-use crate::transport::{Delivered, Kept};
 
 /// The reason of a CLI backend attempt that found no CLI to run.
 pub(crate) const CLI_NOT_FOUND: &str = "cli_not_found";

@@ -19,18 +19,20 @@ use switchyard_core::routing::{Failure, FailureKind, Scope};
 use switchyard_engine::{AttemptFacts, CliTarget, Reply, Target};
 use switchyard_providers::claude_cli::{cli_prompt, NotCarried};
 
+use crate::answer::{Delivered, Kept};
 use crate::body::outgoing::Outgoing;
 use crate::cli_backend::answer::{from_run, no_cli, not_supported};
 use crate::cli_backend::run::{run_cli, RunSpec};
-use crate::transport::{Delivered, HttpTransport, Kept};
+use crate::intake::Intake;
 
-/// Serves one attempt through the CLI.
+/// Serves one attempt of `intake` through the CLI, with a run permit of `slots`.
 pub(crate) async fn attempt(
-    transport: &HttpTransport<'_>,
+    intake: &Intake,
+    slots: &CliSlots,
     target: Target<'_>,
     cli: CliTarget<'_>,
 ) -> Reply<Delivered, Kept> {
-    let incoming = transport.incoming;
+    let incoming = &intake.received;
     let snap = target.snapshot;
     let mut facts = AttemptFacts::default();
     if incoming.method != http::Method::POST || incoming.rest.trim_end_matches('/') != "v1/messages" {
@@ -39,7 +41,7 @@ pub(crate) async fn attempt(
             incoming.method, incoming.rest
         )));
     }
-    let Outgoing::Buffered(body) = &transport.body else {
+    let Outgoing::Buffered(body) = &intake.body else {
         return not_supported(&NotCarried("a body still streaming in".into()));
     };
     let beta = incoming.headers.get("anthropic-beta").map(|v| v.to_str().unwrap_or("?"));
@@ -61,7 +63,7 @@ pub(crate) async fn attempt(
     let started = Instant::now();
     let deadline = tokio::time::Instant::now() + snap.first_byte_timeout;
     let run = async {
-        let _permit = transport.cli.acquire(target.profile_id, cli.max_concurrent).await;
+        let _permit = slots.acquire(target.profile_id, cli.max_concurrent).await;
         let spec = RunSpec { program, config_dir: cli.config_dir, base_url: &snap.base_url, prompt: &prompt };
         run_cli(spec).await
     };

@@ -348,13 +348,13 @@ async fn codex_windows_reach_the_quota_view_and_a_spent_window_cools_the_login()
         .map(|p| p.health.iter().map(|h| h.until.clone()).collect())
         .unwrap_or_default();
     assert_eq!(until, [Some("2025-01-01T02:00:00.000Z".to_string())], "pro cools until the body's reset");
-    w.router.shutdown().await;
+    w.router.flush().await;
     let on_pro = |rows: &[switchyard_engine::AttemptView]| rows.iter().filter(|a| a.profile == pro).count();
     let before = on_pro(&w.engine.attempts("c", 100).await?);
     w.next_second();
     let again = w.responses(true).await?;
     assert_eq!(again.status(), 429, "the third login's window is spent too");
-    w.router.shutdown().await;
+    w.router.flush().await;
     assert_eq!(on_pro(&w.engine.attempts("c", 100).await?), before, "nothing sent to the cooling login");
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! The relay's open client connections and their limits: a cap on open connections that
+//! A client connection: where it came from ([`Peer`]), its mark once it carried the token
+//! ([`ConnMark`]), and the limits on open connections: a cap that
 //! keeps room for real work. Connections that have not yet carried an authenticated request
 //! may hold at most [`Limits::unauthenticated`] slots; past that — or when every slot is
 //! taken — the oldest of them is closed to admit the new one, so a flood of idle or
@@ -66,6 +67,17 @@ pub fn raise_fd_limit() -> u64 {
         None => soft.max(65_536),
         _ => soft,
     }
+}
+
+/// Where a connection came from and in on.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Peer {
+    /// The port it came in on (the `/healthz` proof names it).
+    pub(crate) local_port: u16,
+    /// The peer is on loopback: only there does the install's own token count.
+    pub(crate) loopback: bool,
+    /// The connection is TLS (the relay listens beyond loopback): any `Host` is taken.
+    pub(crate) tls: bool,
 }
 
 /// Marks a connection once a request on it passed the token check (request extension).
