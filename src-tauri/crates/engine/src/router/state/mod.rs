@@ -16,6 +16,8 @@
 pub(crate) mod local;
 mod origins;
 pub(crate) mod shared;
+#[cfg(test)]
+mod tests;
 
 use std::future::Future;
 use std::time::{Duration, Instant};
