@@ -9,7 +9,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use switchyard_engine::{Alert, AlertWatch, Engine, RoutingStatus};
+use switchyard_engine::{Alert, AlertWatch, Engine, RoutingMode, RoutingStatus, Strategy};
 use tauri::menu::{CheckMenuItem, IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::TrayIconBuilder;
 use tauri::{AppHandle, Manager, Runtime};
@@ -91,12 +91,11 @@ pub fn open_window<R: Runtime>(app: &AppHandle<R>) {
 pub async fn apply_action(
     engine: &Engine,
     slug: &str,
-    mode: &str,
+    mode: RoutingMode,
 ) -> Result<RoutingStatus, switchyard_engine::EngineError> {
-    if mode == "legacy" {
-        engine.routing_deactivate(slug).await
-    } else {
-        engine.routing_activate(slug, mode, ACTOR).await
+    match Strategy::from_mode(mode) {
+        None => engine.routing_deactivate(slug).await,
+        Some(strategy) => engine.routing_activate(slug, strategy, ACTOR).await,
     }
 }
 
@@ -108,7 +107,7 @@ fn on_menu_event<R: Runtime>(app: &AppHandle<R>, id: &str) {
             let app = app.clone();
             tauri::async_runtime::spawn(async move {
                 let Some(engine) = app.try_state::<Arc<Engine>>().map(|e| e.inner().clone()) else { return };
-                if let Err(e) = apply_action(&engine, &slug, &mode).await {
+                if let Err(e) = apply_action(&engine, &slug, mode).await {
                     if let Some(n) = app.try_state::<NotifierState>() {
                         n.0.notify(&format!("{slug}: could not switch to {mode}"), &e.to_string());
                     }

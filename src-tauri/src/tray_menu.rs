@@ -5,7 +5,9 @@
 //! Switchyard" and "Quit". `tray.rs` turns this into Tauri menu items; ids parse back into
 //! [`TrayAction`]s.
 
-use switchyard_engine::{CredentialHealthState, PoolView, ProfileKind, ProfileReadiness, RoutingStatus};
+use switchyard_engine::{
+    CredentialHealthState, PoolView, ProfileKind, ProfileReadiness, RoutingMode, RoutingState, RoutingStatus, Strategy,
+};
 
 use crate::relay::RelayStatus;
 
@@ -39,17 +41,20 @@ pub enum TrayAction {
     /// `legacy` deactivates; `balanced` / `priority` activate (behind the gates).
     SetMode {
         slug: String,
-        mode: String,
+        mode: RoutingMode,
     },
 }
 
 pub const OPEN_ID: &str = "open";
 pub const QUIT_ID: &str = "quit";
 const RELAY_ID: &str = "relay";
-const MODES: [(&str, &str); 3] =
-    [("legacy", "Legacy (primary key only)"), ("balanced", "Balanced"), ("priority", "Priority")];
+const MODES: [(RoutingMode, &str); 3] = [
+    (RoutingMode::Legacy, "Legacy (primary key only)"),
+    (RoutingMode::Balanced, "Balanced"),
+    (RoutingMode::Priority, "Priority"),
+];
 
-fn mode_id(mode: &str, slug: &str) -> String {
+fn mode_id(mode: RoutingMode, slug: &str) -> String {
     format!("mode:{mode}:{slug}")
 }
 
@@ -61,10 +66,8 @@ impl TrayAction {
             _ => {
                 let rest = id.strip_prefix("mode:")?;
                 let (mode, slug) = rest.split_once(':')?;
-                MODES
-                    .iter()
-                    .any(|(m, _)| *m == mode)
-                    .then(|| TrayAction::SetMode { slug: slug.to_string(), mode: mode.to_string() })
+                let mode = mode.parse::<RoutingMode>().ok()?;
+                Some(TrayAction::SetMode { slug: slug.to_string(), mode })
             }
         }
     }
@@ -82,9 +85,9 @@ pub fn relay_text(relay: Option<&RelayStatus>) -> String {
 
 /// A connection's line: its mode and whether it is ready, e.g. "team — balanced · active".
 pub fn connection_text(s: &RoutingStatus) -> String {
-    let readiness = if s.state == "suspended" {
+    let readiness = if s.state == RoutingState::Suspended {
         "suspended (routing as legacy)"
-    } else if s.mode != "legacy" {
+    } else if s.mode != RoutingMode::Legacy {
         "active"
     } else if s.gates.ok {
         "gates pass"
@@ -137,15 +140,10 @@ pub fn tray_model(relay: Option<&RelayStatus>, connections: &[RoutingStatus]) ->
     for s in connections {
         let items = MODES
             .iter()
-            .map(|(mode, label)| {
-                let current = s.mode == *mode;
-                let allowed = if *mode == "legacy" { !current } else { !current && s.gates.ok };
-                TrayEntry {
-                    id: mode_id(mode, &s.slug),
-                    text: (*label).into(),
-                    enabled: allowed,
-                    checked: Some(current),
-                }
+            .map(|&(mode, label)| {
+                let current = s.mode == mode;
+                let allowed = if mode == RoutingMode::Legacy { !current } else { !current && s.gates.ok };
+                TrayEntry { id: mode_id(mode, &s.slug), text: label.into(), enabled: allowed, checked: Some(current) }
             })
             .collect();
         let keys = s
@@ -173,7 +171,7 @@ pub fn pool_text(p: &PoolView) -> String {
         .iter()
         .map(|m| if m.ready { format!("{}:{}", m.slug, m.weight) } else { format!("{} (out)", m.slug) })
         .collect();
-    format!("{} — pool {} · {} · {}", p.name, p.mode.as_deref().unwrap_or("-"), p.state, members.join(" "))
+    format!("{} — pool {} · {} · {}", p.name, p.mode.map_or("-", Strategy::as_str), p.state, members.join(" "))
 }
 
 /// `nodes` with one (greyed) line per pool before the closing "Open"/"Quit" part.
@@ -201,8 +199,8 @@ mod tests {
         assert_eq!(TrayAction::parse("open"), Some(TrayAction::Open));
         assert_eq!(TrayAction::parse("quit"), Some(TrayAction::Quit));
         assert_eq!(
-            TrayAction::parse(&mode_id("balanced", "team:a")),
-            Some(TrayAction::SetMode { slug: "team:a".into(), mode: "balanced".into() }),
+            TrayAction::parse(&mode_id(RoutingMode::Balanced, "team:a")),
+            Some(TrayAction::SetMode { slug: "team:a".into(), mode: RoutingMode::Balanced }),
             "the slug is everything after the mode"
         );
         assert_eq!(TrayAction::parse("mode:fastest:team"), None, "unknown modes are not actions");
@@ -223,8 +221,8 @@ mod tests {
         let pool = PoolView {
             name: "fleet".into(),
             protocol: "anthropic".into(),
-            mode: Some("balanced".into()),
-            state: "active".into(),
+            mode: Some(Strategy::Balanced),
+            state: switchyard_engine::PoolState::Active,
             members: vec![member("ga", 3, true), member("kb", 2, false)],
             last_launched: None,
             revision: 1,

@@ -64,13 +64,13 @@ export const commands = {
 	verify: (slug: string, profile: string | null, deep: boolean) => typedError<VerifyReport_Serialize, IpcError_Serialize>(__TAURI_INVOKE("verify", { slug, profile, deep })),
 	routingStatus: (slug: string) => typedError<RoutingStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("routing_status", { slug })),
 	/**  Activates `balanced` or `priority`; when the gates fail the error carries the report. */
-	routingActivate: (slug: string, mode: string) => typedError<RoutingStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("routing_activate", { slug, mode })),
+	routingActivate: (slug: string, mode: Strategy) => typedError<RoutingStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("routing_activate", { slug, mode })),
 	routingDeactivate: (slug: string) => typedError<RoutingStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("routing_deactivate", { slug })),
 	/**
 	 *  Sets what balanced routing keeps on one key: `conversation` or `turn`, and (when given) the
 	 *  conversation window in minutes, 1 to 1440.
 	 */
-	routingAffinity: (slug: string, mode: string, windowMin: number | null) => typedError<RoutingStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("routing_affinity", { slug, mode, windowMin })),
+	routingAffinity: (slug: string, mode: AffinityMode, windowMin: number | null) => typedError<RoutingStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("routing_affinity", { slug, mode, windowMin })),
 	/**  Closes a profile's circuits (all, or only the one of `model`). */
 	healthReset: (slug: string, profile: string, model: string | null) => typedError<null, IpcError_Serialize>(__TAURI_INVOKE("health_reset", { slug, profile, model })),
 	fallbackStatus: (slug: string) => typedError<FallbackStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("fallback_status", { slug })),
@@ -87,7 +87,7 @@ export const commands = {
 	/**  Replaces a pool's members (it goes inactive until activated again). */
 	poolEdit: (pool: string, members: string[], ifRevision: number | null) => typedError<PoolStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("pool_edit", { pool, members, ifRevision })),
 	poolRemove: (pool: string) => typedError<null, IpcError_Serialize>(__TAURI_INVOKE("pool_remove", { pool })),
-	poolActivate: (pool: string, mode: string) => typedError<PoolStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("pool_activate", { pool, mode })),
+	poolActivate: (pool: string, mode: Strategy) => typedError<PoolStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("pool_activate", { pool, mode })),
 	poolDeactivate: (pool: string) => typedError<PoolStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("pool_deactivate", { pool })),
 	/**  The newest `limit` attempts of `slug` (1–10 000), newest first. */
 	attempts: (slug: string, limit: number) => typedError<AttemptView_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("attempts", { slug, limit })),
@@ -117,16 +117,16 @@ export const commands = {
 	/**  Writes every connection (or `slugs`) as format v1 to `path`; never a key, locator or evidence. */
 	exportConfig: (slugs: string[] | null, path: string) => typedError<ExportResult, IpcError_Serialize>(__TAURI_INVOKE("export_config", { slugs, path })),
 	/**  What importing `path` would create, rename or skip; writes nothing. */
-	importPreview: (path: string, onConflict: string) => typedError<ImportReport_Serialize, IpcError_Serialize>(__TAURI_INVOKE("import_preview", { path, onConflict })),
+	importPreview: (path: string, onConflict: ConflictPolicy) => typedError<ImportReport_Serialize, IpcError_Serialize>(__TAURI_INVOKE("import_preview", { path, onConflict })),
 	/**  Imports `path` in one transaction: profiles disabled and without keys, modes pending. */
-	importApply: (path: string, onConflict: string) => typedError<ImportReport_Serialize, IpcError_Serialize>(__TAURI_INVOKE("import_apply", { path, onConflict })),
+	importApply: (path: string, onConflict: ConflictPolicy) => typedError<ImportReport_Serialize, IpcError_Serialize>(__TAURI_INVOKE("import_apply", { path, onConflict })),
 	/**
 	 *  What importing `text` (a configuration pasted from chat, or a dropped file's content) would
 	 *  create, rename or skip; writes nothing.
 	 */
-	importTextPreview: (text: string, onConflict: string) => typedError<ImportReport_Serialize, IpcError_Serialize>(__TAURI_INVOKE("import_text_preview", { text, onConflict })),
+	importTextPreview: (text: string, onConflict: ConflictPolicy) => typedError<ImportReport_Serialize, IpcError_Serialize>(__TAURI_INVOKE("import_text_preview", { text, onConflict })),
 	/**  Imports `text` like `import_apply` imports a file. */
-	importTextApply: (text: string, onConflict: string) => typedError<ImportReport_Serialize, IpcError_Serialize>(__TAURI_INVOKE("import_text_apply", { text, onConflict })),
+	importTextApply: (text: string, onConflict: ConflictPolicy) => typedError<ImportReport_Serialize, IpcError_Serialize>(__TAURI_INVOKE("import_text_apply", { text, onConflict })),
 	autostartStatus: () => typedError<AutostartView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("autostart_status")),
 	/**  Turns starting with the system on or off: the OS entry first, then the setting. */
 	autostartSet: (enabled: boolean) => typedError<AutostartView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("autostart_set", { enabled })),
@@ -386,6 +386,12 @@ export type ClientStatus_Serialize = {
 	restorable: boolean,
 	plain_keys: string[],
 };
+
+/**
+ *  What an import does when a slug or pool name exists already: import it under `NAME-2`, …,
+ *  or leave it out.
+ */
+export type ConflictPolicy = "rename" | "skip";
 
 export type ConnectionDetail = ConnectionDetail_Serialize | ConnectionDetail_Deserialize;
 
@@ -959,6 +965,13 @@ export type PoolShareView = {
 	token_share: number | null,
 };
 
+/**
+ *  Whether a pool routes: `active`, `suspended` (activated, but its gates do not hold),
+ *  `inactive` (never activated, or deactivated), `pending` (imported activated; waits for
+ *  its gates).
+ */
+export type PoolState = "active" | "suspended" | "inactive" | "pending";
+
 /**  `pool status POOL` / `routing status POOL`. */
 export type PoolStatus = PoolStatus_Serialize | PoolStatus_Deserialize;
 
@@ -988,12 +1001,12 @@ export type PoolView_Deserialize = {
 	name: string,
 	protocol: string,
 	/**  `balanced` or `priority` (`None` before the first activation). */
-	mode?: string | null,
+	mode?: Strategy | null,
 	/**
 	 *  `active` (routes), `suspended` (activated, but no member counts), `inactive`
 	 *  (never activated or deactivated), `pending` (imported activated; waits for its gates).
 	 */
-	state: string,
+	state: PoolState,
 	members: PoolMemberView_Deserialize[],
 	/**  The member `switchyard exec POOL` launched last. */
 	last_launched?: string | null,
@@ -1005,12 +1018,12 @@ export type PoolView_Serialize = {
 	name: string,
 	protocol: string,
 	/**  `balanced` or `priority` (`None` before the first activation). */
-	mode: string | null,
+	mode: Strategy | null,
 	/**
 	 *  `active` (routes), `suspended` (activated, but no member counts), `inactive`
 	 *  (never activated or deactivated), `pending` (imported activated; waits for its gates).
 	 */
-	state: string,
+	state: PoolState,
 	members: PoolMemberView_Serialize[],
 	/**  The member `switchyard exec POOL` launched last. */
 	last_launched: string | null,
@@ -1452,6 +1465,12 @@ export type RoutingStatus_Serialize = {
  *  never printed (`Debug` is redacted), handed straight to the engine as a [`Secret`].
  */
 export type SecretArg = string;
+
+/**
+ *  How a routed connection or pool picks: smooth weighted round robin, or the first that can
+ *  serve in priority order (what `routing activate` and `pool activate` take).
+ */
+export type Strategy = "balanced" | "priority";
 
 /**  A profile's part of the connection's traffic in the ledger. */
 export type TrafficView = {

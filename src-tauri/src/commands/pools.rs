@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use switchyard_engine::{Engine, PoolStatus, PoolView};
+use switchyard_engine::{Engine, PoolStatus, PoolView, Strategy};
 use tauri::State;
 
 use crate::ipc::IpcError;
@@ -53,8 +53,12 @@ pub async fn pool_remove(engine: State<'_, Arc<Engine>>, pool: String) -> Result
 
 #[tauri::command]
 #[specta::specta]
-pub async fn pool_activate(engine: State<'_, Arc<Engine>>, pool: String, mode: String) -> Result<PoolStatus, IpcError> {
-    Ok(engine.pool_activate(&pool, &mode).await?)
+pub async fn pool_activate(
+    engine: State<'_, Arc<Engine>>,
+    pool: String,
+    mode: Strategy,
+) -> Result<PoolStatus, IpcError> {
+    Ok(engine.pool_activate(&pool, mode).await?)
 }
 
 #[tauri::command]

@@ -23,10 +23,6 @@ fn invalid(message: String) -> IpcError {
     IpcError { code: ErrorCode::Invalid, message, gates: None }
 }
 
-fn conflict_choice(on_conflict: &str) -> Result<Conflict, IpcError> {
-    on_conflict.parse::<Conflict>().map_err(|e| invalid(e.to_string()))
-}
-
 /// The file's text, refused over the format's 1 MiB limit before it is read.
 fn read_document(path: &str) -> Result<String, IpcError> {
     let file = Path::new(path);
@@ -73,11 +69,10 @@ pub async fn export_config(
 pub async fn import_preview(
     engine: State<'_, Arc<Engine>>,
     path: String,
-    on_conflict: String,
+    on_conflict: Conflict,
 ) -> Result<ImportReport, IpcError> {
-    let choice = conflict_choice(&on_conflict)?;
     let text = read_document(&path)?;
-    Ok(engine.import(&text, true, choice).await?)
+    Ok(engine.import(&text, true, on_conflict).await?)
 }
 
 /// Imports `path` in one transaction: profiles disabled and without keys, modes pending.
@@ -86,11 +81,10 @@ pub async fn import_preview(
 pub async fn import_apply(
     engine: State<'_, Arc<Engine>>,
     path: String,
-    on_conflict: String,
+    on_conflict: Conflict,
 ) -> Result<ImportReport, IpcError> {
-    let choice = conflict_choice(&on_conflict)?;
     let text = read_document(&path)?;
-    Ok(engine.import(&text, false, choice).await?)
+    Ok(engine.import(&text, false, on_conflict).await?)
 }
 
 /// What importing `text` (a configuration pasted from chat, or a dropped file's content) would
@@ -100,11 +94,10 @@ pub async fn import_apply(
 pub async fn import_text_preview(
     engine: State<'_, Arc<Engine>>,
     text: String,
-    on_conflict: String,
+    on_conflict: Conflict,
 ) -> Result<ImportReport, IpcError> {
-    let choice = conflict_choice(&on_conflict)?;
     check_text(&text)?;
-    Ok(engine.import(&text, true, choice).await?)
+    Ok(engine.import(&text, true, on_conflict).await?)
 }
 
 /// Imports `text` like `import_apply` imports a file.
@@ -113,9 +106,8 @@ pub async fn import_text_preview(
 pub async fn import_text_apply(
     engine: State<'_, Arc<Engine>>,
     text: String,
-    on_conflict: String,
+    on_conflict: Conflict,
 ) -> Result<ImportReport, IpcError> {
-    let choice = conflict_choice(&on_conflict)?;
     check_text(&text)?;
-    Ok(engine.import(&text, false, choice).await?)
+    Ok(engine.import(&text, false, on_conflict).await?)
 }

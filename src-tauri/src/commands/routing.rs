@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use switchyard_engine::{Engine, RoutingStatus, VerifyEvent, VerifyReport};
+use switchyard_engine::{AffinityMode, Engine, RoutingStatus, Strategy, VerifyEvent, VerifyReport};
 use tauri::{AppHandle, Runtime, State};
 
 use crate::events::emit_verify_progress;
@@ -39,9 +39,9 @@ pub async fn routing_status(engine: State<'_, Arc<Engine>>, slug: String) -> Res
 pub async fn routing_activate(
     engine: State<'_, Arc<Engine>>,
     slug: String,
-    mode: String,
+    mode: Strategy,
 ) -> Result<RoutingStatus, IpcError> {
-    Ok(engine.routing_activate(&slug, &mode, ACTOR).await?)
+    Ok(engine.routing_activate(&slug, mode, ACTOR).await?)
 }
 
 #[tauri::command]
@@ -57,10 +57,10 @@ pub async fn routing_deactivate(engine: State<'_, Arc<Engine>>, slug: String) ->
 pub async fn routing_affinity(
     engine: State<'_, Arc<Engine>>,
     slug: String,
-    mode: String,
+    mode: AffinityMode,
     window_min: Option<i32>,
 ) -> Result<RoutingStatus, IpcError> {
-    Ok(engine.set_affinity(&slug, &mode, window_min.map(i64::from)).await?)
+    Ok(engine.set_affinity(&slug, mode, window_min.map(i64::from)).await?)
 }
 
 /// Closes a profile's circuits (all, or only the one of `model`).

@@ -281,6 +281,10 @@ fn a_taken_port_is_a_relay_error_not_a_crash_and_retry_starts_it_once_free() -> 
     let relay_events = shell.relay_events.lock().map(|e| e.clone()).unwrap_or_default();
     assert!(relay_events.iter().any(|e| e.contains("already in use")), "the error was an event: {relay_events:?}");
     tauri::async_runtime::block_on(shell.relay.stop());
-    assert_eq!(shell.relay.status().state, "stopped", "stop leaves a stopped relay");
+    assert_eq!(
+        shell.relay.status().state,
+        switchyard_engine::RelayServiceState::Stopped,
+        "stop leaves a stopped relay"
+    );
     Ok(())
 }

@@ -98,9 +98,13 @@ fn submenu<'a>(model: &'a [TrayNode], slug: &str) -> Option<(&'a str, &'a [TrayE
 }
 
 fn entry<'a>(items: &'a [TrayEntry], mode: &str) -> Option<&'a TrayEntry> {
-    items
-        .iter()
-        .find(|e| TrayAction::parse(&e.id) == Some(TrayAction::SetMode { slug: slug_of(&e.id), mode: mode.into() }))
+    items.iter().find(|e| {
+        TrayAction::parse(&e.id)
+            == Some(TrayAction::SetMode {
+                slug: slug_of(&e.id),
+                mode: mode.parse().unwrap_or(switchyard_engine::RoutingMode::Legacy),
+            })
+    })
 }
 
 fn slug_of(id: &str) -> String {
@@ -126,9 +130,10 @@ fn the_menu_offers_activation_only_behind_the_gates_and_clicks_go_through_the_en
     }
 
     // The engine checks the gates again: a click that raced a change is refused there.
-    let refused = tauri::async_runtime::block_on(apply_action(&shell.engine, "team", "balanced"))
-        .err()
-        .ok_or("activation without verified keys must be refused")?;
+    let refused =
+        tauri::async_runtime::block_on(apply_action(&shell.engine, "team", switchyard_engine::RoutingMode::Balanced))
+            .err()
+            .ok_or("activation without verified keys must be refused")?;
     assert_eq!(refused.code(), ErrorCode::Precondition, "{refused}");
 
     shell.ok("verify", json!({ "slug": "team", "profile": null, "deep": false }))?;
@@ -141,7 +146,8 @@ fn the_menu_offers_activation_only_behind_the_gates_and_clicks_go_through_the_en
     let (_, solo) = submenu(&model, "solo").ok_or("no solo submenu")?;
     assert!(entry(solo, "balanced").is_some_and(|e| !e.enabled), "one key cannot pass the two-key gate");
 
-    let status = tauri::async_runtime::block_on(apply_action(&shell.engine, "team", "balanced"))?;
+    let status =
+        tauri::async_runtime::block_on(apply_action(&shell.engine, "team", switchyard_engine::RoutingMode::Balanced))?;
     assert_eq!((status.mode.to_string(), status.state.to_string()), ("balanced".into(), "active".into()));
     assert_eq!(status.activated_by.as_deref(), Some("desktop tray"), "routing status says who switched");
     let model = shell.model()?;
@@ -149,7 +155,8 @@ fn the_menu_offers_activation_only_behind_the_gates_and_clicks_go_through_the_en
     assert_eq!(title, "team — balanced · active");
     assert!(entry(items, "legacy").is_some_and(|e| e.enabled && e.checked == Some(false)), "back to legacy is offered");
     assert!(entry(items, "balanced").is_some_and(|e| !e.enabled && e.checked == Some(true)));
-    let status = tauri::async_runtime::block_on(apply_action(&shell.engine, "team", "legacy"))?;
+    let status =
+        tauri::async_runtime::block_on(apply_action(&shell.engine, "team", switchyard_engine::RoutingMode::Legacy))?;
     assert_eq!(status.mode.to_string(), "legacy", "the quick switch back deactivates");
 
     // The model becomes real Tauri menu items (mock runtime).
@@ -183,7 +190,7 @@ fn a_suspension_is_notified_once_and_not_again_within_the_minute() -> TestResult
     let shell = Shell::start()?;
     shell.add("team", &[1, 2])?;
     shell.ok("verify", json!({ "slug": "team", "profile": null, "deep": false }))?;
-    tauri::async_runtime::block_on(apply_action(&shell.engine, "team", "balanced"))?;
+    tauri::async_runtime::block_on(apply_action(&shell.engine, "team", switchyard_engine::RoutingMode::Balanced))?;
 
     tauri::async_runtime::block_on(refresh(shell.app.handle()));
     assert_eq!(shell.shown(), [], "the first look is a baseline, nothing is announced at start-up");

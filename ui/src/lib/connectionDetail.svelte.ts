@@ -2,7 +2,7 @@
 // the Profiles and Routing screens. Each action reads revisions when it runs, so "reload and
 // retry" after a conflict re-applies the same intent to the fresh rows. Secrets pass straight
 // through to the command and are never kept here (their actions are not retried).
-import { commands } from '../bindings';
+import { commands, type AffinityMode, type Strategy } from '../bindings';
 import { attempt, unwrap, type Failure, type Outcome } from './errors';
 import { headerLines, splitLines, splitList, type ConnectionFormValues } from './forms';
 import type { Backend } from './connectionList.svelte';
@@ -222,7 +222,7 @@ export class ConnectionStore {
     return out;
   }
 
-  async activate(mode: 'balanced' | 'priority') {
+  async activate(mode: Strategy) {
     const out = await this.act(() => unwrap(this.backend.routingActivate(this.slug, mode)));
     this.refusal = out.ok ? null : out.failure.gates;
     return out;
@@ -234,7 +234,7 @@ export class ConnectionStore {
   }
 
   /** Sets balanced routing's affinity (and, when given, the conversation window in minutes). */
-  setAffinity(mode: 'conversation' | 'turn', windowMin: number | null): Promise<Outcome<RoutingStatus>> {
+  setAffinity(mode: AffinityMode, windowMin: number | null): Promise<Outcome<RoutingStatus>> {
     return this.act(() => unwrap(this.backend.routingAffinity(this.slug, mode, windowMin)), { quiet: true });
   }
 

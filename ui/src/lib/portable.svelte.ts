@@ -3,7 +3,7 @@
 // or skipped, re-run when the conflict choice changes, before the import is applied. A dropped
 // file or text pasted from chat (issue 17) gets the same preview through the text commands.
 import { open, save } from '@tauri-apps/plugin-dialog';
-import { commands } from '../bindings';
+import { commands, type ConflictPolicy } from '../bindings';
 import { attempt, unwrap, type Failure } from './errors';
 import type { ImportReport } from './types';
 
@@ -12,7 +12,8 @@ export interface Dialogs {
   save: typeof save;
   open: typeof open;
 }
-export type ConflictChoice = 'rename' | 'skip';
+/** What an import does with a name that exists here (the engine's `ConflictPolicy`). */
+export type ConflictChoice = ConflictPolicy;
 
 const FILTERS = [{ name: 'Switchyard configuration', extensions: ['json'] }];
 /** The format's limit (the engine refuses more too). */

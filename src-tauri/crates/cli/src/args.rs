@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::error::{ContextKind, ContextValue};
 use clap::{Args, Parser, Subcommand};
-use switchyard_engine::{echo_safe, InvalidInput, NOT_SHOWN};
+use switchyard_engine::{echo_safe, AffinityMode, InvalidInput, Strategy, NOT_SHOWN};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -170,8 +170,8 @@ pub enum RoutingCmd {
     /// Turn on balanced or priority routing (only if the gates hold).
     Activate {
         slug: String,
-        #[arg(value_parser = ["balanced", "priority"])]
-        mode: String,
+        #[arg(value_enum)]
+        mode: Strategy,
     },
     /// Back to legacy routing (primary only).
     Deactivate { slug: String },
@@ -179,8 +179,8 @@ pub enum RoutingCmd {
     /// while its last call is younger than the window (default: conversation, 10 min).
     Affinity {
         slug: String,
-        #[arg(value_parser = ["turn", "conversation"])]
-        mode: String,
+        #[arg(value_enum)]
+        mode: AffinityMode,
         /// The conversation window in minutes (1–1440; unchanged when omitted).
         #[arg(long, value_name = "N")]
         window_min: Option<i64>,

@@ -112,10 +112,10 @@ pub async fn routing(engine: &Engine, cmd: RoutingCmd) -> Result<Output, EngineE
         RoutingCmd::Fallback { slug, hops, .. } => Output::view(engine.fallback_set(&slug, &hops).await?),
         RoutingCmd::FallbackActivate { slug } => Output::view(engine.fallback_activate(&slug).await?),
         RoutingCmd::FallbackDeactivate { slug } => Output::view(engine.fallback_deactivate(&slug).await?),
-        RoutingCmd::Activate { slug, mode } => Output::view(engine.routing_activate(&slug, &mode, &actor()).await?),
+        RoutingCmd::Activate { slug, mode } => Output::view(engine.routing_activate(&slug, mode, &actor()).await?),
         RoutingCmd::Deactivate { slug } => Output::view(engine.routing_deactivate(&slug).await?),
         RoutingCmd::Affinity { slug, mode, window_min } => {
-            Output::view(engine.set_affinity(&slug, &mode, window_min).await?)
+            Output::view(engine.set_affinity(&slug, mode, window_min).await?)
         }
         RoutingCmd::QuotaAware { slug, state, reserve_pct } => {
             Output::view(engine.set_quota_aware(&slug, state == "on", reserve_pct).await?)

@@ -2,7 +2,7 @@
 //! subcommand is one engine call; `render/pool.rs` prints the views.
 
 use clap::Subcommand;
-use switchyard_engine::{Engine, EngineError};
+use switchyard_engine::{Engine, EngineError, Strategy};
 
 use crate::output::Output;
 use crate::render::pool::PoolList;
@@ -37,8 +37,8 @@ pub enum PoolCmd {
     /// two members can serve).
     Activate {
         pool: String,
-        #[arg(value_parser = ["balanced", "priority"])]
-        mode: String,
+        #[arg(value_enum)]
+        mode: Strategy,
     },
     /// Stop routing the pool (it stays stored).
     Deactivate { pool: String },
@@ -56,7 +56,7 @@ pub async fn run(engine: &Engine, cmd: PoolCmd) -> Result<Output, EngineError> {
         }
         PoolCmd::List => Output::view(PoolList(engine.pool_list().await?)),
         PoolCmd::Status { pool } => Output::view(engine.pool_status(&pool).await?),
-        PoolCmd::Activate { pool, mode } => Output::view(engine.pool_activate(&pool, &mode).await?),
+        PoolCmd::Activate { pool, mode } => Output::view(engine.pool_activate(&pool, mode).await?),
         PoolCmd::Deactivate { pool } => Output::view(engine.pool_deactivate(&pool).await?),
     })
 }

@@ -31,8 +31,8 @@ pub struct ImportArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// What to do when a slug exists here: import under SLUG-2, … or leave it out.
-    #[arg(long, value_name = "rename|skip", default_value = "rename", value_parser = ["rename", "skip"])]
-    pub on_conflict: String,
+    #[arg(long, value_enum, default_value = "rename")]
+    pub on_conflict: Conflict,
 }
 
 pub async fn export(engine: &Engine, args: ExportArgs) -> Result<Output, EngineError> {
@@ -53,7 +53,7 @@ struct Counted {
 }
 
 pub async fn import(engine: &Engine, args: ImportArgs) -> Result<Output, EngineError> {
-    let on_conflict: Conflict = args.on_conflict.parse()?;
+    let on_conflict = args.on_conflict;
     let text = read_limited(&args.file)?;
     Ok(Output::view(engine.import(&text, args.dry_run, on_conflict).await?))
 }

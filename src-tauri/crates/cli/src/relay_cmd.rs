@@ -5,6 +5,7 @@
 //! certificate files again.
 
 use std::sync::Arc;
+use switchyard_core::states::RelayState;
 
 use switchyard_engine::{Engine, EngineError, MasterKey, RouterOptions, Sharing};
 use switchyard_relay::{check_listen, Listen, Service, TlsFiles};
@@ -45,7 +46,7 @@ pub async fn run(engine: &Arc<Engine>, cmd: RelayCmd, _json: bool) -> Result<Out
             let options = RouterOptions { sharing };
             let service = Arc::new(Service::with_options(engine.clone(), listen, None, options).with_tls(tls));
             let status = service.start().await;
-            let Some(url) = status.url.clone().filter(|_| status.state == "listening") else {
+            let Some(url) = status.url.clone().filter(|_| status.state == RelayState::Listening) else {
                 let why = status.error.unwrap_or_else(|| "the relay did not start".to_string());
                 return Err(EngineError::Precondition(why));
             };

@@ -110,24 +110,6 @@ impl RoutingState {
     }
 }
 
-/// A mode or state compares equal to its contract word (`status.mode == "balanced"`).
-macro_rules! eq_word {
-    ($t:ty) => {
-        impl PartialEq<str> for $t {
-            fn eq(&self, other: &str) -> bool {
-                self.as_str() == other
-            }
-        }
-        impl PartialEq<&str> for $t {
-            fn eq(&self, other: &&str) -> bool {
-                self.as_str() == *other
-            }
-        }
-    };
-}
-eq_word!(RoutingMode);
-eq_word!(RoutingState);
-
 impl fmt::Display for RoutingState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.pad(self.as_str())

@@ -1,21 +1,25 @@
-//! The states that cross the front ends' boundary (IPC and `--json`) as closed sets: each
-//! serializes as the snake_case word the contract names (docs/interface.md), derives
-//! `specta::Type` with the `specta` feature so TypeScript gets a union, and compares equal to
-//! that word (`state == "open"`), so code and tests that read the JSON words keep reading.
+//! The states that cross the front ends' boundary (IPC, `--json` and the command line) as closed
+//! sets: each serializes as the snake_case word the contract names (docs/interface.md), derives
+//! `specta::Type` with the `specta` feature so TypeScript gets a union and `clap::ValueEnum` with
+//! the `clap` feature so the CLI takes exactly those words, and parses from its word
+//! (`FromStr`). Code compares states with states, never with words.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// Declares a state enum: variants with their contract words (serde renames each variant to
-/// its word, so a word may hold a `-`), `as_str`, `Display`, and equality with the word.
+use crate::validate::InvalidInput;
+
+/// Declares a state enum: variants with their contract words (serde and clap name each variant
+/// by its word, so a word may hold a `-`), `as_str`, `Display` and `FromStr`.
 macro_rules! state_enum {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $word:literal),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
         #[cfg_attr(feature = "specta", derive(specta::Type))]
+        #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
         pub enum $name {
-            $($(#[$vmeta])* #[serde(rename = $word)] $variant),+
+            $($(#[$vmeta])* #[serde(rename = $word)] #[cfg_attr(feature = "clap", value(name = $word))] $variant),+
         }
 
         impl $name {
@@ -40,15 +44,13 @@ macro_rules! state_enum {
             }
         }
 
-        impl PartialEq<str> for $name {
-            fn eq(&self, other: &str) -> bool {
-                self.as_str() == other
-            }
-        }
-
-        impl PartialEq<&str> for $name {
-            fn eq(&self, other: &&str) -> bool {
-                self.as_str() == *other
+        impl std::str::FromStr for $name {
+            type Err = InvalidInput;
+            fn from_str(word: &str) -> Result<Self, InvalidInput> {
+                $name::from_word(word).ok_or_else(|| {
+                    let words = [$($word),+].join(", ");
+                    InvalidInput::new(stringify!($name), format!("'{word}' is not one of {words}"))
+                })
             }
         }
     };
@@ -101,6 +103,36 @@ state_enum! {
     EvidenceOutcome {
         Ok => "ok",
         AuthInvalid => "auth_invalid",
+    }
+}
+
+state_enum! {
+    /// How a routed connection or pool picks: smooth weighted round robin, or the first that can
+    /// serve in priority order (what `routing activate` and `pool activate` take).
+    Strategy {
+        Balanced => "balanced",
+        Priority => "priority",
+    }
+}
+
+state_enum! {
+    /// Whether a pool routes: `active`, `suspended` (activated, but its gates do not hold),
+    /// `inactive` (never activated, or deactivated), `pending` (imported activated; waits for
+    /// its gates).
+    PoolState {
+        Active => "active",
+        Suspended => "suspended",
+        Inactive => "inactive",
+        Pending => "pending",
+    }
+}
+
+state_enum! {
+    /// What an import does when a slug or pool name exists already: import it under `NAME-2`, …,
+    /// or leave it out.
+    ConflictPolicy {
+        Rename => "rename",
+        Skip => "skip",
     }
 }
 
@@ -178,11 +210,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn states_serialize_as_their_contract_words_and_compare_with_them() {
+    fn states_serialize_as_their_contract_words_and_parse_from_them() {
         let json = serde_json::to_string(&[CircuitState::HalfOpen, CircuitState::Closed]).unwrap_or_default();
         assert_eq!(json, r#"["half_open","closed"]"#, "the JSON words of the contract, unchanged");
-        assert!(CircuitState::Open == "open", "a state equals its word");
-        assert!(VerifyOutcome::AuthInvalid != "verified", "and only its word");
+        assert_eq!("open".parse::<CircuitState>().ok(), Some(CircuitState::Open), "a state parses from its word");
+        assert_eq!("verified".parse::<VerifyOutcome>().ok(), Some(VerifyOutcome::Verified), "and only its word");
+        let refused = "sideways".parse::<Strategy>().map_err(|e| e.to_string());
+        assert!(refused.is_err_and(|e| e.contains("balanced, priority")), "a wrong word names the right ones");
         for word in ["present", "missing", "unknown"] {
             let state = CredentialPresence::from_word(word);
             assert_eq!(state.map(CredentialPresence::as_str), Some(word), "{word} round-trips");

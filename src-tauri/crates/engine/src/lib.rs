@@ -99,8 +99,12 @@ pub use store_location::{store_location, TEST_PG_ENV};
 pub use switchyard_core::portable::MAX_BYTES as MAX_IMPORT_BYTES;
 pub use switchyard_core::routing::gate::{GATE_MODEL_UNSERVED, GATE_NO_MODEL, GATE_NO_PAIR};
 pub use switchyard_core::secret_shape::{echo_safe, NOT_SHOWN};
-pub use switchyard_core::states::{CredentialHealthState, OfficialClient, ProfileKind};
+pub use switchyard_core::states::{
+    AffinityMode, CircuitState, CredentialHealthState, OfficialClient, PoolState, ProfileKind,
+    RelayState as RelayServiceState, Strategy,
+};
 pub use switchyard_core::{ErrorCode, InvalidInput};
+pub use switchyard_core::{RoutingMode, RoutingState};
 pub use switchyard_store::Location as StoreLocation;
 pub use switchyard_vault::{MasterKey, Secret, VaultError, MASTER_KEY_FILE_ENV};
 pub use views::{

@@ -3,6 +3,7 @@
 //! and tokens against weights. `--json` is the engine's view.
 
 use serde::Serialize;
+use switchyard_core::states::{PoolState, Strategy};
 use switchyard_engine::{PoolStatus, PoolView};
 
 use super::Render;
@@ -38,7 +39,7 @@ impl Render for PoolList {
                 "{:<16} {:<10} {:<9} {:<10} {:<20} {}",
                 p.name,
                 p.protocol,
-                p.mode.as_deref().unwrap_or("-"),
+                p.mode.map_or("-", Strategy::as_str),
                 p.state,
                 p.last_launched.as_deref().unwrap_or("-"),
                 members.join(" ")
@@ -55,7 +56,7 @@ impl Render for PoolStatus {
             "pool {} ({}): {} {}",
             p.name,
             p.protocol,
-            p.mode.as_deref().unwrap_or("(never activated)"),
+            p.mode.map_or("(never activated)", Strategy::as_str),
             p.state
         )];
         if let Some(note) = &self.note {
@@ -80,7 +81,7 @@ impl Render for PoolStatus {
             ));
         }
         if self.gates.ok {
-            if p.state != "active" {
+            if p.state != PoolState::Active {
                 out.push("  gates hold: `switchyard pool activate` turns it on".to_string());
             }
         } else {

@@ -2,6 +2,7 @@
 //! kind and credential health, and the one-line result of `profile add|edit|rotate|login`.
 
 use serde::Serialize;
+use switchyard_core::states::CredentialPresence;
 use switchyard_engine::ProfileView;
 
 use super::Render;
@@ -84,7 +85,7 @@ fn login_line(p: &ProfileView) -> Option<String> {
 /// The health word, with the expiry it was judged by (`unknown` when the keychain could not
 /// be asked: the health then cannot be told).
 pub fn health(p: &ProfileView) -> String {
-    if p.credential == "unknown" {
+    if p.credential == CredentialPresence::Unknown {
         return "unknown (keychain)".to_string();
     }
     let h = &p.credential_health;

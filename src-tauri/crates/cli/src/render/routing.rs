@@ -5,6 +5,7 @@
 //! itself adds the fallback chain ([`RoutingReport`]).
 
 use serde::Serialize;
+use switchyard_core::states::{CircuitState, CredentialPresence};
 use switchyard_engine::{FallbackStatus, GateView, ProfileReadiness, RoutingStatus};
 
 use super::{cache, fallback, Render};
@@ -74,7 +75,7 @@ fn profile_line(p: &ProfileReadiness) -> String {
     let health: Vec<String> = p
         .health
         .iter()
-        .filter(|h| h.state != "closed" || h.model.is_none())
+        .filter(|h| h.state != CircuitState::Closed || h.model.is_none())
         .map(|h| {
             let scope = h.model.as_deref().unwrap_or("key");
             let kind = h.kind.as_deref().map(|k| format!(" {k}")).unwrap_or_default();
@@ -90,7 +91,8 @@ fn profile_line(p: &ProfileReadiness) -> String {
         None => p.evidence.to_string(),
     };
     // The credential column: its health, or `unknown` when the keychain could not be asked.
-    let credential = if p.credential == "unknown" { "unknown" } else { p.credential_health.state.as_str() };
+    let credential =
+        if p.credential == CredentialPresence::Unknown { "unknown" } else { p.credential_health.state.as_str() };
     format!(
         "{:<20} {:>6} {:<8} {:<8} {:<10} {:<9} {:>7} {}",
         p.label,

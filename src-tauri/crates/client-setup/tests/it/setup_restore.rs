@@ -238,7 +238,8 @@ async fn a_plain_text_key_moves_into_the_keychain_and_restore_brings_the_file_ba
     let verified = engine.verify("cc", Some("from-claude"), false, &|_| {}).await?;
     assert_eq!(verified.results.len(), 1, "only the moved profile was verified");
     assert_eq!(
-        verified.results[0].outcome, "verified",
+        verified.results[0].outcome,
+        switchyard_core::states::VerifyOutcome::Verified,
         "the moved key verifies against the mock: {:?}",
         verified.results[0]
     );

@@ -10,12 +10,7 @@ use super::swrr::{select_priority, Candidate, Swrr};
 use crate::connection::RoutingMode;
 use crate::validate::InvalidInput;
 
-/// How a routed (non-legacy) connection picks a profile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Strategy {
-    Balanced,
-    Priority,
-}
+pub use crate::states::Strategy;
 
 impl Strategy {
     /// `None` for legacy mode, which never selects: it uses the primary (`legacy_primary`).
@@ -24,6 +19,14 @@ impl Strategy {
             RoutingMode::Legacy => None,
             RoutingMode::Balanced => Some(Strategy::Balanced),
             RoutingMode::Priority => Some(Strategy::Priority),
+        }
+    }
+
+    /// The routing mode this strategy is.
+    pub fn mode(self) -> RoutingMode {
+        match self {
+            Strategy::Balanced => RoutingMode::Balanced,
+            Strategy::Priority => RoutingMode::Priority,
         }
     }
 }

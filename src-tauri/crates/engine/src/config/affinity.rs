@@ -10,7 +10,6 @@ use switchyard_core::states::AffinityMode;
 
 use crate::settings::{Scope, AFFINITY};
 use switchyard_core::routing::{Affinity, DEFAULT_AFFINITY_WINDOW};
-use switchyard_core::InvalidInput;
 
 use crate::engine::Engine;
 use crate::error::EngineError;
@@ -65,19 +64,10 @@ impl Engine {
     pub async fn set_affinity(
         &self,
         slug: &str,
-        mode: &str,
+        mode: AffinityMode,
         window_min: Option<i64>,
     ) -> Result<RoutingStatus, EngineError> {
-        let conversation = match mode {
-            "conversation" => true,
-            "turn" => false,
-            other => {
-                return Err(EngineError::Invalid(InvalidInput::new(
-                    "affinity",
-                    format!("'{other}' is not an affinity; use turn or conversation"),
-                )))
-            }
-        };
+        let conversation = mode == AffinityMode::Conversation;
         let window = window_min.map(|m| Duration::from_secs(u64::try_from(m).unwrap_or_default().saturating_mul(60)));
         let connection = self.connection_by_slug(slug).await?;
         self.update_setting(&AFFINITY, Scope::Connection(&connection.id), |before| AffinitySetting {

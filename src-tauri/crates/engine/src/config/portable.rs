@@ -8,7 +8,6 @@
 
 pub use crate::views::{ImportReport, ImportedConnection, ImportedProfile};
 use std::collections::BTreeSet;
-use std::str::FromStr;
 
 use switchyard_core::portable::{
     parse, render, ConnectionEntry, Document, FallbackEntry, HeaderEntry, PoolEntry, PoolMemberEntry, ProfileEntry,
@@ -27,26 +26,10 @@ use crate::fault::FaultPoint;
 /// Who `activated_by` names when a pending imported mode is restored.
 pub(crate) const IMPORT_ACTOR: &str = "import";
 
-/// What import does with a connection whose slug already exists here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Conflict {
-    /// Import it under a free slug `SLUG-2`, `SLUG-3`, …
-    #[default]
-    Rename,
-    /// Leave the existing connection alone and do not import this one.
-    Skip,
-}
-
-impl FromStr for Conflict {
-    type Err = InvalidInput;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "rename" => Ok(Conflict::Rename),
-            "skip" => Ok(Conflict::Skip),
-            _ => Err(InvalidInput::new("on_conflict", "unknown choice (expected rename or skip)")),
-        }
-    }
-}
+/// What import does with a connection whose slug already exists here: import it under a free
+/// slug `SLUG-2`, `SLUG-3`, … (`rename`), or leave the existing connection alone and not import
+/// this one (`skip`).
+pub use switchyard_core::states::ConflictPolicy as Conflict;
 
 const CREATE: &str = "create";
 const RENAME: &str = "rename";

@@ -1,7 +1,7 @@
 //! Routing mode use cases: explicit activation behind the gates, deactivation, status, and
 //! the automatic suspend/resume when evidence goes stale or is restored.
 
-use switchyard_core::routing::QuotaBlocks;
+use switchyard_core::routing::{QuotaBlocks, Strategy};
 use switchyard_core::states::{EvidenceOutcome, EvidenceState};
 use switchyard_core::RoutingMode;
 use switchyard_store::connections::{self, Routing};
@@ -22,14 +22,13 @@ const SUSPENDED: &str = "suspended";
 impl Engine {
     /// Switches `slug` to balanced or priority routing if the gates hold; otherwise fails
     /// with the full gate report and changes nothing.
-    pub async fn routing_activate(&self, slug: &str, mode: &str, actor: &str) -> Result<RoutingStatus, EngineError> {
-        let mode: RoutingMode = mode.parse()?;
-        if mode == RoutingMode::Legacy {
-            return Err(EngineError::Invalid(switchyard_core::InvalidInput::new(
-                "mode",
-                "activate takes balanced or priority; use `routing deactivate` for legacy",
-            )));
-        }
+    pub async fn routing_activate(
+        &self,
+        slug: &str,
+        strategy: Strategy,
+        actor: &str,
+    ) -> Result<RoutingStatus, EngineError> {
+        let mode = strategy.mode();
         let ready = self.readiness(self.connection_by_slug(slug).await?).await?;
         let gates = ready.gate_view();
         if !gates.ok {

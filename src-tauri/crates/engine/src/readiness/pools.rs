@@ -10,7 +10,8 @@ use std::collections::HashMap;
 
 use switchyard_core::routing::eligibility::evidence_is_current;
 use switchyard_core::routing::{MemberGate, MemberOut, PoolGates, PoolMember, Strategy};
-use switchyard_core::{Protocol, RoutingMode};
+use switchyard_core::states::PoolState;
+use switchyard_core::Protocol;
 use switchyard_store::attempts;
 use switchyard_store::connections::{self, ConnectionRow};
 use switchyard_store::pools::{self, PoolRow};
@@ -90,11 +91,7 @@ impl Engine {
 
     /// Activates `name` in `mode` (`balanced` or `priority`) if its gates hold; otherwise fails
     /// with the report (exit 5) and changes nothing.
-    pub async fn pool_activate(&self, name: &str, mode: &str) -> Result<PoolStatus, EngineError> {
-        let mode: RoutingMode = mode.parse()?;
-        if Strategy::from_mode(mode).is_none() {
-            return Err(switchyard_core::InvalidInput::new("mode", "a pool routes balanced or priority").into());
-        }
+    pub async fn pool_activate(&self, name: &str, mode: Strategy) -> Result<PoolStatus, EngineError> {
         let row = self.pool_row(name).await?;
         let (gates, _) = self.pool_gates(&row).await?;
         if !gates.activation_ok() {
@@ -144,13 +141,13 @@ impl Engine {
         let row = self.pool_row(name).await?;
         let (gates, members) = self.pool_gates(&row).await?;
         let view = pool_view(&row, &gates, &members);
-        let note = match view.state.as_str() {
-            "suspended" => Some(format!(
+        let note = match view.state {
+            PoolState::Suspended => Some(format!(
                 "suspended: no member can serve ({}); run `switchyard verify` on the members to restore them",
                 gates.why_not()
             )),
-            "pending" => Some("imported active: it activates once its gates hold".to_string()),
-            _ => None,
+            PoolState::Pending => Some("imported active: it activates once its gates hold".to_string()),
+            PoolState::Active | PoolState::Inactive => None,
         };
         let shares = self.pool_shares(&row, &members).await?;
         Ok(PoolStatus {
@@ -248,13 +245,13 @@ fn failures(gates: &PoolGates) -> Vec<String> {
     out
 }
 
-/// The state of a pool: `active`, `suspended`, `pending` or `inactive`.
-pub(crate) fn pool_state(row: &PoolRow, gates: &PoolGates) -> &'static str {
+/// The state of a pool.
+pub(crate) fn pool_state(row: &PoolRow, gates: &PoolGates) -> PoolState {
     match (row.active, row.wanted) {
-        (true, _) if gates.routes() => "active",
-        (true, _) => "suspended",
-        (false, true) => "pending",
-        (false, false) => "inactive",
+        (true, _) if gates.routes() => PoolState::Active,
+        (true, _) => PoolState::Suspended,
+        (false, true) => PoolState::Pending,
+        (false, false) => PoolState::Inactive,
     }
 }
 
@@ -267,8 +264,8 @@ pub(crate) fn pool_view(row: &PoolRow, gates: &PoolGates, members: &[PoolMember]
     PoolView {
         name: row.name.clone(),
         protocol: row.protocol.clone(),
-        mode: row.mode.clone(),
-        state: pool_state(row, gates).to_string(),
+        mode: row.mode.as_deref().and_then(Strategy::from_word),
+        state: pool_state(row, gates),
         members: members
             .iter()
             .enumerate()

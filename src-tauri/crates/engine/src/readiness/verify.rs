@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use switchyard_core::states::{CredentialPresence, ProfileKind, VerifyOutcome};
+use switchyard_core::RoutingMode;
 
 use futures_util::stream::{self, StreamExt};
 use switchyard_core::routing::{Failure, FailureKind, ResetCause, Scope};
@@ -78,7 +79,7 @@ impl Engine {
         self.restore_pending_chains().await?;
         let routing = self.routing_status(slug).await?;
         let was_pending = connection.routing_mode == "legacy" && connection.wanted_mode.is_some();
-        let routing_restored = (was_pending && routing.mode != "legacy").then(|| {
+        let routing_restored = (was_pending && routing.mode != RoutingMode::Legacy).then(|| {
             format!(
                 "{} routing restored for '{slug}' as the imported configuration wanted: the gates hold",
                 routing.mode

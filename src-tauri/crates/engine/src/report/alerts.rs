@@ -7,7 +7,8 @@
 //! comes out. A key that was not in the previous snapshot is a baseline of its own (a profile
 //! just added as `external` is `missing` until it signs in: that is not news).
 
-use switchyard_core::states::{CredentialHealthState, ProfileKind};
+use switchyard_core::states::{CircuitState, CredentialHealthState, ProfileKind};
+use switchyard_core::RoutingState;
 
 use crate::views::{QuotaView, QuotaWindowView, RoutingStatus};
 
@@ -64,11 +65,11 @@ impl ConnectionState {
                 id: p.id.clone(),
                 label: p.label.clone(),
                 enabled: p.enabled,
-                cooling: p.health.iter().any(|h| h.model.is_none() && h.state != "closed"),
+                cooling: p.health.iter().any(|h| h.model.is_none() && h.state != CircuitState::Closed),
                 quota_exhausted: p
                     .health
                     .iter()
-                    .any(|h| h.state != "closed" && h.kind.as_deref() == Some("quota_exhausted")),
+                    .any(|h| h.state != CircuitState::Closed && h.kind.as_deref() == Some("quota_exhausted")),
                 kind: p.kind,
                 login: p.credential_health.state,
                 expires_at: p.credential_health.expires_at.clone(),
@@ -78,7 +79,7 @@ impl ConnectionState {
         ConnectionState {
             slug: s.slug.clone(),
             mode: s.mode.to_string(),
-            suspended: s.state == "suspended",
+            suspended: s.state == RoutingState::Suspended,
             note: s.note.clone(),
             keys,
         }

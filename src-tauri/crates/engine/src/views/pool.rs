@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 use specta::Type;
+use switchyard_core::states::{PoolState, Strategy};
 
 /// One member as shown.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
@@ -28,10 +29,10 @@ pub struct PoolView {
     pub name: String,
     pub protocol: String,
     /// `balanced` or `priority` (`None` before the first activation).
-    pub mode: Option<String>,
+    pub mode: Option<Strategy>,
     /// `active` (routes), `suspended` (activated, but no member counts), `inactive`
     /// (never activated or deactivated), `pending` (imported activated; waits for its gates).
-    pub state: String,
+    pub state: PoolState,
     pub members: Vec<PoolMemberView>,
     /// The member `switchyard exec POOL` launched last.
     pub last_launched: Option<String>,

@@ -47,7 +47,7 @@ async fn every_evidence_source_is_recorded() -> TestResult {
 
     let report = verify(&engine, "c", false).await?;
     let listed = report.results.iter().find(|r| r.label == "primary").ok_or("primary missing")?;
-    assert_eq!(listed.outcome, "verified", "a key that lists its models is verified: {}", listed.detail);
+    assert_eq!(listed.outcome.as_str(), "verified", "a key that lists its models is verified: {}", listed.detail);
     let supported: Vec<_> = listed.models.iter().filter(|m| m.supported).map(|m| m.model.as_str()).collect();
     assert_eq!(supported, vec!["m1", "m2"], "only models the listing has are supported (m3 is not listed)");
     assert!(listed.models.iter().all(|m| m.source == "listed"), "source is `listed`");
@@ -79,7 +79,7 @@ async fn activation_is_refused_for_each_failing_gate_and_accepted_when_they_hold
     engine.connection_add(openai("c", &mock.base_url(), &["m1", "m2"]), Some(secret("sk-a"))).await?;
 
     // Gate 1: nothing verified.
-    let err = engine.routing_activate("c", "balanced", "test").await.err();
+    let err = engine.routing_activate("c", switchyard_engine::Strategy::Balanced, "test").await.err();
     match err {
         Some(EngineError::GateFailed { gates, .. }) => {
             assert!(!gates.ok, "gates fail without evidence");
@@ -94,7 +94,7 @@ async fn activation_is_refused_for_each_failing_gate_and_accepted_when_they_hold
 
     // Gate 3: every model served, but by one profile only.
     verify(&engine, "c", false).await?;
-    let err = engine.routing_activate("c", "balanced", "test").await.err();
+    let err = engine.routing_activate("c", switchyard_engine::Strategy::Balanced, "test").await.err();
     let Some(EngineError::GateFailed { gates, .. }) = err else { panic!("one key cannot be balanced: {err:?}") };
     assert!(gates.failures.iter().any(|f| f.contains("no model has two")), "the report says why: {:?}", gates.failures);
 
@@ -102,7 +102,7 @@ async fn activation_is_refused_for_each_failing_gate_and_accepted_when_they_hold
     engine.connection_add(openai("d", &mock.base_url(), &["m1", "m2"]), Some(secret("sk-b"))).await?;
     add(&engine, "d", "b2", "sk-b").await?;
     verify(&engine, "d", false).await?;
-    let err = engine.routing_activate("d", "priority", "test").await.err();
+    let err = engine.routing_activate("d", switchyard_engine::Strategy::Priority, "test").await.err();
     let Some(EngineError::GateFailed { gates, .. }) = err else { panic!("m2 has no eligible key: {err:?}") };
     assert_eq!(
         excluded_reason_gate(&gates, "m2", "b2"),
@@ -115,10 +115,10 @@ async fn activation_is_refused_for_each_failing_gate_and_accepted_when_they_hold
     add(&engine, "c", "second", "sk-b").await?;
     add(&engine, "c", "third", "sk-c").await?;
     let report = verify(&engine, "c", false).await?;
-    assert_eq!(report.routing.mode, "legacy", "verification must never switch routing on");
+    assert_eq!(report.routing.mode.as_str(), "legacy", "verification must never switch routing on");
     assert!(report.routing.gates.ok, "m1 has two keys and m2 has two: {:?}", report.routing.gates.failures);
 
-    let status = engine.routing_activate("c", "balanced", "test").await?;
+    let status = engine.routing_activate("c", switchyard_engine::Strategy::Balanced, "test").await?;
     assert_eq!(
         (status.mode.as_str(), status.state.as_str()),
         ("balanced", "active"),
@@ -126,7 +126,7 @@ async fn activation_is_refused_for_each_failing_gate_and_accepted_when_they_hold
     );
     assert_eq!(status.activated_by.as_deref(), Some("test"), "who activated is recorded");
     let back = engine.routing_deactivate("c").await?;
-    assert_eq!(back.mode, "legacy", "deactivate returns to legacy");
+    assert_eq!(back.mode.as_str(), "legacy", "deactivate returns to legacy");
     mock.shutdown().await?;
     Ok(())
 }
@@ -149,7 +149,7 @@ async fn endpoint_edit_suspends_and_reverification_resumes() -> TestResult {
     engine.connection_add(openai("c", &mock.base_url(), &["m1"]), Some(secret("sk-a"))).await?;
     add(&engine, "c", "b", "sk-b").await?;
     verify(&engine, "c", false).await?;
-    engine.routing_activate("c", "balanced", "test").await?;
+    engine.routing_activate("c", switchyard_engine::Strategy::Balanced, "test").await?;
 
     let edit = ConnectionEdit { base_url: Some(format!("{}/v1", moved.base_url())), ..Default::default() };
     engine.connection_edit("c", edit).await?;
@@ -164,7 +164,11 @@ async fn endpoint_edit_suspends_and_reverification_resumes() -> TestResult {
         "the status says what fixes it: {:?}",
         status.note
     );
-    assert_eq!(profile(&status, "b").evidence, "stale", "every profile's evidence is stale after an endpoint edit");
+    assert_eq!(
+        profile(&status, "b").evidence.as_str(),
+        "stale",
+        "every profile's evidence is stale after an endpoint edit"
+    );
     assert_eq!(excluded_reason(&status, "m1", "b"), Some("stale_evidence".into()), "gate reason is stale evidence");
 
     let report = verify(&engine, "c", false).await?;
@@ -190,15 +194,15 @@ async fn rotation_makes_only_that_profile_stale() -> TestResult {
     engine.connection_add(openai("c", &mock.base_url(), &["m1"]), Some(secret("sk-a"))).await?;
     add(&engine, "c", "b", "sk-b").await?;
     verify(&engine, "c", false).await?;
-    engine.routing_activate("c", "priority", "test").await?;
+    engine.routing_activate("c", switchyard_engine::Strategy::Priority, "test").await?;
     engine.profile_rotate("c", "b", secret("sk-b2")).await?;
     let status = engine.routing_status("c").await?;
-    assert_eq!(profile(&status, "b").evidence, "stale", "the rotated profile's evidence is stale");
-    assert_eq!(profile(&status, "primary").evidence, "current", "the other profile keeps its evidence");
-    assert_eq!(status.state, "suspended", "with one eligible key left, no model has two: suspended");
+    assert_eq!(profile(&status, "b").evidence.as_str(), "stale", "the rotated profile's evidence is stale");
+    assert_eq!(profile(&status, "primary").evidence.as_str(), "current", "the other profile keeps its evidence");
+    assert_eq!(status.state.as_str(), "suspended", "with one eligible key left, no model has two: suspended");
     verify(&engine, "c", false).await?;
     assert!(mock.hits("sk-b2") >= 1, "re-verification used the new key");
-    assert_eq!(engine.routing_status("c").await?.state, "active", "and routing resumed");
+    assert_eq!(engine.routing_status("c").await?.state.as_str(), "active", "and routing resumed");
     mock.shutdown().await?;
     Ok(())
 }
@@ -226,11 +230,11 @@ async fn a_model_forbidden_in_the_deep_check_excludes_only_that_model() -> TestR
     assert!(m1.eligible_labels.contains(&"b".to_string()), "b still serves m1: {m1:?}");
     let health = &profile(&status, "b").health;
     assert!(
-        health.iter().any(|h| h.model.as_deref() == Some("m2") && h.state == "open"),
+        health.iter().any(|h| h.model.as_deref() == Some("m2") && h.state.as_str() == "open"),
         "m2's circuit is open: {health:?}"
     );
     assert!(
-        health.iter().any(|h| h.model.is_none() && h.state == "closed"),
+        health.iter().any(|h| h.model.is_none() && h.state.as_str() == "closed"),
         "the credential-wide circuit stays closed"
     );
     mock.shutdown().await?;
@@ -245,7 +249,7 @@ async fn refused_keys_and_unreachable_providers() -> TestResult {
     let engine = open(dir.path()).await?;
     engine.connection_add(openai("c", &mock.base_url(), &["m1"]), Some(secret("sk-unknown"))).await?;
     let report = verify(&engine, "c", false).await?;
-    assert_eq!(report.results[0].outcome, "auth_invalid", "an unknown key is refused");
+    assert_eq!(report.results[0].outcome.as_str(), "auth_invalid", "an unknown key is refused");
     let status = engine.routing_status("c").await?;
     assert_eq!(
         excluded_reason(&status, "m1", "primary"),
@@ -253,15 +257,15 @@ async fn refused_keys_and_unreachable_providers() -> TestResult {
         "refused keys are excluded as auth_invalid"
     );
     assert!(
-        profile(&status, "primary").health.iter().any(|h| h.model.is_none() && h.state == "open"),
+        profile(&status, "primary").health.iter().any(|h| h.model.is_none() && h.state.as_str() == "open"),
         "auth failure opens the credential circuit"
     );
 
     engine.profile_rotate("c", "primary", secret("sk-a")).await?;
     let report = verify(&engine, "c", false).await?;
-    assert_eq!(report.results[0].outcome, "verified", "the replaced key verifies");
+    assert_eq!(report.results[0].outcome.as_str(), "verified", "the replaced key verifies");
     assert!(
-        profile(&report.routing, "primary").health.iter().all(|h| h.state == "closed"),
+        profile(&report.routing, "primary").health.iter().all(|h| h.state.as_str() == "closed"),
         "success closes the circuits"
     );
 

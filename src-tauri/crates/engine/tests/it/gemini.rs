@@ -36,7 +36,7 @@ async fn verify_follows_the_listing_s_pages_and_keeps_only_generate_content_mode
 
     let report = engine.verify("gem", None, false, &|_| {}).await?;
     let primary = report.results.iter().find(|r| r.label == "primary").ok_or("primary missing")?;
-    assert_eq!(primary.outcome, "verified", "a key that lists its models is verified: {}", primary.detail);
+    assert_eq!(primary.outcome.as_str(), "verified", "a key that lists its models is verified: {}", primary.detail);
     let supported: Vec<&str> = primary.models.iter().filter(|m| m.supported).map(|m| m.model.as_str()).collect();
     assert_eq!(
         supported,

@@ -70,9 +70,9 @@ async fn a_token_round_trips_its_kind_and_never_reaches_the_db_or_an_export() ->
             Some(Secret::new(TOKEN_CANARY)),
         )
         .await?;
-    assert_eq!(added.kind, "token", "the kind is what was asked for");
+    assert_eq!(added.kind.as_str(), "token", "the kind is what was asked for");
     assert_eq!(added.client.map(|c| c.as_str()), Some("claude-code"), "a token is Claude Code's by default");
-    assert_eq!(added.credential_health.state, "ok", "thirty days from expiry is ok");
+    assert_eq!(added.credential_health.state.as_str(), "ok", "thirty days from expiry is ok");
     assert_eq!(added.credential_health.expires_at.as_deref(), Some(expires.as_str()), "the expiry is shown");
     assert_eq!(added.config_dir, None, "only external profiles have a config directory");
     let listed = engine.profile_list("subs").await?;
@@ -95,8 +95,12 @@ async fn a_token_round_trips_its_kind_and_never_reaches_the_db_or_an_export() ->
     let other = open(b.path()).await?;
     other.import(&export, false, Conflict::Rename).await?;
     let imported = other.profile_list("subs").await?;
-    assert_eq!(imported[0].kind, "token", "the kind arrives");
-    assert_eq!(imported[0].credential_health.state, "missing", "without its token: missing until one is pasted");
+    assert_eq!(imported[0].kind.as_str(), "token", "the kind arrives");
+    assert_eq!(
+        imported[0].credential_health.state.as_str(),
+        "missing",
+        "without its token: missing until one is pasted"
+    );
     assert!(!imported[0].enabled, "imported profiles arrive disabled");
     other.close().await;
     assert!(!contains(&db_bytes(b.path()), TOKEN_CANARY), "nor in the importer's DB");
@@ -115,7 +119,7 @@ async fn an_old_file_without_kinds_imports_api_keys() -> TestResult {
     engine.import(&old.to_string(), false, Conflict::Rename).await?;
     let p = &engine.profile_list("old").await?[0];
     assert_eq!((p.kind.as_str(), p.client), ("api_key", None), "a file written before kinds holds API keys");
-    assert_eq!(p.credential_health.state, "missing", "an imported key is missing until it is added");
+    assert_eq!(p.credential_health.state.as_str(), "missing", "an imported key is missing until it is added");
     Ok(())
 }
 
@@ -154,15 +158,20 @@ async fn an_external_profile_has_an_owner_only_directory_and_follows_the_cli_fil
     // The CLI signed in: only the file's existence counts (its content is never read).
     std::fs::write(config_dir.join("auth.json"), b"not json at all")?;
     let shown = engine.profile_show("subs", "work").await?;
-    assert_eq!(shown.credential_health.state, "ok", "the credential file exists: ok");
+    assert_eq!(shown.credential_health.state.as_str(), "ok", "the credential file exists: ok");
     let report = engine.verify("subs", Some("work"), true, &|_| {}).await?;
-    assert_eq!(report.results[0].outcome, "verified", "models inferred, nothing sent: {}", report.results[0].detail);
+    assert_eq!(
+        report.results[0].outcome.as_str(),
+        "verified",
+        "models inferred, nothing sent: {}",
+        report.results[0].detail
+    );
     assert!(report.routing.gates.models[0].eligible.contains(&added.id), "a signed-in external profile counts");
 
     std::fs::remove_file(config_dir.join("auth.json"))?;
     let status = engine.routing_status("subs").await?;
     assert_eq!(status.gates.models[0].excluded[0].reason, "missing", "signed out: missing again, evidence or not");
-    assert_eq!(status.profiles[0].credential_health.state, "missing", "the status shows the health too");
+    assert_eq!(status.profiles[0].credential_health.state.as_str(), "missing", "the status shows the health too");
 
     let home = engine.profile_add_kind("subs", labelled("home"), kind("external", Some("codex"), None), None).await?;
     let home_dir = home.config_dir.ok_or("home's directory")?;
@@ -198,11 +207,16 @@ async fn an_expired_token_is_excluded_at_the_decision_clock_and_a_new_one_brings
             Some(Secret::new(format!("{TOKEN_CANARY}-2"))),
         )
         .await?;
-    assert_eq!(tok.credential_health.state, "expiring", "two days left: expiring");
-    assert_eq!(other.credential_health.state, "ok", "no known expiry: ok");
+    assert_eq!(tok.credential_health.state.as_str(), "expiring", "two days left: expiring");
+    assert_eq!(other.credential_health.state.as_str(), "ok", "no known expiry: ok");
     let report = engine.verify("subs", None, false, &|_| {}).await?;
     for r in &report.results {
-        assert_eq!(r.outcome, "verified", "a token is not sent to verify (nothing listens there): {}", r.detail);
+        assert_eq!(
+            r.outcome.as_str(),
+            "verified",
+            "a token is not sent to verify (nothing listens there): {}",
+            r.detail
+        );
     }
     assert_eq!(report.routing.gates.models[0].eligible.len(), 2, "both tokens serve before the expiry");
 
@@ -225,7 +239,7 @@ async fn an_expired_token_is_excluded_at_the_decision_clock_and_a_new_one_brings
         "routing status says why"
     );
     let shown = status.profiles.iter().find(|p| p.id == tok.id).ok_or("the expired profile is still listed")?;
-    assert_eq!(shown.credential_health.state, "expired", "its health is expired");
+    assert_eq!(shown.credential_health.state.as_str(), "expired", "its health is expired");
     assert_eq!(shown.weight, 2, "it keeps its weight");
 
     let refused =
@@ -239,7 +253,7 @@ async fn an_expired_token_is_excluded_at_the_decision_clock_and_a_new_one_brings
         (tok.id.as_str(), tok.weight, tok.priority),
         "same place"
     );
-    assert_eq!(back.credential_health.state, "ok", "a fresh token is ok");
+    assert_eq!(back.credential_health.state.as_str(), "ok", "a fresh token is ok");
     let report = engine.verify("subs", Some("max-1"), false, &|_| {}).await?;
     assert_eq!(report.routing.gates.models[0].eligible.len(), 2, "verified again, it serves again");
     router.flush().await;

@@ -8,14 +8,14 @@ async fn legacy_connection_gets_a_primary_and_stays_legacy() -> TestResult {
     let dir = tempfile::tempdir()?;
     let engine = open(dir.path()).await?;
     let detail = engine.connection_add(legacy("main"), Some(secret("sk-canary-legacy-0001"))).await?;
-    assert_eq!(detail.connection.routing_mode, "legacy", "a new connection routes as legacy");
+    assert_eq!(detail.connection.routing_mode.as_str(), "legacy", "a new connection routes as legacy");
     assert_eq!(detail.profiles.len(), 1, "the legacy key becomes one profile");
     assert!(detail.profiles[0].primary, "the legacy key is the primary");
-    assert_eq!(detail.profiles[0].credential, "present", "its secret is in the keychain");
+    assert_eq!(detail.profiles[0].credential.as_str(), "present", "its secret is in the keychain");
 
     engine.profile_add("main", profile("backup", 3), secret("sk-canary-backup-0002")).await?;
     let after = engine.connection_show("main").await?;
-    assert_eq!(after.connection.routing_mode, "legacy", "adding a profile never changes the routing mode");
+    assert_eq!(after.connection.routing_mode.as_str(), "legacy", "adding a profile never changes the routing mode");
     assert_eq!(after.profiles.iter().filter(|p| p.primary).count(), 1, "exactly one primary");
     assert_eq!(keychain_accounts(engine.install_id()).len(), 2, "one keychain entry per profile");
     Ok(())

@@ -62,11 +62,11 @@ async fn activation_and_status_each_compute_one_readiness() -> TestResult {
     let vault = Arc::new(CountingVault::default());
     let (_dir, engine) = three_keys(&vault, &mock).await?;
     let before = engine.readiness_loads();
-    engine.routing_activate("c", "balanced", "test").await?;
+    engine.routing_activate("c", switchyard_engine::Strategy::Balanced, "test").await?;
     assert_eq!(engine.readiness_loads() - before, 1, "activation judges the gates and answers from one readiness");
     let before = engine.readiness_loads();
     let status = engine.routing_status("c").await?;
-    assert_eq!(status.mode, "balanced", "the activation took");
+    assert_eq!(status.mode.as_str(), "balanced", "the activation took");
     assert_eq!(engine.readiness_loads() - before, 1, "a status look reconciles and reports from one readiness");
     let before = engine.readiness_loads();
     engine.routing_deactivate("c").await?;
@@ -82,7 +82,7 @@ async fn views_ask_the_keychain_once_per_credential_revision() -> TestResult {
     let before = vault.reads.load(Ordering::SeqCst);
     for _ in 0..3 {
         let profiles = engine.profile_list("c").await?;
-        assert!(profiles.iter().all(|p| p.credential == "present"), "every secret is there: {profiles:?}");
+        assert!(profiles.iter().all(|p| p.credential.as_str() == "present"), "every secret is there: {profiles:?}");
         engine.connection_show("c").await?;
         engine.routing_status("c").await?;
     }

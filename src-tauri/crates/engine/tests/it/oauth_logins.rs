@@ -276,7 +276,7 @@ async fn a_token_near_its_expiry_is_renewed_once_for_many_concurrent_requests() 
 #[tokio::test]
 async fn a_401_renews_once_and_retries_the_same_profile() -> TestResult {
     let w = world(&["pro", "spare"]).await?;
-    w.engine.routing_activate("c", "priority", "test").await?;
+    w.engine.routing_activate("c", switchyard_engine::Strategy::Priority, "test").await?;
     let backend = Backend::default();
     backend.revoke(w.mock.oauth_access_tokens());
     assert!(delivered(&w.route(&backend).await?), "served after the renewal");
@@ -351,7 +351,7 @@ async fn a_refresh_done_by_another_process_is_adopted_not_repeated() -> TestResu
 #[tokio::test]
 async fn invalid_grant_expires_the_login_after_one_ledger_row_and_nothing_is_sent_to_it_afterwards() -> TestResult {
     let w = world(&["pro", "spare"]).await?;
-    w.engine.routing_activate("c", "priority", "test").await?;
+    w.engine.routing_activate("c", switchyard_engine::Strategy::Priority, "test").await?;
     let pro_id = w.login("pro").await?.id;
     let backend = Backend::default();
     // Only pro's token is refused; its refresh token is refused too.
@@ -464,7 +464,7 @@ async fn a_crash_between_the_keychain_write_and_the_row_write_recovers_to_a_usab
 #[tokio::test]
 async fn evidence_stays_current_across_ten_refreshes_and_balanced_routing_never_suspends() -> TestResult {
     let w = world(&["one", "two"]).await?;
-    w.engine.routing_activate("c", "balanced", "test").await?;
+    w.engine.routing_activate("c", switchyard_engine::Strategy::Balanced, "test").await?;
     let backend = Backend::default();
     for round in 1..=10 {
         w.later(HOUR);
@@ -543,7 +543,7 @@ async fn an_export_carries_the_profile_without_its_login_and_it_arrives_missing(
 #[tokio::test]
 async fn lock_files_go_with_their_profile_and_stale_ones_are_swept_at_start() -> TestResult {
     let w = world(&["pro", "spare"]).await?;
-    w.engine.routing_activate("c", "priority", "test").await?;
+    w.engine.routing_activate("c", switchyard_engine::Strategy::Priority, "test").await?;
     let backend = Backend::default();
     backend.revoke(w.mock.oauth_access_tokens());
     assert!(delivered(&w.route(&backend).await?), "a renewal creates the lock file");
@@ -568,7 +568,7 @@ async fn lock_files_go_with_their_profile_and_stale_ones_are_swept_at_start() ->
 #[tokio::test]
 async fn a_401_while_the_token_endpoint_asks_to_wait_cools_the_login_until_then_not_until_reverified() -> TestResult {
     let w = world(&["pro", "spare"]).await?;
-    w.engine.routing_activate("c", "priority", "test").await?;
+    w.engine.routing_activate("c", switchyard_engine::Strategy::Priority, "test").await?;
     let pro = w.login("pro").await?.id;
     let backend = Backend::default();
     backend.revoke(w.mock.oauth_access_tokens().into_iter().take(1));

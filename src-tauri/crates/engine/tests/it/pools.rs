@@ -33,9 +33,9 @@ async fn activation_is_gated_and_a_removed_member_is_named() -> TestResult {
     engine.connection_add(conn("ds", &mock.base_url(), "deepseek-chat"), Some(secret("sk-pool-ds"))).await?;
     let members = ["glm=glm-4.6:3".to_string(), "kimi=kimi-k2:2".into(), "ds=deepseek-chat:1".into()];
     let added = engine.pool_add("fleet", "anthropic", &members).await?;
-    assert_eq!(added.pool.state, "inactive", "a pool is stored inactive (opt-in, invariant 2)");
+    assert_eq!(added.pool.state.as_str(), "inactive", "a pool is stored inactive (opt-in, invariant 2)");
 
-    let refused = engine.pool_activate("fleet", "balanced").await;
+    let refused = engine.pool_activate("fleet", switchyard_engine::Strategy::Balanced).await;
     let Err(EngineError::GateFailed { message, .. }) = refused else {
         return Err(format!("activation without evidence must fail closed: {refused:?}").into());
     };
@@ -44,14 +44,14 @@ async fn activation_is_gated_and_a_removed_member_is_named() -> TestResult {
     for slug in ["glm", "kimi", "ds"] {
         engine.verify(slug, None, false, &|_| {}).await?;
     }
-    let active = engine.pool_activate("fleet", "balanced").await?;
-    assert_eq!(active.pool.state, "active", "every member has current evidence: {active:?}");
+    let active = engine.pool_activate("fleet", switchyard_engine::Strategy::Balanced).await?;
+    assert_eq!(active.pool.state.as_str(), "active", "every member has current evidence: {active:?}");
     assert!(active.gates.ok && active.gates.counting == 3, "three members count");
 
     // A member whose connection is removed drops out; the pool keeps routing on the others.
     engine.connection_remove("ds").await?;
     let status = engine.pool_status("fleet").await?;
-    assert_eq!(status.pool.state, "active", "two members remain: still routing");
+    assert_eq!(status.pool.state.as_str(), "active", "two members remain: still routing");
     let ds = status.pool.members.iter().find(|m| m.slug == "ds").ok_or("the removed member is still listed")?;
     assert!(!ds.ready, "the removed member does not count");
     assert_eq!(ds.why_out.as_deref(), Some("its connection was removed"), "and says why");
@@ -85,7 +85,7 @@ async fn a_pool_round_trips_by_refs_and_waits_for_its_gates() -> TestResult {
     exporter.verify("a", None, false, &|_| {}).await?;
     exporter.verify("b", None, false, &|_| {}).await?;
     exporter.pool_add("duo", "anthropic", &["a:2".to_string(), "b=m1".into()]).await?;
-    exporter.pool_activate("duo", "priority").await?;
+    exporter.pool_activate("duo", switchyard_engine::Strategy::Priority).await?;
 
     let text = exporter.export(None).await?;
     let doc: Value = serde_json::from_str(&text)?;
@@ -102,15 +102,15 @@ async fn a_pool_round_trips_by_refs_and_waits_for_its_gates() -> TestResult {
     let report = importer.import(&text, false, Conflict::Rename).await?;
     assert_eq!(report.pools, vec!["duo".to_string()], "the import report lists the pool");
     let status = importer.pool_status("duo").await?;
-    assert_eq!(status.pool.state, "pending", "imported active: waits for its gates");
-    assert_eq!(status.pool.mode.as_deref(), Some("priority"), "the mode came along");
+    assert_eq!(status.pool.state.as_str(), "pending", "imported active: waits for its gates");
+    assert_eq!(status.pool.mode.map(|m| m.as_str()), Some("priority"), "the mode came along");
     for (slug, key) in [("a", "sk-pe-a2"), ("b", "sk-pe-b2")] {
         importer.profile_rotate(slug, "primary", secret(key)).await?;
         importer.profile_edit(slug, "primary", ProfileEdit { enabled: Some(true), ..Default::default() }).await?;
         importer.verify(slug, None, false, &|_| {}).await?;
     }
     let restored = importer.pool_status("duo").await?;
-    assert_eq!(restored.pool.state, "active", "restored once its gates hold: {restored:?}");
+    assert_eq!(restored.pool.state.as_str(), "active", "restored once its gates hold: {restored:?}");
     Ok(())
 }
 
@@ -128,7 +128,7 @@ async fn launches_rotate_by_weight_and_failover_skips_tried_members() -> TestRes
     engine.pool_add("lb", "anthropic", &["ga:2".to_string(), "kb:1".into()]).await?;
     let inactive = engine.pool_launch("lb", &[]).await;
     assert!(inactive.is_err(), "an inactive pool launches nothing");
-    engine.pool_activate("lb", "balanced").await?;
+    engine.pool_activate("lb", switchyard_engine::Strategy::Balanced).await?;
     let mut order = Vec::new();
     for _ in 0..6 {
         order.push(engine.pool_launch("lb", &[]).await?.member);

@@ -139,13 +139,13 @@ async fn imported_profiles_are_disabled_without_credentials_and_the_mode_is_pend
     assert_eq!(team.profiles.len(), 2, "both profiles are created");
     for p in &team.profiles {
         assert!(!p.enabled, "imported profile '{}' starts disabled", p.label);
-        assert_eq!(p.credential, "missing", "imported profile '{}' has no secret", p.label);
+        assert_eq!(p.credential.as_str(), "missing", "imported profile '{}' has no secret", p.label);
     }
     let primaries: Vec<_> = team.profiles.iter().filter(|p| p.primary).map(|p| &p.label).collect();
     assert_eq!(primaries, vec!["alice"], "the primary flag is kept");
     assert_eq!((team.profiles[1].weight, team.profiles[1].priority), (5, 1), "weight and priority are kept");
     let status = engine.routing_status("team").await?;
-    assert_eq!(status.mode, "legacy", "an import never switches routing on");
+    assert_eq!(status.mode.as_str(), "legacy", "an import never switches routing on");
     assert_eq!(
         status.pending_mode.map(|m| m.as_str()),
         Some("balanced"),

@@ -42,7 +42,7 @@ fn enable() -> ProfileEdit {
 
 async fn assert_pending(engine: &Engine, when: &str) -> TestResult {
     let status = engine.routing_status("team").await?;
-    assert_eq!(status.mode, "legacy", "{when}: the connection must still route as legacy");
+    assert_eq!(status.mode.as_str(), "legacy", "{when}: the connection must still route as legacy");
     assert_eq!(
         status.pending_mode.map(|m| m.as_str()),
         Some("balanced"),
@@ -74,7 +74,7 @@ async fn pending_mode_is_restored_only_after_credentials_enable_verify_and_gates
     engine.profile_edit("team", "alice", enable()).await?;
     let report = engine.verify("team", None, false, &|_| {}).await?;
     assert!(
-        report.results.iter().all(|r| r.outcome == "unverified"),
+        report.results.iter().all(|r| r.outcome.as_str() == "unverified"),
         "profiles without a secret cannot be verified: {:?}",
         report.results
     );
@@ -85,14 +85,14 @@ async fn pending_mode_is_restored_only_after_credentials_enable_verify_and_gates
     engine.profile_edit("team", "bob", ProfileEdit { weight: Some(2), ..Default::default() }).await?;
     engine.profile_rotate("team", "alice", secret("sk-canary-alice")).await?;
     engine.profile_rotate("team", "bob", secret("sk-canary-bob")).await?;
-    let creds: Vec<_> = engine.profile_list("team").await?.into_iter().map(|p| p.credential).collect();
+    let creds: Vec<_> = engine.profile_list("team").await?.into_iter().map(|p| p.credential.as_str()).collect();
     assert_eq!(creds, vec!["present", "present"], "rotate adds a first credential");
     assert_pending(&engine, "credentials added, not yet verified").await?;
 
     // Verified with one profile still disabled: only one eligible profile, gates fail.
     let report = engine.verify("team", None, false, &|_| {}).await?;
     assert!(
-        report.results.iter().all(|r| r.outcome == "verified"),
+        report.results.iter().all(|r| r.outcome.as_str() == "verified"),
         "both keys answer the listing: {:?}",
         report.results
     );
@@ -102,8 +102,8 @@ async fn pending_mode_is_restored_only_after_credentials_enable_verify_and_gates
     // Enabling bob makes the gates hold on current evidence: restored at once.
     engine.profile_edit("team", "bob", enable()).await?;
     let status = engine.routing_status("team").await?;
-    assert_eq!(status.mode, "balanced", "the pending mode is restored once the gates hold");
-    assert_eq!(status.state, "active", "restored routing is active");
+    assert_eq!(status.mode.as_str(), "balanced", "the pending mode is restored once the gates hold");
+    assert_eq!(status.state.as_str(), "active", "restored routing is active");
     assert_eq!(status.pending_mode, None, "nothing is pending any more");
     assert_eq!(status.activated_by.as_deref(), Some("import"), "the import gets the credit");
     Ok(())
@@ -132,7 +132,7 @@ async fn verify_says_when_it_restores_the_pending_mode() -> TestResult {
     }
     assert_pending(&engine, "credentials and enabled, never verified").await?;
     let report = engine.verify("team", None, false, &|_| {}).await?;
-    assert_eq!(report.routing.mode, "balanced", "verification proved the gates");
+    assert_eq!(report.routing.mode.as_str(), "balanced", "verification proved the gates");
     let said = report.routing_restored.unwrap_or_default();
     assert!(said.contains("balanced routing restored"), "verify tells the user the mode was restored: '{said}'");
 

@@ -49,7 +49,7 @@ async fn verify_and_the_deep_check_treat_a_redirect_as_an_outcome() -> TestResul
     for deep in [false, true] {
         let report = engine.verify("a", None, deep, &|_| {}).await?;
         let result = report.results.first().ok_or("one profile verified")?;
-        assert_eq!(result.outcome, "unverified", "deep={deep}: a redirect proves nothing: {result:?}");
+        assert_eq!(result.outcome.as_str(), "unverified", "deep={deep}: a redirect proves nothing: {result:?}");
         assert!(
             result.detail.contains("redirects") && result.detail.contains(&sink_url),
             "deep={deep}: {}",

@@ -44,7 +44,8 @@ async fn a_crash_after_any_step_leaves_a_usable_profile_and_no_orphan() -> TestR
         let restarted = open(dir.path()).await?;
         let detail = restarted.connection_show("main").await?;
         assert_eq!(
-            detail.profiles[0].credential, "present",
+            detail.profiles[0].credential.as_str(),
+            "present",
             "{point:?}: the profile's secret is readable after restart"
         );
         let accounts = keychain_accounts(&install_id);

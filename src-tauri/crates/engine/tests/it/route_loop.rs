@@ -125,7 +125,7 @@ async fn world(keys: usize, mode: &str) -> Result<World, Box<dyn std::error::Err
         engine.profile_add("c", p, Secret::new(format!("sk-{label}"))).await?;
     }
     engine.verify("c", None, false, &|_| {}).await?;
-    engine.routing_activate("c", mode, "test").await?;
+    engine.routing_activate("c", mode.parse()?, "test").await?;
     let router = Arc::new(Router::start(engine.clone()));
     Ok(World { _mock: mock, _dir: dir, clock, engine, router })
 }

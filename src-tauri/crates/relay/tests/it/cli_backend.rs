@@ -144,7 +144,7 @@ async fn cli_relay(
     }
     engine.verify("c", None, false, &|_| {}).await?;
     if let Some(m) = mode {
-        engine.routing_activate("c", m, "test").await?;
+        engine.routing_activate("c", m.parse()?, "test").await?;
     }
     if let Some((on, cap)) = backend {
         engine.set_cli_backend("c", Some(on), Some(cap)).await?;

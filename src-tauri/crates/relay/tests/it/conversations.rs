@@ -109,8 +109,8 @@ async fn forty_three_turn_conversations_each_stay_on_one_key_and_split_2_1_1() -
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn under_turn_affinity_the_same_workload_touches_more_keys() -> TestResult {
     let r = two_one_one().await?;
-    let status = r.engine.set_affinity("c", "turn", None).await?;
-    assert_eq!(status.affinity.mode, "turn", "the setting is shown at once");
+    let status = r.engine.set_affinity("c", switchyard_engine::AffinityMode::Turn, None).await?;
+    assert_eq!(status.affinity.mode, switchyard_engine::AffinityMode::Turn, "the setting is shown at once");
     let (profiles, reasons) = workload(&r).await?;
     let touched: usize = profiles.iter().map(|seen| seen.iter().collect::<BTreeSet<_>>().len()).sum();
     assert!(

@@ -49,7 +49,7 @@ async fn pair(a1: KeyScript, a2: Option<KeyScript>, a_mode: Option<&str>) -> Res
     engine.verify("a", None, false, &|_| {}).await?;
     engine.verify("b", None, false, &|_| {}).await?;
     if let Some(mode) = a_mode {
-        engine.routing_activate("a", mode, "test").await?;
+        engine.routing_activate("a", mode.parse()?, "test").await?;
     }
     let set = engine.fallback_set("a", &["b".to_string()]).await?;
     assert!(!set.active && !set.activated, "a chain is stored inactive");

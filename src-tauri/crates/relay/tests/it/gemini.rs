@@ -254,7 +254,9 @@ async fn a_per_minute_quota_fails_over_before_output_and_cools_only_that_model_f
         .profiles
         .into_iter()
         .find(|p| p.label == "a")
-        .map(|p| p.health.into_iter().filter(|h| h.state != "closed").collect::<Vec<_>>())
+        .map(|p| {
+            p.health.into_iter().filter(|h| h.state != switchyard_engine::CircuitState::Closed).collect::<Vec<_>>()
+        })
         .unwrap_or_default();
     let circuits: Vec<(Option<&str>, Option<&str>, Option<&str>)> =
         cooling.iter().map(|h| (h.model.as_deref(), h.kind.as_deref(), h.until.as_deref())).collect();
@@ -303,8 +305,12 @@ async fn a_per_day_quota_cools_until_the_next_pacific_midnight_across_a_dst_chan
     assert_eq!(header(&resp, "x-switchyard-reason"), "failover:quota_exhausted", "a per-day quota is exhausted");
     let status = r.engine.routing_status("c").await?;
     let a = status.profiles.into_iter().find(|p| p.label == "a").ok_or("a is listed")?;
-    let circuits: Vec<(Option<String>, Option<String>)> =
-        a.health.into_iter().filter(|h| h.state != "closed").map(|h| (h.model, h.until)).collect();
+    let circuits: Vec<(Option<String>, Option<String>)> = a
+        .health
+        .into_iter()
+        .filter(|h| h.state != switchyard_engine::CircuitState::Closed)
+        .map(|h| (h.model, h.until))
+        .collect();
     assert_eq!(
         circuits,
         [(Some(FLASH.to_string()), Some("2026-03-09T07:00:00.000Z".to_string()))],
@@ -347,7 +353,10 @@ async fn a_bare_resource_exhausted_never_fails_over_and_reaches_the_client() -> 
     assert!(text.contains("RESOURCE_EXHAUSTED"), "in Gemini's shape: {text}");
     assert_eq!(r.mock.hits("g-bare-b"), 0, "the other key was never tried: the refusal is ambiguous");
     let status = r.engine.routing_status("c").await?;
-    assert!(status.profiles.iter().all(|p| p.health.iter().all(|h| h.state == "closed")), "no circuit opened");
+    assert!(
+        status.profiles.iter().all(|p| p.health.iter().all(|h| h.state == switchyard_engine::CircuitState::Closed)),
+        "no circuit opened"
+    );
     r.stop().await?;
     Ok(())
 }

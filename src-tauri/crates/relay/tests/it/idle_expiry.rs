@@ -35,7 +35,7 @@ async fn call(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turn_binding_lives_thirty_idle_minutes_on_the_engine_clock() -> TestResult {
     let (r, clock) = relay_stepped("openai", &["m1"], two_keys(), Some("balanced")).await?;
-    r.engine.set_affinity("c", "turn", None).await?;
+    r.engine.set_affinity("c", switchyard_engine::AffinityMode::Turn, None).await?;
     let turn = [("x-switchyard-turn", "turn-1")];
     let (reason, first) = call(&r, &turn, "start").await?;
     assert_eq!(reason, "swrr", "a new turn is assigned by SWRR");
@@ -53,7 +53,7 @@ async fn a_turn_binding_lives_thirty_idle_minutes_on_the_engine_clock() -> TestR
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_conversation_keeps_its_key_inside_the_window_and_is_reassigned_once_cold() -> TestResult {
     let (r, clock) = relay_stepped("openai", &["m1"], two_keys(), Some("balanced")).await?;
-    r.engine.set_affinity("c", "conversation", Some(10)).await?;
+    r.engine.set_affinity("c", switchyard_engine::AffinityMode::Conversation, Some(10)).await?;
     clock.step(1_100); // the relay's snapshot picks the setting up on the engine's clock
     let conv = ("x-switchyard-conversation", "conv-1");
     let (reason, first) = call(&r, &[conv, ("x-switchyard-turn", "t1")], "first message").await?;

@@ -69,7 +69,7 @@ async fn a_tool_loop_stays_on_its_profile_and_a_new_human_message_is_a_new_turn(
     .await?;
     // Turn affinity: every new turn is a fresh pick (conversation affinity, the default, keeps
     // the conversation's turns on one key: tests/conversations.rs).
-    r.engine.set_affinity("c", "turn", None).await?;
+    r.engine.set_affinity("c", switchyard_engine::AffinityMode::Turn, None).await?;
     let first = vec![json!({"role": "system", "content": "s"}), user("list the files")];
     let resp = r.chat("m1", first.clone(), false).await?;
     let bound = header(&resp, "x-switchyard-profile");

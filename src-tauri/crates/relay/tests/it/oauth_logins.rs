@@ -90,7 +90,7 @@ async fn world(labels: &[&str], mode: Option<&str>) -> Result<World, Box<dyn std
     }
     engine.verify("c", None, false, &|_| {}).await?;
     if let Some(m) = mode {
-        engine.routing_activate("c", m, "test").await?;
+        engine.routing_activate("c", m.parse()?, "test").await?;
     }
     mock.reset_counts();
     let token = engine.relay_token(false).await?;

@@ -57,12 +57,17 @@ async fn trio(protocol: &str, scripts: [KeyScript; 3], ga_two_keys: bool) -> Res
         mocks.push(mock);
     }
     if ga_two_keys {
-        engine.routing_activate("ga", "balanced", "test").await?;
+        engine.routing_activate("ga", switchyard_engine::Strategy::Balanced, "test").await?;
     }
     let members: Vec<String> = MEMBERS.iter().map(|(s, _, m, w)| format!("{s}={m}:{w}")).collect();
     engine.pool_add("fleet", protocol, &members).await?;
-    let on = engine.pool_activate("fleet", "balanced").await?;
-    assert_eq!(on.pool.state, "active", "every member has current evidence: {:?}", on.gates.failures);
+    let on = engine.pool_activate("fleet", switchyard_engine::Strategy::Balanced).await?;
+    assert_eq!(
+        on.pool.state,
+        switchyard_engine::PoolState::Active,
+        "every member has current evidence: {:?}",
+        on.gates.failures
+    );
     for m in &mocks {
         m.reset_counts();
     }
@@ -319,8 +324,13 @@ async fn gemini_pair(scripts: [KeyScript; 2]) -> Result<Trio, Box<dyn std::error
         mocks.push(mock);
     }
     engine.pool_add("gem", "gemini", &[format!("gf={FLASH}:2"), "gp:1".to_string()]).await?;
-    let on = engine.pool_activate("gem", "balanced").await?;
-    assert_eq!(on.pool.state, "active", "both Gemini members have current evidence: {:?}", on.gates.failures);
+    let on = engine.pool_activate("gem", switchyard_engine::Strategy::Balanced).await?;
+    assert_eq!(
+        on.pool.state,
+        switchyard_engine::PoolState::Active,
+        "both Gemini members have current evidence: {:?}",
+        on.gates.failures
+    );
     for m in &mocks {
         m.reset_counts();
     }

@@ -88,7 +88,7 @@ async fn a_spent_key_is_skipped_before_any_429_and_returns_after_its_reset() -> 
     let reasons: Vec<(&str, &str)> = m1.excluded.iter().map(|e| (e.label.as_str(), e.reason.as_str())).collect();
     assert_eq!(reasons, [("a", "quota_reserve")], "the gate report says why a is skipped");
     assert!(status.gates.ok, "a quota skip does not fail the gates (it ends by itself)");
-    assert_eq!(status.state, "active", "nor suspend the connection");
+    assert_eq!(status.state, switchyard_engine::RoutingState::Active, "nor suspend the connection");
 
     s.clock.step(61_000);
     assert_eq!(

@@ -56,7 +56,7 @@ async fn evidence_is_refreshed_at_half_its_age_and_a_key_that_stopped_working_su
     mock.set_key("sk-r2", KeyScript::new(["m1"]).listing(Behaviour::Unauthorized));
     clock.step(max * 61 / 100);
     two_passes(&task).await?;
-    let suspended = engine.routing_status("c").await?.state == "suspended";
+    let suspended = engine.routing_status("c").await?.state == switchyard_engine::RoutingState::Suspended;
     assert!(suspended, "a key that really stopped working suspends the connection");
     let status = engine.routing_status("c").await?;
     assert!(status.note.as_deref().unwrap_or_default().contains("suspended"), "and says why: {:?}", status.note);

@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use switchyard_engine::{NewCredential, NewProfile, ProfileEdit, Secret};
 use switchyard_mock_provider::{Behaviour, KeyScript, LimitWindow};
 
-use crate::common::{header, relay, user, Key, Relay, TestResult};
+use crate::common::{header, relay, relay_stepped, user, Key, Relay, TestResult};
 
 const TOKEN: &str = "sk-ant-oat01-CANARY-token-7c1e5a90b2d4";
 const LOGIN: &str = "sk-ant-oat01-CANARY-login-3f9d2b6e8a10";
@@ -80,7 +80,8 @@ fn database_text(r: &Relay) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_serves_claude_code_only_as_a_bearer_with_the_oauth_beta() -> TestResult {
-    let r = relay("anthropic", &["m1"], vec![key_a()], None).await?;
+    // On a manual clock: the relay's snapshot reload is stepped to, not slept for.
+    let (r, clock) = relay_stepped("anthropic", &["m1"], vec![key_a()], None).await?;
     r.mock.set_key(TOKEN, KeyScript::new(["m1"]).reply("token says hi"));
     add_token(&r, "tok", TOKEN).await?;
     // Legacy mode on the token: only it can serve.
@@ -133,8 +134,8 @@ async fn a_token_serves_claude_code_only_as_a_bearer_with_the_oauth_beta() -> Te
 
     // Balanced over the API key and the token: the SDK goes to the key every time.
     r.engine.verify("c", None, false, &|_| {}).await?;
-    r.engine.routing_activate("c", "balanced", "test").await?;
-    tokio::time::sleep(std::time::Duration::from_millis(1100)).await; // the relay's snapshot reloads
+    r.engine.routing_activate("c", switchyard_engine::Strategy::Balanced, "test").await?;
+    clock.step(1_100); // the relay's snapshot reloads at its next request
     for i in 0..4 {
         let content = format!("question {i}");
         let body = json!({"model": "m1", "max_tokens": 16, "messages": [user(&content)]});

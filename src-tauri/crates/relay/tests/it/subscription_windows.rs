@@ -56,7 +56,7 @@ async fn turn(r: &Relay, model: &str, text: &str) -> Result<Turn, Box<dyn std::e
 async fn health(r: &Relay, label: &str) -> Result<Vec<HealthView>, Box<dyn std::error::Error>> {
     let status = r.engine.routing_status("c").await?;
     let p = status.profiles.into_iter().find(|p| p.label == label).ok_or("the profile is listed")?;
-    Ok(p.health.into_iter().filter(|h| h.state != "closed").collect())
+    Ok(p.health.into_iter().filter(|h| h.state != switchyard_engine::CircuitState::Closed).collect())
 }
 
 fn key(label: &'static str, secret: &'static str, script: KeyScript) -> Key<'static> {

@@ -126,14 +126,23 @@ async fn beyond_loopback_only_with_tls_and_then_served_over_tls() -> TestResult 
 
     let plain = Arc::new(Service::with(engine.clone(), Listen::Addr(any), None));
     let status = plain.start().await;
-    assert_eq!(status.state, "error", "a non-loopback address without a certificate does not listen");
+    assert_eq!(
+        status.state,
+        switchyard_engine::RelayServiceState::Error,
+        "a non-loopback address without a certificate does not listen"
+    );
     let why = status.error.unwrap_or_default();
     assert!(why.contains("--tls-cert"), "the refusal says what is needed: {why}");
 
     let (files, root) = self_signed(dir.path())?;
     let service = Arc::new(Service::with(engine.clone(), Listen::Addr(any), None).with_tls(Some(files)));
     let status = service.start().await;
-    assert_eq!(status.state, "listening", "with a certificate it listens: {:?}", status.error);
+    assert_eq!(
+        status.state,
+        switchyard_engine::RelayServiceState::Listening,
+        "with a certificate it listens: {:?}",
+        status.error
+    );
     let url = status.url.clone().unwrap_or_default();
     assert!(url.starts_with("https://"), "the status names https: {url}");
     let port = status.bound_port.unwrap_or_default();

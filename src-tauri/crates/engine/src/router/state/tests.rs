@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use switchyard_core::conversation::{conversation_key, ConversationKey};
 use switchyard_core::credential_health::CredentialFacts;
+use switchyard_core::routing::{CircuitBoard, ConversationStep, CooldownPolicy, ProfileView, Swrr};
 use switchyard_core::turn::ClientIds;
 use switchyard_core::Protocol;
-use switchyard_core::routing::{CircuitBoard, ConversationStep, CooldownPolicy, ProfileView, Swrr};
 use switchyard_store::{Location, Store};
 
 use super::local::LocalState;
@@ -52,15 +52,7 @@ fn keys<'a>(
     conversation: Option<&'a ConversationKey>,
     now: Instant,
 ) -> ViewKeys<'a> {
-    ViewKeys {
-        subject,
-        model: "m1",
-        turn,
-        conversation,
-        window: Some(Duration::from_secs(600)),
-        now,
-        now_ms: NOW_MS,
-    }
+    ViewKeys { subject, model: "m1", turn, conversation, window: Some(Duration::from_secs(600)), now, now_ms: NOW_MS }
 }
 
 /// What both implementations must do, in the order selection uses it.
@@ -95,7 +87,11 @@ async fn exercise(state: &impl RoutingState, what: &str) {
         assert!(state.advance(&k, &mut v).await.unwrap_or(false), "{what}: sequential decisions never race");
     }
     let ids: Vec<&str> = picks.iter().flatten().map(|&i| profiles[i].id.as_str()).collect();
-    assert_eq!(ids, ["p1", "p2", "p3", "p1"], "{what}: 2:1:1 in SWRR order over every decision, the lost race included");
+    assert_eq!(
+        ids,
+        ["p1", "p2", "p3", "p1"],
+        "{what}: 2:1:1 in SWRR order over every decision, the lost race included"
+    );
 
     // Bindings read back.
     let going = Going { target: "p2", failover: false, step: ConversationStep::Assigned { index: 1 } };

@@ -69,7 +69,7 @@ pub async fn priority_pair(
     let b = NewProfile { label: "b".into(), weight: Some(1), priority: Some(1) };
     engine.profile_add("c", b, Secret::new(secret_b)).await?;
     engine.verify("c", None, false, &|_| {}).await?;
-    engine.routing_activate("c", "priority", "test").await?;
+    engine.routing_activate("c", switchyard_engine::Strategy::Priority, "test").await?;
     Ok((dir, engine))
 }
 

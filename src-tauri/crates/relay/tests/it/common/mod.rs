@@ -149,7 +149,7 @@ async fn relay_on(
     }
     engine.verify("c", None, false, &|_| {}).await?;
     if let Some(m) = mode {
-        engine.routing_activate("c", m, "test").await?;
+        engine.routing_activate("c", m.parse()?, "test").await?;
     }
     mock.reset_counts();
     let token = engine.relay_token(false).await?;
