@@ -13,7 +13,7 @@ use crate::headers::HeaderSource;
 use crate::hint::retry_at_ms;
 use crate::quota::window_reset;
 use crate::rule::{Answer, Rule, Until};
-use crate::{anthropic, gemini, openai};
+use crate::{dialect, gemini};
 
 /// A classified answer and the table row that decided it (for records and tests).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,11 +25,7 @@ pub struct Classified {
 
 /// The classification table of a dialect.
 pub fn table(protocol: Protocol) -> &'static [Rule] {
-    match protocol {
-        Protocol::Openai => openai::RULES,
-        Protocol::Anthropic => anthropic::RULES,
-        Protocol::Gemini => gemini::RULES,
-    }
+    dialect::of(protocol).rules()
 }
 
 /// Classifies a provider's error answer. `status` is the HTTP status (200 for an error event
@@ -44,16 +40,13 @@ pub fn classify<H: HeaderSource + ?Sized>(
     body: &[u8],
     now: SystemTime,
 ) -> Classified {
+    let dialect = dialect::of(protocol);
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     let error = parsed.as_ref().map(error_object);
     let field = |name: &str| error.and_then(|e| e.get(name)).and_then(Value::as_str);
-    // Gemini: `error.status` is the type, the structured signal of `details[]` the code.
-    let (error_type, error_code) = match protocol {
-        Protocol::Gemini => (field("status"), error.and_then(gemini::rules::signal)),
-        Protocol::Openai | Protocol::Anthropic => (field("type"), field("code")),
-    };
+    let (error_type, error_code) = error.map_or((None, None), |e| dialect.error_fields(e));
     let answer = Answer { status, headers, error_type, error_code, message: field("message") };
-    let Some(rule) = table(protocol).iter().find(|r| r.matches(&answer)) else {
+    let Some(rule) = dialect.rules().iter().find(|r| r.matches(&answer)) else {
         let failure = Failure::new(FailureKind::Unknown, Scope::Ambiguous).with_retry_at(retry_at_ms(headers, now));
         return Classified { failure, rule: "unknown" };
     };

@@ -4,8 +4,7 @@
 
 use std::time::SystemTime;
 
-use serde_json::{json, Value};
-use switchyard_core::Protocol;
+use serde_json::Value;
 use switchyard_vault::Secret;
 
 use crate::classify::{classify, Classified};
@@ -75,24 +74,13 @@ fn redirected(status: u16, headers: &reqwest::header::HeaderMap) -> CallError {
 /// Most pages followed for one Anthropic or Gemini listing (1000 models per page asked).
 const MAX_PAGES: usize = 50;
 
-/// Lists the models the key may use.
+/// Lists the models the key may use, page by page as the dialect reads its listing.
 pub async fn list_models(client: &reqwest::Client, ep: &Endpoint<'_>, secret: &Secret) -> Result<Listing, CallError> {
+    let dialect = ep.dialect();
     let mut models = Vec::new();
     let mut after: Option<String> = None;
     for _ in 0..MAX_PAGES {
-        let mut req = client.get(ep.models_url());
-        if ep.protocol == Protocol::Anthropic {
-            req = req.query(&[("limit", "1000")]);
-            if let Some(a) = &after {
-                req = req.query(&[("after_id", a.as_str())]);
-            }
-        }
-        if ep.protocol == Protocol::Gemini {
-            req = req.query(&[("pageSize", "1000")]);
-            if let Some(token) = &after {
-                req = req.query(&[("pageToken", token.as_str())]);
-            }
-        }
+        let req = client.get(ep.models_url()).query(&dialect.listing_query(after.as_deref()));
         let resp = ep.authorize(req, secret).send().await.map_err(transport)?;
         let status = resp.status().as_u16();
         if status == 404 {
@@ -109,24 +97,10 @@ pub async fn list_models(client: &reqwest::Client, ep: &Endpoint<'_>, secret: &S
         }
         let page: Value = serde_json::from_slice(&body)
             .map_err(|e| CallError::Transport(format!("models listing is not JSON ({e})")))?;
-        if ep.protocol == Protocol::Gemini {
-            models.extend(gemini_generating_models(&page));
-            after = page.get("nextPageToken").and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_string);
-            if after.is_none() {
-                models.sort();
-                models.dedup();
-                return Ok(Listing::Listed(models));
-            }
-            continue;
-        }
-        let data = page
-            .get("data")
-            .and_then(Value::as_array)
-            .ok_or_else(|| CallError::Transport("models listing has no `data` array".to_string()))?;
-        models.extend(data.iter().filter_map(|m| m.get("id").and_then(Value::as_str)).map(str::to_string));
-        let more = page.get("has_more").and_then(Value::as_bool).unwrap_or(false);
-        after = page.get("last_id").and_then(Value::as_str).map(str::to_string);
-        if ep.protocol != Protocol::Anthropic || !more || after.is_none() {
+        let page = dialect.listing_page(&page).map_err(CallError::Transport)?;
+        models.extend(page.models);
+        after = page.next;
+        if after.is_none() {
             models.sort();
             models.dedup();
             return Ok(Listing::Listed(models));
@@ -142,15 +116,8 @@ pub async fn probe_model(
     secret: &Secret,
     model: &str,
 ) -> Result<(), CallError> {
-    // OpenAI and Anthropic accept the same minimal shape; Gemini names the model in the path.
-    let body = match ep.protocol {
-        Protocol::Gemini => json!({"contents": [{"role": "user", "parts": [{"text": "ping"}]}],
-            "generationConfig": {"maxOutputTokens": 1}}),
-        Protocol::Openai | Protocol::Anthropic => {
-            json!({"model": model, "max_tokens": 1, "messages": [{"role": "user", "content": "ping"}]})
-        }
-    };
-    let req = client.post(ep.generate_url_for(model)).json(&body);
+    let (url, body) = ep.dialect().probe(ep.base_url, model);
+    let req = client.post(url).json(&body);
     let resp = ep.authorize(req, secret).send().await.map_err(transport)?;
     let status = resp.status().as_u16();
     if (300..400).contains(&status) {
@@ -163,19 +130,6 @@ pub async fn probe_model(
     }
     let classified = classify(ep.protocol, status, &headers, &bytes, SystemTime::now());
     Err(CallError::Rejected { status, classified })
-}
-
-/// A Gemini listing page's models that support `generateContent`, without the `models/`
-/// prefix of their `name` (the id a path takes).
-fn gemini_generating_models(page: &Value) -> impl Iterator<Item = String> + '_ {
-    page.get("models").and_then(Value::as_array).into_iter().flatten().filter_map(|m| {
-        let generates = m
-            .get("supportedGenerationMethods")
-            .and_then(Value::as_array)
-            .is_some_and(|ms| ms.iter().any(|x| x.as_str() == Some("generateContent")));
-        let name = m.get("name").and_then(Value::as_str)?;
-        generates.then(|| name.strip_prefix("models/").unwrap_or(name).to_string())
-    })
 }
 
 /// Transport errors never carry the request (and so never the credential header).

@@ -12,6 +12,7 @@ pub mod chat_chunk;
 pub mod classify;
 pub mod claude_cli;
 pub mod content_coding;
+pub mod dialect;
 pub mod discovery;
 pub mod endpoint;
 pub mod gemini;

@@ -1,10 +1,9 @@
 //! Server-sent events as the relay sees them: split a byte stream (cut anywhere) into whole
-//! events — the relay passes the bytes themselves on unchanged — and tell preamble,
-//! content, error and terminal events apart per dialect. Pure; no I/O.
+//! events — the relay passes the bytes themselves on unchanged — and the roles an event can
+//! play ([`EventRole`]; which one an event plays is its dialect's answer, `dialect/`). Pure; no
+//! I/O.
 
 use std::ops::ControlFlow;
-
-use switchyard_core::Protocol;
 
 /// One complete event, borrowed from the splitter: its `event:` name (if any) and its
 /// `data:` lines joined with `\n`.
@@ -135,86 +134,23 @@ pub enum EventRole {
     Other,
 }
 
-/// Classifies an event of `protocol`'s streams.
-pub fn event_role(protocol: Protocol, e: &SseEvent<'_>) -> EventRole {
-    let name = e.event.unwrap_or("");
-    match protocol {
-        Protocol::Anthropic => match name {
-            "message_start" | "ping" | "content_block_start" => EventRole::Preamble,
-            "content_block_delta" => EventRole::Content,
-            "error" => EventRole::Error,
-            "message_stop" => EventRole::Terminal,
-            _ => EventRole::Other,
-        },
-        Protocol::Openai => {
-            if e.data.trim() == "[DONE]" {
-                return EventRole::Terminal;
-            }
-            match name {
-                "" => crate::chat_chunk::chunk_role(e.data),
-                "error" | "response.failed" => EventRole::Error,
-                "response.completed" | "response.incomplete" => EventRole::Terminal,
-                n if n.ends_with(".delta")
-                    && (n.contains("output_text") || n.contains("arguments") || n.contains("refusal")) =>
-                {
-                    EventRole::Content
-                }
-                n if n.starts_with("response.output_item.")
-                    || n == "response.created"
-                    || n == "response.in_progress" =>
-                {
-                    EventRole::Preamble
-                }
-                _ => EventRole::Other,
-            }
-        }
-        // `alt=sse`: unnamed events whose data is one chunk of the answer.
-        Protocol::Gemini => crate::gemini::chunk::chunk_role(e.data),
-    }
-}
-
-/// The role of an event after output started, when only errors and the clean end matter:
-/// like [`event_role`] but parses a chat-completions chunk only when it may be an error
-/// (the common content chunk costs a substring search, not a JSON parse).
-pub fn event_role_after_output(protocol: Protocol, e: &SseEvent<'_>) -> EventRole {
-    if protocol == Protocol::Gemini {
-        return crate::gemini::chunk::chunk_role_after_output(e.data);
-    }
-    if protocol == Protocol::Openai && e.event.is_none() && e.data.trim() != "[DONE]" && !e.data.contains("\"error\"") {
-        return EventRole::Other;
-    }
-    event_role(protocol, e)
-}
-
-/// The event the relay sends when the upstream stream breaks after output: the dialect's
-/// own error shape, so clients never mistake it for a clean end.
-pub fn interrupted_event(protocol: Protocol, responses_api: bool) -> Vec<u8> {
-    let msg = "the upstream stream ended before the response was complete (switchyard)";
-    let text = match (protocol, responses_api) {
-        (Protocol::Anthropic, _) => format!(
-            "event: error\ndata: {}\n\n",
-            serde_json::json!({"type": "error", "error": {"type": "api_error", "message": msg}})
-        ),
-        (Protocol::Openai, true) => format!(
-            "event: error\ndata: {}\n\n",
-            serde_json::json!({"type": "error", "code": "server_error", "message": msg, "param": null})
-        ),
-        (Protocol::Openai, false) => format!(
-            "data: {}\n\n",
-            serde_json::json!({"error": {"message": msg, "type": "server_error", "param": null, "code": "stream_interrupted"}})
-        ),
-        // `alt=sse`; the JSON-array stream ends with `gemini::array_stream::interrupted_tail`.
-        (Protocol::Gemini, _) => format!(
-            "data: {}\r\n\r\n",
-            serde_json::json!({"error": {"code": 502, "message": msg, "status": "UNAVAILABLE"}})
-        ),
-    };
-    text.into_bytes()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialect;
+    use switchyard_core::Protocol;
+
+    fn event_role(protocol: Protocol, e: &SseEvent<'_>) -> EventRole {
+        dialect::of(protocol).event_role(e)
+    }
+
+    fn event_role_after_output(protocol: Protocol, e: &SseEvent<'_>) -> EventRole {
+        dialect::of(protocol).event_role_after_output(e)
+    }
+
+    fn interrupted_event(protocol: Protocol, responses_api: bool) -> Vec<u8> {
+        dialect::of(protocol).interrupted_event(responses_api)
+    }
 
     /// The events `chunk` completes, owned.
     fn events(s: &mut SseSplitter, chunk: &[u8]) -> Vec<(Option<String>, String)> {

@@ -12,9 +12,9 @@ use switchyard_core::routing::Failure;
 use switchyard_core::Protocol;
 
 use crate::content_coding::{Coding, Decoder};
+use crate::dialect::{self, Dialect};
 use crate::gemini::array_stream::ArraySplitter;
-use crate::response_id::response_id_from_event;
-use crate::sse::{event_role, event_role_after_output, EventRole, SseSplitter};
+use crate::sse::{EventRole, SseSplitter};
 use crate::usage::{usage_from_event, Usage};
 
 /// Where the answer stands for the routing decision.
@@ -39,9 +39,8 @@ pub struct Ending {
     pub needs_error_event: bool,
 }
 
-#[derive(Debug)]
 pub struct StreamWatch {
-    protocol: Protocol,
+    dialect: &'static dyn Dialect,
     decoder: Decoder,
     splitter: SseSplitter,
     /// Gemini without `alt=sse`: the answer is a JSON array, not events.
@@ -54,11 +53,17 @@ pub struct StreamWatch {
     response_id: Option<String>,
 }
 
+impl std::fmt::Debug for StreamWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamWatch").field("protocol", &self.dialect.protocol()).finish_non_exhaustive()
+    }
+}
+
 impl StreamWatch {
     /// A watch over a `protocol` event stream sent with `content-encoding: coding`.
     pub fn new(protocol: Protocol, coding: Coding) -> Self {
         StreamWatch {
-            protocol,
+            dialect: dialect::of(protocol),
             decoder: Decoder::new(coding),
             splitter: SseSplitter::default(),
             array: None,
@@ -90,17 +95,17 @@ impl StreamWatch {
             return;
         }
         let decoded = self.decoder.push(chunk);
-        let protocol = self.protocol;
+        let dialect = self.dialect;
         let (splitter, array, usage) = (&mut self.splitter, &mut self.array, &mut self.usage);
         let (response_id, output, clean_end) = (&mut self.response_id, &mut self.output, &mut self.clean_end);
         let (error, error_before_output) = (&mut self.error, &mut self.error_before_output);
         let mut seen = |event: Option<&str>, data: &str| {
             usage.merge(usage_from_event(data));
-            if response_id.is_none() && protocol == Protocol::Openai {
-                *response_id = response_id_from_event(data);
+            if response_id.is_none() {
+                *response_id = dialect.response_id_from_event(data);
             }
             let ev = crate::sse::SseEvent { event, data };
-            let role = if *output { event_role_after_output(protocol, &ev) } else { event_role(protocol, &ev) };
+            let role = if *output { dialect.event_role_after_output(&ev) } else { dialect.event_role(&ev) };
             match role {
                 EventRole::Content => *output = true,
                 EventRole::Terminal => {
@@ -108,7 +113,7 @@ impl StreamWatch {
                     *clean_end = true;
                 }
                 EventRole::Error if error.is_none() => {
-                    let c = crate::classify(protocol, 200, &(), data.as_bytes(), now());
+                    let c = crate::classify(dialect.protocol(), 200, &(), data.as_bytes(), now());
                     *error = Some(c.failure);
                     if !*output {
                         *error_before_output = true;

@@ -3,13 +3,13 @@
 //! `response.completed`), including the prompt-cache counts each dialect reports: Anthropic
 //! `cache_read_input_tokens` / `cache_creation_input_tokens`, chat completions
 //! `prompt_tokens_details.cached_tokens`, Responses `input_tokens_details.cached_tokens`
-//! (OpenAI reports no cache writes), Gemini `usageMetadata` (`gemini/usage_metadata.rs`). Counts are recorded as the provider states them: Anthropic's
+//! (OpenAI reports no cache writes), Gemini `usageMetadata` ([`UsageMetadata`]: `promptTokenCount` includes
+//! `cachedContentTokenCount`, `thoughtsTokenCount` is billed as output beside `candidatesTokenCount`). Counts are recorded as the provider states them: Anthropic's
 //! `input_tokens` excludes cached tokens, OpenAI's `prompt_tokens` includes them. Pure.
 
 use serde::de::{IgnoredAny, MapAccess};
 use serde::Deserialize;
 
-use crate::gemini::usage_metadata::UsageMetadata;
 use crate::lenient::{deserialize_leniently, Shapes};
 
 /// Tokens of one attempt; `None` when the provider did not say.
@@ -212,6 +212,66 @@ pub fn usage_from_event(data: &str) -> Usage {
     u
 }
 
+/// The counts of one `usageMetadata` object; `None` when absent or not an integer.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct UsageMetadata {
+    pub prompt: Option<i64>,
+    pub candidates: Option<i64>,
+    pub cached: Option<i64>,
+    pub thoughts: Option<i64>,
+}
+
+impl UsageMetadata {
+    /// As the ledger counts: output is candidates plus thoughts (both billed as output, as
+    /// OpenAI's completion count includes reasoning), input the whole prompt, cache reads the
+    /// cached content.
+    pub fn usage(self) -> Usage {
+        let output = match (self.candidates, self.thoughts) {
+            (None, None) => None,
+            (c, t) => Some(c.unwrap_or(0).max(0).saturating_add(t.unwrap_or(0).max(0))),
+        };
+        Usage {
+            input_tokens: self.prompt,
+            output_tokens: output,
+            cache_read_tokens: self.cached,
+            cache_write_tokens: None,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "camelCase")]
+enum Field {
+    PromptTokenCount,
+    CandidatesTokenCount,
+    CachedContentTokenCount,
+    ThoughtsTokenCount,
+    #[serde(other)]
+    Other,
+}
+
+impl<'de> Shapes<'de> for UsageMetadata {
+    fn object<A: MapAccess<'de>>(mut map: A) -> Result<UsageMetadata, A::Error> {
+        let mut u = UsageMetadata::default();
+        while let Some(field) = map.next_key::<Field>()? {
+            let slot = match field {
+                Field::PromptTokenCount => &mut u.prompt,
+                Field::CandidatesTokenCount => &mut u.candidates,
+                Field::CachedContentTokenCount => &mut u.cached,
+                Field::ThoughtsTokenCount => &mut u.thoughts,
+                Field::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            *slot = map.next_value::<Count>()?.0;
+        }
+        Ok(u)
+    }
+}
+
+deserialize_leniently!(UsageMetadata);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,5 +333,27 @@ mod tests {
         assert_eq!(of(odd), cache(None, None), "malformed cache fields are unknown, not a panic");
         let none = usage_from_body(br#"{"usage":{"prompt_tokens":1,"completion_tokens":1}}"#);
         assert_eq!(of(none), cache(None, None), "no cache fields: unknown");
+    }
+
+    #[test]
+    fn counts_thoughts_as_output_and_cached_as_reads() {
+        let u: UsageMetadata = serde_json::from_str(
+            r#"{"promptTokenCount":1200,"candidatesTokenCount":40,"cachedContentTokenCount":1024,"thoughtsTokenCount":300,"totalTokenCount":1540,"promptTokensDetails":[{"modality":"TEXT","tokenCount":1200}]}"#,
+        )
+        .unwrap_or_default();
+        assert_eq!(
+            u.usage(),
+            Usage {
+                input_tokens: Some(1200),
+                output_tokens: Some(340),
+                cache_read_tokens: Some(1024),
+                cache_write_tokens: None
+            },
+            "prompt as stated, output = candidates + thoughts, cached content as cache reads"
+        );
+        let odd: UsageMetadata =
+            serde_json::from_str(r#"{"promptTokenCount":"x","thoughtsTokenCount":5}"#).unwrap_or_default();
+        assert_eq!(odd.usage().output_tokens, Some(5), "thoughts alone (still thinking)");
+        assert_eq!(odd.usage().input_tokens, None, "a count that is no integer is unknown");
     }
 }

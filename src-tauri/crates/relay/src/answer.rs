@@ -13,8 +13,7 @@ use http_body_util::BodyExt;
 use switchyard_core::routing::Failure;
 use switchyard_core::Protocol;
 use switchyard_providers::content_coding::{Coding, Decoder};
-use switchyard_providers::gemini::path::{wants_sse, ModelCall};
-use switchyard_providers::response_id::response_id_from_body;
+use switchyard_providers::dialect;
 use switchyard_providers::stream_watch::{Phase, StreamWatch};
 use switchyard_providers::usage::{usage_from_body, Usage};
 
@@ -63,10 +62,7 @@ pub(crate) enum StreamShape {
 
 impl StreamShape {
     pub(crate) fn of(protocol: Protocol, rest: &str, query: Option<&str>) -> Self {
-        let array = protocol == Protocol::Gemini
-            && ModelCall::parse(rest).is_some_and(|call| call.is_stream())
-            && !query.is_some_and(wants_sse);
-        if array {
+        if dialect::of(protocol).json_array_stream(rest, query) {
             StreamShape::GeminiArray
         } else {
             StreamShape::EventsOrJson
@@ -118,10 +114,7 @@ pub(crate) async fn read_answer(
             Ok(body) => {
                 let decoded = Decoder::decode_all(coding, &body);
                 let usage = decoded.as_ref().map(|b| usage_from_body(b)).unwrap_or_default();
-                let response_id = match (protocol, &decoded) {
-                    (Protocol::Openai, Some(b)) => response_id_from_body(b),
-                    _ => None,
-                };
+                let response_id = decoded.as_ref().and_then(|b| dialect::of(protocol).response_id_from_body(b));
                 let d = Delivered { status, headers, held: body, tail: None, coding, usage, response_id };
                 Answer::Success(d, ttfb)
             }

@@ -21,7 +21,7 @@ use switchyard_core::tag::{read_tags, tags_json};
 use switchyard_core::turn::ClientIds;
 use switchyard_core::{InvalidInput, Protocol};
 use switchyard_engine::{DeferredKeys, LedgerKeys, RequestKeys, Resolved, RouteRequest};
-use switchyard_providers::gemini::path::ModelCall;
+use switchyard_providers::dialect;
 
 use crate::body::copy_buffers::CopyBuffers;
 use crate::body::outgoing::{BodyCopy, Outgoing, StreamedBody, SMALL_BODY};
@@ -184,11 +184,11 @@ async fn buffered(
     Ok((Intake { received: r, model, previous_response_id, body: Outgoing::Buffered(body), copy: None }, keys))
 }
 
-/// The model a request names in its path: Gemini's `models/{model}:method` (its body names
+/// The model a request names in its path (Gemini's `models/{model}:method`; its body names
 /// none). Read here, where every request is prepared, so a connection's request and a pool's
 /// route by the same model.
 fn path_model(protocol: Protocol, rest: &str) -> Option<String> {
-    (protocol == Protocol::Gemini).then(|| ModelCall::parse(rest).map(|call| call.model.to_string())).flatten()
+    dialect::of(protocol).path_model(rest).map(str::to_string)
 }
 
 /// The whole body, refused past [`MAX_BODY_BYTES`] (or when the client's body breaks: the
@@ -251,10 +251,10 @@ fn keys_from(skim: &BodySkim<'_>, name: &str, from_headers: ClientIds) -> (Strin
 
 /// The request body sent upstream: the client's bytes (`body`, naming `asked`), with the
 /// model renamed only where the engine's target names another (`upstream`: a mapping, or a
-/// fallback hop's own model). A Gemini body names no model (the path does): it is never
-/// rewritten.
+/// fallback hop's own model). A body of a dialect that names the model in the path (Gemini)
+/// is never rewritten.
 pub(crate) fn upstream_body(protocol: Protocol, body: &Bytes, asked: Option<&str>, upstream: Option<&str>) -> Bytes {
-    if protocol == Protocol::Gemini {
+    if !dialect::of(protocol).body_names_model() {
         return body.clone();
     }
     match (asked, upstream) {

@@ -4,7 +4,6 @@
 //! balanced/priority connections go through the engine's router (sticky turns, failover
 //! before output, probes, attempt ledger).
 
-mod account_state;
 mod answer;
 mod auth;
 mod body;

@@ -7,6 +7,7 @@ use http::{HeaderMap, HeaderValue, StatusCode};
 use serde_json::json;
 use switchyard_core::{ErrorCode, Protocol};
 use switchyard_engine::EngineError;
+use switchyard_providers::dialect;
 
 use crate::body::client_body::{json, ClientBody, Response};
 
@@ -88,44 +89,21 @@ pub fn with_reason(mut resp: Response, reason: &str) -> Response {
     resp
 }
 
-/// An error in `protocol`'s shape, with `Retry-After` when given.
+/// An error in `protocol`'s shape (its dialect's), with `Retry-After` when given.
 pub fn error(protocol: Protocol, status: u16, message: &str, retry_after_secs: Option<u64>) -> Response {
+    shaped(dialect::of(protocol).error_body(status, message), status, retry_after_secs)
+}
+
+/// The profile that produced the response a request continues (`previous_response_id`)
+/// cannot serve now, and no other account could read it: `status` (503) in the dialect's
+/// continuity shape (OpenAI: code `switchyard_continuity`, `param: "previous_response_id"`),
+/// `Retry-After` when that profile's cooldown end is known.
+pub fn continuity(protocol: Protocol, status: u16, message: &str, retry_after_secs: Option<u64>) -> Response {
+    shaped(dialect::of(protocol).continuity_body(status, message), status, retry_after_secs)
+}
+
+fn shaped(body: serde_json::Value, status: u16, retry_after_secs: Option<u64>) -> Response {
     let code = StatusCode::from_u16(status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
-    let body = match protocol {
-        Protocol::Anthropic => {
-            let kind = match status {
-                400 => "invalid_request_error",
-                403 => "permission_error",
-                404 => "not_found_error",
-                429 => "rate_limit_error",
-                503 | 529 => "overloaded_error",
-                _ => "api_error",
-            };
-            json!({"type": "error", "error": {"type": kind, "message": message}})
-        }
-        Protocol::Openai => {
-            let (kind, code_field) = match status {
-                400 => ("invalid_request_error", "switchyard_invalid"),
-                403 => ("invalid_request_error", "switchyard_forbidden"),
-                404 => ("invalid_request_error", "switchyard_not_found"),
-                429 => ("requests", "rate_limit_exceeded"),
-                _ => ("server_error", "switchyard_unavailable"),
-            };
-            json!({"error": {"message": message, "type": kind, "param": null, "code": code_field}})
-        }
-        Protocol::Gemini => {
-            let status_word = match status {
-                400 => "INVALID_ARGUMENT",
-                401 => "UNAUTHENTICATED",
-                403 => "PERMISSION_DENIED",
-                404 => "NOT_FOUND",
-                429 => "RESOURCE_EXHAUSTED",
-                503 => "UNAVAILABLE",
-                _ => "INTERNAL",
-            };
-            json!({"error": {"code": status, "message": message, "status": status_word}})
-        }
-    };
     let mut resp = json(code, &body);
     if let Some(secs) = retry_after_secs {
         if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
@@ -135,42 +113,9 @@ pub fn error(protocol: Protocol, status: u16, message: &str, retry_after_secs: O
     resp
 }
 
-/// The profile that produced the response a request continues (`previous_response_id`)
-/// cannot serve now, and no other account could read it: `status` (503) with code
-/// `switchyard_continuity` and `param: "previous_response_id"` (OpenAI), `Retry-After` when
-/// that profile's cooldown end is known. (Only Responses requests are pinned; the Anthropic
-/// shape is there for completeness.)
-pub fn continuity(protocol: Protocol, status: u16, message: &str, retry_after_secs: Option<u64>) -> Response {
-    let mut resp = error(protocol, status, message, retry_after_secs);
-    if protocol == Protocol::Openai {
-        let body = json!({"error": {
-            "message": message, "type": "server_error", "param": "previous_response_id", "code": "switchyard_continuity",
-        }});
-        let headers = resp.headers().clone();
-        resp = json(resp.status(), &body);
-        *resp.headers_mut() = headers;
-    }
-    resp
-}
-
 /// The models a routed connection can serve now (current evidence), in the dialect's shape.
 pub fn models(protocol: Protocol, models: &[String]) -> Response {
-    let body = match protocol {
-        Protocol::Openai => json!({
-            "object": "list",
-            "data": models.iter().map(|m| json!({"id": m, "object": "model", "created": 0, "owned_by": "switchyard"})).collect::<Vec<_>>()
-        }),
-        Protocol::Anthropic => json!({
-            "data": models.iter().map(|m| json!({"type": "model", "id": m, "display_name": m, "created_at": "1970-01-01T00:00:00Z"})).collect::<Vec<_>>(),
-            "has_more": false,
-            "first_id": models.first(),
-            "last_id": models.last(),
-        }),
-        Protocol::Gemini => json!({
-            "models": models.iter().map(|m| json!({"name": format!("models/{m}"), "displayName": m,
-                "supportedGenerationMethods": ["generateContent", "streamGenerateContent", "countTokens"]})).collect::<Vec<_>>(),
-        }),
-    };
+    let body = dialect::of(protocol).models_body(models);
     let mut resp = Response::new(ClientBody::full(body.to_string()));
     resp.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
     resp

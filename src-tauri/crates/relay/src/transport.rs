@@ -12,14 +12,11 @@ use std::time::{Instant, SystemTime};
 use bytes::Bytes;
 use http_body_util::{Either, Full};
 use switchyard_core::routing::Failure;
-use switchyard_core::Protocol;
 use switchyard_engine::{AttemptFacts, Reply, Target, Transport};
 use switchyard_providers::content_coding::{Coding, Decoder};
-use switchyard_providers::gemini::learned::learned_windows;
-use switchyard_providers::gemini::path::ModelCall;
+use switchyard_providers::dialect::{self, strip_account_state, Dialect};
 use switchyard_providers::read_quota;
 
-use crate::account_state::strip_account_state;
 use crate::answer::{read_answer, Answer, Delivered, Kept, StreamShape};
 use crate::body::outgoing::Outgoing;
 use crate::cli_backend::CliSlots;
@@ -48,8 +45,9 @@ impl Transport for HttpTransport<'_> {
         // attempt: an owned or external login's backend), headers, mapping and timeout.
         let snap = target.snapshot;
         let received = &self.intake.received;
-        // Gemini names the model in the path: a mapped model rewrites the path, not the body.
-        let mapped_rest = gemini_mapped_path(snap.protocol, &received.rest, target.upstream_model);
+        // A dialect that names the model in the path (Gemini) rewrites the path, not the body.
+        let dialect = dialect::of(snap.protocol);
+        let mapped_rest = target.upstream_model.and_then(|m| dialect.path_for_model(&received.rest, m));
         let rest = mapped_rest.as_deref().unwrap_or(&received.rest);
         let base = target.base_url.unwrap_or(&snap.base_url);
         let url = url_on(base, snap.protocol, rest, received.query.as_deref());
@@ -89,9 +87,9 @@ impl Transport for HttpTransport<'_> {
                 read_answer(snap.protocol, shape, started, target.now, resp, !target.pass_through).await
             }
         };
-        // Gemini sends no limit headers: a structured quota refusal is the reading.
-        if let (Protocol::Gemini, Answer::Failed(_, Some(kept), _)) = (snap.protocol, &answer) {
-            facts.quota.extend(learned_from(kept, target.now));
+        // A dialect that sends no limit headers (Gemini) learns quota from a structured refusal.
+        if let Answer::Failed(_, Some(kept), _) = &answer {
+            facts.quota.extend(learned_from(dialect, kept, target.now));
         }
         let reply = match answer {
             Answer::Success(mut d, ttfb_ms) => {
@@ -106,28 +104,19 @@ impl Transport for HttpTransport<'_> {
     }
 }
 
-/// A Gemini call's path for the model this attempt sends upstream, when that differs from the
-/// one in the client's path (`None`: the path as it came).
-fn gemini_mapped_path(protocol: Protocol, rest: &str, upstream_model: Option<&str>) -> Option<String> {
-    if protocol != Protocol::Gemini {
-        return None;
-    }
-    let call = ModelCall::parse(rest)?;
-    let upstream = upstream_model?;
-    (call.model != upstream).then(|| call.with_model(upstream))
-}
-
-/// The quota states a kept Gemini refusal teaches (`gemini/learned.rs`), read through its coding.
-fn learned_from(kept: &Kept, now: SystemTime) -> Vec<switchyard_providers::QuotaWindow> {
+/// The quota states a kept refusal teaches its dialect, read through its coding (nothing for a
+/// dialect whose limit headers say it all).
+fn learned_from(dialect: &dyn Dialect, kept: &Kept, now: SystemTime) -> Vec<switchyard_providers::QuotaWindow> {
     let coding = Coding::from_header(kept.headers.get(http::header::CONTENT_ENCODING).and_then(|v| v.to_str().ok()));
     let body = Decoder::decode_all(coding, &kept.body).unwrap_or_default();
-    learned_windows(kept.status.as_u16(), &body, now)
+    dialect.learned_quota(kept.status.as_u16(), &body, now)
 }
 
 /// `body` without its account-bound items when the attempt asks for that (noted in `facts`
 /// when any were dropped).
 fn account_bound(body: Bytes, target: Target<'_>, facts: &mut AttemptFacts) -> Bytes {
-    let stripped = if target.strip_account_state { strip_account_state(target.snapshot.protocol, &body) } else { None };
+    let dialect = dialect::of(target.snapshot.protocol);
+    let stripped = if target.strip_account_state { strip_account_state(dialect, &body) } else { None };
     facts.dropped_account_state = stripped.is_some();
-    stripped.unwrap_or(body)
+    stripped.map(Bytes::from).unwrap_or(body)
 }

@@ -6,10 +6,10 @@
 //! reverse filter for response headers.
 
 use http::{header, HeaderMap, HeaderName, HeaderValue};
-use switchyard_core::routing::{with_beta, TOKEN_BETA};
+use switchyard_core::routing::with_beta;
 use switchyard_core::Protocol;
 use switchyard_engine::{CredentialUse, Snapshot};
-use switchyard_providers::endpoint::credential_header;
+use switchyard_providers::dialect;
 use switchyard_vault::Secret;
 
 /// Headers never forwarded in either direction (RFC 9110 hop-by-hop, plus length, which is
@@ -49,12 +49,7 @@ fn nominated(client: &HeaderMap) -> Vec<String> {
 /// `Target::base_url`), the path mapped as for the connection's dialect: OpenAI bases include
 /// `/v1` (the client's `v1/` is dropped), Anthropic and Gemini bases do not.
 pub fn url_on(base: &str, protocol: Protocol, rest: &str, query: Option<&str>) -> String {
-    let tail = match protocol {
-        Protocol::Openai => rest.strip_prefix("v1/").unwrap_or(rest),
-        // Gemini bases, like Anthropic's, carry no version: the client's `v1beta/` stays.
-        Protocol::Anthropic | Protocol::Gemini => rest,
-    };
-    let tail = tail.trim_start_matches('/');
+    let tail = dialect::of(protocol).upstream_path(rest).trim_start_matches('/');
     let mut url = String::with_capacity(base.len() + tail.len() + 2 + query.map_or(0, str::len));
     url.push_str(base);
     url.push('/');
@@ -106,7 +101,7 @@ pub fn upstream_headers(
     }
     match credential {
         CredentialUse::Key => {
-            let (name, value) = credential_header(snap.protocol, secret);
+            let (name, value) = dialect::credential_header(dialect::of(snap.protocol), secret);
             out.insert(name, value);
         }
         CredentialUse::Token => token_headers(&mut out, secret, snap.protocol),
@@ -116,24 +111,22 @@ pub fn upstream_headers(
     out
 }
 
-/// A subscription token: `Authorization: Bearer`, no `x-api-key`, and (Anthropic) the beta the
-/// provider requires for it appended to the client's `anthropic-beta` list when absent (core
-/// `with_beta`); nothing else is touched.
+/// A subscription token: `Authorization: Bearer`, no `x-api-key`, and the beta the dialect
+/// requires for it (Anthropic's) appended to the client's `anthropic-beta` list when absent
+/// (core `with_beta`); nothing else is touched.
 fn token_headers(out: &mut HeaderMap, secret: &Secret, protocol: Protocol) {
     out.remove(crate::header_names::X_API_KEY);
     if let Ok(mut bearer) = HeaderValue::from_str(&format!("Bearer {}", secret.expose())) {
         bearer.set_sensitive(true);
         out.insert(header::AUTHORIZATION, bearer);
     }
-    if protocol != Protocol::Anthropic {
-        return;
-    }
+    let Some(beta) = dialect::of(protocol).token_beta() else { return };
     // Several `anthropic-beta` lines read as one list; when the beta is added, the merged list
     // replaces them (the same betas, in their order, on one line).
     let lines: Vec<&str> =
         out.get_all(crate::header_names::ANTHROPIC_BETA).iter().filter_map(|v| v.to_str().ok()).collect();
     let list = (!lines.is_empty()).then(|| lines.join(","));
-    if let Some(merged) = with_beta(list.as_deref(), TOKEN_BETA).and_then(|m| HeaderValue::from_str(&m).ok()) {
+    if let Some(merged) = with_beta(list.as_deref(), beta).and_then(|m| HeaderValue::from_str(&m).ok()) {
         out.insert(crate::header_names::ANTHROPIC_BETA, merged);
     }
 }

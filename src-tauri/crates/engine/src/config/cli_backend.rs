@@ -8,6 +8,7 @@
 
 use switchyard_core::states::{OfficialClient, ProfileKind};
 use switchyard_core::{InvalidInput, Protocol};
+use switchyard_providers::dialect;
 use switchyard_store::profiles::ProfileRow;
 
 use crate::config::rows::{client_of, credential_facts};
@@ -52,7 +53,7 @@ impl Stored for CliBackendSetting {
 /// an external Claude Code login on an Anthropic connection (a Codex login has no print-mode
 /// backend here; API keys and tokens go over HTTP as always).
 pub(crate) fn serves_through_cli(protocol: Protocol, row: &ProfileRow) -> bool {
-    protocol == Protocol::Anthropic
+    dialect::of(protocol).has_cli_backend()
         && credential_facts(row).kind == ProfileKind::External
         && client_of(row) == Some(OfficialClient::ClaudeCode)
 }
@@ -97,7 +98,7 @@ impl Engine {
             })?),
         };
         let connection = self.connection_by_slug(slug).await?;
-        if enabled == Some(true) && crate::views::protocol_of(&connection) != Protocol::Anthropic {
+        if enabled == Some(true) && !dialect::of(crate::views::protocol_of(&connection)).has_cli_backend() {
             return Err(EngineError::Precondition(format!(
                 "'{slug}' is not an Anthropic connection: the CLI backend runs Claude Code, which serves Messages requests"
             )));

@@ -7,7 +7,7 @@
 //! again keeps the profile's id, weight, order and history.
 
 use switchyard_core::states::ProfileKind;
-use switchyard_core::Protocol;
+use switchyard_providers::dialect;
 use switchyard_store::profiles::{ProfileRow, SignIn};
 
 use crate::config::inputs::{NewCredential, NewProfile};
@@ -149,7 +149,7 @@ impl Engine {
     /// `slug`'s profile `profile`, which must be an `oauth` profile of an OpenAI connection.
     pub(crate) async fn oauth_row(&self, slug: &str, profile: &str) -> Result<ProfileRow, EngineError> {
         let connection = self.connection_by_slug(slug).await?;
-        if connection.protocol != Protocol::Openai.as_str() {
+        if !dialect::of(crate::views::protocol_of(&connection)).has_owned_logins() {
             return Err(EngineError::Precondition(format!(
                 "'{slug}' is an {} connection: Switchyard owns logins only for OpenAI (ChatGPT/Codex) accounts; \
                  use a token or external profile for other subscriptions",

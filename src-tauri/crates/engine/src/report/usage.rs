@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
+use switchyard_core::prompt_cache::uncached_tokens;
 use switchyard_core::tag::parse_tags_json;
 use switchyard_core::{InvalidInput, Protocol};
 use switchyard_store::attempts::{self, AttemptRow};
@@ -250,7 +251,7 @@ impl Engine {
         let mut pricing = Pricing {
             prices: price_rows.into_iter().map(|p| (p.model.clone(), p)).collect(),
             fees: fee_rows.into_iter().map(|f| (f.profile_id, f.monthly_usd)).collect(),
-            input_includes_cache_read: protocol == Protocol::Openai.as_str(),
+            protocol: protocol.parse().unwrap_or(Protocol::Anthropic),
             month_tokens: HashMap::new(),
         };
         if !pricing.fees.is_empty() {
@@ -354,8 +355,9 @@ struct Pricing {
     prices: HashMap<String, PriceRow>,
     /// Monthly fee by profile id.
     fees: HashMap<String, f64>,
-    /// OpenAI counts cached input inside `input_tokens`; Anthropic reports it apart.
-    input_includes_cache_read: bool,
+    /// The connection's dialect: OpenAI and Gemini count cached input inside `input_tokens`,
+    /// Anthropic reports it apart (core `prompt_cache`).
+    protocol: Protocol,
     /// Billed tokens of each fee key per month (first day of the month).
     month_tokens: HashMap<(String, Date), i64>,
 }
@@ -373,10 +375,10 @@ impl Pricing {
             return None;
         }
         let n = |v: Option<i64>| v.unwrap_or(0).max(0);
-        let read = n(r.cache_read_tokens);
-        let input = n(r.input_tokens);
-        let fresh = if self.input_includes_cache_read { (input - read).max(0) } else { input };
-        Some((fresh, n(r.output_tokens), read, n(r.cache_write_tokens)))
+        let (read, write) = (n(r.cache_read_tokens), n(r.cache_write_tokens));
+        let uncached = uncached_tokens(self.protocol, r.input_tokens, r.cache_read_tokens, r.cache_write_tokens);
+        let fresh = (uncached.unwrap_or(0) - write).max(0);
+        Some((fresh, n(r.output_tokens), read, write))
     }
 
     /// The row's cost in USD; `None` when it is not known: a model without a price, a
@@ -411,5 +413,38 @@ impl Pricing {
             + part(read, p.cache_read_usd_per_mtok)?
             + part(write, p.cache_write_usd_per_mtok)?;
         Some(sum / 1_000_000.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(input: i64, read: i64, write: i64) -> AttemptRow {
+        AttemptRow {
+            input_tokens: Some(input),
+            output_tokens: Some(10),
+            cache_read_tokens: Some(read),
+            cache_write_tokens: Some(write),
+            ..AttemptRow::default()
+        }
+    }
+
+    fn pricing(protocol: Protocol) -> Pricing {
+        Pricing { prices: HashMap::new(), fees: HashMap::new(), protocol, month_tokens: HashMap::new() }
+    }
+
+    #[test]
+    fn cached_input_is_billed_once_in_every_dialect() {
+        let anthropic = pricing(Protocol::Anthropic).split(&row(3, 4000, 120));
+        assert_eq!(anthropic, Some((3, 10, 4000, 120)), "Anthropic's input_tokens exclude the cache: kept as fresh");
+        let openai = pricing(Protocol::Openai).split(&row(1200, 1024, 0));
+        assert_eq!(
+            openai,
+            Some((176, 10, 1024, 0)),
+            "OpenAI's prompt includes the cached part: only the rest is fresh"
+        );
+        let gemini = pricing(Protocol::Gemini).split(&row(1200, 1024, 0));
+        assert_eq!(gemini, Some((176, 10, 1024, 0)), "Gemini's promptTokenCount includes cachedContentTokenCount too");
     }
 }

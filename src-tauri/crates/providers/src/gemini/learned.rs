@@ -12,7 +12,7 @@ use switchyard_core::routing::unix_ms;
 
 use crate::gemini::pacific::next_pacific_midnight_ms;
 use crate::gemini::rules::{retry_delay_ms, signal, QUOTA_PER_DAY, QUOTA_PER_MINUTE};
-use crate::quota::{QuotaWindow, WindowKind};
+use crate::quota::window::{QuotaWindow, WindowKind};
 
 /// The stored name of a learned per-minute window.
 pub const PER_MINUTE: &str = "gemini_per_minute";

@@ -16,16 +16,16 @@
 
 use switchyard_core::routing::MAX_QUOTA_WINDOW_MINUTES;
 
-use crate::quota::kind::WindowKind::*;
 use crate::quota::row::{QuotaRow, Reset::*, Share::*};
+use crate::quota::window::WindowKind::*;
 
 /// The 5-hour window.
 const FIVE_HOURS: u32 = 5 * 60;
 
-pub(super) const PREFIXES: &[&str] = &["anthropic-ratelimit-"];
+pub(crate) const PREFIXES: &[&str] = &["anthropic-ratelimit-"];
 
 /// The representative claim's words and the window each names (`kind::claimed_window`).
-pub(super) const CLAIMS: &[(&str, &str)] = &[
+pub(crate) const CLAIMS: &[(&str, &str)] = &[
     ("five_hour", "unified_5h"),
     ("seven_day", "unified_7d"),
     ("seven_day_opus", "unified_7d_opus"),
@@ -33,7 +33,7 @@ pub(super) const CLAIMS: &[(&str, &str)] = &[
 ];
 
 #[rustfmt::skip]
-pub(super) const ROWS: &[QuotaRow] = &[
+pub(crate) const ROWS: &[QuotaRow] = &[
     QuotaRow {
         name: "requests", kind: Requests, per_model: true,
         limit: Some("anthropic-ratelimit-requests-limit"),

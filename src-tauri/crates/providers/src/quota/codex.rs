@@ -6,12 +6,12 @@
 //! same length they are one window unless their resets are a minute or more apart
 //! ([`same_window`]): the first (primary) is kept; if they are two, both keep their slots.
 
-use crate::quota::kind::{codex_by_length, same_window, WindowKind};
-use crate::quota::QuotaWindow;
+use crate::quota::kind::{codex_by_length, same_window};
+use crate::quota::window::{QuotaWindow, WindowKind};
 
 /// Renames the Codex slot windows of `windows` by their length (see the module doc); other
 /// windows are left as they are, in order.
-pub(super) fn classify_by_length(windows: &mut Vec<QuotaWindow>) {
+pub(crate) fn classify_by_length(windows: &mut Vec<QuotaWindow>) {
     let is_slot = |w: &QuotaWindow| matches!(w.kind, WindowKind::CodexPrimary | WindowKind::CodexSecondary);
     if !windows.iter().any(is_slot) {
         return; // API-key answers: nothing to classify, nothing allocated

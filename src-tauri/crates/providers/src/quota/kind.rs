@@ -7,79 +7,9 @@
 //! ([`codex_by_length`]); two readings whose resets are less than [`SAME_WINDOW_MS`] apart are
 //! the same window ([`same_window`]). Pure data and functions.
 
-use crate::quota::quota_table;
+use crate::dialect;
+use crate::quota::window::WindowKind;
 use switchyard_core::connection::Protocol;
-
-/// The kind of a limit window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum WindowKind {
-    /// A 5-hour subscription window (Anthropic `unified-5h`, a 300-minute Codex window).
-    FiveHour,
-    /// A weekly subscription window of the whole account (Anthropic `unified-7d`, a
-    /// 10 080-minute Codex window).
-    SevenDay,
-    /// A weekly subscription window of one model family (Anthropic `unified-7d_opus`,
-    /// `unified-7d_sonnet`).
-    SevenDayModel,
-    /// A Codex window in the primary slot whose length is unknown or not one we know.
-    CodexPrimary,
-    /// The same in the secondary slot.
-    CodexSecondary,
-    /// The account's overall subscription status (Anthropic `unified-status`/`-reset` and the
-    /// representative claim: which window binds).
-    Overall,
-    /// A request-count limit (API keys).
-    Requests,
-    /// A token-count limit (API keys; input and output token limits too).
-    Tokens,
-    /// A per-minute quota learned from a refusal (Gemini: `gemini/learned.rs`).
-    PerMinute,
-    /// A per-day quota learned from a refusal, resetting at Pacific midnight (Gemini).
-    PerDay,
-}
-
-impl WindowKind {
-    pub const ALL: [WindowKind; 10] = [
-        WindowKind::FiveHour,
-        WindowKind::SevenDay,
-        WindowKind::SevenDayModel,
-        WindowKind::CodexPrimary,
-        WindowKind::CodexSecondary,
-        WindowKind::Overall,
-        WindowKind::Requests,
-        WindowKind::Tokens,
-        WindowKind::PerMinute,
-        WindowKind::PerDay,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WindowKind::FiveHour => "five_hour",
-            WindowKind::SevenDay => "seven_day",
-            WindowKind::SevenDayModel => "seven_day_model",
-            WindowKind::CodexPrimary => "codex_primary",
-            WindowKind::CodexSecondary => "codex_secondary",
-            WindowKind::Overall => "overall",
-            WindowKind::Requests => "requests",
-            WindowKind::Tokens => "tokens",
-            WindowKind::PerMinute => "per_minute",
-            WindowKind::PerDay => "per_day",
-        }
-    }
-
-    /// A usage window of a subscription, reported as a share used: what forecasting applies to
-    /// (per-minute API limits refill before an hour's rate says anything).
-    pub fn is_subscription(self) -> bool {
-        matches!(
-            self,
-            WindowKind::FiveHour
-                | WindowKind::SevenDay
-                | WindowKind::SevenDayModel
-                | WindowKind::CodexPrimary
-                | WindowKind::CodexSecondary
-        )
-    }
-}
 
 /// Resets less than this far apart belong to the same window: a reset sent as a countdown
 /// runs from our clock (jitter of a second or two between answers), and an absolute one is
@@ -115,7 +45,7 @@ pub fn kind_of(name: &str, window_minutes: Option<u32>) -> Option<WindowKind> {
     }
     let row = [Protocol::Anthropic, Protocol::Openai]
         .into_iter()
-        .flat_map(|p| quota_table(p).iter())
+        .flat_map(|p| dialect::of(p).quota_rows().iter())
         .find(|r| r.name == name)?;
     if row.kind == WindowKind::CodexPrimary || row.kind == WindowKind::CodexSecondary {
         if let Some((_, kind)) = codex_by_length(window_minutes) {
@@ -139,7 +69,7 @@ pub fn window_named(name: &str) -> Option<(&'static str, bool, Option<&'static s
     }
     [Protocol::Anthropic, Protocol::Openai]
         .into_iter()
-        .flat_map(|p| quota_table(p).iter())
+        .flat_map(|p| dialect::of(p).quota_rows().iter())
         .find(|r| r.name == name)
         .map(|r| (r.name, r.per_model, r.family))
 }
@@ -224,7 +154,7 @@ mod window_named_tests {
     #[test]
     fn every_table_name_and_learned_name_comes_back_with_its_static_identity() {
         for p in [Protocol::Anthropic, Protocol::Openai] {
-            for r in quota_table(p) {
+            for r in dialect::of(p).quota_rows() {
                 let (name, per_model, family) = window_named(r.name).expect("a table's own name is known");
                 assert_eq!(
                     (name, per_model, family),

@@ -12,13 +12,13 @@
 
 use switchyard_core::routing::MAX_QUOTA_WINDOW_MINUTES;
 
-use crate::quota::kind::WindowKind::*;
 use crate::quota::row::{QuotaRow, Reset::*, Share::*};
+use crate::quota::window::WindowKind::*;
 
-pub(super) const PREFIXES: &[&str] = &["x-ratelimit-", "x-codex-"];
+pub(crate) const PREFIXES: &[&str] = &["x-ratelimit-", "x-codex-"];
 
 #[rustfmt::skip]
-pub(super) const ROWS: &[QuotaRow] = &[
+pub(crate) const ROWS: &[QuotaRow] = &[
     QuotaRow {
         name: "requests", kind: Requests, per_model: true,
         limit: Some("x-ratelimit-limit-requests"),

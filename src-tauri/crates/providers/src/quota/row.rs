@@ -8,7 +8,7 @@ use switchyard_core::routing::QUOTA_RESET_SLACK_MS;
 
 use crate::headers::{Agreed, HeaderSource};
 use crate::hint::parse_duration;
-use crate::quota::{QuotaWindow, WindowKind};
+use crate::quota::window::{QuotaWindow, WindowKind};
 
 /// How a share of the window is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

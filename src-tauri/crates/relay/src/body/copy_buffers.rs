@@ -6,7 +6,7 @@
 //! Only large buffers are kept — from [`SMALL_BODY`] up to [`KEPT_BUFFER`] of capacity, at
 //! most [`KEPT_BYTES`] in all: small ones come from the allocator's free lists anyway.
 
-use crate::body::outgoing::SMALL_BODY;
+use crate::body::SMALL_BODY;
 
 use std::sync::{Mutex, PoisonError};
 

@@ -8,3 +8,7 @@ pub(crate) mod client_body;
 pub(crate) mod copy_buffers;
 pub(crate) mod outgoing;
 pub(crate) mod relayed;
+
+/// Bodies declared at most this long are taken whole before forwarding (`outgoing.rs`), and
+/// their copies' buffers are not kept for reuse (`copy_buffers.rs`).
+pub(crate) const SMALL_BODY: u64 = 64 * 1024;

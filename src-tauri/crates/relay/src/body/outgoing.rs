@@ -24,6 +24,7 @@ use switchyard_core::body_skim::{BodySkim, Wants};
 use switchyard_core::Protocol;
 
 use crate::body::copy_buffers::CopyBuffers;
+pub(crate) use crate::body::SMALL_BODY;
 use crate::upstream::BoxError;
 
 // A copy's bytes are copied into one buffer (taken from the relay's `CopyBuffers` and given
@@ -31,9 +32,6 @@ use crate::upstream::BoxError;
 // of the connection's read buffer, which a kept frame pins until the ledger's writer is done with
 // the copy (at 256 streams of small bodies that held 66.2 MB of relay RSS against 50.4 MB). One
 // buffer also spares the join before the skim, and a reused one its page faults.
-
-/// Bodies declared at most this long are taken whole before forwarding (module docs).
-pub(crate) const SMALL_BODY: u64 = 64 * 1024;
 
 /// The body an upstream request carries: the client's buffered bytes (routed requests,
 /// which may be sent more than once) or the client's body as it streams in.

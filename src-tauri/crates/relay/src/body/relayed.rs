@@ -15,8 +15,8 @@ use switchyard_core::routing::Failure;
 use switchyard_core::Protocol;
 use switchyard_engine::Recording;
 use switchyard_providers::content_coding::{Coding, Decoder};
+use switchyard_providers::dialect;
 use switchyard_providers::gemini::array_stream::interrupted_tail;
-use switchyard_providers::sse::interrupted_event;
 use switchyard_providers::stream_watch::StreamWatch;
 use switchyard_providers::usage::{usage_from_body, Usage};
 
@@ -117,7 +117,7 @@ impl<R: Ledgered> Tail<R> {
                 let interrupted = if watch.is_json_array() {
                     interrupted_tail()
                 } else {
-                    interrupted_event(*protocol, *responses_api)
+                    dialect::of(*protocol).interrupted_event(*responses_api)
                 };
                 match coding.continuation(&interrupted) {
                     Some(event) => End::Send(Bytes::from(event)),
