@@ -24,7 +24,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use switchyard_engine::{default_data_dir, Engine, EngineError, MasterKey, SystemClock, VaultKind};
+use switchyard_engine::{default_data_dir, Engine, EngineError, MasterKey, OpenOptions, VaultKind};
 
 use crate::args::{Cli, Command};
 
@@ -69,9 +69,8 @@ async fn run(cli: Cli) -> Result<output::Output, EngineError> {
     let data_dir = cli.data_dir.unwrap_or_else(default_data_dir);
     let vault = cli.vault.as_deref().and_then(VaultKind::parse);
     let store = cli.store.as_deref().filter(|s| !s.trim().is_empty()).map(switchyard_engine::StoreLocation::parse);
-    let engine = Arc::new(
-        Engine::open_choosing_store(&data_dir, store, vault, MasterKey::from_env, Arc::new(SystemClock)).await?,
-    );
+    let options = OpenOptions::at(&data_dir).store(store).choosing(vault, MasterKey::from_env);
+    let engine = Arc::new(Engine::open(options).await?);
     let result = match cli.command {
         Command::Connection(cmd) => commands::connection(&engine, cmd).await,
         Command::Profile(cmd) => commands::profile(&engine, cmd, json).await,

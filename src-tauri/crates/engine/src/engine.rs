@@ -1,79 +1,170 @@
-//! The [`Engine`] handle: one data dir (SQLite file + install id) and one vault.
+//! The [`Engine`] facade, on the top floor: it opens a data dir ([`Engine::open`], the one
+//! constructor, as [`OpenOptions`] say) into the rooms' shared [`Context`] and holds it with the
+//! state only the owned-login room keeps; every use case of every room is reached through it
+//! (it dereferences to the context the rooms implement them on).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use switchyard_core::routing::{CircuitBoard, CircuitSnapshot, CooldownPolicy, PersistedState};
-use switchyard_store::connections::{self, ConnectionRow};
-use switchyard_store::profiles::{self, ProfileRow};
-use switchyard_store::{settings, Store};
-use switchyard_vault::{Keychain, Locator, Secret, Vault, VaultError};
+use switchyard_core::routing::{CircuitBoard, CooldownPolicy};
+use switchyard_store::{profiles, settings, Location, Store};
+use switchyard_vault::{Keychain, MasterKey, Vault, VaultError};
 
 use crate::clock::{Clock, SystemClock};
+use crate::context::{stored_circuits, Context};
 use crate::error::EngineError;
-use crate::fault::{FaultPoint, Faults};
+use crate::sealed::{recorded_kind_at, vault_for, VaultKind, VaultSpec, VAULT_ENV};
 
-/// File name of the database inside a data dir.
-pub const DB_FILE: &str = "switchyard.db";
-
+/// The engine: the rooms' context and the owned logins' refresh state. Cheap to share behind an
+/// `Arc`; every use case is a method of the [`Context`] it dereferences to, or (owned logins) of
+/// the engine itself.
 #[derive(Debug)]
 pub struct Engine {
-    pub(crate) store: Store,
-    pub(crate) vault: Arc<dyn Vault>,
-    pub(crate) clock: Arc<dyn Clock>,
-    pub(crate) install_id: String,
-    pub(crate) faults: Faults,
-    /// Circuits of every profile: cooldowns restored from the `circuits` table, claims in memory only.
-    pub(crate) board: Arc<CircuitBoard>,
-    /// HTTP client for test/discovery calls.
-    pub(crate) http: reqwest::Client,
-    /// Keychain presence by (locator, credential revision), for views and readiness.
-    pub(crate) presence: crate::config::presence::PresenceCache,
-    /// Readiness computations so far (each is a profile, evidence and settings read).
-    pub(crate) readiness_loads: std::sync::atomic::AtomicU64,
-    /// The sealed vault's key, when secrets are sealed in the store (`sealed.rs`).
-    pub(crate) sealer: Option<Arc<switchyard_vault::Sealer>>,
+    ctx: Context,
     /// Owned logins' refresh state in this process (`login/refresh.rs`).
     pub(crate) logins: crate::login::Logins,
-    /// The store is a team store (a Postgres database named by `--store`), which a relay's
-    /// replicas share: routers on it share their routing state by default.
-    team_store: bool,
+}
+
+impl std::ops::Deref for Engine {
+    type Target = Context;
+
+    fn deref(&self) -> &Context {
+        &self.ctx
+    }
+}
+
+/// Where the secrets of an opened data dir are kept.
+enum VaultChoice {
+    /// This vault (the OS keychain by default; a memory vault in tests).
+    Given(Arc<dyn Vault>),
+    /// Sealed in the store under this master key.
+    Sealed(MasterKey),
+    /// The vault a front end was asked for (`--vault`, `SWITCHYARD_VAULT`), else the one the data
+    /// dir recorded, else the keychain; a sealed one asks `key` for its master key. On a team
+    /// store secrets are always sealed.
+    Chosen { choice: Option<VaultKind>, key: KeySource },
+}
+
+type KeySource = Box<dyn FnOnce() -> Result<MasterKey, VaultError> + Send>;
+
+/// How [`Engine::open`] opens a data dir: where its store is (its SQLite file unless a team store
+/// is named), where its secrets are kept, and the clock. `Engine::open(dir)` opens `dir` on its
+/// own store with the OS keychain and the system clock.
+pub struct OpenOptions {
     data_dir: PathBuf,
+    /// A store named by the front end (`--store`, `SWITCHYARD_STORE`); `None`: the data dir's.
+    store: Option<Location>,
+    vault: VaultChoice,
+    clock: Arc<dyn Clock>,
+}
+
+impl OpenOptions {
+    /// `data_dir` on its own store, with the OS keychain and the system clock.
+    pub fn at(data_dir: impl Into<PathBuf>) -> Self {
+        OpenOptions {
+            data_dir: data_dir.into(),
+            store: None,
+            vault: VaultChoice::Given(Arc::new(Keychain::new())),
+            clock: Arc::new(SystemClock),
+        }
+    }
+
+    /// The store at `store` (a team's Postgres, or an SQLite file elsewhere), when given.
+    pub fn store(mut self, store: Option<Location>) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// Secrets in `vault`.
+    pub fn vault(mut self, vault: Arc<dyn Vault>) -> Self {
+        self.vault = VaultChoice::Given(vault);
+        self
+    }
+
+    /// Secrets sealed in the store under `key`.
+    pub fn sealed(mut self, key: MasterKey) -> Self {
+        self.vault = VaultChoice::Sealed(key);
+        self
+    }
+
+    /// Secrets where `choice` says, else where the data dir recorded, else the keychain; `key` is
+    /// asked for only when they are sealed (without one, or with the wrong one, nothing opens).
+    /// A Postgres store is a server's: its secrets are always sealed, so the keychain is refused
+    /// there and the key is required.
+    pub fn choosing(
+        mut self,
+        choice: Option<VaultKind>,
+        key: impl FnOnce() -> Result<MasterKey, VaultError> + Send + 'static,
+    ) -> Self {
+        self.vault = VaultChoice::Chosen { choice, key: Box::new(key) };
+        self
+    }
+
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+}
+
+impl<P: AsRef<Path> + ?Sized> From<&P> for OpenOptions {
+    fn from(data_dir: &P) -> Self {
+        OpenOptions::at(data_dir.as_ref())
+    }
 }
 
 impl Engine {
-    /// Opens `data_dir` with the OS keychain and the system clock.
-    pub async fn open(data_dir: &Path) -> Result<Self, EngineError> {
-        Self::open_with(data_dir, Arc::new(Keychain::new()), Arc::new(SystemClock)).await
-    }
-
-    /// Opens `data_dir` (creating it, owner-only) with the given vault and clock, then
-    /// removes orphan keychain entries left by an interrupted operation.
-    pub async fn open_with(data_dir: &Path, vault: Arc<dyn Vault>, clock: Arc<dyn Clock>) -> Result<Self, EngineError> {
-        Self::open_on(data_dir, crate::sealed::VaultSpec::Given(vault), clock).await
-    }
-
-    /// Opens `data_dir` with the vault `spec` names (the sealed one is built over the store).
-    pub(crate) async fn open_on(
-        data_dir: &Path,
-        spec: crate::sealed::VaultSpec,
-        clock: Arc<dyn Clock>,
-    ) -> Result<Self, EngineError> {
-        create_private_dir(data_dir)?;
-        let location = crate::store_location::store_location(data_dir).await?;
+    /// Opens a data dir as `options` say (creating it, owner-only): its store (migrated), its
+    /// vault (a sealed one checked against the stored rows' key), the circuits it stored; then
+    /// removes orphan keychain entries and lock files an interrupted operation left.
+    pub async fn open(options: impl Into<OpenOptions>) -> Result<Self, EngineError> {
+        let OpenOptions { data_dir, store, vault, clock } = options.into();
+        create_private_dir(&data_dir)?;
+        let named = store.is_some();
+        let location = match store {
+            Some(location) => location,
+            None => crate::store_location::store_location(&data_dir).await?,
+        };
+        let spec = match vault {
+            VaultChoice::Given(vault) => VaultSpec::Given(vault),
+            VaultChoice::Sealed(key) => VaultSpec::Sealed(key),
+            VaultChoice::Chosen { choice, key } if named && location.is_postgres() => {
+                if choice == Some(VaultKind::Keychain) {
+                    return Err(EngineError::SealedVault(format!(
+                        "sealed vault: a Postgres store ({}) keeps its secrets sealed in the store, never in this \
+                         machine's keychain; start with {VAULT_ENV}=sealed (or no --vault) and \
+                         SWITCHYARD_MASTER_KEY_FILE",
+                        location.shown()
+                    )));
+                }
+                VaultSpec::Sealed(key()?)
+            }
+            VaultChoice::Chosen { choice, key } => {
+                let kind = match choice {
+                    Some(kind) => kind,
+                    None => recorded_kind_at(&location).await?,
+                };
+                match kind {
+                    VaultKind::Keychain => VaultSpec::Given(Arc::new(Keychain::new())),
+                    VaultKind::Sealed => VaultSpec::Sealed(key()?),
+                }
+            }
+        };
         Self::open_in(data_dir, &location, spec, clock).await
     }
 
-    /// Opens `data_dir` with its store at `location` (its SQLite file, or a Postgres database).
-    pub(crate) async fn open_in(
-        data_dir: &Path,
-        location: &switchyard_store::Location,
-        spec: crate::sealed::VaultSpec,
+    /// `Engine::open(OpenOptions::at(data_dir).vault(vault).clock(clock))`: the tests' shorthand.
+    pub async fn open_with(data_dir: &Path, vault: Arc<dyn Vault>, clock: Arc<dyn Clock>) -> Result<Self, EngineError> {
+        Self::open(OpenOptions::at(data_dir).vault(vault).clock(clock)).await
+    }
+
+    async fn open_in(
+        data_dir: PathBuf,
+        location: &Location,
+        spec: VaultSpec,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, EngineError> {
-        create_private_dir(data_dir)?;
         let store = Store::open_at(location).await?;
-        let (vault, sealer) = crate::sealed::vault_for(&store, spec, &clock).await?;
+        let (vault, sealer) = vault_for(&store, spec, &clock).await?;
         let mut conn = store.acquire().await?;
         let fresh_id = uuid::Uuid::new_v4().simple().to_string();
         let install_id = settings::get_or_insert(&mut conn, settings::INSTALL_ID, &fresh_id, clock.now_ms()).await?;
@@ -82,21 +173,21 @@ impl Engine {
         // Test/discovery never follows a redirect with a key attached (docs/design.md, invariant 19).
         let http = switchyard_providers::discovery::http_client()
             .map_err(|e| EngineError::Internal(format!("cannot build HTTP client: {e}")))?;
-        let engine = Engine {
+        let ctx = Context {
             store,
             vault,
             clock,
             install_id,
-            faults: Faults::default(),
+            faults: Default::default(),
             board,
             http,
             presence: Default::default(),
             readiness_loads: Default::default(),
             sealer,
-            logins: Default::default(),
             team_store: location.is_postgres(),
-            data_dir: data_dir.to_path_buf(),
+            data_dir,
         };
+        let engine = Engine { ctx, logins: Default::default() };
         match engine.collect_orphans().await {
             Ok(0) => {}
             Ok(n) => tracing::info!(removed = n, "removed orphan keychain entries"),
@@ -115,125 +206,6 @@ impl Engine {
         }
         Ok(engine)
     }
-
-    /// The per-data-dir id that namespaces this install's keychain entries.
-    pub fn install_id(&self) -> &str {
-        &self.install_id
-    }
-
-    pub fn data_dir(&self) -> &Path {
-        &self.data_dir
-    }
-
-    /// Whether the engine was opened on a team store (several replicas share it).
-    pub fn on_team_store(&self) -> bool {
-        self.team_store
-    }
-
-    /// Arms a simulated crash at `point` (tests of crash safety only).
-    pub fn arm_fault(&self, point: Option<FaultPoint>) {
-        self.faults.arm(point);
-    }
-
-    pub async fn close(&self) {
-        self.store.close().await;
-    }
-
-    pub fn now_ms(&self) -> i64 {
-        self.clock.now_ms()
-    }
-
-    /// The engine clock's time as RFC 3339 text (milliseconds).
-    pub fn now_rfc3339(&self) -> String {
-        crate::clock::rfc3339(self.now_ms())
-    }
-
-    /// The engine clock's wall time, for classifying provider headers on the routing path.
-    pub fn now_system(&self) -> std::time::SystemTime {
-        crate::clock::system_time(self.clock.as_ref())
-    }
-
-    /// How many times a readiness was computed (for tests holding each use case to one).
-    #[doc(hidden)]
-    pub fn readiness_loads(&self) -> u64 {
-        self.readiness_loads.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// The engine clock's monotonic time.
-    pub fn monotonic(&self) -> std::time::Instant {
-        self.clock.monotonic()
-    }
-
-    pub(crate) async fn connection_by_slug(&self, slug: &str) -> Result<ConnectionRow, EngineError> {
-        let mut conn = self.store.acquire().await?;
-        connections::by_slug(&mut conn, slug).await?.ok_or_else(|| EngineError::not_found("connection", slug))
-    }
-
-    /// Resolves a PROFILE argument: a profile id or a label of this connection.
-    pub(crate) async fn profile_by_ref(
-        &self,
-        connection: &ConnectionRow,
-        reference: &str,
-    ) -> Result<ProfileRow, EngineError> {
-        let mut conn = self.store.acquire().await?;
-        let rows = profiles::for_connection(&mut conn, &connection.id).await?;
-        rows.into_iter().find(|p| p.id == reference || p.label == reference).ok_or_else(|| {
-            let shown =
-                switchyard_core::secret_shape::echo_safe(reference).unwrap_or(switchyard_core::secret_shape::NOT_SHOWN);
-            EngineError::NotFound { what: "profile", name: format!("{shown}' in connection '{}", connection.slug) }
-        })
-    }
-
-    pub(crate) async fn vault_put(&self, locator: Locator, secret: Secret) -> Result<(), EngineError> {
-        self.presence.forget(&locator);
-        let vault = self.vault.clone();
-        blocking(move || vault.put(&locator, &secret)).await
-    }
-
-    pub(crate) async fn vault_get(&self, locator: Locator) -> Result<Option<Secret>, EngineError> {
-        let vault = self.vault.clone();
-        blocking(move || vault.get(&locator)).await
-    }
-
-    pub(crate) async fn vault_delete(&self, locator: Locator) -> Result<bool, EngineError> {
-        self.presence.forget(&locator);
-        let vault = self.vault.clone();
-        blocking(move || vault.delete(&locator)).await
-    }
-}
-
-/// Persisted cooldowns as board snapshots; rows that no longer parse are skipped with a warning.
-pub(crate) async fn stored_circuits(
-    conn: &mut switchyard_store::AnyConnection,
-) -> Result<Vec<CircuitSnapshot>, EngineError> {
-    let rows = switchyard_store::circuits::all(conn).await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for r in rows {
-        let state = r.state.parse::<PersistedState>();
-        let kind = r.kind.as_deref().map(str::parse).transpose();
-        match (state, kind) {
-            (Ok(state), Ok(kind)) => out.push(CircuitSnapshot {
-                profile_id: r.profile_id,
-                model: r.model,
-                state,
-                kind,
-                until_ms: r.until_ms,
-                backoff_level: u32::try_from(r.backoff_level).unwrap_or(0),
-            }),
-            _ => tracing::warn!(profile = %r.profile_id, "skipping an unreadable circuit row"),
-        }
-    }
-    Ok(out)
-}
-
-/// Runs a blocking keychain call off the async runtime.
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, VaultError> + Send + 'static,
-) -> Result<T, EngineError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| EngineError::Internal(format!("keychain task failed: {e}")))?
-        .map_err(EngineError::from)
 }
 
 fn create_private_dir(dir: &Path) -> Result<(), EngineError> {

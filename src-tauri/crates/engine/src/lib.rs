@@ -38,6 +38,7 @@
 
 mod clock;
 mod config;
+mod context;
 mod engine;
 mod error;
 mod fault;
@@ -66,7 +67,8 @@ pub use config::reorder::OrderEntry;
 pub use config::staging::LEASE_MS;
 pub use config::start_with_system::START_WITH_SYSTEM_KEY;
 pub use config::upstream_timeout::DEFAULT_FIRST_BYTE_TIMEOUT;
-pub use engine::{default_data_dir, Engine, DB_FILE};
+pub use context::Context;
+pub use engine::{default_data_dir, Engine, OpenOptions};
 pub use error::EngineError;
 pub use fault::FaultPoint;
 pub use ledger::retention::{MAX_RETENTION_ROWS, MIN_RETENTION_ROWS, RETENTION_KEY};
@@ -95,7 +97,7 @@ pub use router::{
 pub use sealed::{VaultKind, VAULT_ENV, VAULT_KEY};
 pub use settings::{SettingsView, UserSetting};
 pub use store_copy::{CopiedProfile, StoreCopyReport};
-pub use store_location::{store_location, TEST_PG_ENV};
+pub use store_location::{store_location, DB_FILE, TEST_PG_ENV};
 pub use switchyard_core::portable::MAX_BYTES as MAX_IMPORT_BYTES;
 pub use switchyard_core::routing::gate::{GATE_MODEL_UNSERVED, GATE_NO_MODEL, GATE_NO_PAIR};
 pub use switchyard_core::secret_shape::{echo_safe, NOT_SHOWN};

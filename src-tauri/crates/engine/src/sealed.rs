@@ -19,7 +19,7 @@ use switchyard_store::{settings, Store, StoreError};
 use switchyard_vault::{Locator, MasterKey, SealedEntry, SealedRows, SealedVault, Sealer, Vault, VaultError};
 
 use crate::clock::Clock;
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 
 /// Settings key recording the data dir's vault (`sealed`; absent = the OS keychain).
@@ -46,7 +46,7 @@ impl VaultKind {
     }
 }
 
-/// What [`Engine::open_on`] builds the vault from.
+/// What `Engine::open` builds the vault from.
 pub(crate) enum VaultSpec {
     /// A vault the caller made (keychain, or memory in tests).
     Given(Arc<dyn Vault>),
@@ -101,71 +101,7 @@ async fn check_key(conn: &mut switchyard_store::AnyConnection, key_id: &str) -> 
     }
 }
 
-impl Engine {
-    /// Opens `data_dir` with the vault `choice` names, or the one the data dir recorded, or
-    /// the OS keychain. `key` is asked for only when the vault is sealed; without one, or with
-    /// the wrong one, nothing opens.
-    pub async fn open_choosing(
-        data_dir: &std::path::Path,
-        choice: Option<VaultKind>,
-        key: impl FnOnce() -> Result<MasterKey, VaultError>,
-        clock: Arc<dyn Clock>,
-    ) -> Result<Self, EngineError> {
-        let kind = match choice {
-            Some(kind) => kind,
-            None => recorded_kind(data_dir).await?,
-        };
-        let spec = match kind {
-            VaultKind::Keychain => VaultSpec::Given(Arc::new(switchyard_vault::Keychain::new())),
-            VaultKind::Sealed => VaultSpec::Sealed(key()?),
-        };
-        Self::open_on(data_dir, spec, clock).await
-    }
-
-    /// Like [`Engine::open_choosing`], with the store at `store` when given (`--store`,
-    /// `SWITCHYARD_STORE`). A Postgres store is a server's: its secrets are always sealed, so
-    /// `--vault keychain` there is refused and the master key is required.
-    pub async fn open_choosing_store(
-        data_dir: &std::path::Path,
-        store: Option<switchyard_store::Location>,
-        choice: Option<VaultKind>,
-        key: impl FnOnce() -> Result<MasterKey, VaultError>,
-        clock: Arc<dyn Clock>,
-    ) -> Result<Self, EngineError> {
-        let Some(location) = store else {
-            return Self::open_choosing(data_dir, choice, key, clock).await;
-        };
-        if !location.is_postgres() {
-            let kind = match choice {
-                Some(kind) => kind,
-                None => recorded_kind_at(&location).await?,
-            };
-            let spec = match kind {
-                VaultKind::Keychain => VaultSpec::Given(Arc::new(switchyard_vault::Keychain::new())),
-                VaultKind::Sealed => VaultSpec::Sealed(key()?),
-            };
-            return Self::open_in(data_dir, &location, spec, clock).await;
-        }
-        if choice == Some(VaultKind::Keychain) {
-            return Err(EngineError::SealedVault(format!(
-                "sealed vault: a Postgres store ({}) keeps its secrets sealed in the store, never in this machine's \
-                 keychain; start with {VAULT_ENV}=sealed (or no --vault) and SWITCHYARD_MASTER_KEY_FILE",
-                location.shown()
-            )));
-        }
-        let spec = VaultSpec::Sealed(key()?);
-        Self::open_in(data_dir, &location, spec, clock).await
-    }
-
-    /// Opens `data_dir` with its secrets sealed under `key` (tests and servers).
-    pub async fn open_sealed(
-        data_dir: &std::path::Path,
-        key: MasterKey,
-        clock: Arc<dyn Clock>,
-    ) -> Result<Self, EngineError> {
-        Self::open_on(data_dir, VaultSpec::Sealed(key), clock).await
-    }
-
+impl Context {
     /// Whether secrets are sealed in the store, and the master key's id.
     pub fn sealed_key_id(&self) -> Option<&str> {
         self.sealer.as_deref().map(Sealer::key_id)
@@ -213,14 +149,8 @@ impl Engine {
     }
 }
 
-/// The vault the data dir recorded (`settings.vault`), peeking at the store.
-async fn recorded_kind(data_dir: &std::path::Path) -> Result<VaultKind, EngineError> {
-    let location = crate::store_location::store_location(data_dir).await?;
-    recorded_kind_at(&location).await
-}
-
 /// The vault the store at `location` recorded; a missing SQLite file is a new keychain one.
-async fn recorded_kind_at(location: &switchyard_store::Location) -> Result<VaultKind, EngineError> {
+pub(crate) async fn recorded_kind_at(location: &switchyard_store::Location) -> Result<VaultKind, EngineError> {
     if let switchyard_store::Location::File(db) = location {
         if !db.exists() {
             return Ok(VaultKind::Keychain);

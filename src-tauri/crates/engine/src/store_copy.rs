@@ -19,7 +19,7 @@ use switchyard_vault::{Locator, MasterKey, Sealer};
 
 use crate::config::relay_settings::RELAY_TOKEN_REVISION_KEY;
 use crate::config::start_with_system::START_WITH_SYSTEM_KEY;
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::sealed::{row_of, VAULT_KEY};
 
@@ -70,7 +70,7 @@ pub struct StoreCopyReport {
     pub without_secret: Vec<CopiedProfile>,
 }
 
-impl Engine {
+impl Context {
     /// Copies this store into the empty Postgres store at `target`, sealing secrets under `key`.
     /// `progress` hears `(table, rows so far)` while a table is copied. Nothing is written to the
     /// target unless all of it is (one transaction); the source is only read.

@@ -11,8 +11,10 @@ use std::path::Path;
 
 use switchyard_store::Location;
 
-use crate::engine::DB_FILE;
 use crate::error::EngineError;
+
+/// File name of the database inside a data dir.
+pub const DB_FILE: &str = "switchyard.db";
 
 /// The Postgres server the test suite's data dirs get their databases on.
 pub const TEST_PG_ENV: &str = "SWITCHYARD_TEST_PG";

@@ -12,7 +12,7 @@ use switchyard_core::states::{CredentialPresence, OfficialClient, ProfileKind};
 use switchyard_store::profiles::ProfileRow;
 
 use crate::config::rows::{client_of, credential_facts};
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::views::ProfileView;
 
@@ -51,7 +51,7 @@ pub struct LoginLaunch {
     pub label: String,
 }
 
-impl Engine {
+impl Context {
     /// Where the official CLI of external profile `profile_id` keeps its login.
     pub(crate) fn config_dir(&self, profile_id: &str) -> PathBuf {
         let base = std::path::absolute(self.data_dir()).unwrap_or_else(|_| self.data_dir().to_path_buf());

@@ -8,25 +8,15 @@
 use std::time::Duration;
 use switchyard_core::states::AffinityMode;
 
+use crate::settings::AffinitySetting;
 use crate::settings::{Scope, AFFINITY};
-use switchyard_core::routing::{Affinity, DEFAULT_AFFINITY_WINDOW};
+use switchyard_core::routing::Affinity;
+#[cfg(test)]
+use switchyard_core::routing::DEFAULT_AFFINITY_WINDOW;
 
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::views::{AffinityView, RoutingStatus};
-
-/// The stored setting: the mode and the window (also remembered under `turn`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct AffinitySetting {
-    pub conversation: bool,
-    pub window: Duration,
-}
-
-impl Default for AffinitySetting {
-    fn default() -> Self {
-        AffinitySetting { conversation: true, window: DEFAULT_AFFINITY_WINDOW }
-    }
-}
 
 impl AffinitySetting {
     /// What selection runs under.
@@ -52,7 +42,7 @@ impl AffinitySetting {
     }
 }
 
-impl Engine {
+impl Context {
     /// The affinity setting of `connection_id` (the default when unset or unreadable).
     pub(crate) async fn affinity_setting(&self, connection_id: &str) -> Result<AffinitySetting, EngineError> {
         self.setting(&AFFINITY, Scope::Connection(connection_id)).await

@@ -12,26 +12,13 @@ use switchyard_providers::dialect;
 use switchyard_store::profiles::ProfileRow;
 
 use crate::config::rows::{client_of, credential_facts};
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
+use crate::settings::CliBackendSetting;
 use crate::settings::{Scope, Stored, CLI_BACKEND};
 use crate::views::CliBackendView;
 
-/// The most concurrent runs a profile may be given.
-pub const MAX_CLI_CONCURRENCY: u8 = 16;
-
-/// The stored setting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct CliBackendSetting {
-    pub enabled: bool,
-    pub max_concurrent: u8,
-}
-
-impl Default for CliBackendSetting {
-    fn default() -> Self {
-        CliBackendSetting { enabled: false, max_concurrent: 2 }
-    }
-}
+pub use crate::settings::values::MAX_CLI_CONCURRENCY;
 
 /// `on:<n>` / `off:<n>`.
 impl Stored for CliBackendSetting {
@@ -58,7 +45,7 @@ pub(crate) fn serves_through_cli(protocol: Protocol, row: &ProfileRow) -> bool {
         && client_of(row) == Some(OfficialClient::ClaudeCode)
 }
 
-impl Engine {
+impl Context {
     /// The CLI backend setting of `connection_id` (off when unset or unreadable).
     pub(crate) async fn cli_backend_setting(&self, connection_id: &str) -> Result<CliBackendSetting, EngineError> {
         self.setting(&CLI_BACKEND, Scope::Connection(connection_id)).await

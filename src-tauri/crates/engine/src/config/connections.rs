@@ -12,7 +12,7 @@ use switchyard_vault::Secret;
 use crate::config::credentials::settle_staged;
 use crate::config::inputs::{ConnectionEdit, NewConnection};
 use crate::config::rows::{connection_view, locator_of, Definition};
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::readiness::fallback::ChainGraph;
 use crate::views::{ConnectionDetail, ConnectionView, Removal};
@@ -20,7 +20,7 @@ use crate::views::{ConnectionDetail, ConnectionView, Removal};
 /// Label of the profile created from a legacy connection's key.
 pub const PRIMARY_LABEL: &str = "primary";
 
-impl Engine {
+impl Context {
     /// Adds a connection. With a secret it is a legacy single-key connection whose key
     /// becomes the primary profile; routing mode starts `legacy` either way.
     pub async fn connection_add(

@@ -13,12 +13,12 @@ use switchyard_vault::{Locator, Secret};
 
 use crate::config::rows::{client_of, credential_facts, locator_of};
 use crate::config::staging::{own_pid, Staged, LEASE_MS};
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::fault::FaultPoint;
 use crate::views::ProfileView;
 
-impl Engine {
+impl Context {
     /// A fresh keychain locator for `profile_id` in this install.
     pub(crate) fn new_locator(&self, profile_id: &str) -> Locator {
         let nonce = uuid::Uuid::new_v4().simple().to_string();

@@ -8,7 +8,7 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 
 /// File name of the lock inside a data dir.
@@ -33,7 +33,7 @@ impl Drop for DirLock {
     }
 }
 
-impl Engine {
+impl Context {
     /// Takes the data-dir lock, waiting up to [`LOCK_WAIT`] for another process.
     pub(crate) async fn lock_data_dir(&self) -> Result<DirLock, EngineError> {
         self.try_lock_data_dir(LOCK_WAIT).await?.ok_or_else(|| {

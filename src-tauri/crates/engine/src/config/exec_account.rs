@@ -26,8 +26,9 @@ use switchyard_store::profiles::{self, ProfileRow};
 
 use crate::clock::rfc3339;
 use crate::config::rows::{client_of, credential_facts};
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
+use crate::settings::ExecPosition;
 use crate::settings::{Scope, EXEC_POSITION};
 
 /// The tag name a launch's requests carry (`x-switchyard-tag-launch: <launch id>`).
@@ -74,11 +75,7 @@ impl Candidate for Weighted<'_> {
     }
 }
 
-/// An exec position: SWRR's current weights by profile id, in candidate order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct ExecPosition(pub Vec<(String, i64)>);
-
-impl Engine {
+impl Context {
     /// Whether connection `slug` has external profiles of `client`: `exec` then runs the CLI on
     /// one of those logins instead of the relay token.
     pub async fn exec_has_accounts(&self, slug: &str, client: OfficialClient) -> Result<bool, EngineError> {
@@ -238,7 +235,7 @@ impl Engine {
     /// The circuits as the store has them now (a relay in another process writes them through).
     async fn stored_board(&self) -> Result<CircuitBoard, EngineError> {
         let mut conn = self.store.acquire().await?;
-        let stored = crate::engine::stored_circuits(&mut conn).await?;
+        let stored = crate::context::stored_circuits(&mut conn).await?;
         Ok(CircuitBoard::restore(CooldownPolicy::default(), stored))
     }
 }

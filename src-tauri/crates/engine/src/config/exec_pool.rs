@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use switchyard_core::routing::{MemberSlot, Swrr};
 use switchyard_store::pools;
 
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 
 /// How often the position is re-read and written again when another launch wrote it first.
@@ -37,7 +37,7 @@ pub struct PoolLaunch {
     pub path: String,
 }
 
-impl Engine {
+impl Context {
     /// The member of the next launch of pool `name`, among the members that count now and
     /// are not in `skip` (member names); the position is stored. A precondition error when
     /// none is left.

@@ -19,7 +19,6 @@ pub(crate) mod inputs;
 pub(crate) mod orphans;
 pub(crate) mod pools;
 pub(crate) mod portable;
-pub(crate) mod presence;
 pub(crate) mod profiles;
 pub(crate) mod quota_aware;
 pub(crate) mod relay_settings;

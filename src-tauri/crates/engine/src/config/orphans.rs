@@ -11,7 +11,7 @@ use switchyard_store::profiles;
 use switchyard_vault::Locator;
 
 use crate::config::staging::writer_alive;
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 
 /// How long start-up waits for the data-dir lock before skipping clean-up.
@@ -44,7 +44,7 @@ pub(crate) fn fate(entry: &JournalEntry, referenced: bool, now_ms: i64, alive: i
     }
 }
 
-impl Engine {
+impl Context {
     /// Removes orphan keychain entries (see [`fate`]); returns how many secrets were deleted.
     pub async fn collect_orphans(&self) -> Result<usize, EngineError> {
         let Some(_held) = self.try_lock_data_dir(CLEANUP_WAIT).await? else {

@@ -12,7 +12,7 @@ use switchyard_core::{InvalidInput, Protocol};
 use switchyard_store::connections::{self, ConnectionRow};
 use switchyard_store::pools::{self, NewPool, PoolRow};
 
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::views::PoolStatus;
 
@@ -43,7 +43,7 @@ pub(crate) fn encode_members(members: &[StoredMember]) -> Result<String, EngineE
     serde_json::to_string(members).map_err(|e| EngineError::Internal(e.to_string()))
 }
 
-impl Engine {
+impl Context {
     /// Adds pool `name` speaking `protocol` with `members` (`CONN[=MODEL][:WEIGHT]`, in
     /// priority order). Stored inactive.
     pub async fn pool_add(&self, name: &str, protocol: &str, members: &[String]) -> Result<PoolStatus, EngineError> {

@@ -19,7 +19,7 @@ use switchyard_store::connections::{self, ConnectionRow, Routing};
 use switchyard_store::{profiles, AnyConnection};
 
 use crate::config::rows::{client_of, credential_facts, Definition};
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::fault::FaultPoint;
 
@@ -35,7 +35,7 @@ const CREATE: &str = "create";
 const RENAME: &str = "rename";
 const SKIP: &str = "skip";
 
-impl Engine {
+impl Context {
     /// The configuration of every connection (or of `slugs`) as format v1 pretty JSON.
     /// Refs are `c1…` in slug order and `p1…` in priority order, then id; stable for a
     /// given database. Fails rather than write anything the importer would refuse.

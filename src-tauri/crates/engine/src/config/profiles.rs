@@ -13,11 +13,11 @@ use switchyard_vault::Secret;
 use crate::config::credentials::settle_staged;
 use crate::config::inputs::{NewCredential, NewProfile, ProfileEdit};
 use crate::config::rows::{credential_facts, locator_of};
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::views::{ProfileView, Removal};
 
-impl Engine {
+impl Context {
     /// Adds an API-key profile with its secret. The first profile of a connection becomes its
     /// primary. Adding never changes the routing mode (docs/design.md, invariant 2).
     pub async fn profile_add(&self, slug: &str, new: NewProfile, secret: Secret) -> Result<ProfileView, EngineError> {

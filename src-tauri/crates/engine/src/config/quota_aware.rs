@@ -9,7 +9,7 @@ use switchyard_core::routing::{QuotaBlocks, QuotaPolicy, QuotaReading, MAX_RESER
 use switchyard_core::InvalidInput;
 use switchyard_store::quota::QuotaRow;
 
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::views::{QuotaAwareView, RoutingStatus};
 
@@ -41,7 +41,7 @@ pub(crate) fn blocks_from_rows(policy: &QuotaPolicy, rows: &[QuotaRow], now_ms: 
     blocks
 }
 
-impl Engine {
+impl Context {
     /// The quota-aware setting of `connection_id` (off when unset or unreadable).
     pub(crate) async fn quota_policy(&self, connection_id: &str) -> Result<QuotaPolicy, EngineError> {
         self.setting(&QUOTA_AWARE, Scope::Connection(connection_id)).await

@@ -5,19 +5,19 @@
 use switchyard_store::settings;
 use switchyard_vault::{Locator, Secret};
 
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::settings::{Scope, RELAY_PORT};
 
 /// Settings key of the relay port.
 pub const RELAY_PORT_KEY: &str = RELAY_PORT.key;
-pub const DEFAULT_RELAY_PORT: u16 = 4141;
+pub use crate::settings::values::DEFAULT_RELAY_PORT;
 
 /// Settings row bumped whenever the relay token is created or rotated: a running relay polls
 /// this (one SQLite read) and reads the keychain only when it moved (`relay_token_revision`).
 pub const RELAY_TOKEN_REVISION_KEY: &str = "relay_token_revision";
 
-impl Engine {
+impl Context {
     /// The relay token; created on first use, replaced when `rotate`. Creation and rotation
     /// run under the data-dir lock and the first creation reads again after taking it, so
     /// concurrent first calls (in any process) all return the one token that is stored.

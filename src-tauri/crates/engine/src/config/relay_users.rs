@@ -11,7 +11,7 @@ use switchyard_store::relay_users;
 use switchyard_vault::Secret;
 
 use crate::clock::rfc3339;
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::views::RelayUserView;
 
@@ -43,7 +43,7 @@ fn validate_user(name: &str) -> Result<(), InvalidInput> {
     Ok(())
 }
 
-impl Engine {
+impl Context {
     /// Adds `name` (or gives a revoked name a new token) and returns the token, which is not
     /// kept anywhere: only its hash is stored.
     pub async fn relay_user_add(&self, name: &str) -> Result<Secret, EngineError> {

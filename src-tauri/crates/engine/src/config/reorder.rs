@@ -4,7 +4,7 @@
 
 use switchyard_store::profiles;
 
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::views::ProfileView;
 
@@ -16,7 +16,7 @@ pub struct OrderEntry {
     pub revision: i64,
 }
 
-impl Engine {
+impl Context {
     /// Sets the priorities of every profile of `slug` to their position in `order` (lower
     /// is tried first). `order` must name each profile of the connection exactly once; a
     /// profile changed since it was read fails the whole reorder with a conflict.

@@ -10,7 +10,7 @@ use switchyard_store::profiles::ProfileRow;
 use switchyard_vault::Locator;
 
 use crate::clock::rfc3339;
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::views::{small, ConnectionView, HeaderView, ModelMapping, ProfileView};
 
@@ -76,7 +76,7 @@ pub(crate) fn connection_view(row: &ConnectionRow, profile_count: usize) -> Resu
     })
 }
 
-impl Engine {
+impl Context {
     /// The view of a profile row with its credential's presence; its health is judged at the
     /// engine clock's now.
     pub(crate) fn profile_view(&self, row: &ProfileRow, credential: CredentialPresence) -> ProfileView {

@@ -7,10 +7,10 @@
 use switchyard_core::states::ProfileKind;
 
 use crate::config::rows::credential_facts;
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 
-impl Engine {
+impl Context {
     /// `switchyard [--data-dir DIR] profile login SLUG LABEL` for external profile PROFILE (an
     /// id or a label) of `slug`; other kinds are told how they get their credential instead.
     pub async fn profile_login_command(&self, slug: &str, profile: &str) -> Result<String, EngineError> {

@@ -5,14 +5,13 @@
 
 use std::time::Duration;
 
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::settings::{Scope, FIRST_BYTE_TIMEOUT_MS};
 
-/// The default wait for a provider's first byte.
-pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(300);
+pub use crate::settings::values::DEFAULT_FIRST_BYTE_TIMEOUT;
 
-impl Engine {
+impl Context {
     /// The wait for the first byte on `connection_id`.
     pub(crate) async fn first_byte_timeout(&self, connection_id: &str) -> Result<Duration, EngineError> {
         let ms = self.setting(&FIRST_BYTE_TIMEOUT_MS, Scope::Connection(connection_id)).await?;

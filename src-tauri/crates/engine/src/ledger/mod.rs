@@ -20,9 +20,7 @@ use switchyard_store::attempts::{self, AttemptRow};
 use switchyard_store::Store;
 use tokio::sync::{mpsc, oneshot};
 
-/// Rows kept in the `attempts` table unless the `ledger_retention_rows` setting says otherwise
-/// (`ledger/retention.rs`).
-pub const RETENTION_ROWS: i64 = 100_000;
+pub use crate::settings::values::RETENTION_ROWS;
 const BATCH: usize = 256;
 const LINGER: Duration = Duration::from_millis(100);
 const QUEUE: usize = 16_384;

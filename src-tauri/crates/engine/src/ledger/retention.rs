@@ -5,21 +5,20 @@
 
 use switchyard_store::{AnyConnection, StoreError};
 
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::settings::{Scope, LEDGER_RETENTION_ROWS};
 
 /// Settings key of the retention cap.
 pub const RETENTION_KEY: &str = LEDGER_RETENTION_ROWS.key;
-pub const MIN_RETENTION_ROWS: i64 = 1_000;
-pub const MAX_RETENTION_ROWS: i64 = 10_000_000;
+pub use crate::settings::values::{MAX_RETENTION_ROWS, MIN_RETENTION_ROWS};
 
 /// The cap as stored (default when unset or unreadable).
 pub(crate) async fn retention_rows(conn: &mut AnyConnection) -> Result<i64, StoreError> {
     LEDGER_RETENTION_ROWS.read(conn, Scope::Global).await
 }
 
-impl Engine {
+impl Context {
     pub async fn ledger_retention_rows(&self) -> Result<i64, EngineError> {
         self.setting(&LEDGER_RETENTION_ROWS, Scope::Global).await
     }

@@ -3,7 +3,7 @@
 //! real default (`oauth-issuer`, `oauth-token-url`, `codex-backend-url`), so tests point them at
 //! the mock provider; the client id is Codex's own, because this is Codex's sign-in.
 
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::settings::{Scope, CODEX_BACKEND, OAUTH_ISSUER, OAUTH_TOKEN_URL};
 
@@ -46,7 +46,7 @@ impl LoginEndpoints {
     }
 }
 
-impl Engine {
+impl Context {
     /// The login endpoints now: each setting, else its default (the token endpoint defaults to
     /// the issuer's `/oauth/token`; the backend to `SWITCHYARD_CODEX_BACKEND_URL`, else ChatGPT's).
     pub async fn login_endpoints(&self) -> Result<LoginEndpoints, EngineError> {

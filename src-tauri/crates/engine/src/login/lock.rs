@@ -12,7 +12,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 
 /// The folder of the data dir that holds the logins' lock files.
@@ -80,7 +80,7 @@ impl LoginLock {
     }
 }
 
-impl Engine {
+impl Context {
     /// The lock file of `profile_id`'s login.
     pub(crate) fn login_lock_path(&self, profile_id: &str) -> PathBuf {
         self.data_dir().join(LOGINS_DIR).join(format!("{profile_id}.lock"))

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use switchyard_core::login::{access_expiry_ms, classify_refresh, RefreshVerdict};
 use switchyard_vault::Secret;
 
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::login::endpoints::{LoginEndpoints, CLIENT_ID, REFRESH_SCOPE};
 use crate::login::tokens::{id_claims, jwt_exp, IdClaims};
@@ -109,7 +109,7 @@ fn call_failed(what: &str, e: reqwest::Error) -> EngineError {
     EngineError::Precondition(format!("the {what} request failed: {}", e.without_url()))
 }
 
-impl Engine {
+impl Context {
     /// Asks the issuer for a device code.
     pub(crate) async fn request_device_code(&self, ep: &LoginEndpoints) -> Result<DeviceCode, EngineError> {
         let resp = self

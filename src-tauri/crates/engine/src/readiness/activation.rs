@@ -9,7 +9,7 @@ use switchyard_store::quota;
 
 use crate::clock::rfc3339;
 use crate::config::quota_aware::{self, blocks_from_rows};
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::readiness::evidence::{decode_models, evidence_view, stale_reason};
 use crate::readiness::gates::Readiness;
@@ -19,7 +19,7 @@ use crate::views::{AffinityView, EvidenceSummary, HealthView, ProfileReadiness, 
 const ACTIVE: &str = "active";
 const SUSPENDED: &str = "suspended";
 
-impl Engine {
+impl Context {
     /// Switches `slug` to balanced or priority routing if the gates hold; otherwise fails
     /// with the full gate report and changes nothing.
     pub async fn routing_activate(

@@ -6,10 +6,10 @@ use switchyard_core::routing::{CircuitSnapshot, Failure, PersistedState, ResetCa
 use switchyard_store::circuits::{self, CircuitRow};
 use switchyard_store::quota;
 
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 
-impl Engine {
+impl Context {
     /// Writes one circuit's state to the table (a closed circuit deletes its row).
     pub(crate) async fn persist_circuit(&self, snap: &CircuitSnapshot) -> Result<(), EngineError> {
         let mut conn = self.store.acquire().await?;

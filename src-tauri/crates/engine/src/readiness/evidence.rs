@@ -12,8 +12,7 @@ pub(crate) const OUTCOME_OK: &str = "ok";
 /// Evidence outcome: the provider refused the key as invalid.
 pub(crate) const OUTCOME_AUTH_INVALID: &str = "auth_invalid";
 
-/// Default maximum evidence age: 7 days.
-pub const DEFAULT_MAX_EVIDENCE_AGE_MS: i64 = 7 * 24 * 3600 * 1000;
+pub use crate::settings::values::DEFAULT_MAX_EVIDENCE_AGE_MS;
 
 pub(crate) fn decode_models(row: &EvidenceRow) -> Vec<ModelProof> {
     serde_json::from_str(&row.models_json).unwrap_or_default()

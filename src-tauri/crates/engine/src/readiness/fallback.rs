@@ -19,7 +19,7 @@ use switchyard_store::fallback::{self as chains, ChainRow};
 
 use crate::clock::rfc3339;
 use crate::config::rows::Definition;
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::views::GateView;
 
@@ -30,7 +30,7 @@ struct StoredHop {
     model: Option<String>,
 }
 
-impl Engine {
+impl Context {
     /// Sets the fallback chain of `slug` to `hops` (`OTHER` or `OTHER=MODEL`, in order). The
     /// chain is stored inactive; a previous chain is replaced (and so deactivated).
     /// Every chain of the graph is checked with the new one in place (a chain that reaches

@@ -14,7 +14,7 @@ use switchyard_store::evidence::{self, EvidenceRow};
 use switchyard_store::profiles::{self, ProfileRow};
 
 use crate::config::rows::{credential_facts, Definition};
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::readiness::evidence::evidence_view;
 use crate::settings::{Scope, EVIDENCE_MAX_AGE_MS};
@@ -70,7 +70,7 @@ impl Readiness {
     }
 }
 
-impl Engine {
+impl Context {
     pub async fn max_evidence_age_ms(&self) -> Result<i64, EngineError> {
         self.setting(&EVIDENCE_MAX_AGE_MS, Scope::Global).await
     }

@@ -6,10 +6,10 @@ use switchyard_core::RoutingMode;
 use switchyard_store::connections::{self, ConnectionRow, Routing};
 
 use crate::config::portable::IMPORT_ACTOR;
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 
-impl Engine {
+impl Context {
     /// Switches a legacy connection with a pending mode to that mode if the gates hold now.
     /// Returns the restored mode; `None` when nothing changed.
     pub(crate) async fn restore_pending(&self, row: ConnectionRow) -> Result<Option<RoutingMode>, EngineError> {

@@ -17,7 +17,7 @@ use switchyard_store::connections::{self, ConnectionRow};
 use switchyard_store::pools::{self, PoolRow};
 
 use crate::config::pools::decode_members;
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::readiness::gates::Readiness;
 use crate::views::{GateView, PoolGateView, PoolMemberView, PoolShareView, PoolStatus, PoolView};
@@ -58,7 +58,7 @@ pub(crate) fn member_gate(
     MemberGate { key: member.key(), out }
 }
 
-impl Engine {
+impl Context {
     /// The gates of a stored pool, with each member as selection sees it.
     pub(crate) async fn pool_gates(&self, row: &PoolRow) -> Result<(PoolGates, Vec<PoolMember>), EngineError> {
         self.pool_gates_with(row, None).await

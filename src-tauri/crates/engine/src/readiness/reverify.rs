@@ -20,6 +20,7 @@ use switchyard_store::fallback::{self, ChainRow};
 use switchyard_store::{connections, evidence, profiles};
 
 use crate::clock::rfc3339;
+use crate::context::Context;
 use crate::engine::Engine;
 use crate::error::EngineError;
 
@@ -116,7 +117,7 @@ impl ReverifyTask {
     }
 }
 
-impl Engine {
+impl Context {
     /// One background pass: verifies (listing only) every enabled key whose evidence is due
     /// and which is not backing off; returns what it did.
     pub async fn reverify_due(&self, backoff: &Backoff) -> Result<Vec<Reverified>, EngineError> {

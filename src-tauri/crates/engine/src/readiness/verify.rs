@@ -18,7 +18,7 @@ use switchyard_store::evidence::{self, EvidenceRow};
 use switchyard_store::profiles::ProfileRow;
 
 use crate::config::rows::{credential_facts, locator_of, Definition};
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::readiness::evidence::{ModelProof, OUTCOME_AUTH_INVALID, OUTCOME_OK};
 use crate::views::{VerifyEvent, VerifyReport, VerifyResult};
@@ -32,7 +32,7 @@ const VERIFIED: VerifyOutcome = VerifyOutcome::Verified;
 const NOT_SENT: &str = "a subscription credential is not sent by verification (only its official client uses it)";
 const UNVERIFIED: VerifyOutcome = VerifyOutcome::Unverified;
 
-impl Engine {
+impl Context {
     /// Verifies every profile of `slug` (or only `profile`), reporting progress through
     /// `progress`. Never changes the routing mode; it may resume a suspended connection.
     pub async fn verify(

@@ -7,10 +7,10 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::report::alerts::{alerts_between, Alert, ConnectionState};
 use crate::views::RoutingStatus;
-use crate::Engine;
 
 /// The least time between two alerts about one connection.
 pub const ALERT_MIN_GAP: Duration = Duration::from_secs(60);
@@ -82,7 +82,7 @@ impl AlertWatch {
     }
 }
 
-impl Engine {
+impl Context {
     /// The routing status of every connection, in slug order (the tray and the alerts).
     pub async fn routing_overview(&self) -> Result<Vec<RoutingStatus>, EngineError> {
         let mut out = Vec::new();

@@ -14,14 +14,14 @@ use switchyard_store::attempts::{self, AttemptRow};
 use switchyard_store::{profiles, AnyConnection};
 
 use crate::clock::rfc3339;
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::views::small;
 
 /// Rows per page of the export.
 const EXPORT_PAGE: i64 = 1_000;
 
-impl Engine {
+impl Context {
     /// The newest `limit` attempts of a connection at or after `since` (RFC 3339 or `Nd`),
     /// newest first.
     pub async fn attempts_since(&self, slug: &str, since: &str, limit: i64) -> Result<Vec<AttemptView>, EngineError> {

@@ -10,7 +10,7 @@ use switchyard_store::prices::{self, PriceRow};
 use switchyard_store::{connections, profiles};
 
 use crate::clock::rfc3339;
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 
 /// The highest price accepted, USD per million tokens (and per month for a fee).
@@ -25,7 +25,7 @@ pub struct NewPrice {
     pub cache_write: Option<f64>,
 }
 
-impl Engine {
+impl Context {
     pub async fn prices(&self) -> Result<PriceTable, EngineError> {
         let mut conn = self.store.acquire().await?;
         let prices = prices::list(&mut conn).await?.into_iter().map(price_view).collect();

@@ -15,7 +15,7 @@ use switchyard_providers::quota::{claimed_window, exhausts_at, family_of, kind_o
 use switchyard_store::{profiles, quota};
 
 use crate::clock::rfc3339;
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::report::time_zone::zone_name;
 use crate::views::small;
@@ -23,7 +23,7 @@ use crate::views::small;
 /// The overall window, whose claim names the binding one.
 const OVERALL: &str = "unified";
 
-impl Engine {
+impl Context {
     /// The latest quota readings of every profile of `slug`.
     pub async fn quota(&self, slug: &str) -> Result<QuotaView, EngineError> {
         let connection = self.connection_by_slug(slug).await?;

@@ -9,14 +9,14 @@ use jiff::tz::TimeZone;
 use jiff::{Timestamp, ToSpan};
 use switchyard_core::InvalidInput;
 
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::settings::{Scope, TIME_ZONE};
 
 /// Settings key of the time zone (an IANA name); absent means the system's.
 pub const TIME_ZONE_KEY: &str = TIME_ZONE.key;
 
-impl Engine {
+impl Context {
     /// The time zone usage counts days in.
     pub async fn time_zone(&self) -> Result<TimeZoneView, EngineError> {
         let (tz, source) = self.zone_and_source().await?;

@@ -18,7 +18,7 @@ use switchyard_store::prices::PriceRow;
 use switchyard_store::{key_fees, prices, profiles};
 
 use crate::clock::rfc3339;
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::report::attempts::profile_labels;
 use crate::report::time_zone::{date_of, parse_since, start_of, zone_name};
@@ -76,7 +76,7 @@ impl UsageBy {
     }
 }
 
-impl Engine {
+impl Context {
     /// Usage of `slug` since `since` (RFC 3339 or `Nd`; `None`: everything), grouped `by`.
     pub async fn usage(&self, slug: &str, since: Option<&str>, by: UsageBy) -> Result<UsageView, EngineError> {
         let connection = match self.connection_by_slug(slug).await {

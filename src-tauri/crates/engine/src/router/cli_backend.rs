@@ -16,7 +16,7 @@ use switchyard_vault::Secret;
 
 use crate::config::accounts::find_program;
 use crate::config::cli_backend::serves_through_cli;
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::router::{Router, Snapshot};
 
@@ -54,7 +54,7 @@ impl Snapshot {
     }
 }
 
-impl Engine {
+impl Context {
     /// The CLI backend of a connection for its snapshot: `None` while off (or when no profile
     /// serves through it).
     pub(crate) async fn load_cli_backend(
@@ -88,7 +88,7 @@ impl Router {
         &self,
         snap: &Snapshot,
         index: usize,
-    ) -> Result<Option<(Arc<Secret>, Option<crate::router::login::AttemptLogin>)>, EngineError> {
+    ) -> Result<Option<(Arc<Secret>, Option<crate::router::attempt::AttemptLogin>)>, EngineError> {
         if snap.cli_target(&snap.rows[index].id).is_some() {
             return Ok(Some((Arc::new(Secret::new(String::new())), None)));
         }

@@ -16,20 +16,8 @@ use switchyard_vault::Secret;
 
 use crate::error::EngineError;
 use crate::login::{Renewal, Trigger};
-use crate::router::select::Attempt;
+use crate::router::attempt::{Attempt, AttemptLogin};
 use crate::router::{RequestRun, Router, Snapshot};
-
-/// What an attempt on an owned login carries besides its access token.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct AttemptLogin {
-    /// The ChatGPT account (`chatgpt-account-id`), when the sign-in named one.
-    pub account_id: Option<String>,
-    /// The mark of the refresh token the access token came with: a renewal after a 401 is
-    /// compare-and-swap on it.
-    pub mark: String,
-    /// Where the attempt goes (the ChatGPT backend).
-    pub base_url: String,
-}
 
 impl Router {
     /// The access token and login facts for an attempt on `snap`'s `oauth` profile `index`

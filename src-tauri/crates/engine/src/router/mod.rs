@@ -6,6 +6,7 @@
 //! once (`policy.rs`). The relay does HTTP through a [`Transport`]; every routing decision is
 //! made here and in `switchyard_core::routing`.
 
+mod attempt;
 mod cli_backend;
 mod fallback;
 mod login;
@@ -14,6 +15,7 @@ mod policy;
 mod pool;
 mod quota;
 mod recording;
+mod refusal;
 mod request;
 mod resolve;
 mod route;
@@ -39,9 +41,10 @@ pub use cli_backend::{CliBackend, CliTarget};
 pub use pool::{PoolRoute, PoolSnapshot};
 pub use quota::{QuotaBoard, FLUSH_EVERY as QUOTA_FLUSH_EVERY, MAX_READINGS as MAX_QUOTA_READINGS};
 pub use recording::{AttemptReport, Recording, DROPPED_ACCOUNT_STATE};
+pub use refusal::Refusal;
 pub use request::{RequestKeys, RouteRequest};
 pub use resolve::Resolved;
-pub use route::{Refusal, Route, Routed};
+pub use route::{Route, Routed};
 pub(crate) use run::RequestRun;
 pub(crate) use select::NextAttempt;
 pub use snapshot::Snapshot;

@@ -23,8 +23,9 @@ use switchyard_vault::Secret;
 use crate::config::accounts::codex_backend_url;
 use crate::config::rows::client_of;
 use crate::error::EngineError;
-use crate::router::route::{Refusal, Unavailable};
-use crate::router::select::{retry_after, Attempt, NextAttempt, Probe};
+use crate::router::attempt::{Attempt, Probe};
+use crate::router::refusal::{Refusal, Unavailable};
+use crate::router::select::{retry_after, NextAttempt};
 use crate::router::transport::CredentialUse;
 use crate::router::{RequestRun, Router};
 

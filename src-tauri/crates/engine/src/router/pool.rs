@@ -24,7 +24,7 @@ use switchyard_core::routing::{
 use switchyard_core::Protocol;
 
 use crate::error::EngineError;
-use crate::router::route::{Refusal, Unavailable};
+use crate::router::refusal::{Refusal, Unavailable};
 use crate::router::run::RunKeys;
 use crate::router::snapshot::SNAPSHOT_TTL;
 use crate::router::state::{Going, RoutingState, Subject, ViewKeys};

@@ -11,7 +11,7 @@ use switchyard_providers::usage::Usage;
 use switchyard_store::attempts::AttemptRow;
 
 use crate::ledger::DeferredKeys;
-use crate::router::select::Attempt;
+use crate::router::attempt::Attempt;
 use crate::router::{RequestRun, Router};
 
 /// The `moved` value of an attempt whose body had account-bound items dropped (appended

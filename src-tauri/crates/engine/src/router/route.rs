@@ -13,10 +13,11 @@ use std::sync::Arc;
 use switchyard_core::routing::{Failure, FailureKind, Plan, Scope};
 
 use crate::error::EngineError;
+use crate::router::attempt::Attempt;
 use crate::router::login::{refused_token, AfterRefusal};
+use crate::router::refusal::{Refusal, Unavailable};
 use crate::router::request::RouteRequest;
 use crate::router::run::Start;
-use crate::router::select::Attempt;
 use crate::router::state::RoutingState;
 use crate::router::transport::{AttemptFacts, Outcome, Target, Transport};
 use crate::router::{NextAttempt, Recording, RequestRun, Router};
@@ -50,69 +51,6 @@ pub enum Routed<D, K> {
     Unavailable { status: u16, retry_after_secs: Option<u64>, message: String, why: Refusal },
 }
 
-/// Why a request got no answer of the provider's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
-    /// Legacy routing: the primary cannot serve (no primary, no secret, or, with an active
-    /// chain, cooling and no hop could take the request).
-    PrimaryUnavailable,
-    /// Routed: no profile is eligible for the model now.
-    NoEligibleProfile,
-    /// The request continues a response (`previous_response_id`) whose profile (or pool member)
-    /// cannot serve now; no other account could read it.
-    Continuity,
-    /// The profiles that could serve now are subscription credentials of another official
-    /// client (a token for Claude Code asked for by an SDK; invariant 20): 403.
-    ClientNotAllowed,
-    /// The request names a profile (`x-switchyard-profile`) that is not an external login of
-    /// this connection: 400, nothing sent.
-    ProfileNotPinnable,
-    /// The named external profile cannot serve now (disabled, not signed in, cooling until its
-    /// window resets): 503, or 429 with `Retry-After` while it cools; never another account.
-    PinnedUnavailable,
-    /// The pool does not route now (not active, suspended) or no member can take the request:
-    /// 503.
-    PoolUnavailable,
-    /// A forwarded body went over the relay's limit while it streamed upstream: 413.
-    BodyTooLarge,
-}
-
-impl Refusal {
-    /// The `x-switchyard-reason` the relay answers with.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Refusal::PrimaryUnavailable => "primary_unavailable",
-            Refusal::NoEligibleProfile => "no_eligible_profile",
-            Refusal::Continuity => "continuity",
-            Refusal::ClientNotAllowed => "client_not_allowed",
-            Refusal::ProfileNotPinnable => "profile_not_pinnable",
-            Refusal::PinnedUnavailable => "pinned_unavailable",
-            Refusal::PoolUnavailable => "pool_unavailable",
-            Refusal::BodyTooLarge => "body_too_large",
-        }
-    }
-}
-
-/// A request that gets no attempt now, and why: what [`Routed::Unavailable`] carries.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Unavailable {
-    pub status: u16,
-    pub retry_after_secs: Option<u64>,
-    pub message: String,
-    pub why: Refusal,
-}
-
-impl Unavailable {
-    pub(crate) fn new(why: Refusal, status: u16, retry_after_secs: Option<u64>, message: String) -> Self {
-        Unavailable { status, retry_after_secs, message, why }
-    }
-
-    fn routed<D, K>(self) -> Routed<D, K> {
-        let Unavailable { status, retry_after_secs, message, why } = self;
-        Routed::Unavailable { status, retry_after_secs, message, why }
-    }
-}
-
 impl Router {
     /// Routes one request through `transport` until an attempt succeeds, the planner gives
     /// up, or nothing is eligible.
@@ -123,7 +61,7 @@ impl Router {
     ) -> Result<Routed<T::Delivered, T::Kept>, EngineError> {
         let mut run = match self.start_run(request).await? {
             Start::Run(run) => run,
-            Start::Refused(refused) => return Ok(refused.routed()),
+            Start::Refused(refused) => return Ok(routed(refused)),
         };
         let mut kept: Option<(T::Kept, Route)> = None;
         // An owned login's retry after a 401 renewed it (`router/login.rs`): no selection.
@@ -143,7 +81,7 @@ impl Router {
                         Some((kept, route)) => {
                             Routed::Kept { kept, route: Route { attempts: run.attempts(), ..route } }
                         }
-                        None => refused.routed(),
+                        None => routed(refused),
                     });
                 }
             };
@@ -255,10 +193,16 @@ impl Router {
     }
 }
 
+/// The refusal as the loop's result.
+fn routed<D, K>(refused: Unavailable) -> Routed<D, K> {
+    let Unavailable { status, retry_after_secs, message, why } = refused;
+    Routed::Unavailable { status, retry_after_secs, message, why }
+}
+
 /// 413: a forwarded body went over the relay's limit while it streamed upstream.
 fn body_too_large<D, K>() -> Routed<D, K> {
     let message = "the request body is over the relay's limit".to_string();
-    Unavailable::new(Refusal::BodyTooLarge, 413, None, message).routed()
+    routed(Unavailable::new(Refusal::BodyTooLarge, 413, None, message))
 }
 
 /// The transport's view of `attempt`: every rule decided (which model name goes upstream,

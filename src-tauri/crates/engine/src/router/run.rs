@@ -13,8 +13,8 @@ use crate::config::rows::client_of;
 use crate::error::EngineError;
 use crate::ledger::DeferredKeys;
 use crate::router::policy::{Counts, Hops, Policy};
+use crate::router::refusal::Unavailable;
 use crate::router::request::{RequestKeys, RouteRequest, FORWARDED_TURN};
-use crate::router::route::Unavailable;
 use crate::router::state::{RoutingState, Subject, View, ViewKeys};
 use crate::router::{Resolved, Router, Snapshot};
 

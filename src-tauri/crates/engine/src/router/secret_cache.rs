@@ -10,7 +10,7 @@ use switchyard_store::profiles::ProfileRow;
 use switchyard_vault::{Locator, Secret};
 
 use crate::config::rows::locator_of;
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 
 /// Entries kept before the cache starts over (old revisions are never read again).
@@ -26,7 +26,7 @@ pub struct SecretCache {
 
 impl SecretCache {
     /// The secret of `profile` at its current credential revision (`None`: not in the keychain).
-    pub(crate) async fn get(&self, engine: &Engine, profile: &ProfileRow) -> Result<Option<Arc<Secret>>, EngineError> {
+    pub(crate) async fn get(&self, engine: &Context, profile: &ProfileRow) -> Result<Option<Arc<Secret>>, EngineError> {
         let Some(locator) = locator_of(profile) else {
             return Ok(None);
         };
@@ -44,7 +44,7 @@ impl SecretCache {
     }
 
     /// Whether the secret is there (`Unknown`: keychain unreachable), for eligibility.
-    pub(crate) async fn presence(&self, engine: &Engine, profile: &ProfileRow) -> CredentialPresence {
+    pub(crate) async fn presence(&self, engine: &Context, profile: &ProfileRow) -> CredentialPresence {
         match self.get(engine, profile).await {
             Ok(Some(_)) => CredentialPresence::Present,
             Ok(None) => CredentialPresence::Missing,

@@ -10,57 +10,20 @@
 //! from the body (`Attempt::strip_account_state`). When nothing may serve, the answer is 503 or
 //! 429 with `Retry-After`.
 
-use std::sync::Arc;
-
 use switchyard_core::routing::{
     select_for_call, select_priority, Admission, Affinity, CallInput, ConversationStep, Eligibility, Exclusion,
-    FailureKind, Move, MoveCause, ProbeLease, QuotaBlocks, SelectionReason, Strategy,
+    FailureKind, Move, MoveCause, QuotaBlocks, SelectionReason, Strategy,
 };
 use switchyard_core::states::ProfileKind;
-use switchyard_vault::Secret;
 
 use crate::error::EngineError;
-use crate::router::login::AttemptLogin;
+use crate::router::attempt::{Attempt, Probe};
 use crate::router::policy::Policy;
-use crate::router::route::{Refusal, Unavailable};
+use crate::router::refusal::{Refusal, Unavailable};
 use crate::router::run::{NextStep, RequestRun};
-use crate::router::state::{shared::StoreLease, Claim, Going, RoutingState, View};
+use crate::router::state::{Claim, Going, RoutingState, View};
 use crate::router::transport::CredentialUse;
 use crate::router::Router;
-
-/// A half-open probe this attempt holds: the board's claim and, where the state lives beyond
-/// this process, its lease there (released when dropped).
-#[derive(Debug)]
-pub(crate) struct Probe {
-    pub(super) lease: ProbeLease,
-    pub(super) _beyond: Option<Box<StoreLease>>,
-}
-
-/// One physical attempt: the chosen profile and its secret, read for this attempt.
-#[derive(Debug)]
-pub(crate) struct Attempt {
-    pub profile_id: String,
-    pub number: u32,
-    pub reason: SelectionReason,
-    /// Set when this attempt moved its warm conversation off an ineligible key (a turn
-    /// boundary only): why the old key could not keep it.
-    pub moved: Option<MoveCause>,
-    /// The attempt goes to another account than the one that produced the conversation's
-    /// account-bound items: the transport drops them from the body.
-    pub strip_account_state: bool,
-    pub secret: Arc<Secret>,
-    /// How the attempt authenticates upstream (from the profile's kind).
-    pub credential: CredentialUse,
-    /// An owned login's account and refresh mark (`router/login.rs`).
-    pub login: Option<AttemptLogin>,
-    /// Where the attempt goes when not to the connection's base URL (an owned login's backend,
-    /// an external Codex login's).
-    pub base_url: Option<String>,
-    /// The official CLI may serve the attempt when the profile is one it serves (a request naming
-    /// its profile carries the CLI's own login: it passes through, never to the CLI backend).
-    pub cli: bool,
-    pub(super) probe: Option<Probe>,
-}
 
 /// The profile `choose` picked, why, and what that does to the request's conversation.
 #[derive(Debug, Clone, Copy)]

@@ -4,8 +4,8 @@
 
 use switchyard_core::routing::{plan_next, Failure, Plan, PlanInput, SelectionReason, DEFAULT_MAX_ATTEMPTS};
 
+use crate::router::attempt::Attempt;
 use crate::router::run::{NextStep, RequestRun};
-use crate::router::select::Attempt;
 use crate::router::state::RoutingState;
 use crate::router::Router;
 

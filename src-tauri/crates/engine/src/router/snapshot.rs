@@ -11,7 +11,7 @@ use switchyard_core::states::ProfileKind;
 use switchyard_core::{BasisFingerprint, Header, Protocol, RoutingMode, RoutingState};
 use switchyard_store::profiles::ProfileRow;
 
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 use crate::router::secret_cache::SecretCache;
 
@@ -102,7 +102,7 @@ impl Snapshot {
     }
 }
 
-impl Engine {
+impl Context {
     /// Loads the routing snapshot of `slug` (secret presence from `secrets`).
     pub(crate) async fn load_snapshot(&self, slug: &str, secrets: &SecretCache) -> Result<Snapshot, EngineError> {
         let row = self.connection_by_slug(slug).await?;

@@ -14,7 +14,7 @@ use switchyard_core::prompt_cache::CacheTally;
 use switchyard_store::attempts;
 use switchyard_store::connections::ConnectionRow;
 
-use crate::engine::Engine;
+use crate::context::Context;
 use crate::error::EngineError;
 
 /// Cache reads against the whole prompt, summed over successful attempts.
@@ -65,7 +65,7 @@ pub(crate) fn protocol_of(connection: &ConnectionRow) -> Protocol {
 /// Per profile id: its cache counts and its traffic share.
 pub(crate) type ProfileCounts = HashMap<String, (CacheView, TrafficView)>;
 
-impl Engine {
+impl Context {
     /// Per profile id, the cache counts of its successful attempts in the ledger and its
     /// share of the conversations and prompt tokens (two aggregate queries, no row read).
     pub(crate) async fn counts_by_profile(&self, connection: &ConnectionRow) -> Result<ProfileCounts, EngineError> {

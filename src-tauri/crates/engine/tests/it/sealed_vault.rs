@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use switchyard_engine::{Engine, EngineError, ErrorCode, MasterKey, SystemClock, VaultError};
+use switchyard_engine::{Engine, EngineError, ErrorCode, MasterKey, OpenOptions, SystemClock, VaultError};
 
 use crate::common::{legacy, profile, secret, TestResult};
 
@@ -21,7 +21,7 @@ fn contains(hay: &[u8], needle: &str) -> bool {
 }
 
 async fn open(dir: &Path, key: [u8; 32]) -> Result<Engine, EngineError> {
-    Engine::open_sealed(dir, MasterKey::from_bytes(key), Arc::new(SystemClock)).await
+    Engine::open(OpenOptions::at(dir).sealed(MasterKey::from_bytes(key))).await
 }
 
 /// The refusal an open gave, or a panic naming what came back.
@@ -70,11 +70,9 @@ async fn a_wrong_key_or_none_does_not_open() -> TestResult {
     assert!(!text.contains("canary"), "and never a secret: {text}");
 
     let e = refusal(
-        Engine::open_choosing(
-            dir.path(),
-            None,
-            || Err(VaultError::Sealed("no master key: set SWITCHYARD_MASTER_KEY_FILE".into())),
-            Arc::new(SystemClock),
+        Engine::open(
+            OpenOptions::at(dir.path())
+                .choosing(None, || Err(VaultError::Sealed("no master key: set SWITCHYARD_MASTER_KEY_FILE".into()))),
         )
         .await,
         "no master key, vault chosen by the data dir",

@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use switchyard_engine::{Engine, EngineError, MasterKey, StoreLocation, SystemClock, VaultKind, DB_FILE, TEST_PG_ENV};
+use switchyard_engine::{
+    Engine, EngineError, MasterKey, OpenOptions, StoreLocation, SystemClock, VaultKind, DB_FILE, TEST_PG_ENV,
+};
 use switchyard_vault::MemoryVault;
 
 use crate::common::{legacy, profile, secret, TestResult};
@@ -44,22 +46,22 @@ async fn a_postgres_store_is_sealed_and_refuses_the_keychain() -> TestResult {
     let at = || Some(StoreLocation::parse(&url));
     let key = || Ok(MasterKey::from_bytes([9; 32]));
     let clock = || Arc::new(SystemClock);
-    let keychain = Engine::open_choosing_store(dir.path(), at(), Some(VaultKind::Keychain), key, clock()).await;
+    type Key = Box<dyn FnOnce() -> Result<MasterKey, switchyard_engine::VaultError> + Send>;
+    let open =
+        |vault, key: Key| Engine::open(OpenOptions::at(dir.path()).store(at()).choosing(vault, key).clock(clock()));
+    let keychain = open(Some(VaultKind::Keychain), Box::new(key)).await;
     assert!(
         matches!(&keychain, Err(EngineError::SealedVault(m)) if m.contains("Postgres")),
         "the keychain is refused on a Postgres store: {:?}",
         keychain.as_ref().err()
     );
-    let no_key = Engine::open_choosing_store(
-        dir.path(),
-        at(),
+    let no_key = open(
         None,
-        || Err(switchyard_engine::VaultError::Unavailable("no SWITCHYARD_MASTER_KEY_FILE".into())),
-        clock(),
+        Box::new(|| Err(switchyard_engine::VaultError::Unavailable("no SWITCHYARD_MASTER_KEY_FILE".into()))),
     )
     .await;
     assert!(no_key.is_err(), "no master key, no start");
-    let engine = Engine::open_choosing_store(dir.path(), at(), None, key, clock()).await?;
+    let engine = open(None, Box::new(key)).await?;
     assert!(engine.sealed_key_id().is_some(), "the store is sealed");
     engine.connection_add(legacy("main"), None).await?;
     engine.profile_add("main", profile("work", 1), secret("sk-canary-explicit-pg")).await?;

@@ -218,8 +218,9 @@ async fn a_reload_serves_the_renewed_certificate_and_a_broken_one_keeps_the_last
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readyz_is_503_once_the_master_key_was_rotated_away() -> TestResult {
     let dir = tempfile::tempdir()?;
-    let engine =
-        Arc::new(Engine::open_sealed(dir.path(), MasterKey::from_bytes([5; 32]), Arc::new(SystemClock)).await?);
+    let engine = Arc::new(
+        Engine::open(switchyard_engine::OpenOptions::at(dir.path()).sealed(MasterKey::from_bytes([5; 32]))).await?,
+    );
     engine.relay_token(false).await?;
     let service = Arc::new(Service::with(engine.clone(), Listen::Addr("127.0.0.1:0".parse()?), None));
     let status = service.start().await;

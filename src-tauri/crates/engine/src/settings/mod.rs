@@ -14,11 +14,16 @@ use switchyard_core::routing::{QuotaPolicy, MAX_RESERVE_PCT};
 use switchyard_core::InvalidInput;
 use switchyard_store::{settings, AnyConnection, StoreError};
 
-use crate::config::affinity::AffinitySetting;
-use crate::config::cli_backend::{CliBackendSetting, MAX_CLI_CONCURRENCY};
-use crate::config::exec_account::ExecPosition;
-use crate::engine::Engine;
+pub(crate) mod values;
+
+pub(crate) use values::{AffinitySetting, CliBackendSetting, ExecPosition};
+
+use crate::context::Context;
 use crate::error::EngineError;
+use values::{
+    DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_MAX_EVIDENCE_AGE_MS, DEFAULT_RELAY_PORT, MAX_CLI_CONCURRENCY,
+    MAX_RETENTION_ROWS, MIN_RETENTION_ROWS, RETENTION_ROWS,
+};
 
 /// A value a setting holds, as stored text.
 pub(crate) trait Stored: Sized {
@@ -130,7 +135,7 @@ fn between(value: i64, low: i64, high: i64, unit: &str) -> Result<(), String> {
 pub(crate) const EVIDENCE_MAX_AGE_MS: Setting<i64> = Setting {
     key: "evidence_max_age_ms",
     per_connection: false,
-    default: || crate::readiness::evidence::DEFAULT_MAX_EVIDENCE_AGE_MS,
+    default: || DEFAULT_MAX_EVIDENCE_AGE_MS,
     check: |ms| if *ms >= 60_000 { Ok(()) } else { Err("must be at least one minute".into()) },
     field: "max_age",
 };
@@ -139,7 +144,7 @@ pub(crate) const EVIDENCE_MAX_AGE_MS: Setting<i64> = Setting {
 pub(crate) const RELAY_PORT: Setting<i64> = Setting {
     key: "relay_port",
     per_connection: false,
-    default: || i64::from(crate::config::relay_settings::DEFAULT_RELAY_PORT),
+    default: || i64::from(DEFAULT_RELAY_PORT),
     check: |port| between(*port, 1024, 65_535, ""),
     field: "relay_port",
 };
@@ -148,8 +153,8 @@ pub(crate) const RELAY_PORT: Setting<i64> = Setting {
 pub(crate) const LEDGER_RETENTION_ROWS: Setting<i64> = Setting {
     key: "ledger_retention_rows",
     per_connection: false,
-    default: || crate::ledger::RETENTION_ROWS,
-    check: |rows| between(*rows, crate::MIN_RETENTION_ROWS, crate::MAX_RETENTION_ROWS, ""),
+    default: || RETENTION_ROWS,
+    check: |rows| between(*rows, MIN_RETENTION_ROWS, MAX_RETENTION_ROWS, ""),
     field: "ledger_retention_rows",
 };
 
@@ -171,7 +176,7 @@ pub(crate) const TIME_ZONE: Setting<Option<String>> =
 pub(crate) const FIRST_BYTE_TIMEOUT_MS: Setting<i64> = Setting {
     key: "first_byte_timeout_ms",
     per_connection: true,
-    default: || i64::try_from(crate::DEFAULT_FIRST_BYTE_TIMEOUT.as_millis()).unwrap_or(300_000),
+    default: || i64::try_from(DEFAULT_FIRST_BYTE_TIMEOUT.as_millis()).unwrap_or(300_000),
     check: |ms| match (1_000..=3_600_000).contains(ms) && ms % 1000 == 0 {
         true => Ok(()),
         false => Err("must be between 1 and 3600 seconds".into()),
@@ -290,7 +295,7 @@ impl<T: Stored> Setting<T> {
     }
 }
 
-impl Engine {
+impl Context {
     /// The value of `setting` (its default when unset, unreadable or out of range).
     pub(crate) async fn setting<T: Stored>(&self, setting: &Setting<T>, scope: Scope<'_>) -> Result<T, EngineError> {
         let mut conn = self.store.acquire().await?;
@@ -394,7 +399,7 @@ pub struct SettingsView {
 
 const DAY_MS: i64 = 24 * 3600 * 1000;
 
-impl Engine {
+impl Context {
     /// Sets one user setting from the text the user typed (days for the evidence age, a port,
     /// an IANA name or `system`, a row count).
     pub async fn set_user_setting(&self, which: UserSetting, text: &str) -> Result<(), EngineError> {
