@@ -20,7 +20,7 @@ impl From<EngineError> for IpcError {
         let code = e.code();
         let message = e.to_string();
         let gates = match e {
-            EngineError::GateFailed { gates, .. } => Some(*gates),
+            EngineError::GateFailed { gates, .. } => Some(gates.view()),
             _ => None,
         };
         IpcError { code, message, gates }

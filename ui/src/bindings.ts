@@ -749,10 +749,10 @@ export type KeyCheck_Serialize = {
 	next_due: string | null,
 };
 
-/**  An owned login as front ends show it (docs/design.md, section 20). */
+/**  An owned login as front ends show it (docs/design.md, section 14). */
 export type LoginView = LoginView_Serialize | LoginView_Deserialize;
 
-/**  An owned login as front ends show it (docs/design.md, section 20). */
+/**  An owned login as front ends show it (docs/design.md, section 14). */
 export type LoginView_Deserialize = {
 	/**  The ChatGPT account it belongs to, once signed in. */
 	account_id?: string | null,
@@ -768,7 +768,7 @@ export type LoginView_Deserialize = {
 	blocked_until?: string | null,
 };
 
-/**  An owned login as front ends show it (docs/design.md, section 20). */
+/**  An owned login as front ends show it (docs/design.md, section 14). */
 export type LoginView_Serialize = {
 	/**  The ChatGPT account it belongs to, once signed in. */
 	account_id: string | null,

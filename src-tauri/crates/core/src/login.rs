@@ -1,4 +1,4 @@
-//! An owned login's rules (docs/design.md, section 20; invariant 22), pure and clock-injected:
+//! An owned login's rules (docs/design.md, section 14; invariant 22), pure and clock-injected:
 //! when an access token is due for renewal (ahead of its expiry, with a per-login jitter so many
 //! logins do not renew together), how the token endpoint's answer to a refresh is classified
 //! (from its status and the JSON `error` field, never from wording), how long a refused or

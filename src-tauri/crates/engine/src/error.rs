@@ -1,5 +1,6 @@
 //! Engine errors: the variants front ends branch on, each with an [`ErrorCode`].
 
+use switchyard_core::routing::GateReport;
 use switchyard_core::{ErrorCode, InvalidInput};
 use switchyard_store::StoreError;
 use switchyard_vault::VaultError;
@@ -22,9 +23,10 @@ pub enum EngineError {
     /// A file changed since it was read (client set-up, restore): code `conflict`, nothing written.
     #[error("{0}")]
     Changed(String),
-    /// Activation refused: the gates do not hold. Carries the full report.
+    /// Activation refused: the gates do not hold. Carries the full report (shown through
+    /// `GateRefusal::view` where it crosses to a front end).
     #[error("{message}")]
-    GateFailed { message: String, gates: Box<crate::views::GateView> },
+    GateFailed { message: String, gates: Box<GateRefusal> },
     #[error("{0}; Switchyard keeps secrets only in the OS keychain (unlock it or start a Secret Service such as gnome-keyring)")]
     KeychainUnavailable(String),
     /// The sealed vault cannot serve (no master key, a wrong one, a key file others can read,
@@ -37,6 +39,28 @@ pub enum EngineError {
     /// Raised by an armed [`FaultPoint`] in crash-safety tests.
     #[error("simulated crash at {0:?}")]
     Crashed(FaultPoint),
+}
+
+/// A refused activation's gates: core's report, the label of each profile it names, and why the
+/// gates fail in words (naming profile ids; the view shows labels).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GateRefusal {
+    pub report: GateReport,
+    pub labels: Vec<(String, String)>,
+    pub failures: Vec<String>,
+}
+
+impl GateRefusal {
+    /// A connection's gates as core judged them, its profiles labelled by `labels`.
+    pub(crate) fn of_report(report: GateReport, labels: Vec<(String, String)>) -> Self {
+        let failures = report.failures();
+        GateRefusal { report, labels, failures }
+    }
+
+    /// Gates judged elsewhere than per model (a pool's members): only the reasons.
+    pub(crate) fn of_failures(failures: Vec<String>) -> Self {
+        GateRefusal { report: GateReport { ok: false, models: Vec::new() }, labels: Vec::new(), failures }
+    }
 }
 
 impl EngineError {

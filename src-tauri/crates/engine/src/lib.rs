@@ -1,39 +1,55 @@
 //! Use cases of Switchyard, the only crate front ends call. The CLI subcommands and the Tauri
 //! commands are thin adapters over [`Engine`]; the relay drives [`Router`].
 //!
-//! Six rooms, and a few files at the door:
+//! In layers whose imports point down (docs/design.md, the map's slicing rule): `context/` at
+//! the bottom ([`Context`]: the store, the vault and its presence cache, the clock, the circuit
+//! board, the HTTP client of test/discovery, the data dir and install id, crash injection, the
+//! sealer, the team-store flag — and nothing of any room), six rooms above it with `views/` and
+//! `settings/`, each implementing its use cases on the context, and `engine.rs` on top
+//! ([`Engine`]: the context plus the owned logins' refresh state, opened by [`Engine::open`] as
+//! [`OpenOptions`] say).
 //! - `config/` — what the user configures and the writes that keep it safe: connections,
 //!   profiles and their order, external profiles' config directories and sign-in (CAS writes; `inputs.rs` the inputs, `rows.rs` the decoded
 //!   rows), credentials in the keychain (rotation through the journal; `staging.rs`,
-//!   `orphans.rs`, `dir_lock.rs`: start-up clean-up that never takes a live key), secret
-//!   presence, portable export/import, the relay's token and port, and each connection's
-//!   routing settings (affinity, quota-aware, first-byte timeout, start with system).
+//!   `orphans.rs`, `dir_lock.rs`: start-up clean-up that never takes a live key), pools,
+//!   portable export/import, the relay's token and port and its users, and each connection's
+//!   routing settings (affinity, quota-aware, first-byte timeout, CLI backend, start with system).
 //! - `readiness/` — whether a connection may route: `gates.rs` (everything routing reads about
 //!   a connection, and the gates), evidence, `verify.rs` (test/discovery), `reverify.rs` (its
 //!   background renewal), activation and suspension, pending imported modes, fallback chains,
-//!   circuits written through to the store.
-//! - `router/` — the hot path the relay drives: `request.rs` (one `RouteRequest`), `run.rs`
-//!   (a request's state), `select.rs` (the next attempt's profile), `transport.rs` (`Target`,
-//!   `Reply`), `route.rs` (the loop), `settle.rs` (circuits and the planner), `recording.rs` (one
-//!   ledger row per attempt), `fallback.rs` (hops), `quota.rs` (the quota board),
-//!   `response_origins.rs`, `secret_cache.rs`, `snapshot.rs`.
-//! - `login/` — owned logins (ChatGPT/Codex): device-code sign-in, single-flight refresh across
-//!   tasks and processes (a lock file per login), the keychain item, the token endpoint.
-//! - `ledger/` — the attempts writer (its own thread) and `retention.rs` (its cap).
+//!   pool gates, circuits written through to the store.
+//! - `router/` — the hot path the relay drives: `resolve.rs` (a name → a connection or a pool),
+//!   `request.rs` (one `RouteRequest`), `run.rs` (a request's state), `policy.rs` (its kind,
+//!   decided once: `Policy`, `Hops`, `Counts`), `refusal.rs`, `select.rs` (the next attempt's
+//!   profile), `attempt.rs`, `transport.rs` (`Target`, `Reply`), `route.rs` (the loop), `settle.rs`
+//!   (circuits and the planner), `recording.rs` (one ledger row per attempt), `fallback.rs` and
+//!   `pool.rs` (hops), `quota.rs` (the quota board), `secret_cache.rs`, `snapshot.rs`, and
+//!   `state/` (the routing state behind one seam: in this process's memory, or shared by a
+//!   team's replicas through the store).
+//! - `login/` — owned logins (ChatGPT/Codex): device-code and browser sign-in, single-flight
+//!   refresh across tasks, processes and replicas (a lock file per login, and on a team store
+//!   the login's lock there), the keychain item, the token endpoint.
+//! - `ledger/` — the attempts writer (its own thread), `deferred.rs` (a forwarded request's keys,
+//!   computed on the writer) and `retention.rs` (its cap).
 //! - `report/` — usage and cost, prices, the user's time zone, attempts as listed, quota
 //!   readings with their age, alerts for the desktop.
-//! - `views/` — every view front ends get; `settings.rs` — every setting once, typed;
-//!   `engine.rs` (open, clock, store), `error.rs`, `clock.rs`, `fault.rs` (crash injection for tests).
+//! - `views/` — every view front ends get; `settings/` — every setting once, typed (`values.rs`:
+//!   the value types and defaults the rooms re-export).
 //!
-//! A request's path through [`Router::route`] (docs/design.md, "The request path"):
+//! Beside them: `store_location.rs` (where a data dir's store lives), `store_copy.rs` (a data dir
+//! onto a team store), `sealed.rs` (the sealed vault), `error.rs`, `clock.rs`, `fault.rs` (crash
+//! injection for tests).
+//!
+//! A request's path through [`Router::route`] (docs/design.md, "One request's path"):
 //!
 //! ```text
-//! RouteRequest ─► start_run ─► loop { next_attempt ─► Transport::attempt ─► Reply { outcome, facts }
-//!                                  │ Unavailable → Routed::Unavailable (why) / Kept
+//! RouteRequest ─► start_run (pool member, Policy, Hops) ─► loop { next_attempt (on the run's View
+//!                                  │   of the routing state) ─► Transport::attempt ─► Reply { outcome, facts }
+//!                                  │ Unavailable → a hop, else Routed::Unavailable (why) / Kept
 //!                                  │ facts → model, account state, quota board, response origins
 //!                                  │ Deliver → attempt_succeeded, commit → Routed::Delivered(Recording)
 //!                                  └ Failed  → Recording written, attempt_failed → plan:
-//!                                              FailoverTo / RetrySame → loop; GiveUp → Kept / NoAnswer }
+//!                                              FailoverTo / RetrySame → loop; GiveUp → a hop, else Kept / NoAnswer }
 //! ```
 
 mod clock;
@@ -69,7 +85,7 @@ pub use config::start_with_system::START_WITH_SYSTEM_KEY;
 pub use config::upstream_timeout::DEFAULT_FIRST_BYTE_TIMEOUT;
 pub use context::Context;
 pub use engine::{default_data_dir, Engine, OpenOptions};
-pub use error::EngineError;
+pub use error::{EngineError, GateRefusal};
 pub use fault::FaultPoint;
 pub use ledger::retention::{MAX_RETENTION_ROWS, MIN_RETENTION_ROWS, RETENTION_KEY};
 pub use ledger::RETENTION_ROWS;

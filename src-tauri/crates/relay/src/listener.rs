@@ -1,5 +1,5 @@
 //! The relay's accept loop: owns the TCP listener, admits each connection through the
-//! [`Registry`] of open connections (`connections.rs`: the cap that keeps room for real work,
+//! [`Registry`] of open connections (`conn.rs`: the cap that keeps room for real work,
 //! closing the oldest token-less connection when full), serves HTTP/1 on it with a header-read
 //! timeout (which hyper also applies while a kept-alive connection waits for its next request,
 //! so idle sockets close), and on shutdown stops accepting and lets in-flight answers, streams

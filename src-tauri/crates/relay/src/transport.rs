@@ -1,7 +1,7 @@
 //! The relay's side of the engine's routing loop: one physical HTTP attempt with the
 //! profile's credential, to the connection the engine's [`Target`] names, returned as a
 //! classified [`Reply`] (`answer.rs` reads the answer). An attempt the engine marks `strip_account_state`
-//! sends the body without its account-bound items (`account_state.rs`). Everything else the
+//! sends the body without its account-bound items (its dialect says which: `switchyard_providers::dialect`). Everything else the
 //! attempt learned — the answer's quota readings, its Responses id, a streamed body's model,
 //! whether account state was dropped, a first-byte timeout — goes back in the [`Reply`]'s
 //! facts; the transport holds no router and no shared flags. An attempt the engine gives to

@@ -131,7 +131,7 @@ fn token_headers(out: &mut HeaderMap, secret: &Secret, protocol: Protocol) {
     }
 }
 
-/// An owned login (docs/design.md, section 20): the access token as `Authorization: Bearer` and
+/// An owned login (docs/design.md, section 14): the access token as `Authorization: Bearer` and
 /// the account the ChatGPT backend needs in `chatgpt-account-id` (a client's own value of that
 /// header is replaced: the account is the login's). Nothing else is touched.
 fn login_headers(out: &mut HeaderMap, secret: &Secret, account: Option<&str>) {

@@ -11,7 +11,7 @@ use super::routing;
 pub struct ErrorJson<'a> {
     pub error: ErrorBody<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub gates: Option<&'a GateView>,
+    pub gates: Option<GateView>,
 }
 
 #[derive(Debug, Serialize)]
@@ -28,7 +28,7 @@ pub fn message(e: &EngineError) -> String {
 /// The JSON document of `e`, whose one-line message is `message`.
 pub fn json<'a>(e: &'a EngineError, message: &'a str) -> ErrorJson<'a> {
     let gates = match e {
-        EngineError::GateFailed { gates, .. } => Some(gates.as_ref()),
+        EngineError::GateFailed { gates, .. } => Some(gates.view()),
         _ => None,
     };
     ErrorJson { error: ErrorBody { code: e.code().as_str(), message }, gates }
@@ -37,7 +37,7 @@ pub fn json<'a>(e: &'a EngineError, message: &'a str) -> ErrorJson<'a> {
 /// What people see after the `error:` line: the gate report of a refused activation.
 pub fn details(e: &EngineError) -> Vec<String> {
     match e {
-        EngineError::GateFailed { gates, .. } => routing::gates(gates),
+        EngineError::GateFailed { gates, .. } => routing::gates(&gates.view()),
         _ => Vec::new(),
     }
 }

@@ -1,4 +1,4 @@
-//! An owned Codex login through the `switchyard` binary (docs/design.md, section 20; invariant
+//! An owned Codex login through the `switchyard` binary (docs/design.md, section 14; invariant
 //! 22), on the real keychain, against the mock provider's fake authorization server:
 //! `profile login SLUG LABEL --kind oauth` creates the profile, shows the verification URL and the
 //! code on stderr with progress while it waits, and prints the signed-in profile (account, no

@@ -3,6 +3,7 @@
 //! priority number, then the smaller id. No allocation while the eligible set is steady.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use super::eligibility::ProfileView;
 use super::hasher::FastMap;
@@ -41,21 +42,36 @@ pub fn select_priority<C: Candidate>(candidates: &[C], eligible: &[usize]) -> Op
         .min_by(|&a, &b| tie_order(&candidates[a], &candidates[b]))
 }
 
+/// A profile's current weight. The id is shared (`Arc<str>`): a copy of a state — the one a
+/// routing decision runs on — costs no string allocation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Entry {
-    id: String,
+    id: Arc<str>,
     current: i64,
 }
 
 /// SWRR state of one (connection, model), keyed by profile id. When the eligible set changes,
 /// profiles that left lose their state and profiles that (re-)enter start at current weight
 /// 0, so a returning profile gets no burst; the survivors keep theirs.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Swrr {
     entries: Vec<Entry>,
     /// Selections and reconciliations made on this state (not part of its value): a copy that
     /// moved since it was taken says so without a second copy to compare with.
     moves: u64,
+}
+
+impl Clone for Swrr {
+    fn clone(&self) -> Self {
+        Swrr { entries: self.entries.clone(), moves: self.moves }
+    }
+
+    /// Reuses this state's buffer: a state written back over its previous copy allocates
+    /// nothing while the eligible set is steady.
+    fn clone_from(&mut self, source: &Self) {
+        self.entries.clone_from(&source.entries);
+        self.moves = source.moves;
+    }
 }
 
 /// Two states are equal when they hold the same current weights in the same order.
@@ -109,7 +125,10 @@ impl Swrr {
     /// A state holding these current weights by profile id, in eligible order: a position
     /// kept between processes (`switchyard exec` picks one account per launch).
     pub fn from_current(weights: impl IntoIterator<Item = (String, i64)>) -> Self {
-        Swrr { entries: weights.into_iter().map(|(id, current)| Entry { id, current }).collect(), moves: 0 }
+        Swrr {
+            entries: weights.into_iter().map(|(id, current)| Entry { id: Arc::from(id), current }).collect(),
+            moves: 0,
+        }
     }
 
     /// How many times this state moved (a selection, or a change of the eligible set): a decision
@@ -120,7 +139,7 @@ impl Swrr {
 
     /// Current weights by profile id, in eligible order (for tests and status output).
     pub fn current_weights(&self) -> impl Iterator<Item = (&str, i64)> {
-        self.entries.iter().map(|e| (e.id.as_str(), e.current))
+        self.entries.iter().map(|e| (&*e.id, e.current))
     }
 
     /// True when the state tracks exactly these candidates in this order.
@@ -129,7 +148,7 @@ impl Swrr {
         let mut pos = 0;
         for c in valid.by_ref() {
             match self.entries.get(pos) {
-                Some(e) if e.id == c.id() => pos += 1,
+                Some(e) if &*e.id == c.id() => pos += 1,
                 _ => return false,
             }
         }
@@ -140,9 +159,9 @@ impl Swrr {
         let next: Vec<Entry> = eligible
             .iter()
             .filter_map(|&i| candidates.get(i))
-            .map(|c| Entry {
-                id: c.id().to_string(),
-                current: self.entries.iter().find(|e| e.id == c.id()).map_or(0, |e| e.current),
+            .map(|c| match self.entries.iter().find(|e| &*e.id == c.id()) {
+                Some(kept) => kept.clone(),
+                None => Entry { id: Arc::from(c.id()), current: 0 },
             })
             .collect();
         self.entries = next;

@@ -1,4 +1,4 @@
-//! The member a `switchyard exec POOL` launch runs on (docs/design.md section 19): the next
+//! The member a `switchyard exec POOL` launch runs on (docs/design.md section 5, "Pools"): the next
 //! member that counts by the members' weights — smooth weighted round robin per launch, its
 //! position kept in the pool's row (`pools.launch`) and written compare-and-swap, so launches
 //! from separate processes rotate through one sequence — skipping members already tried by

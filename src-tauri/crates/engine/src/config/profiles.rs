@@ -7,6 +7,7 @@ use switchyard_core::routing::ResetCause;
 use switchyard_core::states::{CredentialPresence, ProfileKind};
 use switchyard_core::validate::{validate_label, validate_priority, validate_weight};
 use switchyard_core::InvalidInput;
+use switchyard_providers::dialect;
 use switchyard_store::{circuits, journal, profiles};
 use switchyard_vault::Secret;
 
@@ -76,7 +77,7 @@ impl Context {
             validate_priority(p)?;
         }
         let connection = self.connection_by_slug(slug).await?;
-        if spec.kind == ProfileKind::Oauth && connection.protocol != switchyard_core::Protocol::Openai.as_str() {
+        if spec.kind == ProfileKind::Oauth && !dialect::of(crate::views::protocol_of(&connection)).has_owned_logins() {
             return Err(EngineError::Invalid(InvalidInput::new(
                 "kind",
                 format!(

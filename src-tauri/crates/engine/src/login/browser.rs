@@ -1,4 +1,4 @@
-//! Signing an owned login in with the browser (docs/design.md, section 20): Codex's own PKCE
+//! Signing an owned login in with the browser (docs/design.md, section 14): Codex's own PKCE
 //! flow. [`Engine::oauth_browser_begin`] makes a verifier, its S256 challenge and a state, starts
 //! a callback listener on `127.0.0.1:1455` (Codex's port: the issuer accepts only the redirect
 //! URI registered for Codex's client id, `http://localhost:1455/auth/callback`) and returns only

@@ -1,4 +1,4 @@
-//! Owned logins (docs/design.md, section 20; invariants 21 and 22): a ChatGPT/Codex sign-in that
+//! Owned logins (docs/design.md, section 14; invariants 21 and 22): a ChatGPT/Codex sign-in that
 //! Switchyard holds and renews itself, so any client of an OpenAI connection can use the
 //! subscription through the relay. Only OpenAI's: its sign-in is described as usable from other
 //! tools; Anthropic's and Google's are for their own clients (those users have `token` and

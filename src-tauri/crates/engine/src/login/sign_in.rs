@@ -1,4 +1,4 @@
-//! Signing an owned login in with a device code (docs/design.md, section 20): the front end asks
+//! Signing an owned login in with a device code (docs/design.md, section 14): the front end asks
 //! for a code ([`Engine::oauth_sign_in_start`]), shows its URL and code, and polls
 //! ([`Engine::oauth_sign_in_poll`]) at the code's interval until the user approved it. The
 //! approved tokens become the profile's one keychain item through the rotation path (journal →

@@ -10,7 +10,7 @@ use switchyard_store::quota;
 use crate::clock::rfc3339;
 use crate::config::quota_aware::{self, blocks_from_rows};
 use crate::context::Context;
-use crate::error::EngineError;
+use crate::error::{EngineError, GateRefusal};
 use crate::readiness::evidence::{decode_models, evidence_view, stale_reason};
 use crate::readiness::gates::Readiness;
 use crate::views::small;
@@ -30,10 +30,12 @@ impl Context {
     ) -> Result<RoutingStatus, EngineError> {
         let mode = strategy.mode();
         let ready = self.readiness(self.connection_by_slug(slug).await?).await?;
-        let gates = ready.gate_view();
-        if !gates.ok {
+        let report = ready.gates();
+        if !report.ok {
+            let gates = GateRefusal::of_report(report, ready.labels());
+            let shown = gates.view().failures.join("; ");
             return Err(EngineError::GateFailed {
-                message: format!("cannot activate {mode} routing for '{slug}': {}", gates.failures.join("; ")),
+                message: format!("cannot activate {mode} routing for '{slug}': {shown}"),
                 gates: Box::new(gates),
             });
         }

@@ -20,7 +20,7 @@ use switchyard_store::fallback::{self as chains, ChainRow};
 use crate::clock::rfc3339;
 use crate::config::rows::Definition;
 use crate::context::Context;
-use crate::error::EngineError;
+use crate::error::{EngineError, GateRefusal};
 use crate::views::GateView;
 
 /// How a hop is stored (`fallback_chains.hops`): by connection id, so a slug rename keeps it.
@@ -85,9 +85,10 @@ impl Context {
         let source = self.connection_by_slug(slug).await?;
         let row = self.chain_row(&source, slug).await?;
         let gates = self.chain_gates(&source, &row).await?;
-        if !gates.ok {
+        if !gates.report.ok {
+            let shown = gates.view().failures.join("; ");
             return Err(EngineError::GateFailed {
-                message: format!("cannot activate the fallback chain of '{slug}': {}", gates.failures.join("; ")),
+                message: format!("cannot activate the fallback chain of '{slug}': {shown}"),
                 gates: Box::new(gates),
             });
         }
@@ -137,7 +138,7 @@ impl Context {
                 model: h.model,
             })
             .collect();
-        let gates = self.chain_gates(&source, &row).await?;
+        let gates = self.chain_gates(&source, &row).await?.view();
         let note = (row.active && !gates.ok).then(|| {
             format!(
                 "suspended (no fallback) because the chain's gates no longer hold: {}; run `switchyard verify` on the hops to restore them",
@@ -164,7 +165,7 @@ impl Context {
         let Some(row) = row.filter(|r| r.active) else {
             return Ok(Vec::new());
         };
-        if !self.chain_gates(connection, &row).await?.ok {
+        if !self.chain_gates(connection, &row).await?.report.ok {
             return Ok(Vec::new());
         }
         let all = self.all_connections().await?;
@@ -180,7 +181,7 @@ impl Context {
         let all = self.all_connections().await?;
         for row in self.all_chains().await?.into_iter().filter(|r| r.wanted && !r.active) {
             let Some(source) = all.iter().find(|c| c.id == row.connection_id) else { continue };
-            if !self.chain_gates(source, &row).await?.ok {
+            if !self.chain_gates(source, &row).await?.report.ok {
                 continue;
             }
             let mut conn = self.store.acquire().await?;
@@ -200,7 +201,7 @@ impl Context {
 
     /// The gates of a stored chain: each hop must still exist and have current evidence for
     /// every model it will be asked for (evidence only: cooldowns do not decide).
-    async fn chain_gates(&self, source: &ConnectionRow, row: &ChainRow) -> Result<GateView, EngineError> {
+    async fn chain_gates(&self, source: &ConnectionRow, row: &ChainRow) -> Result<GateRefusal, EngineError> {
         let source_models = Definition::decode(source)?.models;
         let all = self.all_connections().await?;
         let mut models = Vec::new();
@@ -223,13 +224,9 @@ impl Context {
             failures.extend(why);
         }
         let report = GateReport { ok: failures.is_empty(), models };
-        let label_of =
-            |id: &str| labels.iter().find(|(i, _)| i == id).map_or_else(|| id.to_string(), |(_, l)| l.clone());
-        let mut view = GateView::new(&report, &label_of);
         // `GateReport::failures` judges a connection's own gates (it wants two profiles for
         // some model); a chain's failures are the hops'.
-        view.failures = failures.into_iter().map(|f| relabel(&f, &labels)).collect();
-        Ok(view)
+        Ok(GateRefusal { report, labels, failures })
     }
 
     async fn all_connections(&self) -> Result<Vec<ConnectionRow>, EngineError> {
@@ -322,8 +319,4 @@ fn decode(row: &ChainRow) -> Vec<StoredHop> {
 
 fn slug_of(all: &[ConnectionRow], id: &str) -> Option<String> {
     all.iter().find(|c| c.id == id).map(|c| c.slug.clone())
-}
-
-fn relabel(sentence: &str, labels: &[(String, String)]) -> String {
-    labels.iter().fold(sentence.to_string(), |s, (id, label)| s.replace(id.as_str(), label))
 }

@@ -40,6 +40,11 @@ impl Readiness {
         Criteria { basis: &self.basis, max_evidence_age_ms: self.max_age_ms, now_ms: self.now_ms }
     }
 
+    /// Each profile's id and label (what a refused activation shows labels by).
+    pub fn labels(&self) -> Vec<(String, String)> {
+        self.profiles.iter().map(|p| (p.id.clone(), p.label.clone())).collect()
+    }
+
     /// The label of a profile id (the id itself if unknown).
     pub fn label_of(&self, id: &str) -> String {
         self.profiles.iter().find(|p| p.id == id).map_or_else(|| id.to_string(), |p| p.label.clone())

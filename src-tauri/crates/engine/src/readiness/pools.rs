@@ -18,9 +18,9 @@ use switchyard_store::pools::{self, PoolRow};
 
 use crate::config::pools::decode_members;
 use crate::context::Context;
-use crate::error::EngineError;
+use crate::error::{EngineError, GateRefusal};
 use crate::readiness::gates::Readiness;
-use crate::views::{GateView, PoolGateView, PoolMemberView, PoolShareView, PoolStatus, PoolView};
+use crate::views::{PoolGateView, PoolMemberView, PoolShareView, PoolStatus, PoolView};
 
 /// How many of a pool's newest ledger rows its shares are computed over.
 const SHARE_ROWS: i64 = 10_000;
@@ -98,7 +98,7 @@ impl Context {
             let why = gates.why_not();
             return Err(EngineError::GateFailed {
                 message: format!("cannot activate pool '{name}': {why}"),
-                gates: Box::new(GateView { ok: false, models: Vec::new(), failures: failures(&gates) }),
+                gates: Box::new(GateRefusal::of_failures(failures(&gates))),
             });
         }
         let mut conn = self.store.acquire().await?;

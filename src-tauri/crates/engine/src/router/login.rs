@@ -1,4 +1,4 @@
-//! Owned logins on the routing path (docs/design.md, section 20). Before an attempt on an
+//! Owned logins on the routing path (docs/design.md, section 14). Before an attempt on an
 //! `oauth` profile its keychain item is read fresh and, when the access token is due, renewed
 //! first (`login/refresh.rs`, single-flight across tasks and processes); the attempt is sent to
 //! the ChatGPT backend with the access token as a bearer and the account in `chatgpt-account-id`

@@ -1,7 +1,7 @@
 //! Quota readings the relay sees go by: the latest reading per (profile, window, model), with
 //! the time it was seen, in a bounded map the request path only inserts into. A background
 //! task writes the readings that changed to the `quota` table every [`FLUSH_EVERY`] (and
-//! `Router::shutdown` writes the rest), so a restart shows the last known state with its age.
+//! `Router::flush` writes the rest), so a restart shows the last known state with its age.
 //! `Engine::quota` shows them (`crate::report::quota`); quota-aware selection judges them
 //! (`QuotaBoard::blocks`, read by `select.rs` when the connection turned it on). Each writer
 //! pass first drops the readings a `health reset` (of any process) cleared, and after writing

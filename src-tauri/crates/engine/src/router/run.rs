@@ -89,16 +89,17 @@ impl RequestRun {
         self.model.as_deref().unwrap_or("")
     }
 
-    /// The keys of this run's decisions on its connection, at the engine clock's `now`.
-    pub(crate) fn view_keys<'a>(&'a self, router: &Router) -> ViewKeys<'a> {
+    /// The keys of this run's decisions on its connection at `now` (the engine clock's instant
+    /// and wall time, read once per decision).
+    pub(crate) fn view_keys(&self, (now, now_ms): (std::time::Instant, i64)) -> ViewKeys<'_> {
         ViewKeys {
             subject: Subject::Connection { id: &self.snapshot.connection_id, profiles: &self.snapshot.profiles },
             model: self.model_key(),
             turn: Some(&self.keys.turn),
             conversation: self.keys.conversation.as_ref(),
             window: self.snapshot.affinity.window(),
-            now: router.engine.monotonic(),
-            now_ms: router.engine.now_ms(),
+            now,
+            now_ms,
         }
     }
 

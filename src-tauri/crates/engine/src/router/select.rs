@@ -59,16 +59,17 @@ impl Router {
     }
 
     async fn routed_attempt(&self, run: &mut RequestRun) -> Result<NextAttempt, EngineError> {
+        let now = (self.engine.monotonic(), self.engine.now_ms());
         let mut view = match run.view.take() {
             Some(view) => view,
-            None => self.state.read(&run.view_keys(self)).await?,
+            None => self.state.read(&run.view_keys(now)).await?,
         };
         loop {
             // The decision runs on the view's copy of the SWRR position; one that advanced it is
             // written back by compare-and-swap, and one that lost the race is taken again on the
             // position as it is now.
             let choice = self.choose(run, &mut view);
-            if !self.state.advance(&run.view_keys(self), &mut view).await? {
+            if !self.state.advance(&run.view_keys(now), &mut view).await? {
                 continue;
             }
             let Some(Choice { index, mut reason, step, switched, eligible }) = choice else {
@@ -96,7 +97,7 @@ impl Router {
                 failover,
                 step: if failover { ConversationStep::Untracked } else { step },
             };
-            self.state.bind(&run.view_keys(self), &view, going).await?;
+            self.state.bind(&run.view_keys(now), &view, going).await?;
             let moved = self.moved_conversation(run, step);
             run.moved_off |= switched || moved.is_some() || failover;
             run.counts.attempts += 1;
@@ -259,19 +260,19 @@ impl Router {
         let model = run.model_key();
         let now = self.engine.monotonic();
         let first = matches!(run.next, NextStep::First);
-        let bound = if first { view.turn.clone() } else { None };
+        let bound = if first { view.turn.as_deref() } else { None };
         let tracked = match (&run.keys.conversation, first, strategy, snap.affinity) {
             (Some(key), true, Strategy::Balanced, Affinity::Conversation { .. }) => Some(key),
             _ => None,
         };
         let affinity = if tracked.is_some() { snap.affinity } else { Affinity::Turn };
-        let conversation = tracked.and_then(|_| view.conversation.clone());
+        let conversation = tracked.and(view.conversation.as_ref());
         let loads = self.loads_lock();
         let input = CallInput {
             strategy,
             affinity,
-            turn_bound: bound.as_deref(),
-            conversation: conversation.as_ref(),
+            turn_bound: bound,
+            conversation,
             candidates: &snap.profiles,
             eligible: &eligible,
             excluded: evaluated.excluded(),
@@ -293,7 +294,7 @@ impl Router {
             }
             _ => {
                 let index = call.selection.index;
-                let switched = bound.as_deref().is_some_and(|b| b != snap.profiles[index].id);
+                let switched = bound.is_some_and(|b| b != snap.profiles[index].id);
                 let eligible = eligible.len();
                 Some(Choice { index, reason: call.selection.reason, step: call.conversation, switched, eligible })
             }

@@ -229,7 +229,7 @@ pub(crate) const EXEC_POSITION: Setting<ExecPosition> = Setting {
     field: "exec_position",
 };
 
-/// Owned logins (docs/design.md, section 20): the issuer of ChatGPT sign-ins (default
+/// Owned logins (docs/design.md, section 14): the issuer of ChatGPT sign-ins (default
 /// `https://auth.openai.com`), its token endpoint (default `<issuer>/oauth/token`) and the
 /// backend an owned login's requests go to (default ChatGPT's Codex backend). Unset: the default;
 /// tests point them at the mock provider.

@@ -83,7 +83,7 @@ pub struct BrowserSignInView {
     pub authorize_url: String,
 }
 
-/// An owned login as front ends show it (docs/design.md, section 20).
+/// An owned login as front ends show it (docs/design.md, section 14).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct LoginView {
     /// The ChatGPT account it belongs to, once signed in.

@@ -65,6 +65,21 @@ impl GateView {
     }
 }
 
+impl crate::error::GateRefusal {
+    /// The refusal as front ends show it: labels for profile ids, in the report and its reasons.
+    pub fn view(&self) -> GateView {
+        let label_of =
+            |id: &str| self.labels.iter().find(|(i, _)| i == id).map_or_else(|| id.to_string(), |(_, l)| l.clone());
+        let mut view = GateView::new(&self.report, &label_of);
+        view.failures = self
+            .failures
+            .iter()
+            .map(|f| self.labels.iter().fold(f.clone(), |s, (id, label)| s.replace(id.as_str(), label)))
+            .collect();
+        view
+    }
+}
+
 /// Failure sentences name profile ids; show labels to people instead.
 fn relabel(sentence: &str, r: &GateReport, label_of: &dyn Fn(&str) -> String) -> String {
     let mut out = sentence.to_string();

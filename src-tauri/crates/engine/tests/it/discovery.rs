@@ -82,6 +82,7 @@ async fn activation_is_refused_for_each_failing_gate_and_accepted_when_they_hold
     let err = engine.routing_activate("c", switchyard_engine::Strategy::Balanced, "test").await.err();
     match err {
         Some(EngineError::GateFailed { gates, .. }) => {
+            let gates = gates.view();
             assert!(!gates.ok, "gates fail without evidence");
             assert_eq!(
                 excluded_reason_gate(&gates, "m1", "primary"),
@@ -96,6 +97,7 @@ async fn activation_is_refused_for_each_failing_gate_and_accepted_when_they_hold
     verify(&engine, "c", false).await?;
     let err = engine.routing_activate("c", switchyard_engine::Strategy::Balanced, "test").await.err();
     let Some(EngineError::GateFailed { gates, .. }) = err else { panic!("one key cannot be balanced: {err:?}") };
+    let gates = gates.view();
     assert!(gates.failures.iter().any(|f| f.contains("no model has two")), "the report says why: {:?}", gates.failures);
 
     // Gate 2: a model with zero eligible profiles (neither key of `d` may use m2).
@@ -104,6 +106,7 @@ async fn activation_is_refused_for_each_failing_gate_and_accepted_when_they_hold
     verify(&engine, "d", false).await?;
     let err = engine.routing_activate("d", switchyard_engine::Strategy::Priority, "test").await.err();
     let Some(EngineError::GateFailed { gates, .. }) = err else { panic!("m2 has no eligible key: {err:?}") };
+    let gates = gates.view();
     assert_eq!(
         excluded_reason_gate(&gates, "m2", "b2"),
         Some("model_unsupported".into()),

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+mod design_map;
 mod discovery;
 mod gemini;
 mod headers;

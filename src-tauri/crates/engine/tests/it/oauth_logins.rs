@@ -1,4 +1,4 @@
-//! Owned logins through the engine (docs/design.md, section 20; invariants 21 and 22), against
+//! Owned logins through the engine (docs/design.md, section 14; invariants 21 and 22), against
 //! the mock provider's fake authorization server over real HTTP, on a manual clock and the memory
 //! vault: a device-code sign-in keeps its tokens in the keychain item only; refreshes are single
 //! flight (many concurrent requests, two concurrent 401s, a second engine on the same data dir

@@ -2,7 +2,7 @@
 //! sent on as it arrives from the client — no retry can happen, so nothing waits for the
 //! whole body — and kept in a [`BodyCopy`]. The model is read from the copy once the
 //! provider has answered (the provider has read the body by then), and the ledger's turn,
-//! conversation and session keys on the ledger's writer thread (`request::keys_later`).
+//! conversation and session keys on the ledger's writer thread (`intake.rs`, `deferred_keys`).
 //!
 //! A body the client declares at most [`SMALL_BODY`] long is taken whole instead (it comes
 //! with the head, or within one 64 KB upload) and sent like a routed one: hyper then writes

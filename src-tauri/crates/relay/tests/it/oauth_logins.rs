@@ -1,4 +1,4 @@
-//! Owned logins through the relay (docs/design.md, section 20; invariants 21 and 22), against the
+//! Owned logins through the relay (docs/design.md, section 14; invariants 21 and 22), against the
 //! mock provider's fake authorization server and its ChatGPT backend route, over real HTTP, on a
 //! manual clock and the memory vault:
 //! - a request for an `oauth` profile goes to `<backend>/responses` with the login's bearer and
