@@ -69,11 +69,25 @@ def check_desktop_entry(root: str) -> None:
         run("desktop-file-validate", os.path.join(root, "usr/share/applications/Switchyard.desktop"))
 
 
+# Environment variables only a test build honours (the engine's `test-hooks` feature): a shipped
+# binary that names one would let its environment move a data dir's store (issue 39).
+TEST_HOOKS = (b"SWITCHYARD_TEST_PG",)
+
+
+def check_no_test_hooks(root: str) -> None:
+    for name in ("usr/bin/switchyard", "usr/bin/switchyard-desktop"):
+        data = open(os.path.join(root, name), "rb").read()
+        for hook in TEST_HOOKS:
+            assert hook not in data, f"{name} holds the test hook {hook.decode()}: built with test-hooks"
+    log(f"no test hook in the shipped binaries ({', '.join(h.decode() for h in TEST_HOOKS)})")
+
+
 def check_cli(root: str, version: str) -> None:
     cli = os.path.join(root, "usr/bin/switchyard")
     out = run(cli, "--version").strip()
     assert out.endswith(version), f"`switchyard --version` from the installed path: {out!r}"
     log(f"installed CLI answers: {out}")
+    check_no_test_hooks(root)
 
 
 def check_desktop(root: str) -> None:

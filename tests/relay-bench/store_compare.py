@@ -14,7 +14,7 @@ json.dump({"keys":{"sk-bench-1":{"models":["m1"]}}},script); script.close()
 mock,maddr=start([MOCK,"--script",script.name,"--no-record"])
 def run(label, store):
     d=tempfile.mkdtemp(); key=os.path.join(d,"..", os.path.basename(d)+".key")
-    open(key,"w").write("cd"*32); os.chmod(key,0o600)
+    open(key,"w").write(bytes(range(32)).hex()); os.chmod(key,0o600)
     env=dict(os.environ, SWITCHYARD_VAULT="sealed", SWITCHYARD_MASTER_KEY_FILE=key)
     env.pop("SWITCHYARD_TEST_PG",None)
     if store: env["SWITCHYARD_STORE"]=store

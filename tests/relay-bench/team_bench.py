@@ -120,7 +120,7 @@ def closed_loop(addr, token):
 
 def setup(store, mock_addr, tag):
     d = tempfile.mkdtemp(prefix=f"sy-bench-{tag}-")
-    key = d + ".key"; open(key, "w").write("cd" * 32); os.chmod(key, 0o600)
+    key = d + ".key"; open(key, "w").write(bytes(range(32)).hex()); os.chmod(key, 0o600)
     env = dict(os.environ, SWITCHYARD_VAULT="sealed", SWITCHYARD_MASTER_KEY_FILE=key)
     env.pop("SWITCHYARD_TEST_PG", None)
     if store:
@@ -159,7 +159,7 @@ http {{ access_log off; client_body_temp_path {d}/cb; proxy_temp_path {d}/p; fas
 uwsgi_temp_path {d}/u; scgi_temp_path {d}/s;
 upstream replicas {{ {servers} keepalive 16; }}
 server {{ listen 127.0.0.1:{port}; location / {{ proxy_pass http://replicas; proxy_http_version 1.1;
-proxy_set_header Connection ""; proxy_set_header Host 127.0.0.1; proxy_buffering off; }} }} }}"""
+proxy_set_header Connection ""; proxy_set_header Host 127.0.0.1; proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for; proxy_buffering off; }} }} }}"""
     open(f"{d}/nginx.conf", "w").write(conf)
     p = subprocess.Popen(["nginx", "-p", d, "-c", f"{d}/nginx.conf", "-e", f"{d}/error.log", "-g", "daemon off;"])
     procs.append(p)

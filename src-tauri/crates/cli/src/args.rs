@@ -26,8 +26,9 @@ pub struct Cli {
     #[arg(long, global = true, env = "SWITCHYARD_VAULT", value_name = "KIND", value_parser = ["keychain", "sealed"])]
     pub vault: Option<String>,
     /// Where the store is: `postgres://user@host:port/db` (a team's server: secrets sealed, the
-    /// master key required) or an SQLite file. Default: the data dir's SQLite file.
-    #[arg(long, global = true, env = "SWITCHYARD_STORE", value_name = "URL")]
+    /// master key required) or an SQLite file. Default: the data dir's SQLite file. `--help`
+    /// never shows the variable's value (a Postgres URL may carry its password).
+    #[arg(long, global = true, env = "SWITCHYARD_STORE", value_name = "URL", hide_env_values = true)]
     pub store: Option<String>,
     #[command(subcommand)]
     pub command: Command,

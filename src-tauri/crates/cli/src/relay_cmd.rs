@@ -99,7 +99,7 @@ async fn reload_on_hangup(service: Arc<Service>, hangups: Hangups) {
     {
         let Some(mut hangups) = hangups else { return };
         while hangups.recv().await.is_some() {
-            match service.reload_tls() {
+            match service.reload_tls().await {
                 Ok(true) => tracing::info!("TLS certificate reloaded"),
                 Ok(false) => tracing::info!("SIGHUP: no TLS certificate to reload"),
                 Err(why) => tracing::warn!(%why, "TLS certificate not reloaded; the previous one is still served"),

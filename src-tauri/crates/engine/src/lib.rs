@@ -105,15 +105,17 @@ pub use report::quota::{ProfileQuota, QuotaView, QuotaWindowView};
 pub use report::time_zone::{TimeZoneView, TIME_ZONE_KEY};
 pub use report::usage::{UsageBy, UsageChart, UsageRow, UsageSeries, UsageView, LOCAL_USER, NO_MODEL, UNTAGGED};
 pub use router::{
-    AttemptFacts, AttemptReport, CliBackend, CliTarget, CredentialUse, Outcome, PoolRoute, PoolSnapshot, QuotaBoard,
-    Recording, Refusal, Reply, RequestKeys, Resolved, Route, RouteRequest, Routed, Router, RouterOptions, Sharing,
-    Snapshot, Target, Transport, DEFAULT_PROBE_LEASE, DROPPED_ACCOUNT_STATE, MAX_QUOTA_READINGS, MAX_RESPONSE_ORIGINS,
-    QUOTA_FLUSH_EVERY, RESPONSE_ORIGIN_TTL_MS,
+    AttemptFacts, AttemptReport, CliBackend, CliTarget, CredentialUse, Outcome, Pin, PoolRoute, PoolSnapshot,
+    QuotaBoard, Recording, Refusal, Reply, RequestKeys, Resolved, Route, RouteRequest, Routed, Router, RouterOptions,
+    Sharing, Snapshot, Target, Transport, DEFAULT_PROBE_LEASE, DROPPED_ACCOUNT_STATE, MAX_QUOTA_READINGS,
+    MAX_RESPONSE_ORIGINS, QUOTA_FLUSH_EVERY, RESPONSE_ORIGIN_TTL_MS,
 };
 pub use sealed::{VaultKind, VAULT_ENV, VAULT_KEY};
 pub use settings::{SettingsView, UserSetting};
 pub use store_copy::{CopiedProfile, StoreCopyReport};
-pub use store_location::{store_location, DB_FILE, TEST_PG_ENV};
+#[cfg(feature = "test-hooks")]
+pub use store_location::TEST_PG_ENV;
+pub use store_location::{store_location, DB_FILE};
 pub use switchyard_core::portable::MAX_BYTES as MAX_IMPORT_BYTES;
 pub use switchyard_core::routing::gate::{GATE_MODEL_UNSERVED, GATE_NO_MODEL, GATE_NO_PAIR};
 pub use switchyard_core::secret_shape::{echo_safe, NOT_SHOWN};

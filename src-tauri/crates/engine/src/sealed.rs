@@ -4,7 +4,8 @@
 //! its secrets in the store instead, sealed under the master key (`switchyard-vault`'s
 //! `SealedVault`); the first sealed open records `vault = sealed` in `settings`, and from then
 //! on every open of that data dir is sealed (a process asked for the keychain there refuses to
-//! start). A sealed open refuses to start without a key, and with a key other than the one the
+//! start). A data dir that already keeps a key or the relay token in the keychain is never
+//! turned sealed (its keys would read `missing`): that open is refused, naming `store copy`. A sealed open refuses to start without a key, and with a key other than the one the
 //! stored rows were sealed under — before anything is served (invariant 26). A data dir picks
 //! once; its keys move to a sealed team store with `store copy` (`store_copy.rs`), which leaves
 //! the data dir as it was.
@@ -76,6 +77,7 @@ pub(crate) async fn vault_for(
         VaultSpec::Sealed(key) => {
             check_key(&mut conn, key.id()).await?;
             if recorded.is_none() {
+                refuse_keychain_secrets(&mut conn).await?;
                 settings::put(&mut conn, VAULT_KEY, "sealed", None, clock.now_ms()).await?;
             }
             let rows = Arc::new(StoreRows {
@@ -87,6 +89,31 @@ pub(crate) async fn vault_for(
             Ok((Arc::new(vault), Some(Arc::new(Sealer::new(&key)?))))
         }
     }
+}
+
+/// Refuses to turn a data dir that keeps secrets in the OS keychain (a profile's key, the relay
+/// token) sealed: the choice is recorded for good, and its keys would read `missing` from then on.
+/// The way to serve them sealed is `store copy` into a team store, which leaves this one as it is.
+async fn refuse_keychain_secrets(conn: &mut switchyard_store::AnyConnection) -> Result<(), EngineError> {
+    if !sealed_secrets::key_ids(conn).await?.is_empty() {
+        return Ok(()); // a store `store copy` filled: its secrets are sealed already
+    }
+    let keys = switchyard_store::profiles::all_locators(conn).await?.len();
+    let token = settings::get(conn, crate::config::relay_settings::RELAY_TOKEN_REVISION_KEY).await?.is_some();
+    if keys == 0 && !token {
+        return Ok(());
+    }
+    let held = match (keys, token) {
+        (0, _) => "the relay token".to_string(),
+        (n, false) => format!("{n} key(s)"),
+        (n, true) => format!("{n} key(s) and the relay token"),
+    };
+    Err(EngineError::SealedVault(format!(
+        "sealed vault: this data dir keeps {held} in the OS keychain; opening it sealed would record the sealed vault \
+         for good and read them as missing, so nothing was changed. Keep the keychain (drop --vault sealed / \
+         {VAULT_ENV}), or copy everything into a sealed team store: switchyard store copy --to postgres://… \
+         --master-key-file FILE"
+    )))
 }
 
 /// Refuses `key_id` when any stored row is sealed under another key.

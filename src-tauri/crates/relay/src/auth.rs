@@ -25,16 +25,28 @@ pub fn presented(headers: &HeaderMap) -> Option<Secret> {
         .map(Secret::new)
 }
 
+/// A query with every `key` pair taken out, and whether one of them became the request's
+/// credential.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct QueryKey {
+    /// The query left (`None` when empty).
+    pub query: Option<String>,
+    /// `x-goog-api-key` was set from `?key=`: valid only where the target's dialect takes a key
+    /// in the URL (Gemini), which the handler asks once the name is resolved.
+    pub credential: bool,
+}
+
 /// A Gemini client may send its key as `?key=…` (Google's SDKs and `curl` examples do): the
 /// relay token there is moved into `x-goog-api-key` (unless a credential header is already
-/// present) and every `key` pair is taken out of the query, so no key ever reaches the upstream
-/// URL, a log line or a proxy's access log. Returns the query left (`None` when empty).
-pub fn key_from_query(query: Option<&str>, headers: &mut HeaderMap) -> Option<String> {
-    let query = query?;
+/// present) and every `key` pair is taken out of the query — on every route, a pool's too — so
+/// no key ever reaches the upstream URL, a log line or a proxy's access log.
+pub fn key_from_query(query: Option<&str>, headers: &mut HeaderMap) -> QueryKey {
+    let Some(query) = query else { return QueryKey::default() };
     if !query.split('&').any(is_key_pair) {
-        return Some(query.to_string());
+        return QueryKey { query: Some(query.to_string()), credential: false };
     }
     let mut kept = Vec::new();
+    let mut credential = false;
     for pair in query.split('&') {
         if !is_key_pair(pair) {
             kept.push(pair);
@@ -49,10 +61,11 @@ pub fn key_from_query(query: Option<&str>, headers: &mut HeaderMap) -> Option<St
             if let Ok(mut v) = http::HeaderValue::from_str(value) {
                 v.set_sensitive(true);
                 headers.insert(crate::header_names::X_GOOG_API_KEY, v);
+                credential = true;
             }
         }
     }
-    (!kept.is_empty()).then(|| kept.join("&"))
+    QueryKey { query: (!kept.is_empty()).then(|| kept.join("&")), credential }
 }
 
 fn is_key_pair(pair: &str) -> bool {
@@ -120,21 +133,28 @@ mod tests {
 
         let mut h = HeaderMap::new();
         let left = key_from_query(Some("alt=sse&key=sy_right"), &mut h);
-        assert_eq!(left.as_deref(), Some("alt=sse"), "the key is taken out of the query, the rest kept");
+        assert_eq!(left.query.as_deref(), Some("alt=sse"), "the key is taken out of the query, the rest kept");
+        assert!(left.credential, "it became the credential (the handler checks the dialect takes one)");
         assert_eq!(token_place(&h, &token), Some(TokenPlace::Credential), "and checked as the header");
 
         let mut h = HeaderMap::new();
-        assert_eq!(key_from_query(Some("key=sy_right"), &mut h), None, "a query of only the key is gone");
+        assert_eq!(key_from_query(Some("key=sy_right"), &mut h).query, None, "a query of only the key is gone");
         let mut h = HeaderMap::new();
         h.insert("x-goog-api-key", "sy_header".parse().unwrap_or_else(|_| unreachable!()));
-        assert_eq!(key_from_query(Some("key=sy_right&pageSize=5"), &mut h).as_deref(), Some("pageSize=5"));
+        let left = key_from_query(Some("key=sy_right&pageSize=5"), &mut h);
+        assert_eq!(left.query.as_deref(), Some("pageSize=5"));
+        assert!(!left.credential, "a header already there is the credential");
         assert_eq!(
             h.get("x-goog-api-key").and_then(|v| v.to_str().ok()),
             Some("sy_header"),
             "a header already there wins; the query's key is still stripped"
         );
         let mut h = HeaderMap::new();
-        assert_eq!(key_from_query(Some("monkey=1&keys=2"), &mut h).as_deref(), Some("monkey=1&keys=2"), "only `key`");
+        assert_eq!(
+            key_from_query(Some("monkey=1&keys=2"), &mut h).query.as_deref(),
+            Some("monkey=1&keys=2"),
+            "only `key`"
+        );
         assert!(h.is_empty(), "nothing moved");
     }
 

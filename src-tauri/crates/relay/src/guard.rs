@@ -38,6 +38,15 @@ pub fn is_loopback_host(headers: &HeaderMap) -> bool {
         || name.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
 }
 
+/// Whether a proxy in front of the relay says it forwarded the request (`Forwarded`,
+/// `X-Forwarded-For`, `X-Real-IP`): the peer is then the proxy on loopback, not the caller, so
+/// the install's own token — good from loopback only — is not taken from it. A proxy that sets
+/// none of these is one the docs warn about (design §15, the nginx example sets
+/// `X-Forwarded-For`).
+pub fn is_proxied(headers: &HeaderMap) -> bool {
+    ["forwarded", "x-forwarded-for", "x-real-ip"].iter().any(|name| headers.contains_key(*name))
+}
+
 /// The slug and the raw path after `/c/{slug}/`, refused when a segment of the rest is `.`
 /// or `..` in any spelling. Segments are split at `/` and also at the separators a server
 /// behind the relay may decode or accept — `%2f`, `%5c` (either case) and `\` — so

@@ -9,7 +9,8 @@
 //! `GET /readyz` (for a load balancer; no token): 200 `{"ready":true}` only when the store
 //! answers, every migration this build knows is applied and, with the sealed vault, the
 //! stored secrets are sealed under this process's master key (`Engine::ready`); else 503
-//! `{"ready":false,"reason":…}` (the reason never carries a secret). `/healthz` stays "the
+//! `{"ready":false}` — with `"reason"` only for the install's own token from loopback (the
+//! reason names master-key ids and the store's state: the log has it too, never a secret). `/healthz` stays "the
 //! process is alive".
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -74,7 +75,14 @@ pub async fn readyz(state: &RelayState, method: &Method, headers: &HeaderMap, pe
         Ok(()) => json_answer(StatusCode::OK, &json!({"ready": true})),
         Err(e) => {
             tracing::warn!(code = e.code().as_str(), reason = %e, "relay not ready");
-            json_answer(StatusCode::SERVICE_UNAVAILABLE, &json!({"ready": false, "reason": e.to_string()}))
+            // The reason (key ids, the store's state) is the operator's: anyone else — a load
+            // balancer, a stranger — learns only that it is not ready.
+            let body = if state.is_operator(headers, peer.loopback) {
+                json!({"ready": false, "reason": e.to_string()})
+            } else {
+                json!({"ready": false})
+            };
+            json_answer(StatusCode::SERVICE_UNAVAILABLE, &body)
         }
     }
 }

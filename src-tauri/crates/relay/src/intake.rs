@@ -20,8 +20,9 @@ use switchyard_core::states::OfficialClient;
 use switchyard_core::tag::{read_tags, tags_json};
 use switchyard_core::turn::ClientIds;
 use switchyard_core::{InvalidInput, Protocol};
-use switchyard_engine::{DeferredKeys, LedgerKeys, RequestKeys, Resolved, RouteRequest};
+use switchyard_engine::{DeferredKeys, LedgerKeys, Pin, RequestKeys, Resolved, RouteRequest};
 use switchyard_providers::dialect;
+use switchyard_vault::Secret;
 
 use crate::body::copy_buffers::CopyBuffers;
 use crate::body::outgoing::{BodyCopy, Outgoing, StreamedBody, SMALL_BODY};
@@ -52,6 +53,14 @@ impl Received {
     pub(crate) fn pinned_profile(&self) -> Option<String> {
         let value = self.headers.get(header_names::X_SWITCHYARD_PROFILE)?.to_str().ok()?.trim();
         (!value.is_empty()).then(|| value.to_string())
+    }
+
+    /// A request naming its profile, with the credential the client carries (its own: the
+    /// relay token is in `x-switchyard-token` on such a request, `request.rs` checks it).
+    pub(crate) fn pin(&self) -> Option<Pin> {
+        let profile = self.pinned_profile()?;
+        let credential = crate::auth::presented(&self.headers).unwrap_or_else(|| Secret::new(""));
+        Some(Pin { profile, credential: std::sync::Arc::new(credential) })
     }
 
     /// The official client the request identifies as, from what it sends (core `identify_client`).
@@ -132,7 +141,7 @@ impl Intake {
             keys,
             tags,
             previous_response_id: self.previous_response_id().map(str::to_string),
-            pinned: self.received.pinned_profile(),
+            pinned: self.received.pin(),
             client: self.received.client(),
             user,
         }

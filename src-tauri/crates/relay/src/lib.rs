@@ -41,7 +41,7 @@ pub use healthz::{is_own_relay, CHALLENGE_HEADER};
 pub use logging::init_logging;
 pub use service::{check_listen, check_loopback, Listen, RelayStatus, Service, DESKTOP_DRAIN, PORT_ENV};
 pub use state::{Caller, RelayState, USERS_REFRESH};
-pub use tls::TlsFiles;
+pub use tls::{TlsFiles, READ_TIMEOUT as TLS_READ_TIMEOUT};
 
 /// Largest request body accepted (long agent conversations are big).
 pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;

@@ -10,7 +10,9 @@ use std::sync::Arc;
 use http::{Method, Request};
 use hyper::body::Incoming as IncomingBody;
 
-use crate::auth::TokenPlace;
+use switchyard_providers::dialect;
+
+use crate::auth::{QueryKey, TokenPlace};
 use crate::body::client_body::Response;
 use crate::conn::{ConnMark, Peer};
 use crate::intake::{Intake, Readers, Received};
@@ -34,8 +36,9 @@ pub(crate) async fn handle(
     if let Err(refused) = guard::before_auth(&method, &headers, peer.tls) {
         return refused.response();
     }
-    // A Gemini client's `?key=` is the relay token: checked as its header, never forwarded.
-    let query = crate::auth::key_from_query(uri.query(), &mut headers);
+    // A Gemini client's `?key=` is the relay token: checked as its header, never forwarded
+    // (every route strips every `key` pair here, a pool's too).
+    let QueryKey { query, credential: key_in_query } = crate::auth::key_from_query(uri.query(), &mut headers);
     let Some((place, caller)) = state.caller(&headers, peer.loopback) else {
         return reply::unauthorized();
     };
@@ -52,6 +55,10 @@ pub(crate) async fn handle(
         Err(e) => return reply::engine_error(reply::guess_protocol(&rest, &headers), &e),
     };
     let protocol = target.protocol();
+    // Only Gemini's clients put a key in the URL: elsewhere a query key is no credential.
+    if key_in_query && !dialect::of(protocol).key_in_query() {
+        return reply::unauthorized();
+    }
     let received = Received { method, rest, query, headers };
     // A request naming its profile (an official CLI run by `switchyard exec`) forwards the
     // client's own credential: only to a connection, and only with the relay token in its own

@@ -140,10 +140,10 @@ impl Service {
     /// Reads the TLS certificate and key files again (`relay serve` on SIGHUP): new connections
     /// get the new certificate, open ones keep theirs. `Ok(false)`: no TLS is being served. On
     /// an error the certificate served so far stays (the message names the file).
-    pub fn reload_tls(&self) -> Result<bool, String> {
+    pub async fn reload_tls(&self) -> Result<bool, String> {
         let certificate = self.certificate.lock().unwrap_or_else(PoisonError::into_inner).clone();
         let Some(certificate) = certificate else { return Ok(false) };
-        certificate.reload()?;
+        certificate.reload().await?;
         Ok(true)
     }
 
@@ -188,9 +188,12 @@ impl Service {
         if let Err(e) = check_listen(addr, self.tls.is_some()) {
             return self.fail(port, source, e.to_string());
         }
-        let certificate = match self.tls.as_ref().map(Certificate::load).transpose() {
-            Ok(c) => c,
-            Err(why) => return self.fail(port, source, why),
+        let certificate = match &self.tls {
+            Some(files) => match Certificate::load(files).await {
+                Ok(c) => Some(c),
+                Err(why) => return self.fail(port, source, why),
+            },
+            None => None,
         };
         let tls = match certificate.as_ref().map(Certificate::acceptor).transpose() {
             Ok(tls) => tls,

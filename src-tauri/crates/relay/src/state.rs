@@ -86,14 +86,22 @@ impl RelayState {
         self.caller(headers, loopback).is_some()
     }
 
+    /// Whether the request carries the install's own token from loopback (the operator, who may
+    /// see why the relay is not ready).
+    pub fn is_operator(&self, headers: &http::HeaderMap, loopback: bool) -> bool {
+        matches!(self.caller(headers, loopback), Some((_, Caller::Local)))
+    }
+
     /// Where `headers` carry the current relay token, if they do (the install's own only).
     pub fn token_place(&self, headers: &http::HeaderMap) -> Option<crate::auth::TokenPlace> {
         crate::auth::token_place(headers, &self.token.read().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// Who the request is from, and where its token was: the install's own token counts only
-    /// when `loopback`; a user token (`syu_…`) is looked up by its SHA-256.
+    /// when `loopback` and no proxy says it forwarded the request (`guard::is_proxied`); a user
+    /// token (`syu_…`) is looked up by its SHA-256.
     pub fn caller(&self, headers: &http::HeaderMap, loopback: bool) -> Option<(crate::auth::TokenPlace, Caller)> {
+        let loopback = loopback && !crate::guard::is_proxied(headers);
         let token = self.token.read().unwrap_or_else(PoisonError::into_inner);
         let users = self.users.read().unwrap_or_else(PoisonError::into_inner);
         crate::auth::find(headers, |presented| {

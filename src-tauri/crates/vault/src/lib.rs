@@ -15,7 +15,8 @@ pub use locator::Locator;
 #[cfg(any(test, feature = "memory"))]
 pub use memory::MemoryVault;
 pub use sealed::{
-    MasterKey, SealedEntry, SealedRows, SealedVault, Sealer, CREDENTIAL_NAME, KEY_BYTES, MASTER_KEY_FILE_ENV,
+    loose_mode, MasterKey, SealedEntry, SealedRows, SealedVault, Sealer, CREDENTIAL_NAME, KEY_BYTES,
+    MASTER_KEY_FILE_ENV, MIN_DISTINCT_BYTES,
 };
 pub use secret::Secret;
 

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::common::{add_legacy, run, TestResult};
+use crate::common::{add_legacy, run, run_env, TestResult};
 
 const CANARY: &str = "sk-canary-echo-123";
 
@@ -84,5 +84,23 @@ fn framing_and_credential_headers_are_refused_by_name() -> TestResult {
     let listed = run(dir.path(), &["--json", "connection", "list"], None)?;
     assert_eq!(listed.stdout.trim(), "[]", "no refused header created a connection");
     assert!(!data_dir_text(dir.path()).contains("canary"), "no refused value reached the data dir");
+    Ok(())
+}
+
+/// Issue 39: `--help` printed `SWITCHYARD_STORE`'s value — a team store's URL with its password —
+/// as clap's `[env: SWITCHYARD_STORE=…]`. The variable is named, its value never shown, in the
+/// top-level help and every subcommand's (the option is global).
+#[test]
+fn help_names_the_store_variable_but_never_its_password() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let url = format!("postgres://team:{CANARY}@db.example:5432/switchyard");
+    for args in [vec!["--help"], vec!["relay", "serve", "--help"], vec!["store", "copy", "--help"]] {
+        let out = run_env(dir.path(), &args, None, &[("SWITCHYARD_STORE", url.as_str())])?;
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        let text = format!("{}{}", out.stdout, out.stderr);
+        assert!(text.contains("SWITCHYARD_STORE"), "{args:?}: the variable is named");
+        assert!(!text.contains(CANARY), "{args:?}: the store URL's password is never printed:\n{text}");
+        assert!(!text.contains("db.example"), "{args:?}: nor the URL at all");
+    }
     Ok(())
 }

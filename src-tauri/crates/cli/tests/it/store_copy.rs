@@ -180,7 +180,7 @@ async fn a_copy_takes_a_store_a_replica_opened_but_not_another_key_or_another_ap
     let (desk, replica, keys, other_keys) =
         (tempfile::tempdir()?, tempfile::tempdir()?, tempfile::tempdir()?, tempfile::tempdir()?);
     let (key, other_key) = (master_key(keys.path())?, master_key(other_keys.path())?);
-    std::fs::write(&other_key, "ef".repeat(32))?;
+    std::fs::write(&other_key, crate::common::master_key_hex(0xef))?;
     let add =
         ["connection", "add", "c", "--protocol", "anthropic", "--base-url", "http://127.0.0.1:9", "--secret-stdin"];
     let made = run_sqlite(desk.path(), &add, Some(KEY_A))?;

@@ -27,7 +27,7 @@ pub(crate) fn database(server: &str, name: &str) -> Result<String, Box<dyn std::
 pub(crate) fn master_key(dir: &Path) -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
     use std::os::unix::fs::PermissionsExt;
     let key = dir.join("master.key");
-    std::fs::write(&key, "cd".repeat(32))?;
+    std::fs::write(&key, crate::common::master_key_hex(0xcd))?;
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600))?;
     Ok(key)
 }
@@ -53,7 +53,7 @@ async fn a_postgres_store_is_sealed_shared_and_keeps_the_ledger() -> TestResult 
     mock.set_key(CANARY, KeyScript::new(["m1"]));
     let (one, two, keys) = (tempfile::tempdir()?, tempfile::tempdir()?, tempfile::tempdir()?);
     let key = keys.path().join("master.key");
-    std::fs::write(&key, "ab".repeat(32))?;
+    std::fs::write(&key, crate::common::master_key_hex(0xab))?;
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600))?;

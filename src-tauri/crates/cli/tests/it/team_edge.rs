@@ -19,7 +19,7 @@ const CANARY: &str = "sk-canary-cli-sealed-5e1b";
 fn key_file(dir: &Path, name: &str, byte: u8, mode: u32) -> Result<PathBuf, Box<dyn std::error::Error>> {
     use std::os::unix::fs::PermissionsExt;
     let path = dir.join(name);
-    std::fs::write(&path, [byte; 32].iter().map(|b| format!("{b:02x}")).collect::<String>())?;
+    std::fs::write(&path, crate::common::master_key_hex(byte))?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))?;
     Ok(path)
 }
@@ -196,6 +196,11 @@ async fn relay_serve_with_a_certificate_speaks_https_is_ready_and_reloads_it_on_
     let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
     std::fs::write(&cert, made.cert.pem())?;
     std::fs::write(&key, made.signing_key.serialize_pem())?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600))?;
+        // a TLS key is owner-only
+    }
     let data = dir.path().join("data");
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("switchyard"));
     cmd.arg("--data-dir").arg(&data).args(["relay", "serve", "--listen", "127.0.0.1:0", "--tls-cert"]);

@@ -11,6 +11,8 @@ use switchyard_core::secret_shape::{echo_safe, NOT_SHOWN};
 use switchyard_core::states::{CredentialPresence, OfficialClient, ProfileKind};
 use switchyard_store::profiles::ProfileRow;
 
+use switchyard_vault::Secret;
+
 use crate::config::rows::{client_of, credential_facts};
 use crate::context::Context;
 use crate::error::EngineError;
@@ -51,15 +53,53 @@ pub struct LoginLaunch {
     pub label: String,
 }
 
+/// The directory name an id that cannot name a path maps to: never created, never removed.
+const UNSAFE_ID_DIR: &str = "-not-a-profile-id-";
+
+/// `id` when it can name a directory under the accounts dir: ASCII letters, digits, `_` and `-`
+/// (a generated id is `p_` and 32 hex digits). A profile id is read from the store, which another
+/// writer may have tampered with: `../..` or `/home/x` must never become a path (issue 39).
+fn path_safe(id: &str) -> Option<&str> {
+    let safe = !id.is_empty()
+        && id.len() <= 128
+        && !id.starts_with('-')
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    safe.then_some(id)
+}
+
 impl Context {
-    /// Where the official CLI of external profile `profile_id` keeps its login.
+    /// Where the official CLI of external profile `profile_id` keeps its login (an id that
+    /// cannot name a path maps to a directory that is never made: nothing is found there).
     pub(crate) fn config_dir(&self, profile_id: &str) -> PathBuf {
         let base = std::path::absolute(self.data_dir()).unwrap_or_else(|_| self.data_dir().to_path_buf());
-        base.join(ACCOUNTS_DIR).join(profile_id)
+        base.join(ACCOUNTS_DIR).join(path_safe(profile_id).unwrap_or(UNSAFE_ID_DIR))
+    }
+
+    /// Whether `presented` — the credential a request naming external profile `profile_id`
+    /// carried — is the login's own: a string of the official CLI's credential file in the
+    /// profile's directory (its access token), compared in constant time. Read only when a
+    /// pinned attempt failed; anything unreadable is "not its own".
+    pub(crate) async fn is_login_credential(&self, profile_id: &str, presented: &Secret) -> bool {
+        let presented = presented.expose().trim();
+        if presented.is_empty() {
+            return false;
+        }
+        let dir = self.config_dir(profile_id);
+        for client in [OfficialClient::ClaudeCode, OfficialClient::Codex] {
+            let Ok(text) = tokio::fs::read(dir.join(client.credential_file())).await else { continue };
+            let Ok(value) = serde_json::from_slice::<serde_json::Value>(&text) else { continue };
+            if holds_string(&value, presented.as_bytes()) {
+                return true;
+            }
+        }
+        false
     }
 
     /// Creates (or tightens) the profile's config directory and its parent, mode 0700.
     pub(crate) fn create_config_dir(&self, profile_id: &str) -> Result<PathBuf, EngineError> {
+        if path_safe(profile_id).is_none() {
+            return Err(EngineError::Internal("a profile id that cannot name a directory".into()));
+        }
         let dir = self.config_dir(profile_id);
         std::fs::create_dir_all(&dir).map_err(|e| {
             EngineError::Internal(format!("cannot create the account directory {}: {e}", dir.display()))
@@ -73,6 +113,10 @@ impl Context {
     /// Removes an external profile's config directory with the login in it (its profile is
     /// gone). Best effort: a failure is logged, the directory left.
     pub(crate) fn remove_config_dir(&self, profile_id: &str) {
+        if path_safe(profile_id).is_none() {
+            tracing::warn!("a profile id that cannot name a directory: nothing removed");
+            return;
+        }
         let dir = self.config_dir(profile_id);
         match std::fs::remove_dir_all(&dir) {
             Ok(()) => {}
@@ -210,4 +254,40 @@ fn owner_only(dir: &Path) -> Result<(), EngineError> {
     #[cfg(not(unix))]
     let _ = dir;
     Ok(())
+}
+
+/// Whether a string of `value` (at any depth) equals `wanted`, each compared in constant time.
+fn holds_string(value: &serde_json::Value, wanted: &[u8]) -> bool {
+    match value {
+        serde_json::Value::String(s) => same_bytes(s.as_bytes(), wanted),
+        serde_json::Value::Array(items) => items.iter().fold(false, |found, v| holds_string(v, wanted) | found),
+        serde_json::Value::Object(map) => map.values().fold(false, |found, v| holds_string(v, wanted) | found),
+        _ => false,
+    }
+}
+
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_from_the_store_never_names_a_path_outside_the_accounts_dir() {
+        for bad in ["../../victim", "/home/victim", "..", ".", "", "a/b", "-rf", "p_\u{0}x"] {
+            assert_eq!(path_safe(bad), None, "{bad:?} is no directory name");
+        }
+        let id = format!("p_{}", "ab".repeat(16));
+        assert_eq!(path_safe(&id), Some(id.as_str()), "a generated id is");
+    }
+
+    #[test]
+    fn the_login_s_credential_is_any_string_of_its_file() {
+        let file = serde_json::json!({"claudeAiOauth": {"accessToken": "sk-ant-oat01-own", "scopes": ["a"]}});
+        assert!(holds_string(&file, b"sk-ant-oat01-own"), "the login's access token");
+        assert!(!holds_string(&file, b"sk-ant-oat01-other"), "a stranger's token");
+        assert!(!holds_string(&file, b"sk-ant-oat01-ow"), "a prefix is not the token");
+    }
 }

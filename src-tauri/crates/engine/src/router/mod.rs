@@ -42,7 +42,7 @@ pub use pool::{PoolRoute, PoolSnapshot};
 pub use quota::{QuotaBoard, FLUSH_EVERY as QUOTA_FLUSH_EVERY, MAX_READINGS as MAX_QUOTA_READINGS};
 pub use recording::{AttemptReport, Recording, DROPPED_ACCOUNT_STATE};
 pub use refusal::Refusal;
-pub use request::{RequestKeys, RouteRequest};
+pub use request::{Pin, RequestKeys, RouteRequest};
 pub use resolve::Resolved;
 pub use route::{Route, Routed};
 pub(crate) use run::RequestRun;

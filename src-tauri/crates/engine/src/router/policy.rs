@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use switchyard_core::routing::{FallbackKind, Hop, Strategy};
 
-use crate::router::{PoolRoute, Snapshot};
+use crate::router::{Pin, PoolRoute, Snapshot};
 
 /// How one request is routed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,7 +18,7 @@ pub(crate) enum Policy {
     /// The request names its profile (`x-switchyard-profile`: an official CLI's own login run by
     /// `switchyard exec`): one attempt there with the client's own credential, nothing changed,
     /// no other account.
-    Pinned(String),
+    Pinned(Pin),
     /// Legacy routing: the primary key only, one attempt per connection, the answer passed on as
     /// it comes (the connection is legacy, suspended, or the request names no model).
     Legacy,
@@ -34,11 +34,11 @@ impl Policy {
     pub(crate) fn decide(
         snapshot: &Snapshot,
         model: Option<&str>,
-        pinned: Option<String>,
+        pinned: Option<Pin>,
         continuing: Option<String>,
     ) -> Policy {
-        if let Some(name) = pinned {
-            return Policy::Pinned(name);
+        if let Some(pin) = pinned {
+            return Policy::Pinned(pin);
         }
         match (snapshot.strategy, model) {
             (Some(strategy), Some(_)) => Policy::Routed { strategy, continuing },
@@ -77,6 +77,18 @@ impl Policy {
     /// a legacy request that stayed on its own connection, outside a pool.
     pub(crate) fn answers_as_legacy(&self, hops: &Hops) -> bool {
         self.is_legacy() && !hops.hopped() && !matches!(hops, Hops::Pool(_))
+    }
+
+    /// The credential the client carries when this request names its login (a pinned request):
+    /// a failure is held against the login only when that credential is the login's own —
+    /// a refusal of a credential the relay did not choose says nothing of the login it was sent
+    /// under, and holding it would let any token holder lock another person's login out.
+    /// `None`: the relay chose the key, and its failures are the key's.
+    pub(crate) fn client_credential(&self) -> Option<&Pin> {
+        match self {
+            Policy::Pinned(pin) => Some(pin),
+            _ => None,
+        }
     }
 
     /// Whether output of this request commits its turn (and teaches the key's token load): every
@@ -219,6 +231,10 @@ impl Counts {
 mod tests {
     use super::*;
 
+    fn pin(profile: &str) -> Pin {
+        Pin { profile: profile.into(), credential: Arc::new(switchyard_vault::Secret::new("client-own")) }
+    }
+
     fn hops_with(n: usize) -> Hops {
         if n == 0 {
             return Hops::None;
@@ -230,8 +246,13 @@ mod tests {
     #[test]
     fn each_policy_answers_the_loop_s_questions() {
         let routed = Policy::Routed { strategy: Strategy::Balanced, continuing: None };
-        let pinned = Policy::Pinned("login".into());
+        let pinned = Policy::Pinned(pin("login"));
         let (none, pool) = (hops_with(0), hops_with(2));
+        assert!(pinned.client_credential().is_some(), "a pinned request's failures are judged by its credential");
+        assert!(
+            Policy::Legacy.client_credential().is_none() && routed.client_credential().is_none(),
+            "a chosen key's are its own"
+        );
         // (policy, hops, may fall back, passes through, answers as legacy, one attempt, commits)
         let table = [
             (&Policy::Legacy, &none, false, true, true, true, false),
@@ -266,7 +287,7 @@ mod tests {
         let routed = Policy::Routed { strategy: Strategy::Priority, continuing: Some("p1".into()) };
         assert_eq!(routed.continuing(), Some("p1"), "a routed request continues its response's profile");
         assert_eq!(Policy::Legacy.continuing(), None, "legacy has one key anyway");
-        assert_eq!(Policy::Pinned("x".into()).continuing(), None, "a pinned request goes to its login only");
+        assert_eq!(Policy::Pinned(pin("x")).continuing(), None, "a pinned request goes to its login only");
     }
 
     #[test]

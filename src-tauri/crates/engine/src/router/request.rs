@@ -12,6 +12,8 @@ use std::sync::Arc;
 use switchyard_core::conversation::ConversationKey;
 use switchyard_core::states::OfficialClient;
 
+use switchyard_vault::Secret;
+
 use crate::ledger::DeferredKeys;
 use crate::router::{Resolved, Snapshot};
 
@@ -31,14 +33,25 @@ pub struct RouteRequest {
     /// A Responses request's `previous_response_id`: state held by the account that made it.
     pub previous_response_id: Option<String>,
     /// The profile the request names (`x-switchyard-profile`: an id or label), sent by
-    /// `switchyard exec` for an external login: the request goes there only (`pinned.rs`).
-    pub pinned: Option<String>,
+    /// `switchyard exec` for an external login, with the credential the client carries: the
+    /// request goes there only (`pinned.rs`).
+    pub pinned: Option<Pin>,
     /// The official client the request identifies as (core `identify_client`): token and
     /// external profiles serve only their own client (invariant 20).
     pub client: Option<OfficialClient>,
     /// The relay user whose token the request carried (a `relay_users` name, never the
     /// token); `None` for the install's own token. Recorded with every attempt.
     pub user: Option<String>,
+}
+
+/// A request naming its external login: the profile (an id or label) and the credential the
+/// client carries in `Authorization` or `x-api-key` (its own, never the relay token). A failure
+/// is held against the login only when that credential is the login's own (`settle.rs`): a
+/// stranger's refused credential never locks another person's login out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pin {
+    pub profile: String,
+    pub credential: Arc<Secret>,
 }
 
 impl RouteRequest {

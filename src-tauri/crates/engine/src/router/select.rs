@@ -49,8 +49,8 @@ impl Router {
     /// Chooses the profile of the next attempt and reads its secret.
     pub(crate) async fn next_attempt(&self, run: &mut RequestRun) -> Result<NextAttempt, EngineError> {
         match &run.policy {
-            Policy::Pinned(name) => {
-                let name = name.clone();
+            Policy::Pinned(pin) => {
+                let name = pin.profile.clone();
                 self.pinned_attempt(run, &name).await
             }
             Policy::Legacy => self.legacy_attempt(run).await,

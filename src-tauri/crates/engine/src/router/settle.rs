@@ -25,7 +25,17 @@ impl Router {
     /// The attempt failed with a classified failure: update its circuits and plan the next step.
     pub(crate) async fn attempt_failed(&self, run: &mut RequestRun, attempt: &mut Attempt, failure: Failure) -> Plan {
         let model = run.model.clone().unwrap_or_default();
+        // A pinned request's failure is the login's only when the client's credential is the
+        // login's own (its official CLI run by `exec`); a stranger's refused credential holds
+        // nothing against it (its probe lease goes back unsettled).
+        let held = match run.policy.client_credential() {
+            None => true,
+            Some(pin) => self.engine.is_login_credential(&attempt.profile_id, &pin.credential).await,
+        };
         match attempt.probe.take() {
+            _ if !held => {
+                tracing::info!(kind = %failure.kind, "a pinned request's own credential was refused; the login is not held to it");
+            }
             Some(probe) => {
                 for snap in probe.lease.fail(&failure, self.engine.now_ms()) {
                     if let Err(e) = self.engine.persist_circuit(&snap).await {

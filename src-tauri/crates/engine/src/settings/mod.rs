@@ -250,15 +250,30 @@ pub(crate) const CODEX_BACKEND: Setting<Option<String>> = Setting {
     field: "codex-backend-url",
 };
 
-/// An absolute `https://` URL, or `http://` to loopback (a test's mock); unset is fine.
+/// An absolute `https://` URL, or `http://` to loopback (a test's mock); unset is fine. The URL
+/// is parsed and its host judged — `http://localhost.evil.example`, `http://localhost@evil.example`
+/// or `http://127.0.0.1.evil.example` are not loopback — and no settings URL carries user info
+/// or a hidden character: refresh tokens, codes and access tokens go where these name.
 fn http_url(value: &Option<String>) -> Result<(), String> {
-    let Some(url) = value else { return Ok(()) };
-    let url = url.trim();
-    let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"];
-    if url.starts_with("https://") || loopback.iter().any(|l| url.starts_with(l)) {
-        Ok(())
-    } else {
-        Err("must be an https:// URL (or http:// on loopback)".into())
+    let Some(text) = value else { return Ok(()) };
+    let text = text.trim();
+    if text.chars().any(switchyard_core::secret_shape::is_hidden) {
+        return Err("must not hold a control or invisible character".into());
+    }
+    let url = reqwest::Url::parse(text).map_err(|e| format!("must be an absolute https:// URL ({e})"))?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("must not carry a user name or password (user@host)".into());
+    }
+    let Some(host) = url.host() else { return Err("must name a host".into()) };
+    let loopback = match host {
+        url::Host::Domain(name) => name.eq_ignore_ascii_case("localhost"),
+        url::Host::Ipv4(ip) => ip.is_loopback(),
+        url::Host::Ipv6(ip) => ip.is_loopback(),
+    };
+    match url.scheme() {
+        "https" => Ok(()),
+        "http" if loopback => Ok(()),
+        _ => Err("must be an https:// URL (or http:// to 127.0.0.1, localhost or [::1])".into()),
     }
 }
 
@@ -440,5 +455,45 @@ impl Context {
             ledger_retention_rows: self.ledger_retention_rows().await?,
             data_dir: self.data_dir().display().to_string(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::http_url;
+
+    fn judged(url: &str) -> Result<(), String> {
+        http_url(&Some(url.to_string()))
+    }
+
+    #[test]
+    fn a_settings_url_is_judged_by_its_parsed_host_not_its_prefix() {
+        for remote in [
+            "http://localhost.evil.example/oauth/token",
+            "http://localhost@evil.example/oauth/token",
+            "http://127.0.0.1.evil.example/",
+            "http://[::1]@evil.example/",
+            "http://localhost:1@203.0.113.7/",
+            "http://203.0.113.7/",
+            "https://user:pw@auth.example/",
+            "https://token@auth.example/",
+            "ftp://localhost/",
+            "https://auth.example/\u{1b}[2J",
+            "localhost:8080",
+        ] {
+            assert!(judged(remote).is_err(), "{remote}: secrets would leave in clear or to a user-info host");
+        }
+        for fine in [
+            "https://auth.openai.com",
+            "https://chatgpt.com/backend-api/codex",
+            "http://127.0.0.1:4010/oauth/token",
+            "http://127.5.0.1/x",
+            "http://localhost:1455",
+            "http://LOCALHOST/x",
+            "http://[::1]:8080/oauth",
+        ] {
+            assert_eq!(judged(fine), Ok(()), "{fine} is https or plain http to loopback");
+        }
+        assert_eq!(http_url(&None), Ok(()), "unset is the default endpoint");
     }
 }

@@ -122,3 +122,33 @@ async fn rotation_is_refused_on_the_keychain() -> TestResult {
     assert_eq!(e.map(|e| e.code()), Some(ErrorCode::Precondition), "nothing sealed, nothing to rotate");
     Ok(())
 }
+
+/// Issue 39: one `--vault sealed` command on an existing keychain data dir flipped it for good and
+/// its keys read `missing`. The sealed open is refused, saying why and the way to a sealed
+/// store; the data dir stays on the keychain with its key readable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keychain_data_dir_holding_keys_is_never_turned_sealed() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let vault = Arc::new(switchyard_vault::MemoryVault::new());
+    let desk = Engine::open_with(dir.path(), vault.clone(), Arc::new(SystemClock)).await?;
+    desk.connection_add(legacy("main"), None).await?;
+    let added = desk.profile_add("main", profile("work", 1), secret(CANARY)).await?;
+    desk.close().await;
+
+    let e = refusal(open(dir.path(), [1; 32]).await, "a sealed open of a keychain data dir with a key");
+    assert_eq!(e.code(), ErrorCode::KeychainUnavailable, "the vault cannot be opened as asked: {e}");
+    let why = e.to_string();
+    assert!(why.contains("1 key(s)") && why.contains("store copy"), "says what it holds and the way: {why}");
+    assert!(!why.contains(CANARY), "never the key: {why}");
+
+    let again = Engine::open_with(dir.path(), vault, Arc::new(SystemClock)).await?;
+    let back = again.profile_secret(&added.id).await?.map(|s| s.expose().to_string());
+    assert_eq!(back.as_deref(), Some(CANARY), "still a keychain data dir, its key readable");
+    again.close().await;
+
+    let empty = tempfile::tempdir()?;
+    let fresh = open(empty.path(), [1; 32]).await?;
+    assert!(fresh.sealed_key_id().is_some(), "a new data dir may start sealed");
+    fresh.close().await;
+    Ok(())
+}

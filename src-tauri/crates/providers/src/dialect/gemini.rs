@@ -79,6 +79,10 @@ impl Dialect for Gemini {
         (HeaderName::from_static("x-goog-api-key"), "")
     }
 
+    fn key_in_query(&self) -> bool {
+        true
+    }
+
     fn rules(&self) -> &'static [Rule] {
         crate::gemini::RULES
     }

@@ -84,6 +84,13 @@ pub trait Dialect: Sync {
     /// The header a profile's key goes in, and the scheme before it.
     fn credential_header_name(&self) -> (HeaderName, &'static str);
 
+    /// Whether this dialect's clients may carry their key in the URL (`?key=`): Gemini's SDKs and
+    /// examples do; nobody sends an OpenAI or Anthropic key there, so there a query key is no
+    /// credential.
+    fn key_in_query(&self) -> bool {
+        false
+    }
+
     /// The beta a subscription token needs in the request (appended to the client's list).
     fn token_beta(&self) -> Option<&'static str> {
         None

@@ -331,3 +331,33 @@ async fn healthz_proves_the_relay_holds_the_token_without_anyone_sending_it() ->
     let _ = r.stop().await?;
     Ok(())
 }
+
+/// Issue 39: only Gemini's clients put a key in the URL, so only a Gemini API path takes the
+/// relay token from `?key=`; on an OpenAI or Anthropic route a query key is no credential (401),
+/// and — with the token in its header — it is still taken out of the query before anything is
+/// forwarded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_in_the_query_is_a_credential_on_gemini_paths_only_and_never_forwarded() -> TestResult {
+    for protocol in ["openai", "anthropic"] {
+        let r = relay(protocol, &["m1"], one_key(), None).await?;
+        let body = json!({"model": "m1", "max_tokens": 8, "messages": [user("hi")]});
+        let with_key = format!("{}{}?key={}", r.base(), r.path(), r.token);
+        let resp = r.http.post(&with_key).header("anthropic-version", "2023-06-01").json(&body).send().await?;
+        assert_eq!(resp.status(), 401, "{protocol}: ?key= carries no relay token outside Gemini");
+        assert_eq!(r.mock.requests().len(), 0, "{protocol}: nothing was forwarded");
+        let both = format!("{}{}?beta=true&key={}", r.base(), r.path(), r.token);
+        let resp = r
+            .http
+            .post(&both)
+            .bearer_auth(&r.token)
+            .header("anthropic-version", "2023-06-01")
+            .json(&body)
+            .send()
+            .await?;
+        let status = resp.status();
+        assert_eq!(status, 200, "{protocol}: the header's token serves: {}", resp.text().await?);
+        let sent = r.mock.requests().pop().ok_or("a request upstream")?;
+        assert_eq!(sent.query.as_deref(), Some("beta=true"), "{protocol}: the key pair is stripped, the rest kept");
+    }
+    Ok(())
+}

@@ -448,3 +448,44 @@ async fn a_gemini_per_minute_quota_before_output_hands_the_turn_to_the_other_mem
     assert_eq!(handed[0].model.as_deref(), Some(PRO), "with the model gp was sent");
     Ok(())
 }
+
+/// Issue 39, defect 1: a pool forwarded `?key=<token>` to the provider in the request line (a
+/// connection's route stripped it). Every route strips every `key` pair before anything is sent
+/// or logged: the plain pool path, a named member, a streaming query with `alt=sse` before the
+/// key, and a relay user's `syu_…` token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pool_never_forwards_the_token_a_client_put_in_its_query() -> TestResult {
+    let t = gemini_pair([KeyScript::new([FLASH]), KeyScript::new([PRO])]).await?;
+    let user = t.engine.relay_user_add("ana").await?;
+    let relay = Served::start(&t.engine).await?;
+    let body = json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]});
+    let base = relay.url.replace("/c/c/v1/chat/completions", "");
+    let calls = [
+        (format!("{base}/c/gem/v1beta/models/{PRO}:generateContent?key={}", relay.bearer), relay.bearer.clone()),
+        (
+            format!("{base}/c/gem/v1beta/models/{PRO}:streamGenerateContent?alt=sse&key={}", relay.bearer),
+            relay.bearer.clone(),
+        ),
+        (format!("{base}/c/gem@gp/v1beta/models/{PRO}:generateContent?key={}", relay.bearer), relay.bearer.clone()),
+        (format!("{base}/c/gem/v1beta/models/{PRO}:generateContent?key={}", user.expose()), user.expose().to_string()),
+    ];
+    for (i, (url, token)) in calls.iter().enumerate() {
+        let resp = reqwest::Client::new()
+            .post(url)
+            .header("x-switchyard-conversation", format!("q-{i}"))
+            .json(&body)
+            .send()
+            .await?;
+        assert_eq!(resp.status(), 200, "call {i}: the ?key= token is accepted on a Gemini pool");
+        resp.bytes().await?;
+        let sent: Vec<_> = t.mocks.iter().flat_map(|m| m.requests()).collect();
+        for r in &sent {
+            let line = format!("{}?{}", r.path, r.query.as_deref().unwrap_or(""));
+            assert!(!line.contains(token.as_str()), "call {i}: the token is not in the upstream request line: {line}");
+            assert!(!line.contains("key="), "call {i}: no key pair reaches the provider: {line}");
+        }
+    }
+    assert_eq!(t.mocks.iter().map(|m| m.requests().len()).sum::<usize>(), calls.len(), "every call went upstream once");
+    relay.stop().await?;
+    Ok(())
+}

@@ -205,7 +205,9 @@ async fn an_external_login_is_forwarded_unchanged_to_its_profile_only_and_never_
     assert!(relay_headers.is_empty(), "no x-switchyard-* header upstream (token, profile, tag): {relay_headers:?}");
 
     // The same login again: the provider rejects its 5-hour window; recorded, the profile cools
-    // until the window's reset, and nothing fails over to the API key.
+    // until the window's reset, and nothing fails over to the API key (the credential is the
+    // login's own — its official CLI's — so the refusal is the login's: issue 39 holds only a
+    // stranger's refused credential apart).
     let resp = messages(&r, &named).await?;
     assert_eq!(resp.status(), 429, "the provider's refusal is passed back");
     assert_eq!(header(&resp, "anthropic-ratelimit-unified-5h-status"), "rejected", "with its headers");
@@ -284,5 +286,56 @@ async fn an_external_codex_login_goes_to_the_chatgpt_backend() -> TestResult {
     let attempts = r.engine.attempts("c", 10).await?;
     assert_eq!(attempts.first().map(|a| a.profile.as_str()), Some(id.as_str()), "recorded under the login");
     assert!(!database_text(&r).contains(CODEX_LOGIN), "the login is in no database file");
+    Ok(())
+}
+
+/// Issue 39, defect 3: a request naming an external login carries the client's own credential;
+/// when the provider refused *that* credential (401, or a 429 of its own), the login's circuit
+/// opened — stored, so every replica obeyed — and the owner's next request got 503
+/// `pinned_unavailable` until a manual reset: any token holder could lock another person's login
+/// with one request. A failure is held against the login only when the credential is the login's
+/// own (a string of its official CLI's credential file: what `exec` runs it with); a stranger's
+/// refused credential — a 401, or a 429 of its own account — holds nothing against it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_of_the_client_s_own_credential_is_not_held_against_the_login() -> TestResult {
+    let r = relay("anthropic", &["m1"], vec![key_a()], None).await?;
+    r.mock.set_key(LOGIN, KeyScript::new(["m1"]).reply("the owner's login"));
+    r.mock.set_key("sk-ant-oat01-limited", KeyScript::new(["m1"]).behaviour(Behaviour::rate_limited(600)));
+    let id = add_login(&r, "acct", "claude-code", ".credentials.json").await?;
+    let token = r.token.clone();
+    let as_client = |credential: &str| {
+        let bearer = format!("Bearer {credential}");
+        move |h: &mut Vec<(String, String)>| h.push(("authorization".into(), bearer.clone()))
+    };
+    for stranger in ["sk-ant-oat01-not-a-login", "sk-ant-oat01-limited"] {
+        let mut headers: Vec<(String, String)> =
+            [("x-switchyard-token", token.as_str()), ("x-switchyard-profile", id.as_str()), ("user-agent", CC_UA)]
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect();
+        as_client(stranger)(&mut headers);
+        let pairs: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        let resp = messages(&r, &pairs).await?;
+        assert!(matches!(resp.status().as_u16(), 401 | 429), "{stranger}: the provider's refusal comes back");
+        let _ = resp.bytes().await?;
+        let owner = format!("Bearer {LOGIN}");
+        let mine = [
+            ("x-switchyard-token", token.as_str()),
+            ("x-switchyard-profile", id.as_str()),
+            ("authorization", owner.as_str()),
+            ("user-agent", CC_UA),
+        ];
+        let resp = messages(&r, &mine).await?;
+        let (status, reason) = (resp.status(), header(&resp, "x-switchyard-reason"));
+        assert_eq!(status, 200, "after {stranger}'s refusal the owner is still served (reason '{reason}')");
+        assert!(resp.text().await?.contains("the owner's login"), "by the provider, with the owner's login");
+    }
+    let status = r.engine.routing_status("c").await?;
+    let login = status.profiles.iter().find(|p| p.id == id).ok_or("the login is listed")?;
+    assert!(
+        login.health.iter().all(|h| h.state == switchyard_engine::CircuitState::Closed),
+        "no circuit of the login opened: {:?}",
+        login.health
+    );
     Ok(())
 }

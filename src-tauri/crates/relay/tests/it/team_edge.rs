@@ -113,7 +113,65 @@ fn self_signed(dir: &std::path::Path) -> Result<(TlsFiles, reqwest::Certificate)
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
     std::fs::write(&cert, made.cert.pem())?;
     std::fs::write(&key, made.signing_key.serialize_pem())?;
+    owner_only(&key)?;
     Ok((TlsFiles { cert, key }, reqwest::Certificate::from_pem(made.cert.pem().as_bytes())?))
+}
+
+fn owner_only(path: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+}
+
+/// Issue 39: a TLS key group or others may read was served; it is refused at start as the
+/// master key file is (the message names the file and the mode, never the key).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tls_key_others_may_read_is_refused_at_start() -> TestResult {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir()?;
+    let engine = Arc::new(
+        Engine::open_with(dir.path(), Arc::new(switchyard_vault::MemoryVault::new()), Arc::new(SystemClock)).await?,
+    );
+    let certs = tempfile::tempdir()?;
+    let (files, _) = self_signed(certs.path())?;
+    std::fs::set_permissions(&files.key, std::fs::Permissions::from_mode(0o644))?;
+    let service = Arc::new(Service::with(engine, Listen::Addr("0.0.0.0:0".parse()?), None).with_tls(Some(files)));
+    let status = service.start().await;
+    assert_eq!(status.state, switchyard_engine::RelayServiceState::Error, "a 0644 key does not serve");
+    let why = status.error.unwrap_or_default();
+    assert!(why.contains("key.pem") && why.contains("0644") && why.contains("chmod 600"), "says which and why: {why}");
+    assert!(!why.contains("PRIVATE KEY"), "no key material: {why}");
+    Ok(())
+}
+
+/// Issue 39: SIGHUP read the certificate files on the serving runtime: a FIFO at the path froze
+/// every request. A path that is not a regular file is refused without opening it, reads run
+/// off the runtime with a bound, and requests are answered all the while.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_at_the_key_path_never_stalls_a_reload_or_a_request() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let engine = Arc::new(
+        Engine::open_with(dir.path(), Arc::new(switchyard_vault::MemoryVault::new()), Arc::new(SystemClock)).await?,
+    );
+    let certs = tempfile::tempdir()?;
+    let (files, root) = self_signed(certs.path())?;
+    let service =
+        Arc::new(Service::with(engine, Listen::Addr("0.0.0.0:0".parse()?), None).with_tls(Some(files.clone())));
+    let port = service.start().await.bound_port.ok_or("no port")?;
+    std::fs::remove_file(&files.key)?;
+    let made = std::process::Command::new("mkfifo").arg(&files.key).status()?;
+    assert!(made.success(), "mkfifo");
+    let started = std::time::Instant::now();
+    let reload = tokio::spawn({
+        let service = service.clone();
+        async move { service.reload_tls().await }
+    });
+    assert!(trusted_by(root.clone(), port).await?, "requests are answered while the reload runs");
+    let why = reload.await?.err().ok_or("a FIFO is no key")?;
+    assert!(why.contains("key.pem") && why.contains("not a regular file"), "the refusal names it: {why}");
+    assert!(started.elapsed() < switchyard_relay::TLS_READ_TIMEOUT, "refused at once, not at the bound");
+    assert!(trusted_by(root, port).await?, "the last good certificate is still served");
+    service.stop().await;
+    Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -181,7 +239,7 @@ async fn a_reload_serves_the_renewed_certificate_and_a_broken_one_keeps_the_last
         Engine::open_with(dir.path(), Arc::new(switchyard_vault::MemoryVault::new()), Arc::new(SystemClock)).await?,
     );
     let plain = Arc::new(Service::with(engine.clone(), Listen::Addr("127.0.0.1:0".parse()?), None));
-    assert_eq!(plain.reload_tls(), Ok(false), "nothing to reload without TLS");
+    assert_eq!(plain.reload_tls().await, Ok(false), "nothing to reload without TLS");
 
     let first = tempfile::tempdir()?;
     let (files, old_root) = self_signed(first.path())?;
@@ -196,7 +254,7 @@ async fn a_reload_serves_the_renewed_certificate_and_a_broken_one_keeps_the_last
     let (renewed, new_root) = self_signed(second.path())?;
     std::fs::copy(&renewed.cert, &files.cert)?;
     std::fs::copy(&renewed.key, &files.key)?;
-    assert_eq!(service.reload_tls(), Ok(true));
+    assert_eq!(service.reload_tls().await, Ok(true));
     assert!(trusted_by(new_root.clone(), port).await?, "new connections get the renewed certificate");
     assert!(!trusted_by(old_root, port).await?, "and not the old one");
 
@@ -204,35 +262,55 @@ async fn a_reload_serves_the_renewed_certificate_and_a_broken_one_keeps_the_last
     let third = tempfile::tempdir()?;
     let (other, _) = self_signed(third.path())?;
     std::fs::copy(&other.key, &files.key)?;
-    let why = service.reload_tls().err().ok_or("a key that does not fit is refused")?;
+    let why = service.reload_tls().await.err().ok_or("a key that does not fit is refused")?;
     assert!(why.contains("does not fit") && why.contains("key.pem"), "the refusal names the file: {why}");
     assert!(!why.contains("PRIVATE KEY"), "no key material in the message: {why}");
     std::fs::write(&files.cert, "not pem")?;
-    let why = service.reload_tls().err().ok_or("an unreadable certificate is refused")?;
+    let why = service.reload_tls().await.err().ok_or("an unreadable certificate is refused")?;
     assert!(why.contains("cert.pem"), "the refusal names the file: {why}");
     assert!(trusted_by(new_root, port).await?, "the last good certificate is still served");
     service.stop().await;
     Ok(())
 }
 
+/// Issue 39: unauthenticated `/readyz` told both master-key ids and the internal reason. A
+/// stranger (a load balancer) learns `ready:false` only; the install's token from loopback gets
+/// the reason — and not when a proxy says it forwarded the request.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn readyz_is_503_once_the_master_key_was_rotated_away() -> TestResult {
+async fn readyz_says_only_not_ready_to_a_stranger_once_the_master_key_was_rotated_away() -> TestResult {
     let dir = tempfile::tempdir()?;
     let engine = Arc::new(
         Engine::open(switchyard_engine::OpenOptions::at(dir.path()).sealed(MasterKey::from_bytes([5; 32]))).await?,
     );
-    engine.relay_token(false).await?;
+    let token = engine.relay_token(false).await?;
     let service = Arc::new(Service::with(engine.clone(), Listen::Addr("127.0.0.1:0".parse()?), None));
     let status = service.start().await;
     let port = status.bound_port.ok_or("listening")?;
     let http = reqwest::Client::new();
-    assert_eq!(http.get(format!("http://127.0.0.1:{port}/readyz")).send().await?.status(), 200, "ready under its key");
+    let readyz = format!("http://127.0.0.1:{port}/readyz");
+    assert_eq!(http.get(&readyz).send().await?.status(), 200, "ready under its key");
     engine.rotate_master_key(&MasterKey::from_bytes([6; 32])).await?;
-    let answer = http.get(format!("http://127.0.0.1:{port}/readyz")).send().await?;
+    let answer = http.get(&readyz).send().await?;
     assert_eq!(answer.status(), 503, "a replica holding the old key is not ready");
     let body: serde_json::Value = answer.json().await?;
+    assert_eq!(body, serde_json::json!({"ready": false}), "a stranger learns nothing but that");
+    let answer = http.get(&readyz).bearer_auth(token.expose()).send().await?;
+    let body: serde_json::Value = answer.json().await?;
     let reason = body["reason"].as_str().unwrap_or_default();
-    assert!(reason.contains("wrong master key"), "the reason says why: {reason}");
+    assert!(reason.contains("wrong master key"), "the operator is told why: {body}");
+    let proxied = http.get(&readyz).bearer_auth(token.expose()).header("x-forwarded-for", "203.0.113.9").send().await?;
+    let body: serde_json::Value = proxied.json().await?;
+    assert_eq!(body, serde_json::json!({"ready": false}), "through a proxy the install token is nobody's");
+    for forwarded in ["x-forwarded-for", "x-real-ip", "forwarded"] {
+        let call = http
+            .post(format!("http://127.0.0.1:{port}/c/any/v1/chat/completions"))
+            .bearer_auth(token.expose())
+            .header(forwarded, "for=203.0.113.9")
+            .json(&serde_json::json!({"model": "m", "messages": []}))
+            .send()
+            .await?;
+        assert_eq!(call.status(), 401, "{forwarded}: a proxied request is not the operator's, whatever its token");
+    }
     assert_eq!(http.get(format!("http://127.0.0.1:{port}/healthz")).send().await?.status(), 200, "but it is alive");
     service.stop().await;
     Ok(())

@@ -68,15 +68,10 @@ impl MasterKey {
         let shown = path.display();
         let meta = std::fs::metadata(path)
             .map_err(|e| VaultError::Sealed(format!("cannot read the master key file {shown}: {e}")))?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = meta.permissions().mode() & 0o777;
-            if mode & 0o077 != 0 {
-                return Err(VaultError::Sealed(format!(
-                    "the master key file {shown} has mode {mode:04o}; it must be readable by its owner only (chmod 600)"
-                )));
-            }
+        if let Some(mode) = loose_mode(&meta) {
+            return Err(VaultError::Sealed(format!(
+                "the master key file {shown} has mode {mode:04o}; it must be readable by its owner only (chmod 600)"
+            )));
         }
         if !meta.is_file() {
             return Err(VaultError::Sealed(format!("the master key file {shown} is not a regular file")));
@@ -85,12 +80,20 @@ impl MasterKey {
             std::fs::read(path)
                 .map_err(|e| VaultError::Sealed(format!("cannot read the master key file {shown}: {e}")))?,
         );
-        parse(&raw).map(Self::from_bytes).ok_or_else(|| {
+        let bytes = parse(&raw).ok_or_else(|| {
             VaultError::Sealed(format!(
                 "the master key file {shown} must hold 32 bytes (raw, or as 64 hex digits); it holds {} bytes",
                 raw.len()
             ))
-        })
+        })?;
+        let distinct = distinct_bytes(&bytes);
+        if distinct < MIN_DISTINCT_BYTES {
+            return Err(VaultError::Sealed(format!(
+                "the master key file {shown} holds {distinct} distinct byte values: it is not random (make one with \
+                 `head -c 32 /dev/urandom > FILE` or `openssl rand -hex 32 > FILE`)"
+            )));
+        }
+        Ok(Self::from_bytes(bytes))
     }
 
     /// Where this process's key comes from: `SWITCHYARD_MASTER_KEY_FILE`, else the systemd
@@ -114,6 +117,33 @@ impl MasterKey {
                  or pass the systemd credential {CREDENTIAL_NAME}"
             ))),
         }
+    }
+}
+
+/// Fewest distinct byte values a key file's 32 bytes may hold. 32 random bytes hold about 30; the
+/// chance they hold fewer than 16 is below 1e-12, while an all-zero, constant, counting or
+/// typed-in key (`0000…`, `abab…`) holds a handful.
+pub const MIN_DISTINCT_BYTES: usize = 16;
+
+fn distinct_bytes(bytes: &[u8; KEY_BYTES]) -> usize {
+    let mut seen = [false; 256];
+    bytes.iter().for_each(|b| seen[usize::from(*b)] = true);
+    seen.iter().filter(|s| **s).count()
+}
+
+/// The permission bits of a file that group or others may access (`None`: owner only, or not
+/// Unix). What holds a secret — the master key file, a relay's TLS key — is refused with it.
+pub fn loose_mode(meta: &std::fs::Metadata) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = meta.permissions().mode() & 0o777;
+        (mode & 0o077 != 0).then_some(mode)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
     }
 }
 
@@ -159,20 +189,33 @@ mod tests {
     #[test]
     fn a_key_file_is_raw_or_hex_and_owner_only() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
-        let raw = write(dir.path(), "raw", &[7u8; 32], 0o600);
-        let hex = write(dir.path(), "hex", format!("{}\n", "07".repeat(32)).as_bytes(), 0o400);
+        let key: [u8; 32] = std::array::from_fn(|i| (i as u8).wrapping_mul(37).wrapping_add(7));
+        let raw = write(dir.path(), "raw", &key, 0o600);
+        let hex_text: String = key.iter().map(|b| format!("{b:02x}")).collect();
+        let hex = write(dir.path(), "hex", format!("{hex_text}\n").as_bytes(), 0o400);
         let (a, b) = (MasterKey::from_file(&raw), MasterKey::from_file(&hex));
         let (a, b) = (a.unwrap_or_else(|e| panic!("raw: {e}")), b.unwrap_or_else(|e| panic!("hex: {e}")));
         assert_eq!(a.id(), b.id(), "the same 32 bytes, raw or hex, are the same key");
         assert_eq!(a.id().len(), 16, "a key id is 16 hex digits");
 
-        let open = write(dir.path(), "open", &[7u8; 32], 0o644);
+        let open = write(dir.path(), "open", &key, 0o644);
         let refused = MasterKey::from_file(&open).map(|_| ()).unwrap_err_or_panic("a 0644 key file");
         assert!(refused.to_string().contains("chmod 600"), "the refusal says what to do: {refused}");
 
-        let short = write(dir.path(), "short", &[7u8; 31], 0o600);
+        let short = write(dir.path(), "short", &key[..31], 0o600);
         let refused = MasterKey::from_file(&short).map(|_| ()).unwrap_err_or_panic("a 31-byte key file");
         assert!(refused.to_string().contains("32 bytes"), "the refusal names the size: {refused}");
+
+        // Issue 39: an all-zero or constant key was accepted.
+        let counting: [u8; 32] = std::array::from_fn(|i| (i % 8) as u8);
+        for (name, bytes) in [("zero", [0u8; 32]), ("constant", [7u8; 32]), ("counting", counting)] {
+            let typed = write(dir.path(), name, &bytes, 0o600);
+            let refused = MasterKey::from_file(&typed).map(|_| ()).unwrap_err_or_panic(name);
+            assert!(refused.to_string().contains("not random"), "{name}: the refusal says why: {refused}");
+            assert!(refused.to_string().contains("/dev/urandom"), "{name}: and how to make one: {refused}");
+        }
+        let fresh = MasterKey::generate().unwrap_or_else(|e| panic!("generate: {e}"));
+        assert!(distinct_bytes(fresh.bytes()) >= MIN_DISTINCT_BYTES, "a generated key passes the check");
     }
 
     #[test]

@@ -9,7 +9,7 @@ mod master_key;
 use std::sync::Arc;
 
 pub use cipher::{SealedEntry, Sealer};
-pub use master_key::{MasterKey, CREDENTIAL_NAME, KEY_BYTES, MASTER_KEY_FILE_ENV};
+pub use master_key::{loose_mode, MasterKey, CREDENTIAL_NAME, KEY_BYTES, MASTER_KEY_FILE_ENV, MIN_DISTINCT_BYTES};
 
 use crate::{Locator, Secret, Vault, VaultError};
 

@@ -55,6 +55,8 @@ http {{
             proxy_http_version 1.1;
             # A plain (loopback) replica answers only to a loopback Host (DNS rebinding guard).
             proxy_set_header Host 127.0.0.1;
+            # Says the request was forwarded: a replica then takes no install token from it.
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
             proxy_buffering off;
             proxy_request_buffering off;
             proxy_next_upstream error timeout;

@@ -54,3 +54,21 @@ async fn a_revoked_user_token_gets_401_within_a_second_on_every_replica() -> Tes
     }
     Ok(())
 }
+
+/// Issue 39: the install token counts only from loopback, and nginx on the same host is
+/// loopback: through the layout the docs show, anyone holding the install token was the
+/// operator. nginx now says it forwarded the request (`X-Forwarded-For`), and a replica takes
+/// no install token from a request that says so; straight to a replica on loopback it works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_install_token_is_nobody_s_through_nginx() -> TestResult {
+    let Some(cluster) = Cluster::start("proxied", Options::default()).await? else { return Ok(()) };
+    let install = cluster.store.cli_ok(&["relay", "token"], None)?.stdout.trim().to_string();
+    assert!(!install.is_empty(), "the install token is read");
+    let through = new_conversation(&cluster.nginx.addr, &install, "the install token through nginx")?;
+    assert_eq!(through.status, 401, "through nginx the install token is refused: {}", through.body);
+    let direct = new_conversation(&cluster.replicas[0].addr, &install, "the install token on loopback")?;
+    assert_eq!(direct.status, 200, "straight to a replica on loopback it serves: {}", direct.body);
+    let user = new_conversation(&cluster.nginx.addr, &cluster.token, "a user's token through nginx")?;
+    assert_eq!(user.status, 200, "a user's token serves through nginx: {}", user.body);
+    Ok(())
+}

@@ -28,7 +28,7 @@ impl TeamStore {
         }
         let (base, _) = server.rsplit_once('/').ok_or("the server URL has a path")?;
         let key_file = dir.join("master.key");
-        std::fs::write(&key_file, "5e".repeat(32))?;
+        std::fs::write(&key_file, crate::common::master_key_hex(0x5e))?;
         {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o600))?;

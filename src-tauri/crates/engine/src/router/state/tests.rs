@@ -150,7 +150,7 @@ async fn the_shared_state_keeps_what_selection_relies_on() {
     let state = shared_on(Location::File(dir.path().join("store.db"))).await;
     let state = state.unwrap_or_else(|| panic!("an SQLite store opens"));
     exercise(state.as_ref(), "shared on SQLite").await;
-    let Ok(server) = std::env::var(crate::store_location::TEST_PG_ENV) else { return };
+    let Ok(server) = std::env::var("SWITCHYARD_TEST_PG") else { return };
     let name = format!("sy_state_{:x}", std::process::id());
     let url = switchyard_store::ensure_postgres_database(server.trim(), &name).await;
     let url = url.unwrap_or_else(|e| panic!("the test database: {e}"));
