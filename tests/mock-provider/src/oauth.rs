@@ -46,6 +46,10 @@ pub struct OauthConfig {
     /// How long a refresh takes to answer (ms; widens race windows in tests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh_delay_ms: Option<u64>,
+    /// The user code the device sign-in hands out (default `ABCD-1234`; tests put escape
+    /// sequences here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_code: Option<String>,
 }
 
 /// A scripted answer to the next refresh instead of new tokens.
@@ -166,11 +170,11 @@ pub(crate) async fn user_code(State(shared): State<Arc<Shared>>, body: Bytes) ->
     if asked.get("client_id").and_then(Value::as_str).is_none() {
         return error(StatusCode::BAD_REQUEST, "invalid_request");
     }
+    let code = state.config.as_ref().and_then(|c| c.user_code.clone()).unwrap_or_else(|| "ABCD-1234".into());
     state.serial += 1;
     let id = format!("dev-{}", state.serial);
     state.devices.insert(id.clone(), 0);
-    (StatusCode::OK, axum::Json(json!({"device_auth_id": id, "user_code": "ABCD-1234", "interval": "1"})))
-        .into_response()
+    (StatusCode::OK, axum::Json(json!({"device_auth_id": id, "user_code": code, "interval": "1"}))).into_response()
 }
 
 /// `POST /api/accounts/deviceauth/token`: 403 while pending, then the authorization code.

@@ -59,7 +59,8 @@ pub async fn run_owned(engine: &Engine, slug: &str, new: switchyard_engine::NewP
     let code = engine.oauth_sign_in_begin(slug, new).await?;
     output::note(&format!(
         "sign '{label}' in with ChatGPT:\n  1. open {}\n  2. enter the code {} (it expires in 15 minutes; never share it)",
-        code.verification_url, code.user_code
+        output::terminal_safe(&code.verification_url),
+        output::terminal_safe(&code.user_code)
     ));
     let started = std::time::Instant::now();
     loop {

@@ -74,6 +74,13 @@ pub fn note(line: &str) {
     eprintln!("{line}");
 }
 
+/// `text` with every control, zero-width and bidirectional-control character replaced by `�`:
+/// what a server or a setting supplied reaches the terminal as text, never as an escape sequence
+/// (a cleared screen, a changed title, a forged hyperlink).
+pub fn terminal_safe(text: &str) -> String {
+    text.chars().map(|c| if switchyard_core::secret_shape::is_hidden(c) { '\u{FFFD}' } else { c }).collect()
+}
+
 /// The relay's first stdout line (scripts wait for it).
 pub fn print_listening(url: &str) {
     use std::io::Write;
@@ -92,10 +99,24 @@ pub fn print_error(e: &EngineError, json: bool) {
     if json {
         println!("{}", serde_json::to_string(&render::error::json(e, &message)).unwrap_or_default());
     }
+    // Line by line: a message's own line breaks stay, anything else a server put in it does not.
+    let message = message.lines().map(terminal_safe).collect::<Vec<_>>().join("\n");
     eprintln!("error: {message}");
     if !json {
         for line in render::error::details(e) {
             println!("{line}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::terminal_safe;
+
+    #[test]
+    fn a_server_s_escape_sequence_reaches_the_terminal_as_text() {
+        assert_eq!(terminal_safe("AB\u{1b}[2J\u{7}-12"), "AB\u{FFFD}[2J\u{FFFD}-12", "ESC and BEL are replaced");
+        assert_eq!(terminal_safe("x\u{202e}y\u{9b}z"), "x\u{FFFD}y\u{FFFD}z", "bidi control and CSI too");
+        assert_eq!(terminal_safe("ABCD-1234 https://a.example/x"), "ABCD-1234 https://a.example/x", "text stays");
     }
 }

@@ -3,6 +3,7 @@
 //! [`PlainKey`]s found, where a file [`Pointed`], and the string [`Literal`]s masking needs.
 
 use std::ops::Range;
+use std::path::Path;
 
 use switchyard_engine::{EngineError, InvalidInput};
 
@@ -71,6 +72,19 @@ pub(crate) fn invalid_file(client: Client, line: usize, column: usize, what: &st
             "the {client} config file is malformed at line {line}, column {column} ({what}); fix it and retry — nothing was written"
         ),
     ))
+}
+
+/// `e` naming the file at `path` when it says a client file is malformed ([`invalid_file`] names
+/// the client; the user has to find the file). Other errors, and one already naming it, pass.
+pub(crate) fn in_file(e: EngineError, path: &Path) -> EngineError {
+    match e {
+        EngineError::Invalid(InvalidInput { field, message }) if field == "client_config" => {
+            let shown = path.display().to_string();
+            let message = if message.contains(&shown) { message } else { format!("{shown}: {message}") };
+            EngineError::Invalid(InvalidInput::new(field, message))
+        }
+        other => other,
+    }
 }
 
 /// `text` without its UTF-8 byte order mark, and the mark's length (0 or 3). Files are parsed

@@ -1,13 +1,16 @@
 //! Reading a client's config file, and where writes to it go. Only a regular file is read, and
 //! at most [`MAX_CONFIG_BYTES`]: a FIFO, a device (`/dev/zero`) or a directory is refused
-//! without being opened for long (the open does not wait for a FIFO's writer). A symlinked
-//! config — dotfile managers — is followed, dangling or not: writes go to the link's target, so
-//! the link stays a link.
+//! without being opened for long (the open does not wait for a FIFO's writer), and so is text
+//! holding a control character other than tab, LF and CR. A symlinked config — dotfile
+//! managers — is followed, dangling or not: writes go to the link's target, so the link stays a
+//! link; a target outside HOME and outside the config's own directory is refused ([`check_link`]).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use switchyard_engine::{EngineError, InvalidInput};
+
+use crate::config_file::line_column;
 
 /// The largest config file set-up reads (1 MiB; the clients' own files are a few KiB).
 pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
@@ -55,7 +58,7 @@ pub(crate) fn check_writable(path: &Path, read: &ConfigText) -> Result<(), Engin
     Ok(())
 }
 
-/// Reads the config at `path`: regular files only, at most [`MAX_CONFIG_BYTES`], UTF-8.
+/// Reads the config at `path`: regular files only, at most [`MAX_CONFIG_BYTES`], UTF-8 text.
 pub(crate) fn read_config(path: &Path) -> Result<ConfigText, EngineError> {
     let real = real_path(path);
     let bytes = read_bytes(&real, path)?;
@@ -64,7 +67,68 @@ pub(crate) fn read_config(path: &Path) -> Result<ConfigText, EngineError> {
         Some(b) => Some(String::from_utf8(b).map_err(|_| invalid(path, "is not UTF-8 text"))?),
         None => None,
     };
+    if let Some(t) = &text {
+        check_text(path, t)?;
+    }
     Ok(ConfigText { text, real, mode })
+}
+
+/// Refuses a control character other than tab, line feed and carriage return (NUL, ESC, DEL,
+/// C1): no client's config holds one, the clients' parsers disagree on them (a NUL in a
+/// comment), and a file holding one is not text to rewrite. Says where, never what is around it.
+fn check_text(path: &Path, text: &str) -> Result<(), EngineError> {
+    let Some((at, c)) = text.char_indices().find(|&(_, c)| c.is_control() && !matches!(c, '\t' | '\n' | '\r')) else {
+        return Ok(());
+    };
+    let (line, column) = line_column(text, at);
+    Err(invalid(
+        path,
+        &format!(
+            "holds a control character (U+{:04X}) at line {line}, column {column}, which a config file never does; remove it and retry",
+            u32::from(c)
+        ),
+    ))
+}
+
+/// Refuses to write through a link whose target lies outside HOME and outside the config's own
+/// directory (a link planted to make set-up write, say, `/etc/…` or another user's file), naming
+/// both. A link into HOME — a dotfile manager's — is followed; the preview names its target.
+pub(crate) fn check_link(path: &Path, real: &Path, home: &Path) -> Result<(), EngineError> {
+    if real == path {
+        return Ok(());
+    }
+    // The target may not exist yet (a dangling link): judge the directory it would be written in.
+    let Some(real_dir) = real.parent().map(resolved) else { return Ok(()) };
+    let own_dir = path.parent().map(resolved);
+    // A `..` left (under a directory that does not exist) could climb out of where it starts.
+    let climbs = real_dir.components().any(|c| c == std::path::Component::ParentDir);
+    if !climbs && (real_dir.starts_with(resolved(home)) || own_dir.is_some_and(|d| real_dir.starts_with(d))) {
+        return Ok(());
+    }
+    Err(EngineError::Precondition(format!(
+        "{} is a link to {} (in {}), outside your home directory and the client's config directory; client set-up writes only inside them — point the link there or edit the file by hand; nothing was written",
+        path.display(),
+        real.display(),
+        real_dir.display()
+    )))
+}
+
+/// `p` with every link and `..` resolved, as far as it exists (the rest joined as written).
+fn resolved(p: &Path) -> PathBuf {
+    let mut rest = vec![];
+    let mut at = p;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            return rest.iter().rev().fold(real, |acc: PathBuf, part| acc.join(part));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return p.to_path_buf(),
+        }
+    }
 }
 
 /// The bytes of the regular file `real` (`None` when absent); `shown` names it in errors.
@@ -147,6 +211,36 @@ mod tests {
         std::fs::write(&big, vec![b' '; MAX_CONFIG_BYTES as usize + 1])?;
         let e = read_config(&big).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(e.contains("larger than 1024 KiB"), "{e}");
+        Ok(())
+    }
+
+    /// Issue 39: a file with an escape (or NUL, DEL, C1) was parsed and rewritten.
+    #[test]
+    fn a_control_character_is_refused_by_where_it_is_never_by_what_is_around_it() -> Result<(), std::io::Error> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("settings.json");
+        std::fs::write(&path, "{\n  \"k\": \"sk-canary\u{1b}[2J\"\n}\n")?;
+        let e = read_config(&path).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("(U+001B) at line 2, column 18"), "says which character and where: {e}");
+        assert!(e.contains(&path.display().to_string()) && !e.contains("canary"), "names the file, not its text: {e}");
+        std::fs::write(&path, "{\r\n\t\"k\": 1\r\n}\r\n")?;
+        assert!(read_config(&path).is_ok(), "tabs and CRLF line endings are text");
+        Ok(())
+    }
+
+    /// Issue 39: a link out of HOME was written through without naming where it led.
+    #[test]
+    fn a_link_out_of_home_is_refused_and_one_inside_it_is_followed() -> Result<(), std::io::Error> {
+        let (home, elsewhere) = (tempfile::tempdir()?, tempfile::tempdir()?);
+        let path = home.path().join(".claude/settings.json");
+        let inside = home.path().join("dotfiles/claude.json");
+        let outside = elsewhere.path().join("claude.json");
+        assert!(check_link(&path, &path, home.path()).is_ok(), "not a link");
+        assert!(check_link(&path, &inside, home.path()).is_ok(), "a dotfile manager's link into HOME");
+        let e = check_link(&path, &outside, home.path()).err();
+        let shown = e.as_ref().map(ToString::to_string).unwrap_or_default();
+        assert!(matches!(e, Some(EngineError::Precondition(_))), "refused as a precondition: {shown}");
+        assert!(shown.contains(&outside.display().to_string()), "the real target is named: {shown}");
         Ok(())
     }
 

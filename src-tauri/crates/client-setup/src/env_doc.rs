@@ -82,6 +82,79 @@ fn entry(text: &str, start: usize, end: usize) -> Option<Entry> {
     })
 }
 
+/// The first line of `text` that dotenv (the `dotenv` package Gemini CLI parses `.env` with)
+/// would read otherwise than [`entries`] does — so set-up would read or edit one value and
+/// Gemini CLI use another — as the byte offset of where it goes wrong and why; `None` when every
+/// line reads the same. dotenv reads `NAME: value`, a quoted value running onto later lines,
+/// what follows a closing quote, a value cut at a `#` and `\n` expanded in double quotes.
+pub(crate) fn unreadable(text: &str) -> Option<(usize, &'static str)> {
+    let mut start = 0;
+    while start < text.len() {
+        let end = text[start..].find('\n').map_or(text.len(), |i| start + i + 1);
+        if let Some(fault) = line_fault(text, start, end) {
+            return Some(fault);
+        }
+        start = end;
+    }
+    None
+}
+
+fn line_fault(text: &str, start: usize, end: usize) -> Option<(usize, &'static str)> {
+    let line = text[start..end].trim_end_matches(['\n', '\r']);
+    for (i, c) in line.char_indices() {
+        let why = match c {
+            '\t' => continue,
+            '\r' | '\u{2028}' | '\u{2029}' => "a line break inside a line (Gemini CLI starts a new line there)",
+            c if c.is_control() => "a control character",
+            _ => continue,
+        };
+        return Some((start + i, why));
+    }
+    let indent = line.len() - line.trim_start().len();
+    let Some(e) = entry(text, start, end) else {
+        let why = "a variable Gemini CLI reads but set-up cannot; write it NAME=value";
+        return dotenv_reads(line).then_some((start + indent, why));
+    };
+    let value_end = start + line.len();
+    let written = &text[e.value_span.start..value_end];
+    match written.chars().next() {
+        Some(q @ ('"' | '\'' | '`')) => {
+            let Some(close) = written[1..].find(q) else {
+                return Some((e.value_span.start, "an unclosed quote (Gemini CLI reads on into the next lines)"));
+            };
+            let after = written[close + 2..].trim_start();
+            if !after.is_empty() && !after.starts_with('#') {
+                return Some((e.value_span.start + close + 2, "text after a closing quote"));
+            }
+            let inner = &written[1..=close];
+            if q == '"' && (inner.contains("\\n") || inner.contains("\\r")) {
+                return Some((e.value_span.start, "\\n or \\r in double quotes (Gemini CLI reads a line break)"));
+            }
+        }
+        _ => {
+            let bare = &text[e.value_span.clone()];
+            if let Some(i) = bare.find('#') {
+                return Some((e.value_span.start + i, "a # in an unquoted value (Gemini CLI ends the value there)"));
+            }
+        }
+    }
+    None
+}
+
+/// Whether dotenv reads `line` (its line ending off) as a variable: `[export ]NAME=` or
+/// `[export ]NAME: `, NAME of letters, digits, `_`, `.` and `-`.
+fn dotenv_reads(line: &str) -> bool {
+    let rest = line.trim_start();
+    let rest = match rest.strip_prefix("export") {
+        Some(after) if after.starts_with(char::is_whitespace) => after.trim_start(),
+        _ => rest,
+    };
+    let name_len = rest.bytes().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')).count();
+    let after = &rest[name_len..];
+    let colon = after.strip_prefix(':').is_some_and(|v| v.is_empty() || v.starts_with(char::is_whitespace));
+    name_len > 0 && (after.trim_start().starts_with('=') || colon)
+}
+
 /// The value dotenv reads for `name` (the last line naming it).
 pub(crate) fn get(text: &str, name: &str) -> Option<String> {
     entries(text).into_iter().rev().find(|e| e.name == name).map(|e| e.value)
@@ -167,5 +240,20 @@ mod tests {
         assert_eq!(removed, FILE.replace("GEMINI_MODEL=gemini-2.5-pro # the default\n", ""), "the whole line goes");
         let twice = set("K=a\nK=b\n", "K", "c");
         assert_eq!(twice, "K=c\nK=c\n", "every line naming it says the same");
+    }
+
+    /// Issue 39: lines `entries` skipped or read otherwise were read by Gemini CLI's dotenv.
+    #[test]
+    fn a_line_dotenv_reads_otherwise_is_found_where_it_goes_wrong() {
+        assert_eq!(unreadable(FILE), None, "export, quotes, comments, CRLF and a line without = read alike");
+        let at = |t: &str| unreadable(t).map(|(at, _)| at);
+        assert_eq!(at("A=1\nGOOGLE_API_KEY: k\n"), Some(4), "NAME: value");
+        assert_eq!(at("export\tA=k\n"), Some(0), "export and a tab");
+        assert_eq!(at("A=\"open\n"), Some(2), "an unclosed quote");
+        assert_eq!(at("A=\"k\" x\n"), Some(5), "text after the closing quote");
+        assert_eq!(at("A=k#x\n"), Some(3), "a # inside a bare value");
+        assert_eq!(at("A=\"a\\nb\"\n"), Some(2), "\\n in double quotes");
+        assert_eq!(at("A=k\rB=2\n"), Some(3), "a lone carriage return");
+        assert_eq!(at("A=\"k\" # c\nB='x'#c\nC=v # c\n"), None, "a comment after a value reads alike");
     }
 }

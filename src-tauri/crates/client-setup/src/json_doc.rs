@@ -64,6 +64,10 @@ impl<'t> JsonDoc<'t> {
         let (bom, body) = split_bom(text);
         let parsed = parse_to_ast(body, &CollectOptions::default(), &options(dialect))
             .map_err(|e| invalid_file(client, e.line_display(), e.column_display(), &e.kind().to_string()))?;
+        if let Some((at, what)) = lexical_fault(body, dialect) {
+            let (line, column) = line_column(body, at);
+            return Err(invalid_file(client, line, column, what));
+        }
         match parsed.value {
             Some(Value::Object(root)) => Ok(JsonDoc { text, bom, client, root }),
             _ => Err(invalid_file(client, 1, 1, "not a JSON object")),
@@ -126,6 +130,53 @@ impl<'t> JsonDoc<'t> {
     fn span(&self, r: jsonc_parser::common::Range) -> Range<usize> {
         r.start + self.bom..r.end + self.bom
     }
+}
+
+/// Where a lexer over text `jsonc-parser` accepted is.
+#[derive(Clone, Copy)]
+enum Lex {
+    Between,
+    /// A `/` between tokens (JSONC): a comment starts.
+    Slash,
+    Str,
+    /// Right after a `\` in a string.
+    Escape,
+    LineComment,
+    BlockComment,
+    /// A `*` in a block comment.
+    BlockStar,
+}
+
+const RAW_CONTROL: &str =
+    "a raw control character (a tab or a line break) inside a string; JSON writes it as an escape such as \\n";
+const NOT_JSON_SPACE: &str = "a character between values that JSON does not allow (a no-break or Unicode space?)";
+
+/// What `jsonc-parser` lets through and the clients' own parsers refuse (set-up would otherwise
+/// rewrite a file its client cannot read): a raw control character inside a string (JSON wants
+/// `\t`, `\n`), and in strict JSON anything between tokens that is not ASCII (a no-break space,
+/// U+2028). The byte offset of the first one in `body`, with what it is.
+fn lexical_fault(body: &str, dialect: Dialect) -> Option<(usize, &'static str)> {
+    let mut state = Lex::Between;
+    for (at, c) in body.char_indices() {
+        state = match (state, c) {
+            (Lex::Str, '"') | (Lex::LineComment, '\n') | (Lex::BlockStar, '/') => Lex::Between,
+            (Lex::Str, '\\') => Lex::Escape,
+            (Lex::Str | Lex::Escape, c) if c < ' ' => return Some((at, RAW_CONTROL)),
+            (Lex::Str | Lex::Escape, _) => Lex::Str,
+            (Lex::LineComment, _) => Lex::LineComment,
+            (Lex::BlockComment | Lex::BlockStar, '*') => Lex::BlockStar,
+            (Lex::BlockComment | Lex::BlockStar, _) => Lex::BlockComment,
+            (Lex::Slash, '/') => Lex::LineComment,
+            (Lex::Slash, '*') => Lex::BlockComment,
+            // Between tokens (or after a lone `/`, which the parser has refused already).
+            (_, '"') => Lex::Str,
+            (_, '/') if dialect == Dialect::Jsonc => Lex::Slash,
+            (_, ' ' | '\t' | '\n' | '\r') => Lex::Between,
+            (_, c) if dialect == Dialect::Json && !c.is_ascii_graphic() => return Some((at, NOT_JSON_SPACE)),
+            _ => Lex::Between,
+        };
+    }
+    None
 }
 
 fn prop_name<'a>(p: &'a ast::ObjectProp<'_>) -> &'a str {
@@ -264,6 +315,26 @@ mod tests {
         let e = strict("{\n  \"a\": 1\n  \"b\": 2\n}").err().map(|e| e.to_string()).unwrap_or_default();
         assert!(e.contains("line 2, column 9"), "the error points where the comma is missing: {e}");
         assert!(strict("[1]").is_err(), "the root must be an object");
+    }
+
+    /// Issue 39: jsonc-parser reads a raw tab or line break inside a string, and a no-break space
+    /// between values; Claude Code's JSON.parse (and opencode's parser, for strings) do not.
+    #[test]
+    fn raw_control_characters_in_strings_and_unicode_space_between_values_are_refused() {
+        let strict = |t: &str| {
+            JsonDoc::parse(t, Client::ClaudeCode, Dialect::Json).err().map(|e| e.to_string()).unwrap_or_default()
+        };
+        let e = strict("{\n  \"a\": \"x\ty\"\n}");
+        assert!(e.contains("line 2, column 10") && e.contains("raw control character"), "a raw tab: {e}");
+        let e = strict("{\"a\": 1,\u{a0}\"b\": 2}");
+        assert!(e.contains("line 1, column 9") && e.contains("does not allow"), "a no-break space: {e}");
+        assert!(!strict("{\"b\": 2}\u{2028}").is_empty(), "a line separator after the object");
+        let inside = "{\"a\": \"\\u0000 \u{e9}\u{a0} \\\\\", \"\u{e9}\": 1}";
+        assert_eq!(strict(inside), "", "escapes and non-ASCII inside strings are JSON");
+        let jsonc = |t: &str| JsonDoc::parse(t, Client::Opencode, Dialect::Jsonc).map(|_| ());
+        let commented = "{\n  // a \"quote\", \u{e9} and \t in a comment\n  \"a\": \"/* x */ \\\"\" /* \"b\t\" */\n}";
+        assert!(jsonc(commented).is_ok(), "quotes and tabs in comments, comment marks in strings");
+        assert!(jsonc("{\"a\": \"x\ny\"}").is_err(), "a raw line break in a JSONC string");
     }
 
     #[test]

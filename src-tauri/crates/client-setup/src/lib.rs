@@ -13,8 +13,10 @@
 //! - `json_doc.rs` — JSON/JSONC on `jsonc-parser` (AST spans for reading, CST for editing);
 //!   `toml_doc.rs` — Codex's TOML on `toml_edit`; `env_doc.rs` — dotenv files, edited by span;
 //! - `mask.rs` and `diff.rs` — the preview (secrets masked by span, `similar`'s unified diff, capped);
-//! - `config_read.rs` — reading a config (regular files only, size cap, symlinks kept);
-//! - `backup.rs`, `moved_key.rs` — the kept original and how a moved key is left out of it;
+//! - `config_read.rs` — reading a config (regular files only, size cap, no control characters,
+//!   symlinks kept, a link out of HOME refused);
+//! - `backup.rs`, `moved_key.rs` — the kept original and how a moved key is left out of it, the
+//!   atomic write and the lock one set-up or restore of a file holds;
 //! - `setup.rs` (preview, write), `restore.rs` (status, restore), `views.rs` (what front ends get).
 //!
 //! Errors are [`EngineError`](switchyard_engine::EngineError)s: the codes front ends already map

@@ -8,6 +8,7 @@ use switchyard_engine::{Engine, EngineError};
 
 use crate::backup::{self, hash_of, Manifest};
 use crate::client::{Client, ClientHome};
+use crate::config_file::in_file;
 use crate::config_read::{self, real_path};
 use crate::moved_key::{rebuild, rebuild_legacy, PLACEHOLDER};
 use crate::views::{ClientRestoreReport, ClientStatus};
@@ -26,7 +27,7 @@ pub async fn status(engine: &Engine, client: Client, home: &ClientHome) -> Resul
     let path = home.config_path(client);
     let text = config_read::read_config(&path)?.text;
     let pointed = match &text {
-        Some(t) => file.pointed(t)?,
+        Some(t) => file.pointed(t).map_err(|e| in_file(e, &path))?,
         None => None,
     };
     let protocol = match &pointed {
@@ -34,7 +35,7 @@ pub async fn status(engine: &Engine, client: Client, home: &ClientHome) -> Resul
         None => String::new(),
     };
     let plain = match &text {
-        Some(t) => file.plain_keys(t, &protocol)?.into_iter().map(|k| k.name).collect(),
+        Some(t) => file.plain_keys(t, &protocol).map_err(|e| in_file(e, &path))?.into_iter().map(|k| k.name).collect(),
         None => vec![],
     };
     let token = engine.relay_token(false).await?;
@@ -54,14 +55,21 @@ pub async fn status(engine: &Engine, client: Client, home: &ClientHome) -> Resul
 
 /// Puts the kept original back, byte for byte (or removes the file set-up created). Refuses
 /// (code `conflict`) when the file changed since set-up wrote it, and (code `precondition`)
-/// when a moved key cannot be put back, unless `force`.
+/// when a moved key cannot be put back or the file is a link out of HOME, unless `force`.
+/// Runs alone: a set-up or restore of the same file waits for it (`backup::lock`).
 pub async fn restore(engine: &Engine, client: Client, home: &ClientHome, force: bool) -> Result<Restored, EngineError> {
     let path = home.config_path(client);
     let dir = backup::dir_for(engine.data_dir(), client.name(), &path);
+    // One set-up or restore of a file at a time (a set-up racing this one would keep its own
+    // original or write over the restored one).
+    let _lock = backup::lock(&dir, &path).await?;
     let Some(manifest) = backup::read_manifest(&dir)? else {
         return Err(EngineError::NotFound { what: "client backup", name: client.name().to_string() });
     };
     let real = real_path(&path);
+    if !force {
+        config_read::check_link(&path, &real, &home.home)?;
+    }
     let current = config_read::read_bytes(&real, &path)?;
     if !force && hash_of(current.as_deref()) != manifest.written_sha256 {
         return Err(EngineError::Changed(format!(

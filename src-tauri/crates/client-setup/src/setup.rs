@@ -1,7 +1,8 @@
 //! Preview and write: what set-up would change ([`preview`]: a masked, capped unified diff and
 //! the hash of the bytes it was computed from) and the write of exactly that ([`setup`]: the
 //! original kept first, a moved key taken out of both the file and the kept original, the hash
-//! re-checked right before the rename, the key's absence verified before "moved" is said).
+//! re-checked right before the rename, the key's absence verified before "moved" is said). One
+//! set-up or restore of a file runs at a time (`backup::lock`); a link out of HOME is refused.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -10,7 +11,7 @@ use switchyard_engine::{Engine, EngineError, InvalidInput, NewProfile, ProfileVi
 
 use crate::backup::{self, hash_of, Manifest, MovedSpot};
 use crate::client::ClientRequest;
-use crate::config_file::{line_column, ConfigFile, Plan, Target};
+use crate::config_file::{in_file, line_column, ConfigFile, Plan, Target};
 use crate::config_read::{self, ConfigText};
 use crate::diff;
 use crate::mask::{self, Known};
@@ -38,8 +39,12 @@ pub async fn setup(
     req: &ClientRequest,
     expected_hash: &str,
 ) -> Result<ClientSetupReport, EngineError> {
-    let c = compute(engine, req).await?;
     let path = req.home.config_path(req.client);
+    let dir = backup::dir_for(engine.data_dir(), req.client.name(), &path);
+    // Held until set-up returns: a second set-up or a restore of this file waits, then reads
+    // what this one wrote (its preview's hash no longer matches: code `conflict`).
+    let _lock = backup::lock(&dir, &path).await?;
+    let c = compute(engine, req).await?;
     if c.preview.file_hash != expected_hash {
         return Err(EngineError::Changed(format!(
             "{} changed since the preview; preview again and retry — nothing was written",
@@ -50,7 +55,6 @@ pub async fn setup(
         return Ok(ClientSetupReport { preview: c.preview, written: false, backup: None, moved_to: None });
     }
     let file = req.client.file();
-    let dir = backup::dir_for(engine.data_dir(), req.client.name(), &path);
     let existing = backup::read_manifest(&dir)?;
     let kept_before = match existing {
         Some(_) => Some(backup::read_original(&dir)?),
@@ -161,8 +165,9 @@ async fn compute(engine: &Engine, req: &ClientRequest) -> Result<Computed, Engin
     let path = req.home.config_path(req.client);
     let read = config_read::read_config(&path)?;
     config_read::check_writable(&path, &read)?;
+    config_read::check_link(&path, &read.real, &req.home.home)?;
     let text = read.text.as_deref().unwrap_or("");
-    let plan = file.plan(text, &target, req.move_key.is_some())?;
+    let plan = file.plan(text, &target, req.move_key.is_some()).map_err(|e| in_file(e, &path))?;
     let moved = match req.move_key {
         Some(_) => Some(key_to_move(file, &plan, &path)?),
         None => None,
@@ -172,6 +177,10 @@ async fn compute(engine: &Engine, req: &ClientRequest) -> Result<Computed, Engin
     let diff = diff::unified(&shown_path, &mask::masked(file, text, &known), &mask::masked(file, &plan.after, &known));
     let changes = read.text.as_deref() != Some(plan.after.as_str());
     let mut notes = plan.notes.clone();
+    if read.real != path {
+        let real = read.real.display();
+        notes.push(format!("{shown_path} is a link to {real}; set-up writes there and the link stays"));
+    }
     if let Some(m) = read.mode.filter(|m| changes && m & 0o077 != 0) {
         notes.push(format!(
             "{shown_path} can be read by other users (mode {m:o}); set-up writes it as {:o} since it will hold the relay token (restore puts {m:o} back)",

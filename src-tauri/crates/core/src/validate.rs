@@ -131,12 +131,16 @@ pub fn normalize_base_url(raw: &str) -> Result<String, InvalidInput> {
     Ok(text)
 }
 
-/// A model name as the provider spells it: 1–200 chars, no whitespace, control, zero-width
-/// or bidirectional-control characters, and not shaped like a key (model names are stored,
-/// priced and shown).
+/// A model name as the provider spells it: 1–200 chars, not starting with `-`, no whitespace,
+/// control, zero-width or bidirectional-control characters, and not shaped like a key (model
+/// names are stored, priced and shown; the CLI backend passes one to `claude --model`, where a
+/// leading `-` would be read as an option — issue 39).
 pub fn validate_model(model: &str) -> Result<(), InvalidInput> {
     if model.is_empty() || model.len() > 200 || model.chars().any(char::is_whitespace) {
         return Err(InvalidInput::new("model", "is not a valid model name (1-200 characters, no spaces)"));
+    }
+    if model.starts_with('-') {
+        return Err(InvalidInput::new("model", "is not a valid model name (it must not start with '-')"));
     }
     refuse_hidden("model", model)?;
     if looks_like_key(model) {
@@ -242,6 +246,22 @@ mod tests {
         ] {
             assert_eq!(validate_model(real), Ok(()), "{real} is a model name");
         }
+    }
+
+    /// Issue 39: a model (or a mapping's target) starting with '-' reached `claude --model` as
+    /// an option (`--dangerously-skip-permissions`); it is refused wherever a model is typed.
+    #[test]
+    fn a_model_starting_with_a_dash_is_refused() {
+        for bad in ["-x", "--dangerously-skip-permissions", "--model=opus"] {
+            let err = validate_model(bad).err();
+            assert_eq!(err.as_ref().map(|e| e.field.as_str()), Some("model"), "'{bad}' would be read as an option");
+            assert!(!err.map(|e| e.message).unwrap_or_default().contains(bad), "the refusal never repeats it");
+        }
+        assert!(
+            parse_mappings(&["haiku=--dangerously-skip-permissions".into()]).is_err(),
+            "a mapping's target is a model too"
+        );
+        assert_eq!(validate_model("claude-haiku-4-5"), Ok(()), "a dash inside a name is ordinary");
     }
 
     #[test]

@@ -115,7 +115,8 @@ impl<P: AsRef<Path> + ?Sized> From<&P> for OpenOptions {
 impl Engine {
     /// Opens a data dir as `options` say (creating it, owner-only): its store (migrated), its
     /// vault (a sealed one checked against the stored rows' key), the circuits it stored; then
-    /// removes orphan keychain entries and lock files an interrupted operation left.
+    /// removes orphan keychain entries and lock files an interrupted operation left, and the CLI
+    /// backend's runs a killed relay left.
     pub async fn open(options: impl Into<OpenOptions>) -> Result<Self, EngineError> {
         let OpenOptions { data_dir, store, vault, clock } = options.into();
         create_private_dir(&data_dir)?;
@@ -203,6 +204,10 @@ impl Engine {
         let swept = engine.sweep_login_locks(&ids);
         if swept > 0 {
             tracing::info!(removed = swept, "removed lock files of removed logins");
+        }
+        let runs = engine.sweep_cli_runs();
+        if runs > 0 {
+            tracing::info!(removed = runs, "removed CLI backend runs a stopped relay left");
         }
         Ok(engine)
     }

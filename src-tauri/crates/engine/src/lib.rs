@@ -71,7 +71,7 @@ mod views;
 
 pub use clock::{Clock, SystemClock};
 pub use config::accounts::{LoginLaunch, ACCOUNTS_DIR, CODEX_BACKEND_ENV, CODEX_BACKEND_URL};
-pub use config::cli_backend::MAX_CLI_CONCURRENCY;
+pub use config::cli_backend::{kill_run_processes, CLI_RUNS_DIR, CLI_RUN_MARK, MAX_CLI_CONCURRENCY};
 pub use config::dir_lock::LOCK_FILE;
 pub use config::exec_account::{ExecAccount, LimitRefusal, LAUNCH_TAG};
 pub use config::exec_pool::PoolLaunch;

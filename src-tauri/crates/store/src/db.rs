@@ -130,6 +130,20 @@ pub struct Store {
     backend: Backend,
 }
 
+/// Creates the SQLite file `path` empty, readable by its owner only, when it does not exist yet
+/// (SQLite takes an empty file as a new database, and gives its WAL and shared-memory files the
+/// database file's mode): the store holds the configuration, the ledger and — sealed — the
+/// sealed secrets, so a `--store PATH` anywhere is as private as the data dir's own file.
+fn create_private(path: &Path) {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    // An existing file is left as it is; any other failure (a missing directory) is SQLite's own
+    // open to report, with the path.
+    drop(options.open(path));
+}
+
 impl Store {
     /// Opens (creating if missing) the SQLite file `path` and applies pending migrations.
     pub async fn open(path: &Path) -> Result<Self, StoreError> {
@@ -143,6 +157,7 @@ impl Store {
         sqlx::any::install_default_drivers();
         match location {
             Location::File(path) => {
+                create_private(path);
                 let url = format!("sqlite://{}", path.display());
                 let opts = SqliteConnectOptions::from_str(&url)?
                     .create_if_missing(true)

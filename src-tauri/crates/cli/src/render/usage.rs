@@ -31,8 +31,9 @@ impl Render for UsageView {
         let by_profile = v.by == "profile";
         for r in &v.rows {
             let name = if by_profile { r.label.as_deref().unwrap_or(REMOVED) } else { r.key.as_str() };
-            out.push(line(name, r));
+            out.push(line(&shown_key(name, &v.total.key), r));
         }
+        // The total row alone is written bare: a row keyed like it is quoted by `shown_key`.
         out.push(line(&v.total.key, &v.total));
         if !v.complete {
             out.push(
@@ -45,29 +46,38 @@ impl Render for UsageView {
     }
 }
 
-fn line(name: &str, r: &UsageRow) -> String {
+/// One row of the table; `shown` is the key as [`shown_key`] writes it (the total: as it is).
+fn line(shown: &str, r: &UsageRow) -> String {
     let cost = r.cost_usd.map_or_else(|| "unknown".to_string(), |c| format!("{c:.4}"));
     format!(
         "{:<36} {:>8} {:>6} {:>12} {:>12} {:>12} {:>12} {:>12}",
-        shown_key(name),
-        r.requests,
-        r.errors,
-        r.input_tokens,
-        r.output_tokens,
-        r.cache_read_tokens,
-        r.cache_write_tokens,
-        cost
+        shown, r.requests, r.errors, r.input_tokens, r.output_tokens, r.cache_read_tokens, r.cache_write_tokens, cost
     )
 }
 
-/// A row's key as the table shows it: as it is, or as a JSON string when it holds white space,
-/// a quote or a backslash (a tag value, a label or a client's model name with spaces would
-/// otherwise read as more columns of the row).
-fn shown_key(key: &str) -> std::borrow::Cow<'_, str> {
-    let plain = !key.is_empty() && !key.chars().any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '\\');
+/// A row's key as the table shows it: as it is when it is printable ASCII without a space, a
+/// quote or a backslash and is not `total` (the total row's name); else quoted, `"` and `\`
+/// escaped and every character outside printable ASCII spelled out (`\u{200b}`). A tag value,
+/// a label or a client's model name can then neither read as more columns of its row (spaces,
+/// U+2028, NEL), nor hide or reorder what is shown (zero-width, bidi overrides, DEL, C1 and
+/// escape sequences), nor pass for the total.
+fn shown_key<'k>(key: &'k str, total: &str) -> std::borrow::Cow<'k, str> {
+    let plain = !key.is_empty() && key != total && key.chars().all(|c| c.is_ascii_graphic() && c != '"' && c != '\\');
     if plain {
-        std::borrow::Cow::Borrowed(key)
-    } else {
-        std::borrow::Cow::Owned(serde_json::to_string(key).unwrap_or_default())
+        return std::borrow::Cow::Borrowed(key);
     }
+    let mut out = String::with_capacity(key.len() + 2);
+    out.push('"');
+    for c in key.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            ' '..='~' => out.push(c),
+            _ => out.extend(c.escape_default()),
+        }
+    }
+    out.push('"');
+    std::borrow::Cow::Owned(out)
 }

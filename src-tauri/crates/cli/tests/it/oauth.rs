@@ -127,3 +127,31 @@ async fn two_relay_processes_on_one_data_dir_refresh_a_login_exactly_once() -> T
     assert!(d.join("logins").is_dir(), "the logins' lock files live in <data dir>/logins");
     Ok(())
 }
+
+/// Issue 39: the issuer's `user_code` was printed raw — escape sequences reached the terminal.
+/// A code that is not plain text is refused before anything is shown, and nothing a server says
+/// reaches the terminal as an escape sequence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_code_carrying_terminal_escapes_never_reaches_the_terminal() -> TestResult {
+    let mock = MockProvider::start().await?;
+    mock.oauth_configure(OauthConfig {
+        key: KeyScript::new(["gpt-5"]),
+        account_id: "acct-cli".into(),
+        user_code: Some("\u{1b}]0;owned\u{7}\u{1b}[2JABCD-1234".into()),
+        ..Default::default()
+    });
+    let dir = tempfile::tempdir()?;
+    let d = dir.path();
+    let base = format!("{}/v1", mock.base_url());
+    ok(
+        run(d, &["connection", "add", "c", "--protocol", "openai", "--base-url", &base, "--model", "gpt-5"], None)?,
+        "connection add",
+    )?;
+    ok(run(d, &["settings", "oauth-issuer", &mock.base_url()], None)?, "settings oauth-issuer")?;
+    let login = run(d, &["profile", "login", "c", "pro", "--kind", "oauth"], None)?;
+    let text = format!("{}{}", login.stdout, login.stderr);
+    assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "no escape sequence reaches the terminal: {text:?}");
+    assert_ne!(login.code, 0, "the sign-in is refused: {}", login.stderr);
+    assert!(login.stderr.contains("device code is not plain text"), "saying why: {}", login.stderr);
+    Ok(())
+}

@@ -241,3 +241,23 @@ async fn relay_serve_with_a_certificate_speaks_https_is_ready_and_reloads_it_on_
     assert!(exited.success(), "and it stops cleanly on SIGTERM: {exited}");
     Ok(())
 }
+
+/// Issue 39: `--store PATH` created its SQLite file 0644 (the data dir's own is private). The
+/// file, its WAL and its shared-memory file are the owner's only, wherever the path is.
+#[test]
+fn a_store_file_named_with_store_is_created_owner_only() -> TestResult {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, elsewhere) = (tempfile::tempdir()?, tempfile::tempdir()?);
+    let db = elsewhere.path().join("team.db");
+    let path = db.display().to_string();
+    let made = crate::common::run(dir.path(), &["--store", &path, "connection", "list"], None)?;
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    for suffix in ["", "-wal", "-shm"] {
+        let file = elsewhere.path().join(format!("team.db{suffix}"));
+        let Ok(meta) = std::fs::metadata(&file) else { continue };
+        let mode = meta.permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{} is the owner's only: {mode:o}", file.display());
+    }
+    assert!(db.exists(), "the store file was made where --store says");
+    Ok(())
+}

@@ -214,6 +214,91 @@ async fn a_tag_value_with_spaces_cannot_fake_columns_in_the_usage_table() -> Tes
     Ok(())
 }
 
+/// A table line's key as written (quoted or bare) and the rest of the line.
+fn split_key(line: &str) -> (&str, &str) {
+    let Some(rest) = line.strip_prefix('"') else { return line.split_once(' ').unwrap_or((line, "")) };
+    let mut escaped = false;
+    for (i, c) in rest.char_indices() {
+        match (escaped, c) {
+            (true, _) => escaped = false,
+            (false, '\\') => escaped = true,
+            (false, '"') => return (&line[..i + 2], &rest[i + 1..]),
+            _ => {}
+        }
+    }
+    (line, "")
+}
+
+/// Issue 39: a stored tag value (or a client's model name) with a zero-width, bidi-override, NEL,
+/// C1 (CSI) or DEL character reached the terminal raw — hiding text, reordering a line, starting
+/// an escape sequence — and a model named `total` passed for the total row. Fails on the code
+/// before: those characters were printed as they are and `"total"` was not quoted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invisible_and_control_characters_in_a_key_are_spelled_out_in_the_usage_table() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let d = dir.path();
+    let (connection_id, profile) = legacy_ids(d)?;
+    let values = ["a\u{200b}b", "x\u{202e}0 0 999", "x\u{85}999 0 1 1 1 1 1", "x\u{9b}2J", "x\u{7f}y", "ab"];
+    let row = |turn: usize, model: &str, tags: Option<String>| AttemptRow {
+        at_ms: 1_795_000_000_000 + turn as i64,
+        connection_id: connection_id.clone(),
+        turn: format!("t{turn}"),
+        attempt: 1,
+        profile_id: profile.clone(),
+        reason: "primary".into(),
+        model: Some(model.into()),
+        status: Some(200),
+        input_tokens: Some(5),
+        output_tokens: Some(1),
+        tags,
+        ..Default::default()
+    };
+    let mut rows: Vec<AttemptRow> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| row(i, "m1", Some(serde_json::json!({ "job": v }).to_string())))
+        .collect();
+    rows.push(row(values.len(), "total", None));
+    let store = Store::open(&d.join("switchyard.db")).await?;
+    attempts::insert_batch(&mut *store.acquire().await?, rows).await?;
+    store.close().await;
+
+    let out = run(d, &["usage", "c", "--by", "tag"], None)?;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for l in out.stdout.lines() {
+        assert!(l.chars().all(|c| c == ' ' || c.is_ascii_graphic()), "every line is printable ASCII: {l:?}");
+    }
+    let header = out.stdout.lines().find(|l| l.starts_with("TAG")).unwrap_or_default();
+    let columns = header.split_whitespace().count();
+    assert_eq!(columns, 8, "the header names the key and seven numbers: {header:?}");
+    let mut keys = vec![];
+    for l in out.stdout.lines().filter(|l| l.starts_with("job=") || l.starts_with("\"job=")) {
+        let (key, rest) = split_key(l);
+        let numbers: Vec<&str> = rest.split_whitespace().collect();
+        assert_eq!(numbers.len(), columns - 1, "the key is followed by the header's number columns only: {l:?}");
+        assert_eq!(numbers.first().copied(), Some("1"), "the row's own count follows its key: {l:?}");
+        keys.push(key.to_string());
+    }
+    keys.sort();
+    let mut want = [
+        r#""job=a\u{200b}b""#,
+        r#""job=x\u{202e}0 0 999""#,
+        r#""job=x\u{85}999 0 1 1 1 1 1""#,
+        r#""job=x\u{9b}2J""#,
+        r#""job=x\u{7f}y""#,
+        "job=ab",
+    ];
+    want.sort_unstable();
+    assert_eq!(keys, want, "one line per tag value, characters outside printable ASCII spelled out, a plain one bare");
+
+    let out = run(d, &["usage", "c", "--by", "model"], None)?;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let totals = out.stdout.lines().filter(|l| l.split_whitespace().next() == Some("total")).count();
+    assert_eq!(totals, 1, "only the total row reads as the total:\n{}", out.stdout);
+    assert!(out.stdout.lines().any(|l| l.starts_with("\"total\" ")), "a model named total is quoted:\n{}", out.stdout);
+    Ok(())
+}
+
 #[test]
 fn prices_set_refuses_a_key_shaped_model_name_and_never_repeats_it() -> TestResult {
     let dir = tempfile::tempdir()?;

@@ -4,9 +4,9 @@
 //! original. Real keychain, real HTTP to the mock provider.
 
 use switchyard_client_setup as cs;
-use switchyard_engine::NewConnection;
+use switchyard_engine::{ErrorCode, NewConnection};
 
-use crate::common::{backups, parsed, secret, write, TestResult, World};
+use crate::common::{backups, must_fail, parsed, secret, write, TestResult, World};
 
 const ENV_FILE: &str =
     "# Gemini CLI settings — this comment must survive\nGEMINI_MODEL=gemini-2.5-pro  # my default\nexport DEBUG='0'\n";
@@ -88,5 +88,44 @@ async fn a_plain_google_api_key_is_moved_into_the_keychain_and_kept_nowhere() ->
     }
     cs::restore(&w.engine, parsed("gemini-cli"), &w.home(), false).await?;
     assert_eq!(std::fs::read_to_string(&path)?, original, "restore puts the key back from the keychain, byte for byte");
+    Ok(())
+}
+
+/// Issue 39: lines set-up's reader skipped or read otherwise were read by Gemini CLI's dotenv —
+/// `GOOGLE_API_KEY: key` was neither reported nor moved and stayed in use, and so did a key
+/// after an unclosed quote or with text after its closing quote; a NUL went through. Each file
+/// is refused now by preview, set-up and status, naming the file and line 4, never the key.
+#[tokio::test]
+async fn a_line_gemini_cli_reads_otherwise_than_set_up_is_refused_naming_the_file() -> TestResult {
+    let w = world_with_gemini().await?;
+    let key = "AIza-canary-unreadable-0039";
+    let path = w.root.path().join(".gemini/.env");
+    let r = w.req("gemini-cli", "gem");
+    let lines = [
+        ("NAME: value", format!("GOOGLE_API_KEY: {key}")),
+        ("an unclosed quote", format!("GOOGLE_API_KEY=\"{key}")),
+        ("text after the closing quote", format!("GOOGLE_API_KEY=\"{key}\" x")),
+        ("a NUL", format!("GOOGLE_API_KEY={key}\0")),
+    ];
+    for (what, line) in lines {
+        let text = format!("{ENV_FILE}{line}\n");
+        write(&path, &text)?;
+        let refusals = [
+            must_fail(cs::preview(&w.engine, &r).await, what)?,
+            must_fail(cs::setup(&w.engine, &r, "absent").await, what)?,
+            must_fail(cs::status(&w.engine, parsed("gemini-cli"), &w.home()).await, what)?,
+        ];
+        for e in refusals {
+            let shown = e.to_string();
+            assert_eq!(e.code(), ErrorCode::Invalid, "{what}: refused as a malformed file: {shown}");
+            assert!(
+                shown.contains(&path.display().to_string()) && shown.contains("line 4"),
+                "{what}: names the file and the line: {shown}"
+            );
+            assert!(!shown.contains(key), "{what}: never the key: {shown}");
+        }
+        assert_eq!(std::fs::read_to_string(&path)?, text, "{what}: the file is as it was");
+        assert!(backups(w.data.path()).is_empty(), "{what}: nothing kept");
+    }
     Ok(())
 }

@@ -39,7 +39,8 @@ impl Hop {
         };
         validate_slug(slug).map_err(|e| InvalidInput::new("fallback", format!("hop: {}", e.message)))?;
         if let Some(m) = model {
-            if m.is_empty() || m.chars().any(|c| c.is_control() || c.is_whitespace()) {
+            // A leading '-' would reach the CLI backend's `--model` as an option (issue 39).
+            if m.is_empty() || m.starts_with('-') || m.chars().any(|c| c.is_control() || c.is_whitespace()) {
                 return Err(InvalidInput::new(
                     "fallback",
                     format!("hop '{slug}': the model after '=' is empty or not a name"),
@@ -342,5 +343,14 @@ mod tests {
         assert!(Hop::parse("b=").is_err(), "an empty model is refused");
         assert!(Hop::parse("B C").is_err(), "not a slug");
         assert_eq!(Hop::parse("b=m").map(|h| h.to_string()).ok().as_deref(), Some("b=m"), "round trip");
+    }
+
+    /// Issue 39: a hop's model starting with '-' would reach the CLI backend's `--model` as an
+    /// option.
+    #[test]
+    fn a_hop_model_starting_with_a_dash_is_refused() {
+        let err = Hop::parse("b=--dangerously-skip-permissions").err();
+        assert_eq!(err.map(|e| e.field), Some("fallback".to_string()), "refused as the hop's model, not taken as one");
+        assert!(Hop::parse("b=claude-haiku-4-5").is_ok(), "a dash inside a model name is ordinary");
     }
 }

@@ -60,7 +60,8 @@ impl PoolMember {
         };
         validate_slug(slug).map_err(|e| InvalidInput::new("member", format!("'{text}': {}", e.message)))?;
         if let Some(m) = model {
-            if m.is_empty() || m.chars().any(|c| c.is_control() || c.is_whitespace()) {
+            // A leading '-' would reach the CLI backend's `--model` as an option (issue 39).
+            if m.is_empty() || m.starts_with('-') || m.chars().any(|c| c.is_control() || c.is_whitespace()) {
                 return Err(InvalidInput::new(
                     "member",
                     format!("'{text}': the model after '=' is empty or not a name"),
@@ -359,6 +360,17 @@ mod tests {
         assert!(PoolMember::parse("glm:0").is_err(), "a zero weight never serves");
         assert!(PoolMember::parse("Bad Slug").is_err(), "slugs are validated as connection slugs");
         assert!(PoolMember::parse("glm=").is_err(), "an empty model after '='");
+    }
+
+    /// Issue 39: a member's model starting with '-' would reach the CLI backend's `--model` as
+    /// an option.
+    #[test]
+    fn a_member_model_starting_with_a_dash_is_refused() {
+        for bad in ["c=--dangerously-skip-permissions", "c=-x:2"] {
+            let err = PoolMember::parse(bad).err();
+            assert_eq!(err.map(|e| e.field), Some("member".to_string()), "'{bad}': refused, not taken as a model");
+        }
+        assert!(PoolMember::parse("c=claude-haiku-4-5:2").is_ok(), "a dash inside a model name is ordinary");
     }
 
     #[test]

@@ -197,7 +197,7 @@ impl Context {
                 row.label
             )));
         }
-        Ok(self.profile_view(&row, presence))
+        Ok(self.profile_view(slug, &row, presence))
     }
 }
 

@@ -4,7 +4,13 @@
 //! most `max_concurrent` runs per profile at once (default 2). Kept in `settings`
 //! (`cli_backend:<connection id>` = `on:<n>` or `off:<n>`; the cap is kept while off). Which
 //! profiles it applies to is [`serves_through_cli`]; what a request may ask of it is
-//! `switchyard_providers::claude_cli`.
+//! `switchyard_providers::claude_cli`. Also where its runs live (`<data dir>/cli-runs/<relay
+//! pid>-<random>/`, made by the relay's `cli_backend/run.rs`), the mark every process of a run
+//! carries ([`CLI_RUN_MARK`]) and how they are killed by it ([`kill_run_processes`]), and the
+//! start-up sweep of the runs a killed relay left (`Context::sweep_cli_runs`).
+
+use std::path::PathBuf;
+use std::time::Duration;
 
 use switchyard_core::states::{OfficialClient, ProfileKind};
 use switchyard_core::{InvalidInput, Protocol};
@@ -12,6 +18,7 @@ use switchyard_providers::dialect;
 use switchyard_store::profiles::ProfileRow;
 
 use crate::config::rows::{client_of, credential_facts};
+use crate::config::staging::process_alive;
 use crate::context::Context;
 use crate::error::EngineError;
 use crate::settings::CliBackendSetting;
@@ -19,6 +26,83 @@ use crate::settings::{Scope, Stored, CLI_BACKEND};
 use crate::views::CliBackendView;
 
 pub use crate::settings::values::MAX_CLI_CONCURRENCY;
+
+/// Where the CLI backend's runs live under the data dir (owner-only), one directory each, named
+/// `<relay pid>-<random>`: the prompt's system file and the CLI's empty working directory.
+pub const CLI_RUNS_DIR: &str = "cli-runs";
+
+/// The variable every process of a run carries as `SWITCHYARD_CLI_RUN=<run's directory name>`:
+/// whatever the CLI starts inherits it, even in a session of its own where no process group
+/// reaches it, so the run's processes are found by it ([`kill_run_processes`]).
+pub const CLI_RUN_MARK: &str = "SWITCHYARD_CLI_RUN";
+
+/// A run older than this is left behind even when a process with its relay's pid runs (the pid
+/// was reused): twice the longest first-byte timeout (1 h), which bounds a run and its wait.
+const STALE_RUN: Duration = Duration::from_secs(2 * 60 * 60);
+
+/// How many times a run's processes are looked for: each round kills what it finds, and one
+/// that forked while the round ran is found by the next; a round that finds none ends it.
+#[cfg(target_os = "linux")]
+const KILL_ROUNDS: usize = 5;
+
+/// Kills (SIGKILL) every process of this user carrying [`CLI_RUN_MARK`]`=<run>` in its
+/// environment; returns how many. Linux reads `/proc/<pid>/environ`; elsewhere nothing is found
+/// (the run's process group is still killed by the relay).
+pub fn kill_run_processes(run: &str) -> usize {
+    #[cfg(target_os = "linux")]
+    {
+        let needle = format!("{CLI_RUN_MARK}={run}");
+        let mut killed = std::collections::BTreeSet::new();
+        for _ in 0..KILL_ROUNDS {
+            if kill_marked(needle.as_bytes(), &mut killed) == 0 {
+                break;
+            }
+        }
+        killed.len()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = run;
+        0
+    }
+}
+
+/// One round: kills the marked processes not killed before (`killed`); returns how many.
+#[cfg(target_os = "linux")]
+fn kill_marked(needle: &[u8], killed: &mut std::collections::BTreeSet<u32>) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+    let me = std::process::id();
+    let uid = rustix::process::geteuid().as_raw();
+    let mut found = 0;
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        if pid == me || killed.contains(&pid) || !entry.metadata().is_ok_and(|m| m.uid() == uid) {
+            continue;
+        }
+        // Another user's process cannot be read (nor killed); a zombie's environment reads empty.
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else { continue };
+        if !environ.split(|b| *b == 0).any(|var| var == needle) {
+            continue;
+        }
+        let Some(target) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else { continue };
+        if rustix::process::kill_process(target, rustix::process::Signal::KILL).is_ok() {
+            killed.insert(pid);
+            found += 1;
+        }
+    }
+    found
+}
+
+/// Whether run directory `name` (`<relay pid>-<random>`) was left behind: its relay runs no
+/// more (`alive`), or it is older than any run can be (`age`, when known), or it names no pid
+/// (nothing the relay made).
+fn run_is_left(name: &str, age: Option<Duration>, alive: impl Fn(i64) -> bool) -> bool {
+    match name.split_once('-').and_then(|(pid, _)| pid.parse::<i64>().ok()) {
+        None => true,
+        Some(pid) => !alive(pid) || age.is_some_and(|a| a > STALE_RUN),
+    }
+}
 
 /// `on:<n>` / `off:<n>`.
 impl Stored for CliBackendSetting {
@@ -46,6 +130,39 @@ pub(crate) fn serves_through_cli(protocol: Protocol, row: &ProfileRow) -> bool {
 }
 
 impl Context {
+    /// Where the CLI backend's runs live ([`CLI_RUNS_DIR`] of the data dir, absolute: the relay
+    /// may run elsewhere than the data dir).
+    pub fn cli_runs_dir(&self) -> PathBuf {
+        let base = std::path::absolute(self.data_dir()).unwrap_or_else(|_| self.data_dir().to_path_buf());
+        base.join(CLI_RUNS_DIR)
+    }
+
+    /// Removes the runs a relay that was killed (or crashed) left behind — their prompt's system
+    /// file and working directory — after killing the processes still marked with them
+    /// (start-up clean-up); returns how many. A live relay's runs stay.
+    pub(crate) fn sweep_cli_runs(&self) -> usize {
+        let Ok(entries) = std::fs::read_dir(self.cli_runs_dir()) else { return 0 };
+        let mut removed = 0;
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            let age = entry.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok());
+            if !run_is_left(&name, age, process_alive) {
+                continue;
+            }
+            kill_run_processes(&name);
+            let path = entry.path();
+            // Not followed: a link is removed as a link.
+            let gone = match entry.file_type() {
+                Ok(t) if t.is_dir() => std::fs::remove_dir_all(&path),
+                _ => std::fs::remove_file(&path),
+            };
+            if gone.is_ok() {
+                removed += 1;
+            }
+        }
+        removed
+    }
+
     /// The CLI backend setting of `connection_id` (off when unset or unreadable).
     pub(crate) async fn cli_backend_setting(&self, connection_id: &str) -> Result<CliBackendSetting, EngineError> {
         self.setting(&CLI_BACKEND, Scope::Connection(connection_id)).await
@@ -116,5 +233,45 @@ mod tests {
         assert_eq!(CLI_BACKEND.parse_stored("on:17"), CliBackendSetting::default(), "past 16 is out of range");
         assert_eq!(CLI_BACKEND.parse_stored("yes:2"), CliBackendSetting::default(), "an unknown mode is the default");
         assert!(!CliBackendSetting::default().enabled, "the CLI backend is off unless turned on");
+    }
+
+    /// Issue 39: a killed relay left its runs (and their prompt's system file) behind for good;
+    /// the start-up sweep decides which are left by this rule.
+    #[test]
+    fn a_run_is_left_when_its_relay_is_gone_or_it_is_too_old() {
+        let alive = |pid: i64| pid == 42;
+        let young = Some(Duration::from_secs(60));
+        assert!(run_is_left("7-abc123", young, alive), "its relay runs no more");
+        assert!(!run_is_left("42-abc123", young, alive), "a live relay's run in progress stays");
+        assert!(!run_is_left("42-abc123", None, alive), "an unknown age does not make it left");
+        assert!(run_is_left("42-abc123", Some(STALE_RUN * 2), alive), "no run lasts that long: the pid was reused");
+        assert!(run_is_left("stray", young, alive), "a name without a pid is no run of a relay");
+    }
+
+    /// Issue 39: a process that left the run's process group (its own session) survived the
+    /// run; the mark finds it, and only the processes of that one run.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_mark_finds_a_run_s_processes_and_no_other() -> Result<(), Box<dyn std::error::Error>> {
+        let spawn = |run: &str| std::process::Command::new("sleep").arg("60").env(CLI_RUN_MARK, run).spawn();
+        let mut ours = spawn("1-unitmark")?;
+        let mut other = spawn("1-unitmarkother")?;
+        // The child's environment is its own once it has exec'd `sleep`.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let needle = format!("{CLI_RUN_MARK}=1-unitmark");
+        while !std::fs::read(format!("/proc/{}/environ", ours.id()))
+            .is_ok_and(|e| e.split(|b| *b == 0).any(|v| v == needle.as_bytes()))
+        {
+            assert!(std::time::Instant::now() < deadline, "sleep started within 5 s");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let killed = kill_run_processes("1-unitmark");
+        let status = ours.wait()?;
+        let _ = other.kill();
+        let _ = other.wait();
+        assert_eq!(killed, 1, "exactly the process marked with this run");
+        assert!(!status.success(), "it was killed, not left to sleep: {status:?}");
+        assert_eq!(kill_run_processes("0-nosuchrun"), 0, "no process carries an unknown run's mark");
+        Ok(())
     }
 }

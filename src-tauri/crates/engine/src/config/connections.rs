@@ -106,7 +106,7 @@ impl Context {
         };
         let mut views = Vec::with_capacity(rows.len());
         for p in &rows {
-            views.push(self.profile_view(p, self.credential_state(p).await));
+            views.push(self.profile_view(slug, p, self.credential_state(p).await));
         }
         Ok(ConnectionDetail { connection: connection_view(&row, rows.len())?, profiles: views })
     }

@@ -191,7 +191,7 @@ impl Context {
         let mut conn = self.store.acquire().await?;
         let fresh =
             profiles::by_id(&mut conn, &row.id).await?.ok_or_else(|| EngineError::not_found("profile", &row.label))?;
-        Ok(self.profile_view(&fresh, CredentialPresence::Present))
+        Ok(self.profile_view(slug, &fresh, CredentialPresence::Present))
     }
 
     /// `present`, `missing`, or `unknown` when the keychain cannot be asked; for an external

@@ -157,14 +157,14 @@ impl Context {
         } else {
             self.credential_state(&row).await
         };
-        Ok(self.profile_view(&row, presence))
+        Ok(self.profile_view(slug, &row, presence))
     }
 
     /// One profile of `slug` (PROFILE: an id or a label), as `profile list` shows it.
     pub async fn profile_show(&self, slug: &str, profile: &str) -> Result<ProfileView, EngineError> {
         let connection = self.connection_by_slug(slug).await?;
         let row = self.profile_by_ref(&connection, profile).await?;
-        Ok(self.profile_view(&row, self.credential_state(&row).await))
+        Ok(self.profile_view(slug, &row, self.credential_state(&row).await))
     }
 
     /// The secret of the profile with id `profile_id` (`None`: no such profile, or no keychain
@@ -233,7 +233,7 @@ impl Context {
             self.board.reset_profile(&row.id, ResetCause::Disabled);
         }
         self.reconcile_routing(slug).await?;
-        Ok(self.profile_view(&fresh, self.credential_state(&fresh).await))
+        Ok(self.profile_view(slug, &fresh, self.credential_state(&fresh).await))
     }
 
     /// Removes a profile and its keychain entry. The primary cannot be removed while it is

@@ -56,7 +56,7 @@ impl Context {
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         let mut views = Vec::with_capacity(fresh.len());
         for p in &fresh {
-            views.push(self.profile_view(p, self.credential_state(p).await));
+            views.push(self.profile_view(&connection.slug, p, self.credential_state(p).await));
         }
         Ok(views)
     }

@@ -1,8 +1,8 @@
 //! Decoding store rows into domain values and views.
 
 use std::collections::BTreeMap;
-use switchyard_core::credential_health::{CredentialFacts, Refresh};
-use switchyard_core::states::{CredentialPresence, OfficialClient, ProfileKind};
+use switchyard_core::credential_health::{CredentialFacts, CredentialHealth, Refresh};
+use switchyard_core::states::{CredentialHealthState, CredentialPresence, OfficialClient, ProfileKind};
 
 use switchyard_core::{BasisFingerprint, Header, Protocol};
 use switchyard_store::connections::ConnectionRow;
@@ -12,7 +12,7 @@ use switchyard_vault::Locator;
 use crate::clock::rfc3339;
 use crate::context::Context;
 use crate::error::EngineError;
-use crate::views::{small, ConnectionView, HeaderView, ModelMapping, ProfileView};
+use crate::views::{small, ConnectionView, CredentialHealthView, HeaderView, ModelMapping, ProfileView};
 
 /// The decoded definition of a connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,12 +79,32 @@ pub(crate) fn connection_view(row: &ConnectionRow, profile_count: usize) -> Resu
 impl Context {
     /// The view of a profile row with its credential's presence; its health is judged at the
     /// engine clock's now.
-    pub(crate) fn profile_view(&self, row: &ProfileRow, credential: CredentialPresence) -> ProfileView {
+    pub(crate) fn profile_view(&self, slug: &str, row: &ProfileRow, credential: CredentialPresence) -> ProfileView {
         let facts = credential_facts(row);
         let present = credential == CredentialPresence::Present;
         let health = switchyard_core::credential_health::credential_health(&facts, present, self.now_ms());
         let config_dir = (facts.kind == ProfileKind::External).then(|| self.config_dir(&row.id).display().to_string());
-        profile_view(row, credential, health.into(), config_dir)
+        profile_view(row, credential, self.health_view(health, facts.kind, slug, &row.label), config_dir)
+    }
+
+    /// `health` as front ends show it for profile `label` of `slug`: a login only a sign-in brings
+    /// back (an owned login expired or never signed in, an official CLI's login missing or
+    /// expired) ends with the command that does it.
+    pub(crate) fn health_view(
+        &self,
+        health: CredentialHealth,
+        kind: ProfileKind,
+        slug: &str,
+        label: &str,
+    ) -> CredentialHealthView {
+        let mut view = CredentialHealthView::from(health);
+        let signs_in = matches!(kind, ProfileKind::Oauth | ProfileKind::External);
+        if signs_in && matches!(health.state, CredentialHealthState::Expired | CredentialHealthState::Missing) {
+            if let Some(reason) = view.reason.as_mut() {
+                reason.push_str(&format!(": {}", self.login_command(slug, label)));
+            }
+        }
+        view
     }
 }
 

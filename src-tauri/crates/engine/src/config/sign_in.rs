@@ -37,14 +37,21 @@ impl Context {
                 )))
             }
         }
+        Ok(self.login_command(&connection.slug, &row.label))
+    }
+
+    /// `switchyard [--data-dir DIR] profile login SLUG LABEL`, quoted for a POSIX shell
+    /// (`--data-dir` when this engine's data dir is not the one the CLI finds by itself): what
+    /// signs a login in again, named wherever one is expired or signed out.
+    pub fn login_command(&self, slug: &str, label: &str) -> String {
         let own = per_user_data_dir();
         let mut words = vec!["switchyard".to_string()];
         if own.as_deref() != Some(self.data_dir()) {
             let dir = std::path::absolute(self.data_dir()).unwrap_or_else(|_| self.data_dir().to_path_buf());
             words.extend(["--data-dir".to_string(), dir.display().to_string()]);
         }
-        words.extend(["profile", "login", &connection.slug, &row.label].map(str::to_string));
-        Ok(words.iter().map(|w| shell_quoted(w)).collect::<Vec<_>>().join(" "))
+        words.extend(["profile", "login", slug, label].map(str::to_string));
+        words.iter().map(|w| shell_quoted(w)).collect::<Vec<_>>().join(" ")
     }
 }
 

@@ -59,7 +59,7 @@ pub(crate) fn writer_alive(owner_pid: i64, service: &str, account: &str) -> bool
 /// Signal 0 probes a pid without touching it: `EPERM` means it runs as another user. A
 /// reused pid only makes clean-up wait for the lease.
 #[cfg(unix)]
-fn process_alive(pid: i64) -> bool {
+pub(crate) fn process_alive(pid: i64) -> bool {
     let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else {
         return false;
     };
@@ -71,7 +71,7 @@ fn process_alive(pid: i64) -> bool {
 
 /// Without a portable probe the lease alone decides.
 #[cfg(not(unix))]
-fn process_alive(_pid: i64) -> bool {
+pub(crate) fn process_alive(_pid: i64) -> bool {
     true
 }
 

@@ -1,14 +1,18 @@
 //! Signing an owned login in with the browser (docs/design.md, section 14): Codex's own PKCE
 //! flow. [`Engine::oauth_browser_begin`] makes a verifier, its S256 challenge and a state, starts
-//! a callback listener on `127.0.0.1:1455` (Codex's port: the issuer accepts only the redirect
-//! URI registered for Codex's client id, `http://localhost:1455/auth/callback`) and returns only
-//! the authorize URL to open. The listener answers a callback whose `state` is not this sign-in's
-//! with 400 and goes on listening; the right one hands its code over and stops.
+//! a callback listener on port 1455 of both loopbacks, `127.0.0.1` and `[::1]` (Codex's port: the
+//! issuer accepts only the redirect URI registered for Codex's client id,
+//! `http://localhost:1455/auth/callback`, and `localhost` may resolve to either — an unbound one
+//! could be taken by any local program to receive the code) and returns only the authorize URL to
+//! open. Each connection is answered on its own (an idle one holds up nothing); a callback whose
+//! `state` is not this sign-in's gets 400 and the listener goes on; the right one hands its code
+//! over and stops.
 //! [`Engine::oauth_browser_wait`] waits for that code, exchanges it at the token endpoint with the
 //! verifier, and signs the profile in exactly as the device code does (`write_sign_in`: one
 //! keychain item, `record_sign_in`, a new generation).
 
 use std::collections::HashMap;
+use std::net::{Ipv4Addr, Ipv6Addr};
 use std::time::Duration;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -42,6 +46,8 @@ type Callback = Result<Secret, String>;
 pub(crate) struct PendingBrowser {
     verifier: Secret,
     redirect_uri: String,
+    /// The endpoints the sign-in began with: the code is exchanged there and the login bound to them.
+    endpoints: LoginEndpoints,
     code: oneshot::Receiver<Callback>,
     listener: tokio::task::JoinHandle<()>,
 }
@@ -102,20 +108,17 @@ impl Engine {
         let endpoints = self.login_endpoints().await?;
         // A sign-in started before is given up first: its listener holds the port.
         drop(self.logins.take_browser(&row.id));
-        let listener = TcpListener::bind(("127.0.0.1", port)).await.map_err(|e| {
-            EngineError::Precondition(format!(
-                "the sign-in callback port 127.0.0.1:{port} is taken ({e}); finish or close the other sign-in \
-                 (Codex's login uses the same port) and try again"
-            ))
-        })?;
-        let bound = listener.local_addr().map_err(|e| EngineError::Internal(format!("callback listener: {e}")))?;
+        let listeners = bind_callback(port).await?;
+        let first = listeners.first().ok_or_else(|| EngineError::Internal("no callback listener".into()))?;
+        let bound = first.local_addr().map_err(|e| EngineError::Internal(format!("callback listener: {e}")))?;
         let redirect_uri = format!("http://localhost:{}/auth/callback", bound.port());
         let verifier = Secret::new(random_text(64)?);
         let state = random_text(32)?;
         let url = authorize_url(&endpoints, &redirect_uri, &s256(verifier.expose()), &state)?;
         let (tx, rx) = oneshot::channel();
-        let task = tokio::spawn(listen_for_callback(listener, state, tx, WAIT));
-        self.logins.hold_browser(&row.id, PendingBrowser { verifier, redirect_uri, code: rx, listener: task });
+        let task = tokio::spawn(listen_for_callback(listeners, state, tx, WAIT));
+        self.logins
+            .hold_browser(&row.id, PendingBrowser { verifier, redirect_uri, endpoints, code: rx, listener: task });
         tracing::info!(profile = %row.id, port = bound.port(), "browser sign-in started");
         Ok(BrowserSignInView { authorize_url: url })
     }
@@ -143,50 +146,122 @@ impl Engine {
             }
             Ok(Ok(Ok(code))) => code,
         };
-        let endpoints = self.login_endpoints().await?;
+        let endpoints = pending.endpoints.clone();
         let issued = self.exchange_code(&endpoints, &code, &pending.verifier, &pending.redirect_uri).await?;
-        self.write_sign_in(slug, &row, issued).await
+        self.write_sign_in(slug, &row, issued, &endpoints).await
     }
+}
+
+/// How many callback connections are answered at once (a browser opens a few).
+const MAX_CONNECTIONS: usize = 16;
+
+/// How many free ports are tried for one free on both loopbacks (port 0 only).
+const BIND_TRIES: usize = 5;
+
+/// The callback on `port` at 127.0.0.1 and, where the host has an IPv6 loopback, at [::1] on the
+/// same port: the redirect names `localhost`, which a browser may resolve to either, and a
+/// loopback left unbound is one any local program could take to receive the code. Port 0 takes a
+/// free port (tests).
+async fn bind_callback(port: u16) -> Result<Vec<TcpListener>, EngineError> {
+    for _ in 0..BIND_TRIES {
+        let v4 = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await.map_err(|e| port_taken(port, &e))?;
+        let bound = v4.local_addr().map_err(|e| EngineError::Internal(format!("callback listener: {e}")))?.port();
+        match TcpListener::bind((Ipv6Addr::LOCALHOST, bound)).await {
+            Ok(v6) => return Ok(vec![v4, v6]),
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && port == 0 => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => return Err(port_taken(port, &e)),
+            // No IPv6 loopback on this host: 127.0.0.1 is all `localhost` can be.
+            Err(_) => return Ok(vec![v4]),
+        }
+    }
+    Err(EngineError::Precondition(
+        "no port is free on both 127.0.0.1 and [::1] for the sign-in callback; try again".into(),
+    ))
+}
+
+fn port_taken(port: u16, e: &std::io::Error) -> EngineError {
+    EngineError::Precondition(format!(
+        "the sign-in callback port {port} is taken on loopback ({e}); finish or close the other sign-in (Codex's \
+         login uses the same port) and try again"
+    ))
 }
 
 /// [`serve_callback`] for at most `window`: a sign-in begun and never finished frees the
 /// callback port then (and a wait on it ends as given up).
-async fn listen_for_callback(listener: TcpListener, state: String, tx: oneshot::Sender<Callback>, window: Duration) {
-    if tokio::time::timeout(window, serve_callback(listener, state, tx)).await.is_err() {
+async fn listen_for_callback(
+    listeners: Vec<TcpListener>,
+    state: String,
+    tx: oneshot::Sender<Callback>,
+    window: Duration,
+) {
+    if tokio::time::timeout(window, serve_callback(listeners, state, tx)).await.is_err() {
         tracing::info!("browser sign-in not finished in time; its callback port is closed");
     }
 }
 
-/// Answers callbacks on `listener` until one carries `state`; hands its code (or the issuer's
-/// error) over. A wrong or missing state is refused with 400 and the listener goes on.
-async fn serve_callback(listener: TcpListener, state: String, tx: oneshot::Sender<Callback>) {
+/// The next connection on any of `listeners`.
+async fn accept_any(listeners: &[TcpListener]) -> std::io::Result<TcpStream> {
+    std::future::poll_fn(|cx| {
+        for listener in listeners {
+            if let std::task::Poll::Ready(accepted) = listener.poll_accept(cx) {
+                return std::task::Poll::Ready(accepted.map(|(stream, _)| stream));
+            }
+        }
+        std::task::Poll::Pending
+    })
+    .await
+}
+
+/// Answers callbacks on `listeners`, each connection on its own (an idle one — a browser's
+/// pre-connect, another program — never holds up the next), until one carries `state`; hands
+/// its code (or the issuer's error) over. A wrong or missing state is refused with 400 and the
+/// listeners go on. Dropping this ends every connection being answered and frees the port.
+async fn serve_callback(listeners: Vec<TcpListener>, state: String, tx: oneshot::Sender<Callback>) {
+    let (found_tx, mut found) = tokio::sync::mpsc::channel::<Callback>(1);
+    let mut answering = tokio::task::JoinSet::new();
     loop {
-        let Ok((mut stream, _)) = listener.accept().await else { return };
-        let Some(target) = request_target(&mut stream).await else { continue };
-        let (path, query) = target.split_once('?').unwrap_or((target.as_str(), ""));
-        if path != "/auth/callback" {
-            respond(&mut stream, "404 Not Found", "Not a Switchyard sign-in address.").await;
-            continue;
+        tokio::select! {
+            Some(outcome) = found.recv() => {
+                let _ = tx.send(outcome);
+                return;
+            }
+            accepted = accept_any(&listeners) => {
+                let Ok(stream) = accepted else { return };
+                while answering.try_join_next().is_some() {}
+                if answering.len() < MAX_CONNECTIONS {
+                    answering.spawn(answer(stream, state.clone(), found_tx.clone()));
+                }
+            }
         }
-        let params = query_params(query);
-        if params.get("state") != Some(&state) {
-            respond(&mut stream, "400 Bad Request", "This sign-in was not started here (state mismatch).").await;
-            continue;
-        }
-        let outcome = match (params.get("code"), params.get("error")) {
-            (_, Some(error)) => Err(error.clone()),
-            (Some(code), None) if !code.is_empty() => Ok(Secret::new(code.clone())),
-            _ => Err("no code".to_string()),
-        };
-        let page = if outcome.is_ok() {
-            ("200 OK", "Signed in. You can close this window and return to Switchyard.")
-        } else {
-            ("400 Bad Request", "The sign-in was refused. Return to Switchyard and try again.")
-        };
-        respond(&mut stream, page.0, page.1).await;
-        let _ = tx.send(outcome);
+    }
+}
+
+/// One callback connection: a wrong path 404, a wrong state 400, the right one its page — and
+/// its outcome goes to `found`.
+async fn answer(mut stream: TcpStream, state: String, found: tokio::sync::mpsc::Sender<Callback>) {
+    let Some(target) = request_target(&mut stream).await else { return };
+    let (path, query) = target.split_once('?').unwrap_or((target.as_str(), ""));
+    if path != "/auth/callback" {
+        respond(&mut stream, "404 Not Found", "Not a Switchyard sign-in address.").await;
         return;
     }
+    let params = query_params(query);
+    if params.get("state") != Some(&state) {
+        respond(&mut stream, "400 Bad Request", "This sign-in was not started here (state mismatch).").await;
+        return;
+    }
+    let outcome = match (params.get("code"), params.get("error")) {
+        (_, Some(error)) => Err(error.clone()),
+        (Some(code), None) if !code.is_empty() => Ok(Secret::new(code.clone())),
+        _ => Err("no code".to_string()),
+    };
+    let page = if outcome.is_ok() {
+        ("200 OK", "Signed in. You can close this window and return to Switchyard.")
+    } else {
+        ("400 Bad Request", "The sign-in was refused. Return to Switchyard and try again.")
+    };
+    respond(&mut stream, page.0, page.1).await;
+    let _ = found.send(outcome).await;
 }
 
 /// The request target of one HTTP request on `stream` (its head only; 5 s at most).
@@ -263,7 +338,7 @@ mod tests {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let port = listener.local_addr()?.port();
         let (tx, rx) = oneshot::channel();
-        let task = tokio::spawn(listen_for_callback(listener, "state".into(), tx, Duration::from_millis(100)));
+        let task = tokio::spawn(listen_for_callback(vec![listener], "state".into(), tx, Duration::from_millis(100)));
         assert!(TcpListener::bind(("127.0.0.1", port)).await.is_err(), "the port is held while the sign-in waits");
         tokio::time::timeout(Duration::from_secs(5), task).await??;
         assert!(TcpListener::bind(("127.0.0.1", port)).await.is_ok(), "after its window the port is free again");

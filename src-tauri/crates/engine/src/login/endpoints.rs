@@ -16,8 +16,10 @@ pub const CLIENT_ID: &str = "app_EMoamEEZ73f0CkXaXp7hrann";
 /// The scopes a refresh asks for (Codex's).
 pub const REFRESH_SCOPE: &str = "openid profile email";
 
-/// The endpoints of one sign-in or refresh, read once from the settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The endpoints of one sign-in or refresh, read once from the settings. A login is bound to
+/// the ones it was signed in with (kept in its keychain item): its refresh token goes to no other
+/// token endpoint and its access token to no other backend ([`EndpointMoved`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LoginEndpoints {
     /// Without a trailing slash.
     pub issuer: String,
@@ -27,6 +29,16 @@ pub struct LoginEndpoints {
 }
 
 impl LoginEndpoints {
+    /// The endpoints when no setting names any: what a login item written before logins were
+    /// bound was signed in with (the settings exist for tests).
+    pub(crate) fn defaults() -> Self {
+        LoginEndpoints {
+            issuer: DEFAULT_ISSUER.to_string(),
+            token_url: format!("{DEFAULT_ISSUER}/oauth/token"),
+            backend_url: crate::config::accounts::codex_backend_url(),
+        }
+    }
+
     pub fn user_code_url(&self) -> String {
         format!("{}/api/accounts/deviceauth/usercode", self.issuer)
     }
@@ -43,6 +55,35 @@ impl LoginEndpoints {
     /// The redirect URI a device code's authorization code is exchanged with.
     pub fn device_redirect_uri(&self) -> String {
         format!("{}/deviceauth/callback", self.issuer)
+    }
+}
+
+/// A setting names another endpoint than a login was signed in with: its tokens do not go there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EndpointMoved {
+    /// The setting to set back.
+    pub setting: &'static str,
+    pub signed_in_with: String,
+    pub now: String,
+}
+
+impl EndpointMoved {
+    /// The token endpoint a refresh would go to now, when it is not the login's.
+    pub(crate) fn token_url(bound: &LoginEndpoints, now: &LoginEndpoints) -> Option<Self> {
+        (bound.token_url != now.token_url).then(|| EndpointMoved {
+            setting: "oauth-token-url",
+            signed_in_with: bound.token_url.clone(),
+            now: now.token_url.clone(),
+        })
+    }
+
+    /// The backend an attempt would go to now, when it is not the login's.
+    pub(crate) fn backend(bound: &LoginEndpoints, now: &str) -> Option<Self> {
+        (bound.backend_url != now).then(|| EndpointMoved {
+            setting: "codex-backend-url",
+            signed_in_with: bound.backend_url.clone(),
+            now: now.to_string(),
+        })
     }
 }
 

@@ -27,7 +27,8 @@ pub(crate) mod token_endpoint;
 pub(crate) mod tokens;
 
 pub use browser::CALLBACK_PORT;
+pub(crate) use endpoints::EndpointMoved;
 pub use endpoints::{LoginEndpoints, CLIENT_ID, DEFAULT_ISSUER};
 pub use lock::LOGINS_DIR;
-pub(crate) use refresh::{Logins, Renewal, Trigger};
+pub(crate) use refresh::{Logins, NoLogin, Renewal, Trigger};
 pub use token_endpoint::DeviceCode;

@@ -26,6 +26,7 @@ use crate::config::rows::locator_of;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::fault::FaultPoint;
+use crate::login::endpoints::EndpointMoved;
 use crate::login::tokens::LoginTokens;
 
 /// Per-profile refresh state of this process.
@@ -114,6 +115,21 @@ pub(crate) enum Renewal {
     Rejected,
     /// The profile has no login item (signed out, or removed).
     Missing,
+    /// The token endpoint setting names another than the login was signed in with: nothing sent.
+    Moved(EndpointMoved),
+}
+
+/// Why an owned login gets no attempt now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum NoLogin {
+    /// No login item: never signed in, or signed out.
+    SignedOut,
+    /// The provider refused its renewal: only a new sign-in brings it back.
+    Expired,
+    /// The access token lapsed and the token endpoint asked to wait before renewing it.
+    Lapsed,
+    /// A setting names another token endpoint or backend than it was signed in with.
+    Moved(EndpointMoved),
 }
 
 impl Engine {
@@ -129,13 +145,16 @@ impl Engine {
     }
 
     /// The tokens an attempt on `row` (an `oauth` profile) is sent with: the keychain item read
-    /// fresh, renewed first when its access token is due. `None`: no usable login (signed out,
-    /// rejected, or lapsed and not renewable now).
-    pub(crate) async fn login_for_attempt(&self, row: &ProfileRow) -> Result<Option<LoginTokens>, EngineError> {
-        let Some(locator) = locator_of(row) else { return Ok(None) };
-        let Some(tokens) = self.read_login(&locator).await? else { return Ok(None) };
+    /// fresh, renewed first when its access token is due; else why there is no usable login
+    /// (signed out, expired, lapsed and not renewable now, or its endpoints moved).
+    pub(crate) async fn login_for_attempt(
+        &self,
+        row: &ProfileRow,
+    ) -> Result<Result<LoginTokens, NoLogin>, EngineError> {
+        let Some(locator) = locator_of(row) else { return Ok(Err(NoLogin::SignedOut)) };
+        let Some(tokens) = self.read_login(&locator).await? else { return Ok(Err(NoLogin::SignedOut)) };
         if self.login_rejected(row, tokens.generation) {
-            return Ok(None);
+            return Ok(Err(NoLogin::Expired));
         }
         let now = self.now_ms();
         let jitter = refresh_jitter_ms(&row.id, tokens.generation);
@@ -143,14 +162,16 @@ impl Engine {
             match self.refresh_login(&row.id, &tokens.refresh_mark(), Trigger::Due).await? {
                 Renewal::Renewed(t) | Renewal::Adopted(t) | Renewal::Kept(t) => t,
                 Renewal::Blocked { tokens: t, .. } => t,
-                Renewal::Rejected | Renewal::Missing => return Ok(None),
+                Renewal::Rejected => return Ok(Err(NoLogin::Expired)),
+                Renewal::Missing => return Ok(Err(NoLogin::SignedOut)),
+                Renewal::Moved(moved) => return Ok(Err(NoLogin::Moved(moved))),
             }
         } else {
             self.sync_row(row, &tokens).await;
             tokens
         };
         let usable = switchyard_core::login::access_usable(Some(tokens.expires_at_ms), self.now_ms());
-        Ok(usable.then_some(tokens))
+        Ok(if usable { Ok(tokens) } else { Err(NoLogin::Lapsed) })
     }
 
     /// Whether the provider refused this login's refresh token (only a new sign-in, a new
@@ -204,6 +225,10 @@ impl Engine {
             return Ok(Renewal::Blocked { tokens, until_ms: row.login_blocked_until });
         }
         let endpoints = self.login_endpoints().await?;
+        if let Some(moved) = EndpointMoved::token_url(&tokens.endpoints, &endpoints) {
+            tracing::warn!(profile = %profile_id, "the token endpoint setting changed since this login signed in; its refresh token is not sent there");
+            return Ok(Renewal::Moved(moved));
+        }
         file_lock.note_started(seen, now);
         self.logins.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let answer = self.call_refresh(&endpoints, &tokens.refresh).await;
@@ -217,6 +242,7 @@ impl Engine {
                     expires_at_ms: issued.expires_at_ms,
                     account_id: issued.claims.account_id.or(tokens.account_id),
                     generation: tokens.generation,
+                    endpoints: tokens.endpoints.clone(),
                 };
                 self.vault_put(locator, renewed.to_secret()?).await?;
                 self.faults.check(FaultPoint::RefreshAfterKeychainWrite)?;

@@ -14,6 +14,7 @@ use crate::config::inputs::{NewCredential, NewProfile};
 use crate::config::rows::credential_facts;
 use crate::engine::Engine;
 use crate::error::EngineError;
+use crate::login::endpoints::LoginEndpoints;
 use crate::login::token_endpoint::{DeviceCode, Issued, Poll};
 use crate::login::tokens::LoginTokens;
 use crate::views::{DeviceCodeView, ProfileView};
@@ -69,12 +70,12 @@ impl Engine {
         profile: &str,
         code: &DeviceCode,
     ) -> Result<Option<ProfileView>, EngineError> {
-        let endpoints = self.login_endpoints().await?;
-        match self.poll_device_code(&endpoints, code).await? {
+        // The code's own endpoints: a setting changed since it was asked for moves nothing.
+        match self.poll_device_code(&code.endpoints, code).await? {
             Poll::Pending => Ok(None),
             Poll::Approved(issued) => {
                 let row = self.oauth_row(slug, profile).await?;
-                self.write_sign_in(slug, &row, issued).await.map(Some)
+                self.write_sign_in(slug, &row, issued, &code.endpoints).await.map(Some)
             }
         }
     }
@@ -118,12 +119,13 @@ impl Engine {
     }
 
     /// Writes an approved sign-in onto `row`: a new generation, the tokens in a new keychain
-    /// item, the account and plan on the row.
+    /// item bound to the `endpoints` it was signed in with, the account and plan on the row.
     pub(crate) async fn write_sign_in(
         &self,
         slug: &str,
         row: &ProfileRow,
         issued: Issued,
+        endpoints: &LoginEndpoints,
     ) -> Result<ProfileView, EngineError> {
         let Some(refresh) = issued.refresh else {
             return Err(EngineError::Precondition(
@@ -137,6 +139,7 @@ impl Engine {
             expires_at_ms: issued.expires_at_ms,
             account_id: issued.claims.account_id.clone(),
             generation,
+            endpoints: endpoints.clone(),
         };
         let sign_in =
             SignIn { account_id: issued.claims.account_id.as_deref(), plan: issued.claims.plan.as_deref(), generation };

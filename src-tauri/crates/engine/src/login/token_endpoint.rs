@@ -72,6 +72,23 @@ pub struct DeviceCode {
     /// How often to poll.
     pub interval: Duration,
     pub(crate) device_auth_id: String,
+    /// The endpoints the code was asked of: the poll and the login use these, whatever the
+    /// settings say by then.
+    pub(crate) endpoints: LoginEndpoints,
+}
+
+/// Longest user code shown (OpenAI's are nine characters, `ABCD-1234`).
+const MAX_USER_CODE: usize = 32;
+
+/// The issuer's user code when a person can read and type it: ASCII letters, digits, `-` and
+/// spaces, at most [`MAX_USER_CODE`]. Anything else (an escape sequence, a line break) is refused
+/// rather than shown on a terminal or in a window.
+fn plain_user_code(code: &str) -> Option<&str> {
+    let code = code.trim();
+    let plain = !code.is_empty()
+        && code.len() <= MAX_USER_CODE
+        && code.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b' ');
+    plain.then_some(code)
 }
 
 #[derive(Deserialize)]
@@ -135,9 +152,17 @@ impl Context {
             Some(serde_json::Value::String(s)) => s.trim().parse().ok(),
             _ => None,
         };
+        let Some(user_code) = plain_user_code(&a.user_code).map(str::to_string) else {
+            return Err(EngineError::Precondition(
+                "the issuer's device code is not plain text (letters, digits and '-'), so it is not shown; check the \
+                 oauth-issuer setting"
+                    .into(),
+            ));
+        };
         Ok(DeviceCode {
             verification_url: ep.verification_url(),
-            user_code: a.user_code,
+            user_code,
+            endpoints: ep.clone(),
             interval: Duration::from_secs(secs.unwrap_or(5).clamp(1, 60)),
             device_auth_id: a.device_auth_id,
         })

@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 use switchyard_vault::Secret;
 
 use crate::error::EngineError;
+use crate::login::endpoints::LoginEndpoints;
 
 /// The claim OpenAI's id token keeps the ChatGPT account under.
 pub const AUTH_CLAIM: &str = "https://api.openai.com/auth";
@@ -25,6 +26,8 @@ pub(crate) struct LoginTokens {
     pub account_id: Option<String>,
     /// The sign-in this login came from (`profiles.login_generation`).
     pub generation: i64,
+    /// Where it was signed in: its tokens go nowhere else.
+    pub endpoints: LoginEndpoints,
 }
 
 /// The keychain item as stored (field names are the item's format).
@@ -37,6 +40,10 @@ struct Item<'a> {
     account_id: Option<String>,
     #[serde(default)]
     generation: i64,
+    /// Where the login was signed in (absent in items written before logins were bound: read
+    /// as [`LoginEndpoints::defaults`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    endpoints: Option<LoginEndpoints>,
 }
 
 impl LoginTokens {
@@ -48,6 +55,7 @@ impl LoginTokens {
             expires_at: self.expires_at_ms,
             account_id: self.account_id.clone(),
             generation: self.generation,
+            endpoints: Some(self.endpoints.clone()),
         };
         serde_json::to_string(&item)
             .map(Secret::new)
@@ -66,6 +74,7 @@ impl LoginTokens {
             expires_at_ms: item.expires_at,
             account_id: item.account_id,
             generation: item.generation,
+            endpoints: item.endpoints.unwrap_or_else(LoginEndpoints::defaults),
         })
     }
 
@@ -127,6 +136,11 @@ mod tests {
             expires_at_ms: 5,
             account_id: Some("acct_1".into()),
             generation: 3,
+            endpoints: LoginEndpoints {
+                issuer: "http://127.0.0.1:9".into(),
+                token_url: "http://127.0.0.1:9/oauth/token".into(),
+                backend_url: "http://127.0.0.1:9/backend-api/codex".into(),
+            },
         };
         let back = LoginTokens::from_secret(&t.to_secret().unwrap_or_else(|_| Secret::new(""))).map(|b| {
             (b.access.expose().to_string(), b.refresh.expose().to_string(), b.expires_at_ms, b.account_id, b.generation)
@@ -136,12 +150,21 @@ mod tests {
             Some(("acc-CANARY".into(), "ref-CANARY".into(), 5, Some("acct_1".into()), 3)),
             "every field survives the keychain"
         );
+        let bound = LoginTokens::from_secret(&t.to_secret().unwrap_or_else(|_| Secret::new(""))).map(|b| b.endpoints);
+        assert_eq!(bound.as_ref(), Some(&t.endpoints), "and where it was signed in");
         assert!(!format!("{t:?}").contains("CANARY"), "Debug never shows a token");
         assert_eq!(
             LoginTokens::from_secret(&Secret::new("sk-plain-api-key")).map(|t| t.generation),
             None,
             "a key is no item"
         );
+    }
+
+    #[test]
+    fn an_item_written_before_logins_were_bound_reads_as_signed_in_with_the_defaults() {
+        let old = Secret::new(r#"{"access":"a","refresh":"r","expires_at":5,"account_id":null,"generation":1}"#);
+        let read = LoginTokens::from_secret(&old).map(|t| t.endpoints);
+        assert_eq!(read, Some(LoginEndpoints::defaults()), "the endpoints every login used before the settings");
     }
 
     #[test]

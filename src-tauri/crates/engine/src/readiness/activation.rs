@@ -204,7 +204,12 @@ impl Context {
                     primary: p.is_primary,
                     credential: *cred,
                     kind: route.credential.kind,
-                    credential_health: route.credential_health(ready.now_ms).into(),
+                    credential_health: self.health_view(
+                        route.credential_health(ready.now_ms),
+                        route.credential.kind,
+                        &c.slug,
+                        &p.label,
+                    ),
                     evidence,
                     evidence_detail: e.as_ref().map(|e| EvidenceSummary {
                         verified_at: rfc3339(e.verified_at),

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use switchyard_core::routing::{MoveCause, ProbeLease, SelectionReason};
 use switchyard_vault::Secret;
 
+use crate::login::NoLogin;
 use crate::router::state::shared::StoreLease;
 use crate::router::transport::CredentialUse;
 
@@ -43,6 +44,16 @@ pub(crate) struct Attempt {
     /// its profile carries the CLI's own login: it passes through, never to the CLI backend).
     pub cli: bool,
     pub(super) probe: Option<Probe>,
+}
+
+/// The secret an attempt is sent with, or why there is none.
+#[derive(Debug)]
+pub(crate) enum AttemptSecret {
+    Ready(Arc<Secret>, Option<AttemptLogin>),
+    /// The keychain has no secret for the profile.
+    Missing,
+    /// An owned login that cannot serve now (`login/refresh.rs`).
+    NoLogin(NoLogin),
 }
 
 /// What an attempt on an owned login carries besides its access token.

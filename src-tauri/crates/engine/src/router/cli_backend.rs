@@ -1,7 +1,7 @@
 //! Which attempts the official Claude Code CLI serves instead of an HTTP call (docs/design.md,
 //! "The CLI backend"): with the connection's CLI backend on, every attempt on an external
 //! Claude Code profile. The engine decides it here, once per snapshot — the profiles, their
-//! config directories, the program and the per-profile cap — and says so in the attempt's
+//! config directories, the program, the per-profile cap and where runs live — and says so in the attempt's
 //! [`Target::cli`](crate::Target); the relay runs the process. Such a profile has no secret
 //! in the keychain (its login is the CLI's own, never read): its attempts carry an empty one.
 
@@ -28,6 +28,8 @@ pub struct CliBackend {
     program: Result<PathBuf, String>,
     /// The config directory of each profile that serves through the CLI, by profile id.
     dirs: HashMap<String, PathBuf>,
+    /// Where the runs live (`Context::cli_runs_dir`, absolute).
+    runs_dir: PathBuf,
 }
 
 /// What the transport needs to run the CLI for one attempt.
@@ -39,6 +41,9 @@ pub struct CliTarget<'a> {
     pub config_dir: &'a Path,
     /// Runs of one profile at once; more wait for a turn.
     pub max_concurrent: u32,
+    /// Where the run makes its directory (owner-only): the data dir's `cli-runs`, swept at the
+    /// engine's next start when a killed relay left one.
+    pub runs_dir: &'a Path,
 }
 
 impl Snapshot {
@@ -50,6 +55,7 @@ impl Snapshot {
             program: cli.program.as_deref().map_err(String::as_str),
             config_dir,
             max_concurrent: cli.max_concurrent,
+            runs_dir: &cli.runs_dir,
         })
     }
 }
@@ -76,25 +82,30 @@ impl Context {
             return Ok(None);
         }
         let program = find_program(OfficialClient::ClaudeCode).map_err(|e| e.to_string());
-        Ok(Some(CliBackend { max_concurrent: u32::from(setting.max_concurrent), program, dirs }))
+        let runs_dir = self.cli_runs_dir();
+        Ok(Some(CliBackend { max_concurrent: u32::from(setting.max_concurrent), program, dirs, runs_dir }))
     }
 }
 
 impl Router {
     /// The secret an attempt on `snap`'s profile `index` is sent with: an empty one for a
     /// profile the CLI serves (it signs in by itself), an owned login's access token (renewed
-    /// first when due; `router/login.rs`), else the keychain's (`None`: missing).
+    /// first when due; `router/login.rs`), else the keychain's.
     pub(crate) async fn attempt_secret(
         &self,
         snap: &Snapshot,
         index: usize,
-    ) -> Result<Option<(Arc<Secret>, Option<crate::router::attempt::AttemptLogin>)>, EngineError> {
+    ) -> Result<crate::router::attempt::AttemptSecret, EngineError> {
+        use crate::router::attempt::AttemptSecret;
         if snap.cli_target(&snap.rows[index].id).is_some() {
-            return Ok(Some((Arc::new(Secret::new(String::new())), None)));
+            return Ok(AttemptSecret::Ready(Arc::new(Secret::new(String::new())), None));
         }
         if snap.profiles[index].credential.kind == switchyard_core::states::ProfileKind::Oauth {
-            return Ok(self.login_credential(snap, index).await?.map(|(s, l)| (s, Some(l))));
+            return self.login_credential(snap, index).await;
         }
-        Ok(self.secrets.get(&self.engine, &snap.rows[index]).await?.map(|s| (s, None)))
+        Ok(match self.secrets.get(&self.engine, &snap.rows[index]).await? {
+            Some(secret) => AttemptSecret::Ready(secret, None),
+            None => AttemptSecret::Missing,
+        })
     }
 }

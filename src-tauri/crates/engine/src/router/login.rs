@@ -12,28 +12,70 @@
 use std::sync::Arc;
 
 use switchyard_core::routing::FailureKind;
-use switchyard_vault::Secret;
 
 use crate::error::EngineError;
-use crate::login::{Renewal, Trigger};
-use crate::router::attempt::{Attempt, AttemptLogin};
+use crate::login::{EndpointMoved, NoLogin, Renewal, Trigger};
+use crate::router::attempt::{Attempt, AttemptLogin, AttemptSecret};
+use crate::router::refusal::{Refusal, Unavailable};
 use crate::router::{RequestRun, Router, Snapshot};
 
 impl Router {
-    /// The access token and login facts for an attempt on `snap`'s `oauth` profile `index`
-    /// (`None`: no usable login now).
-    pub(crate) async fn login_credential(
-        &self,
-        snap: &Snapshot,
-        index: usize,
-    ) -> Result<Option<(Arc<Secret>, AttemptLogin)>, EngineError> {
-        let Some(tokens) = self.engine.login_for_attempt(&snap.rows[index]).await? else { return Ok(None) };
-        let base_url = match &snap.login_backend {
+    /// The access token and login facts for an attempt on `snap`'s `oauth` profile `index`, or
+    /// why it has no usable login now. The attempt goes to the backend the login was signed in
+    /// with; a setting that names another now gets no token (`NoLogin::Moved`).
+    pub(crate) async fn login_credential(&self, snap: &Snapshot, index: usize) -> Result<AttemptSecret, EngineError> {
+        let tokens = match self.engine.login_for_attempt(&snap.rows[index]).await? {
+            Ok(tokens) => tokens,
+            Err(why) => return Ok(AttemptSecret::NoLogin(why)),
+        };
+        let now = match &snap.login_backend {
             Some(url) => url.clone(),
             None => self.engine.login_endpoints().await?.backend_url,
         };
+        if let Some(moved) = EndpointMoved::backend(&tokens.endpoints, &now) {
+            tracing::warn!(profile = %snap.rows[index].id, "the backend setting changed since this login signed in; its access token is not sent there");
+            return Ok(AttemptSecret::NoLogin(NoLogin::Moved(moved)));
+        }
+        let base_url = tokens.endpoints.backend_url.clone();
         let login = AttemptLogin { account_id: tokens.account_id.clone(), mark: tokens.refresh_mark(), base_url };
-        Ok(Some((Arc::new(tokens.access), login)))
+        Ok(AttemptSecret::Ready(Arc::new(tokens.access), Some(login)))
+    }
+
+    /// 503 for an owned login that gets no attempt: why, and the command that fixes it
+    /// (`login_expired`, `login_endpoints_changed`; a lapsed one a later request renews:
+    /// `primary_unavailable`).
+    pub(crate) fn login_unavailable(&self, snap: &Snapshot, index: usize, why: &NoLogin) -> Unavailable {
+        let (slug, label) = (&snap.slug, &snap.rows[index].label);
+        let again = self.engine.login_command(slug, label);
+        let (refusal, message) = match why {
+            NoLogin::SignedOut => (
+                Refusal::LoginExpired,
+                format!("the ChatGPT login of profile '{label}' of '{slug}' is not signed in; sign it in: {again}"),
+            ),
+            NoLogin::Expired => (
+                Refusal::LoginExpired,
+                format!(
+                    "the ChatGPT login of profile '{label}' of '{slug}' has expired (the provider refused its renewal); \
+                     sign it in again: {again}"
+                ),
+            ),
+            NoLogin::Lapsed => (
+                Refusal::PrimaryUnavailable,
+                format!(
+                    "the ChatGPT login of profile '{label}' of '{slug}' has lapsed and its renewal must wait; a later \
+                     request renews it"
+                ),
+            ),
+            NoLogin::Moved(m) => (
+                Refusal::LoginMoved,
+                format!(
+                    "profile '{label}' of '{slug}' was signed in with {} {}; the setting now names {}, and its tokens \
+                     are not sent there: set it back (switchyard settings {} {}) or sign in again: {again}",
+                    m.setting, m.signed_in_with, m.now, m.setting, m.signed_in_with
+                ),
+            ),
+        };
+        Unavailable::new(refusal, 503, None, message)
     }
 
     /// After `attempt` on an owned login was refused with 401: renew the login once (per
@@ -56,13 +98,15 @@ impl Router {
             // The token endpoint asked for a wait (or is in trouble): the login cools until then
             // instead of taking the until-re-verified circuit of a refused key.
             Renewal::Blocked { until_ms, .. } => return AfterRefusal::CoolUntil(until_ms),
-            Renewal::Kept(_) | Renewal::Rejected | Renewal::Missing => return AfterRefusal::Settle,
+            Renewal::Rejected => return AfterRefusal::Unusable(NoLogin::Expired),
+            Renewal::Moved(moved) => return AfterRefusal::Unusable(NoLogin::Moved(moved)),
+            Renewal::Kept(_) | Renewal::Missing => return AfterRefusal::Settle,
         };
         run.counts.attempts += 1;
         let login = AttemptLogin {
             account_id: tokens.account_id.clone(),
             mark: tokens.refresh_mark(),
-            base_url: login.base_url.clone(),
+            base_url: tokens.endpoints.backend_url.clone(),
         };
         tracing::info!(profile = %attempt.profile_id, "login renewed after a 401; the same profile tries once more");
         AfterRefusal::Retry(Box::new(Attempt {
@@ -89,8 +133,12 @@ pub(crate) enum AfterRefusal {
     /// The login cannot be renewed before `until` (`None`: unknown): settle the 401 as a
     /// credential cooldown until then.
     CoolUntil(Option<i64>),
-    /// Settle the 401 as it is (refused refresh, already renewed in this request, no login).
+    /// Settle the 401 as it is (already renewed in this request, no login).
     Settle,
+    /// The renewal was refused (the login expired) or its endpoints moved: settle the 401; if
+    /// nothing else serves the request, the client is told why and what to run instead of the
+    /// provider's bare 401.
+    Unusable(NoLogin),
 }
 
 /// Whether a failure of an attempt on an owned login is the provider refusing its access token.

@@ -27,6 +27,12 @@ pub enum Refusal {
     PoolUnavailable,
     /// A forwarded body went over the relay's limit while it streamed upstream: 413.
     BodyTooLarge,
+    /// An owned login cannot serve until it is signed in again (expired: the provider refused
+    /// its renewal; or signed out): 503, with the command that signs it in.
+    LoginExpired,
+    /// An owned login's token endpoint or backend setting names another than it was signed in
+    /// with: its tokens are not sent there. 503, saying which setting and how to set it back.
+    LoginMoved,
 }
 
 impl Refusal {
@@ -41,6 +47,8 @@ impl Refusal {
             Refusal::PinnedUnavailable => "pinned_unavailable",
             Refusal::PoolUnavailable => "pool_unavailable",
             Refusal::BodyTooLarge => "body_too_large",
+            Refusal::LoginExpired => "login_expired",
+            Refusal::LoginMoved => "login_endpoints_changed",
         }
     }
 }

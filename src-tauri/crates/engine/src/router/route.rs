@@ -66,6 +66,9 @@ impl Router {
         let mut kept: Option<(T::Kept, Route)> = None;
         // An owned login's retry after a 401 renewed it (`router/login.rs`): no selection.
         let mut renewed: Option<Attempt> = None;
+        // An owned login this request found expired (or moved) after its 401: the relay's own
+        // answer replaces the provider's bare 401 if that is what the client would get.
+        let mut unusable: Option<(String, Unavailable)> = None;
         loop {
             let next = match renewed.take() {
                 Some(a) => NextAttempt::Go(a),
@@ -77,12 +80,7 @@ impl Router {
                     if self.fall_back_unavailable(&mut run).await? {
                         continue;
                     }
-                    return Ok(match kept {
-                        Some((kept, route)) => {
-                            Routed::Kept { kept, route: Route { attempts: run.attempts(), ..route } }
-                        }
-                        None => routed(refused),
-                    });
+                    return Ok(last_answer(&run, kept, unusable, routed(refused)));
                 }
             };
             let route = Route {
@@ -141,6 +139,11 @@ impl Router {
                     AfterRefusal::CoolUntil(until) => {
                         failure = Failure::new(FailureKind::RateLimited, Scope::Credential).with_retry_at(until);
                     }
+                    AfterRefusal::Unusable(why) => {
+                        let snap = &run.snapshot;
+                        let index = snap.profiles.iter().position(|p| p.id == attempt.profile_id);
+                        unusable = index.map(|i| (attempt.profile_id.clone(), self.login_unavailable(snap, i, &why)));
+                    }
                     AfterRefusal::Settle => {}
                 }
             }
@@ -154,12 +157,7 @@ impl Router {
             if self.fall_back_after(&mut run, failure, &plan).await? {
                 continue;
             }
-            return Ok(match kept {
-                Some((kept, kept_route)) => {
-                    Routed::Kept { kept, route: Route { attempts: run.attempts(), ..kept_route } }
-                }
-                None => Routed::NoAnswer { failure, route, timed_out },
-            });
+            return Ok(last_answer(&run, kept, unusable, Routed::NoAnswer { failure, route, timed_out }));
         }
     }
 
@@ -190,6 +188,23 @@ impl Router {
             self.state.remember_origin(&route.connection_id, &id, &attempt.profile_id, now, now_ms);
         }
         facts.timed_out
+    }
+}
+
+/// What the client gets when no attempt is left: the last kept answer — unless it is the
+/// provider's refusal of an owned login this request found unusable (expired, endpoints moved),
+/// which says nothing of why or what to run: the relay's own answer says both. `otherwise` when
+/// nothing was kept.
+fn last_answer<D, K>(
+    run: &RequestRun,
+    kept: Option<(K, Route)>,
+    unusable: Option<(String, Unavailable)>,
+    otherwise: Routed<D, K>,
+) -> Routed<D, K> {
+    match (kept, unusable) {
+        (Some((_, route)), Some((profile, refused))) if route.profile_id == profile => routed(refused),
+        (Some((kept, route)), _) => Routed::Kept { kept, route: Route { attempts: run.attempts(), ..route } },
+        (None, _) => otherwise,
     }
 }
 

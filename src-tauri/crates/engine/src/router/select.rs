@@ -17,7 +17,7 @@ use switchyard_core::routing::{
 use switchyard_core::states::ProfileKind;
 
 use crate::error::EngineError;
-use crate::router::attempt::{Attempt, Probe};
+use crate::router::attempt::{Attempt, AttemptSecret, Probe};
 use crate::router::policy::Policy;
 use crate::router::refusal::{Refusal, Unavailable};
 use crate::router::run::{NextStep, RequestRun};
@@ -87,7 +87,7 @@ impl Router {
             if probe.is_some() {
                 reason = SelectionReason::Probe;
             }
-            let Some((secret, login)) = self.attempt_secret(&snap, index).await? else {
+            let AttemptSecret::Ready(secret, login) = self.attempt_secret(&snap, index).await? else {
                 run.tried.push(profile.id.clone());
                 continue;
             };
@@ -167,8 +167,12 @@ impl Router {
         } else {
             None
         };
-        let Some((secret, login)) = self.attempt_secret(&snap, index).await? else {
-            return Ok(unavailable("the primary profile has no secret in the keychain"));
+        let (secret, login) = match self.attempt_secret(&snap, index).await? {
+            AttemptSecret::Ready(secret, login) => (secret, login),
+            AttemptSecret::Missing => return Ok(unavailable("the primary profile has no secret in the keychain")),
+            AttemptSecret::NoLogin(why) => {
+                return Ok(NextAttempt::Unavailable(self.login_unavailable(&snap, index, &why)));
+            }
         };
         run.counts.attempts += 1;
         Ok(NextAttempt::Go(Attempt {

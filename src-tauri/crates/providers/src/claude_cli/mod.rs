@@ -14,7 +14,7 @@ pub mod result;
 pub mod rules;
 
 pub use message::{message_events, message_json};
-pub use prompt::{cli_prompt, CliPrompt, NotCarried};
+pub use prompt::{cli_prompt, plain_model, CliPrompt, NotCarried};
 pub use result::{read_result, CliAnswer, CliResult};
 pub use rules::{refusal_of, CliRefusal, CliRule, CLI_RULES};
 

@@ -68,7 +68,7 @@ pub fn cli_prompt(body: &[u8], beta: Option<&str>) -> Result<CliPrompt, NotCarri
     }
     check_defaults(&req)?;
     let model = match req.get("model") {
-        Some(Value::String(m)) if model_is_plain(m) => m.clone(),
+        Some(Value::String(m)) if plain_model(m) => m.clone(),
         _ => return no("a request without a plain model name"),
     };
     let max_tokens = match req.get("max_tokens").and_then(Value::as_u64) {
@@ -125,8 +125,9 @@ fn check_defaults(req: &Map<String, Value>) -> Result<(), NotCarried> {
     }
 }
 
-/// A model name that reaches argv as a value, never as an option.
-fn model_is_plain(m: &str) -> bool {
+/// A model name that reaches argv as a value, never as an option: the request's, and the one a
+/// mapping, a hop or a pool member puts in its place (the relay checks that one again).
+pub fn plain_model(m: &str) -> bool {
     !m.is_empty()
         && m.len() <= 200
         && !m.starts_with('-')

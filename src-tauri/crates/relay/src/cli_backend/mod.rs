@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use switchyard_core::routing::{Failure, FailureKind, Scope};
 use switchyard_engine::{AttemptFacts, CliTarget, Reply, Target};
-use switchyard_providers::claude_cli::{cli_prompt, NotCarried};
+use switchyard_providers::claude_cli::{cli_prompt, plain_model, NotCarried};
 
 use crate::answer::{Delivered, Kept};
 use crate::body::outgoing::Outgoing;
@@ -49,8 +49,14 @@ pub(crate) async fn attempt(
         Ok(p) => p,
         Err(why) => return not_supported(&why),
     };
-    // The connection's mapping (or a hop's model) names the model the CLI is asked for.
+    // The connection's mapping (or a hop's model) names the model the CLI is asked for. It
+    // reaches argv after `--model`: one that could be read as an option is refused (issue 39;
+    // core refuses it on input, this holds for a row written before that), never echoed.
     if let Some(model) = target.upstream_model {
+        if !plain_model(model) {
+            let why = "the model the connection maps this request to (not a plain model name)";
+            return not_supported(&NotCarried(why.into()));
+        }
         prompt.model = model.to_string();
     }
     let program = match cli.program {
@@ -64,7 +70,13 @@ pub(crate) async fn attempt(
     let deadline = tokio::time::Instant::now() + snap.first_byte_timeout;
     let run = async {
         let _permit = slots.acquire(target.profile_id, cli.max_concurrent).await;
-        let spec = RunSpec { program, config_dir: cli.config_dir, base_url: &snap.base_url, prompt: &prompt };
+        let spec = RunSpec {
+            program,
+            config_dir: cli.config_dir,
+            base_url: &snap.base_url,
+            prompt: &prompt,
+            runs_dir: cli.runs_dir,
+        };
         run_cli(spec).await
     };
     let Ok(ran) = tokio::time::timeout_at(deadline, run).await else {

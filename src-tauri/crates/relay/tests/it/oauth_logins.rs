@@ -358,3 +358,35 @@ async fn codex_windows_reach_the_quota_view_and_a_spent_window_cools_the_login()
     assert_eq!(on_pro(&w.engine.attempts("c", 100).await?), before, "nothing sent to the cooling login");
     Ok(())
 }
+
+/// Issue 39: an expired owned login was reported as "the primary profile has no secret in the
+/// keychain" (503) and its first refusal passed the backend's bare 401 through. Both requests say
+/// the login expired and name the command that signs it in again; so do `routing status` and
+/// `profile list`.
+#[tokio::test]
+async fn an_expired_login_says_so_and_names_the_command_that_signs_it_in_again() -> TestResult {
+    let w = world(&["pro"], None).await?;
+    // The backend refuses the access token and the issuer refuses its renewal.
+    w.mock.oauth_expire_access_tokens();
+    w.mock.oauth_fail_next_refresh(RefreshFault::InvalidGrant);
+    for n in 1..=2 {
+        w.next_second();
+        let resp = w.responses(true).await?;
+        assert_eq!(resp.status(), 503, "request {n}: not the provider's bare 401");
+        assert_eq!(crate::common::header(&resp, "x-switchyard-reason"), "login_expired", "request {n}");
+        let body: Value = resp.json().await?;
+        let message = body["error"]["message"].as_str().unwrap_or_default().to_string();
+        assert!(message.contains("expired"), "request {n} says the login expired: {body}");
+        assert!(message.contains("profile login c pro"), "and the command that signs it in again: {body}");
+        assert!(!message.contains(CANARY), "never a token: {body}");
+    }
+    let status = w.engine.routing_status("c").await?;
+    let pro = status.profiles.iter().find(|p| p.label == "pro").ok_or("pro in routing status")?;
+    let reason = pro.credential_health.reason.clone().unwrap_or_default();
+    assert!(reason.contains("profile login c pro"), "routing status names the command: {reason}");
+    let list = w.engine.profile_list("c").await?;
+    let reason = list.iter().find(|p| p.label == "pro").and_then(|p| p.credential_health.reason.clone());
+    assert!(reason.unwrap_or_default().contains("profile login c pro"), "profile list names it too");
+    assert_eq!(w.mock.oauth_refresh_calls(), 1, "one refused renewal, no storm");
+    Ok(())
+}
