@@ -121,10 +121,12 @@ pub(crate) fn client_command(
     if program_name(&program) == Some("codex") {
         // Codex reads providers from config; `-c` overrides add one without touching ~/.codex.
         // The token is not among them: `env_key` names the variable that carries it.
+        // The base URL holds a pool member's name (`/c/POOL@CONN=MODEL`): written as a TOML
+        // string, escaped, so no name can end the string and add keys (issue 39).
         for kv in [
             "model_provider=\"switchyard\"".to_string(),
             "model_providers.switchyard.name=\"Switchyard\"".to_string(),
-            format!("model_providers.switchyard.base_url=\"{root}/v1\""),
+            format!("model_providers.switchyard.base_url={}", toml_string(&format!("{root}/v1"))),
             format!("model_providers.switchyard.env_key=\"{TOKEN_ENV}\""),
             "model_providers.switchyard.wire_api=\"responses\"".to_string(),
         ] {
@@ -243,4 +245,34 @@ fn forward_signals(pid: Option<u32>) -> tokio::task::JoinHandle<()> {
             let _ = pid;
         }
     })
+}
+
+/// `text` as a TOML basic string: quoted, `"` and `\` escaped, every control character as `\uXXXX`.
+pub(crate) fn toml_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod toml_tests {
+    use super::toml_string;
+
+    /// Issue 39: `exec POOL -- codex` put the member name unescaped inside a TOML string.
+    #[test]
+    fn a_config_string_cannot_be_ended_by_what_it_holds() {
+        assert_eq!(toml_string("http://127.0.0.1:1/c/p@c/v1"), "\"http://127.0.0.1:1/c/p@c/v1\"", "plain text as is");
+        assert_eq!(toml_string("a\"b"), "\"a\\\"b\"", "a quote is escaped");
+        assert_eq!(toml_string("a\\b"), "\"a\\\\b\"", "a backslash too");
+        assert_eq!(toml_string("a\nb"), "\"a\\u000Ab\"", "a line break never ends the line");
+    }
 }

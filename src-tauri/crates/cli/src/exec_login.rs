@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use switchyard_engine::{Engine, EngineError, ExecAccount, InvalidInput, OfficialClient, Secret, LAUNCH_TAG};
 
-use crate::exec_cmd::{program_name, run_child, ExecArgs, RelayFor, TOKEN_ENV};
+use crate::exec_cmd::{program_name, run_child, toml_string, ExecArgs, RelayFor, TOKEN_ENV};
 use crate::output::{note, Output};
 
 /// Variables that would replace Claude Code's own login.
@@ -188,13 +188,14 @@ fn codex_overrides(root: &str, profile_id: &str, launch: &str) -> Vec<String> {
     vec![
         "model_provider=\"switchyard\"".to_string(),
         "model_providers.switchyard.name=\"Switchyard\"".to_string(),
-        format!("model_providers.switchyard.base_url=\"{root}/v1\""),
+        format!("model_providers.switchyard.base_url={}", toml_string(&format!("{root}/v1"))),
         "model_providers.switchyard.wire_api=\"responses\"".to_string(),
         "model_providers.switchyard.requires_openai_auth=true".to_string(),
         format!("model_providers.switchyard.env_http_headers={{\"x-switchyard-token\"=\"{TOKEN_ENV}\"}}"),
         format!(
-            "model_providers.switchyard.http_headers={{\"x-switchyard-profile\"=\"{profile_id}\",\
-             \"x-switchyard-tag-{LAUNCH_TAG}\"=\"{launch}\"}}"
+            "model_providers.switchyard.http_headers={{\"x-switchyard-profile\"={},\"x-switchyard-tag-{LAUNCH_TAG}\"={}}}",
+            toml_string(profile_id),
+            toml_string(launch)
         ),
     ]
 }

@@ -142,6 +142,18 @@ pub fn validate_model(model: &str) -> Result<(), InvalidInput> {
     if model.starts_with('-') {
         return Err(InvalidInput::new("model", "is not a valid model name (it must not start with '-')"));
     }
+    // A model goes into request paths (Gemini's `models/{model}:…`, a pool member's) and config
+    // strings (`exec POOL -- codex`): no quote, backslash, query or fragment mark, escape, and no
+    // `.`/`..` segment that would climb the provider's path (issue 39).
+    if model.chars().any(|c| matches!(c, '"' | '\'' | '`' | '\\' | '?' | '#' | '%')) {
+        return Err(InvalidInput::new(
+            "model",
+            "is not a valid model name (no quotes, backslashes, '?', '#' or '%': it goes into request paths)",
+        ));
+    }
+    if model.split('/').any(|segment| segment == "." || segment == "..") {
+        return Err(InvalidInput::new("model", "is not a valid model name (no '.' or '..' path segment)"));
+    }
     refuse_hidden("model", model)?;
     if looks_like_key(model) {
         return Err(InvalidInput::new("model", format!("looks like a key, not a model name; {KEYS_ARE_SECRETS}")));
@@ -262,6 +274,18 @@ mod tests {
             "a mapping's target is a model too"
         );
         assert_eq!(validate_model("claude-haiku-4-5"), Ok(()), "a dash inside a name is ordinary");
+    }
+
+    /// Issue 39: a model goes into request paths and config strings; `../`, quotes and query
+    /// marks in one would climb the provider's path or break out of a string.
+    #[test]
+    fn a_model_cannot_climb_a_path_or_leave_a_string() {
+        for bad in ["../files", "a/../b", "..", "./x", "m\"x", "m'x", "m`x", "m\\x", "m?key=1", "m#x", "m%2e"] {
+            assert!(validate_model(bad).is_err(), "{bad:?} is refused");
+        }
+        for fine in ["gpt-4.1", "gemini-2.5-pro", "anthropic/claude-3.5-sonnet", "models/x..y"] {
+            assert_eq!(validate_model(fine), Ok(()), "{fine} is a model name");
+        }
     }
 
     #[test]

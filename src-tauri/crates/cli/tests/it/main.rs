@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cache;
+mod canary_sweep;
 mod cli_backend;
 mod client;
 mod common;

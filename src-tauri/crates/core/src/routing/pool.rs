@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 use super::selection::Strategy;
 use super::swrr::{select_priority, Candidate, Swrr};
 use crate::lru::Lru;
-use crate::validate::{validate_slug, InvalidInput};
+use crate::secret_shape::quoted_or_hidden;
+use crate::validate::{validate_model, validate_slug, InvalidInput};
 
 /// The most members a pool may have.
 pub const MAX_POOL_MEMBERS: usize = 16;
@@ -41,32 +42,31 @@ pub struct PoolMember {
 
 impl PoolMember {
     /// Parses `CONN`, `CONN=MODEL`, `CONN:WEIGHT` or `CONN=MODEL:WEIGHT` (weight 1 when absent).
+    /// The model is checked as any model name ([`validate_model`]: no `../`, no quotes, no key,
+    /// at most 200 characters); an error repeats the member only when it is safe to echo.
     pub fn parse(text: &str) -> Result<PoolMember, InvalidInput> {
         let text = text.trim();
+        let shown = quoted_or_hidden(text);
         let (head, weight) = match text.rsplit_once(':') {
             Some((h, w)) if !w.is_empty() && w.chars().all(|c| c.is_ascii_digit()) => {
-                let weight: u32 =
-                    w.parse().map_err(|_| InvalidInput::new("member", format!("'{text}': bad weight")))?;
+                let weight: u32 = w.parse().map_err(|_| InvalidInput::new("member", format!("{shown}: bad weight")))?;
                 (h, weight)
             }
             _ => (text, 1),
         };
         if weight == 0 || weight > MAX_MEMBER_WEIGHT {
-            return Err(InvalidInput::new("member", format!("'{text}': weight must be 1..={MAX_MEMBER_WEIGHT}")));
+            return Err(InvalidInput::new("member", format!("{shown}: weight must be 1..={MAX_MEMBER_WEIGHT}")));
         }
         let (slug, model) = match head.split_once('=') {
             Some((s, m)) => (s.trim(), Some(m.trim())),
             None => (head.trim(), None),
         };
-        validate_slug(slug).map_err(|e| InvalidInput::new("member", format!("'{text}': {}", e.message)))?;
+        validate_slug(slug).map_err(|e| InvalidInput::new("member", format!("{shown}: {}", e.message)))?;
         if let Some(m) = model {
-            // A leading '-' would reach the CLI backend's `--model` as an option (issue 39).
-            if m.is_empty() || m.starts_with('-') || m.chars().any(|c| c.is_control() || c.is_whitespace()) {
-                return Err(InvalidInput::new(
-                    "member",
-                    format!("'{text}': the model after '=' is empty or not a name"),
-                ));
-            }
+            // A leading '-' would reach the CLI backend's `--model` as an option; `../` would
+            // climb a Gemini path; a key is no model (issue 39).
+            validate_model(m)
+                .map_err(|e| InvalidInput::new("member", format!("{shown}: the model after '=' {}", e.message)))?;
         }
         Ok(PoolMember { slug: slug.to_string(), model: model.map(str::to_string), weight })
     }
@@ -371,6 +371,23 @@ mod tests {
             assert_eq!(err.map(|e| e.field), Some("member".to_string()), "'{bad}': refused, not taken as a model");
         }
         assert!(PoolMember::parse("c=claude-haiku-4-5:2").is_ok(), "a dash inside a model name is ordinary");
+    }
+
+    /// Issue 39: member models skipped the model-name check (`../`, a key, 100 KB, quotes) and a
+    /// key-shaped member was echoed in the error.
+    #[test]
+    fn a_member_model_is_checked_as_any_model_and_a_key_never_echoed() {
+        let key = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789";
+        let long = format!("c={}", "m".repeat(100 * 1024));
+        for bad in ["c=../../v1/files", "c=a/../b", "c=m\"x", "c=m'x", "c=m?alt=sse", &long, &format!("c={key}")] {
+            let err = PoolMember::parse(bad).err().map(|e| (e.field, e.message));
+            let Some((field, message)) = err else { panic!("{:.40}: must be refused", bad) };
+            assert_eq!(field, "member", "{:.40}: the member field", bad);
+            assert!(!message.contains(key), "a key-shaped member is never echoed: {message}");
+            assert!(message.len() < 400, "nor 100 KB of it: {} bytes", message.len());
+        }
+        assert!(PoolMember::parse("gem=gemini-2.5-pro:2").is_ok(), "a plain model with dots and dashes");
+        assert!(PoolMember::parse("or=anthropic/claude-3.5").is_ok(), "a '/' inside a name is a router's namespace");
     }
 
     #[test]
