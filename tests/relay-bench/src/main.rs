@@ -21,6 +21,7 @@ const KEYS: [&str; 4] = ["bench-key-1", "bench-key-2", "bench-key-3", "bench-key
 
 mod bare;
 mod bodies;
+mod hop;
 
 struct Target {
     name: &'static str,
@@ -62,6 +63,7 @@ async fn bench(args: Vec<String>) -> Result<()> {
     let mut rounds = 3usize;
     let mut baselines: Vec<(String, PathBuf)> = Vec::new();
     let mut only_body: Option<String> = None;
+    let mut hop = false;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--bin-dir" => bin_dir = PathBuf::from(args.next().context("--bin-dir DIR")?),
@@ -84,8 +86,13 @@ async fn bench(args: Vec<String>) -> Result<()> {
             }
             // Only this body size in the paced tables (`one-line`, `9 KB`, `200 KB`, `1 MB`).
             "--body" => only_body = Some(args.next().context("--body NAME")?),
+            // The relay against an nginx hop over an nginx static upstream (`hop.rs`).
+            "--hop" => hop = true,
             other => bail!("unknown argument {other}"),
         }
+    }
+    if hop {
+        return hop::run(hop::HopArgs { bin_dir, seconds, rounds, baselines }).await;
     }
     let work = std::env::temp_dir().join(format!("switchyard-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;

@@ -294,13 +294,18 @@ const SHAPE_ROWS: usize = 64;
 const COLUMNS: usize = 24;
 
 /// `INSERT … SELECT * FROM (VALUES (…) × 64) WHERE column1 IS NOT NULL` (`at_ms` is never
-/// NULL in a real row).
-fn values_sql() -> &'static str {
-    static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    SQL.get_or_init(|| {
+/// NULL in a real row), in the backend's placeholders (`values.rs` says why SQLite's are `?`).
+fn values_sql(backend: crate::Backend) -> &'static str {
+    static SQLITE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    static POSTGRES: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let cell = match backend {
+        crate::Backend::Sqlite => &SQLITE,
+        crate::Backend::Postgres => &POSTGRES,
+    };
+    cell.get_or_init(|| {
         format!(
             concat!("INSERT INTO attempts (", columns!(), ") SELECT * FROM (VALUES {}) AS v WHERE column1 IS NOT NULL"),
-            crate::values::value_rows(SHAPE_ROWS, COLUMNS)
+            crate::values::value_rows(backend, SHAPE_ROWS, COLUMNS)
         )
     })
 }
@@ -339,7 +344,8 @@ async fn insert_chunk(conn: &mut AnyConnection, chunk: impl Iterator<Item = Atte
     for _ in rows..SHAPE_ROWS {
         pad_row(&mut args).map_err(sqlx::Error::Encode)?;
     }
-    sqlx::query_with(values_sql(), args).execute(conn).await?;
+    let sql = values_sql(crate::Backend::of(conn));
+    sqlx::query_with(sql, args).execute(conn).await?;
     Ok(())
 }
 

@@ -165,7 +165,7 @@ async fn insert(
     columns: &[(String, Kind)],
     rows: Vec<Vec<Cell>>,
 ) -> Result<u64, StoreError> {
-    let tuples = crate::values::value_rows(rows.len(), columns.len());
+    let tuples = crate::values::value_rows(crate::Backend::of(target), rows.len(), columns.len());
     let sql = format!("INSERT INTO {table} ({}) VALUES {tuples}", names.join(", "));
     let count = rows.len() as u64;
     let mut query = sqlx::query(&sql);

@@ -35,7 +35,7 @@ pub async fn put(conn: &mut AnyConnection, rows: &[BindingRow]) -> Result<(), St
         "INSERT INTO route_bindings (scope, key, model, target, last_ms, window_ms, expires_ms) VALUES {} \
          ON CONFLICT (scope, key, model) DO UPDATE SET target = excluded.target, last_ms = excluded.last_ms, \
          window_ms = excluded.window_ms, expires_ms = excluded.expires_ms",
-        crate::values::value_rows(rows.len(), 7)
+        crate::values::value_rows(crate::Backend::of(conn), rows.len(), 7)
     );
     let mut q = sqlx::query(&sql);
     for r in rows {

@@ -1,0 +1,291 @@
+//! `relay-bench --hop --bin-dir target/release [--baseline NAME=PATH]… [--seconds N] [--rounds N]`
+//! (issue 40): the relay against the cheapest proxy there is, on one machine in one run. Two
+//! nginx processes (one worker each, no master) are the static upstream (a fixed chat completion,
+//! a model list for `verify`) and the hop (`proxy_pass` to it with upstream keep-alive); every
+//! `switchyard` binary given (this tree's and each `--baseline`) serves `leg` (legacy, one key)
+//! and `bal` (balanced over 4 keys) on that upstream.
+//!
+//! - Closed loop, one-line body, 32 connections: `wrk` (one thread, a Lua counter makes every
+//!   request a new turn) when it is installed, else this binary's own reqwest load; targets
+//!   interleaved, `--rounds` rounds; each target's req/s per round, its median, and the median as
+//!   a share of the hop's. The load generator, nginx and the proxy share the 2 cores, as in the
+//!   issue's oha runs.
+//! - Fixed rate (open loop) over 32 connections: one-line at 500 req/s and 200 KB at 200 req/s;
+//!   the added p50 of each proxy over the same round's direct p50, and the relay's added latency
+//!   as a multiple of the hop's.
+//!
+//! Run inside `scripts/with-keychain` (the relay reads its keys from the keychain).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use tokio::process::{Child, Command};
+
+use super::{bodies, median_cell, proc_cpu_ns, run_cell, set_up, spawn_announcing, Cell, Shape, Target};
+
+/// The upstream's answer to every model call: a chat completion with usage, as a provider's.
+const COMPLETION: &str = r#"{"id":"chatcmpl-hop","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}"#;
+const MODELS: &str = r#"{"object":"list","data":[{"id":"m1","object":"model","created":1,"owned_by":"bench"}]}"#;
+
+pub struct HopArgs {
+    pub bin_dir: PathBuf,
+    pub seconds: f64,
+    pub rounds: usize,
+    pub baselines: Vec<(String, PathBuf)>,
+}
+
+/// One nginx process in its own prefix dir, killed on drop.
+struct Nginx {
+    child: Child,
+    port: u16,
+}
+
+fn free_port() -> Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+async fn nginx(dir: &Path, name: &str, server: &str) -> Result<Nginx> {
+    let prefix = dir.join(name);
+    for sub in ["body", "proxy", "fastcgi", "uwsgi", "scgi"] {
+        std::fs::create_dir_all(prefix.join(sub))?;
+    }
+    let port = free_port()?;
+    let p = prefix.display();
+    let conf = format!(
+        "worker_processes 1;\nmaster_process off;\ndaemon off;\npid {p}/nginx.pid;\nerror_log {p}/error.log error;\n\
+         events {{ worker_connections 4096; }}\n\
+         http {{\n  access_log off;\n  client_body_temp_path {p}/body; proxy_temp_path {p}/proxy;\n\
+         fastcgi_temp_path {p}/fastcgi; uwsgi_temp_path {p}/uwsgi; scgi_temp_path {p}/scgi;\n\
+         client_max_body_size 4m; client_body_buffer_size 4m; keepalive_requests 10000000; keepalive_timeout 300s;\n\
+         {server}\n  server {{ listen 127.0.0.1:{port}; {locations} }}\n}}\n",
+        locations = if name == "upstream" {
+            format!(
+                "location = /v1/models {{ default_type application/json; return 200 '{MODELS}'; }}\n\
+                 location / {{ default_type application/json; return 200 '{COMPLETION}'; }}"
+            )
+        } else {
+            "location / { proxy_pass http://hop_upstream; proxy_http_version 1.1; proxy_set_header Connection \"\"; }"
+                .to_string()
+        }
+    );
+    let conf_path = prefix.join("nginx.conf");
+    std::fs::write(&conf_path, conf)?;
+    let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].into_iter().find(|p| Path::new(p).exists()).unwrap_or("nginx");
+    let child = Command::new(nginx)
+        .arg("-p")
+        .arg(&prefix)
+        .arg("-e")
+        .arg(prefix.join("error.log"))
+        .arg("-c")
+        .arg(&conf_path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .context("starting nginx (apt-get install nginx-light)")?;
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            return Ok(Nginx { child, port });
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    bail!("nginx ({name}) did not listen on {port}: {}", std::fs::read_to_string(prefix.join("error.log"))?)
+}
+
+pub async fn run(a: HopArgs) -> Result<()> {
+    let work = std::env::temp_dir().join(format!("switchyard-hop-{}", std::process::id()));
+    std::fs::create_dir_all(&work)?;
+    let upstream = nginx(&work, "upstream", "").await?;
+    let hop_upstream = format!("upstream hop_upstream {{ server 127.0.0.1:{}; keepalive 256; }}", upstream.port);
+    let hop = nginx(&work, "hop", &hop_upstream).await?;
+    let base = format!("http://127.0.0.1:{}", upstream.port);
+    let mut targets = vec![
+        Target { name: "direct (nginx static)", url: format!("{base}/v1/chat/completions"), auth: "k".into(), pid: None },
+        Target {
+            name: "nginx hop",
+            url: format!("http://127.0.0.1:{}/v1/chat/completions", hop.port),
+            auth: "k".into(),
+            pid: hop.child.id(),
+        },
+    ];
+    let mut relays = Vec::new();
+    let mut binaries = vec![("main".to_string(), a.bin_dir.join("switchyard"))];
+    binaries.extend(a.baselines.iter().cloned());
+    for (i, (name, bin)) in binaries.iter().enumerate() {
+        let data = work.join(format!("data-{i}"));
+        let token = set_up(bin, &data, &base).await.with_context(|| format!("setting up {name}"))?;
+        let mut cmd = Command::new(bin);
+        cmd.env("SWITCHYARD_DATA_DIR", &data)
+            .args(["relay", "serve", "--listen", "127.0.0.1:0"])
+            .stderr(std::fs::File::create(work.join(format!("relay-{i}.log")))?);
+        let (child, url) = spawn_announcing(&mut cmd).await?;
+        for (kind, slug) in [("legacy", "leg"), ("balanced x4", "bal")] {
+            let label: &'static str = Box::leak(format!("{name} relay {kind}").into_boxed_str());
+            targets.push(Target {
+                name: label,
+                url: format!("{url}/c/{slug}/v1/chat/completions"),
+                auth: token.clone(),
+                pid: child.id(),
+            });
+        }
+        relays.push(child);
+    }
+    let client = reqwest::Client::builder().pool_max_idle_per_host(1024).tcp_nodelay(true).build()?;
+    let one_line = bodies::Body::new(0, false);
+    // Every target answers before anything is measured (a 401 would count as nothing).
+    for t in &targets {
+        let resp = client
+            .post(&t.url)
+            .bearer_auth(&t.auth)
+            .header("content-type", "application/json")
+            .body(one_line.for_request(0, 0))
+            .send()
+            .await?;
+        if !resp.status().is_success() {
+            bail!("{} answered {}: {}", t.name, resp.status(), resp.text().await.unwrap_or_default());
+        }
+    }
+
+    let wrk = which("wrk");
+    println!(
+        "Closed loop, one-line body, 32 connections, {} s per cell, {} interleaved rounds, load: {}\n",
+        a.seconds,
+        a.rounds,
+        if wrk.is_some() { "wrk -t1 -c32" } else { "reqwest (wrk not installed)" }
+    );
+    let mut closed: Vec<Vec<(f64, f64)>> = vec![Vec::new(); targets.len()];
+    for round in 0..a.rounds {
+        eprintln!("closed-loop round {} of {}", round + 1, a.rounds);
+        for (ti, t) in targets.iter().enumerate() {
+            let cpu_before = proc_cpu_ns(t.pid.unwrap_or(0));
+            let (rps, n) = match &wrk {
+                Some(wrk) => wrk_cell(wrk, &work, t, a.seconds).await?,
+                None => {
+                    let shape = Shape { stream: false, conc: 32, seconds: a.seconds, rate: None };
+                    let c = run_cell(&client, t, &one_line, shape).await?;
+                    (c.rps, c.rps * a.seconds)
+                }
+            };
+            let cpu = proc_cpu_ns(t.pid.unwrap_or(0)).saturating_sub(cpu_before);
+            let cpu_us = if t.pid.is_some() && n > 0.0 { cpu as f64 / 1000.0 / n } else { 0.0 };
+            closed[ti].push((rps, cpu_us));
+        }
+    }
+    let hop_rps = median(closed[1].iter().map(|c| c.0).collect());
+    println!("| target | req/s per round | median req/s | share of the nginx hop | proxy CPU µs/req (median) |");
+    println!("|---|---|---|---|---|");
+    for (ti, t) in targets.iter().enumerate() {
+        let rounds: Vec<String> = closed[ti].iter().map(|c| format!("{:.0}", c.0)).collect();
+        let med = median(closed[ti].iter().map(|c| c.0).collect());
+        let cpu = median(closed[ti].iter().map(|c| c.1).collect());
+        println!(
+            "| {} | {} | {med:.0} | {:.0} % | {} |",
+            t.name,
+            rounds.join(" / "),
+            100.0 * med / hop_rps,
+            if t.pid.is_some() { format!("{cpu:.1}") } else { "-".into() }
+        );
+    }
+
+    for (name, size, rate) in [("one-line", 0usize, 500.0), ("200 KB", 200 * 1024, 200.0)] {
+        let body = bodies::Body::new(size, false);
+        let mut per: Vec<Vec<Cell>> = vec![Vec::new(); targets.len()];
+        for round in 0..a.rounds {
+            eprintln!("paced {name} round {} of {}", round + 1, a.rounds);
+            for (ti, t) in targets.iter().enumerate() {
+                let shape = Shape { stream: false, conc: 32, seconds: a.seconds, rate: Some(rate) };
+                per[ti].push(run_cell(&client, t, &body, shape).await?);
+            }
+        }
+        // Added p50 of target `ti` over the same round's direct p50, median over rounds.
+        let added = |ti: usize| median(per[ti].iter().zip(&per[0]).map(|(c, d)| c.p50 - d.p50).collect());
+        let hop_added = added(1);
+        println!(
+            "\nFixed rate {rate} req/s over 32 connections, body {name} ({} bytes), medians of {} rounds:\n",
+            body.len(),
+            a.rounds
+        );
+        println!("| target | p50 µs | p99 µs | added p50 µs per round | added p50 µs (median) | × the hop's added p50 | proxy CPU µs/req |");
+        println!("|---|---|---|---|---|---|---|");
+        for (ti, t) in targets.iter().enumerate() {
+            let m = median_cell(&per[ti]);
+            let rounds: Vec<String> = per[ti].iter().zip(&per[0]).map(|(c, d)| format!("{:.0}", c.p50 - d.p50)).collect();
+            let (add, times) = if ti == 0 {
+                ("-".to_string(), "-".to_string())
+            } else {
+                (format!("{:.0}", added(ti)), format!("{:.2}", added(ti) / hop_added))
+            };
+            println!(
+                "| {} | {:.0} | {:.0} | {} | {add} | {times} | {} |",
+                t.name,
+                m.p50,
+                m.p99,
+                if ti == 0 { "-".to_string() } else { rounds.join(" / ") },
+                if t.pid.is_some() { format!("{:.1}", m.relay_cpu_us) } else { "-".into() }
+            );
+        }
+    }
+    for mut r in relays {
+        let _ = r.start_kill();
+        let _ = r.wait().await;
+    }
+    drop((upstream, hop));
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(())
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join(name)).find(|p| p.is_file())
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// One closed-loop wrk cell: req/s and the number of requests; fails on any non-2xx answer or
+/// socket error (a refused request would look fast).
+async fn wrk_cell(wrk: &Path, work: &Path, t: &Target, seconds: f64) -> Result<(f64, f64)> {
+    let script = work.join("wrk.lua");
+    std::fs::write(
+        &script,
+        format!(
+            "wrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"\n\
+             wrk.headers[\"Authorization\"] = \"Bearer {}\"\nlocal n = 0\n\
+             request = function()\n  n = n + 1\n  return wrk.format(nil, nil, nil, \
+             '{{\"model\":\"m1\",\"stream\":false,\"messages\":[{{\"role\":\"user\",\"content\":\"w1 n' .. n .. '\"}}]}}')\nend\n",
+            t.auth
+        ),
+    )?;
+    // Warm-up, then the measured window.
+    for (secs, measured) in [(1u64, false), (seconds.round().max(1.0) as u64, true)] {
+        let out = Command::new(wrk)
+            .args(["-t1", "-c32", &format!("-d{secs}s"), "-s"])
+            .arg(&script)
+            .arg(&t.url)
+            .output()
+            .await?;
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        if !out.status.success() || text.contains("Non-2xx") || text.contains("Socket errors") {
+            bail!("wrk against {} failed or saw refusals:\n{text}{}", t.name, String::from_utf8_lossy(&out.stderr));
+        }
+        if measured {
+            let rps = text
+                .lines()
+                .find_map(|l| l.trim_start().strip_prefix("Requests/sec:"))
+                .and_then(|v| v.trim().parse().ok())
+                .context("no Requests/sec in wrk's output")?;
+            // "N requests in Xs, Y read"
+            let n = text
+                .lines()
+                .find(|l| l.contains(" requests in "))
+                .and_then(|l| l.split_whitespace().next())
+                .and_then(|v| v.parse().ok())
+                .context("no request count in wrk's output")?;
+            return Ok((rps, n));
+        }
+    }
+    unreachable!("the measured window returns")
+}
