@@ -102,7 +102,12 @@ pub async fn run(a: HopArgs) -> Result<()> {
     let hop = nginx(&work, "hop", &hop_upstream).await?;
     let base = format!("http://127.0.0.1:{}", upstream.port);
     let mut targets = vec![
-        Target { name: "direct (nginx static)", url: format!("{base}/v1/chat/completions"), auth: "k".into(), pid: None },
+        Target {
+            name: "direct (nginx static)",
+            url: format!("{base}/v1/chat/completions"),
+            auth: "k".into(),
+            pid: None,
+        },
         Target {
             name: "nginx hop",
             url: format!("http://127.0.0.1:{}/v1/chat/completions", hop.port),
@@ -211,7 +216,8 @@ pub async fn run(a: HopArgs) -> Result<()> {
         println!("|---|---|---|---|---|---|---|");
         for (ti, t) in targets.iter().enumerate() {
             let m = median_cell(&per[ti]);
-            let rounds: Vec<String> = per[ti].iter().zip(&per[0]).map(|(c, d)| format!("{:.0}", c.p50 - d.p50)).collect();
+            let rounds: Vec<String> =
+                per[ti].iter().zip(&per[0]).map(|(c, d)| format!("{:.0}", c.p50 - d.p50)).collect();
             let (add, times) = if ti == 0 {
                 ("-".to_string(), "-".to_string())
             } else {

@@ -89,7 +89,7 @@ pub use error::{EngineError, GateRefusal};
 pub use fault::FaultPoint;
 pub use ledger::retention::{MAX_RETENTION_ROWS, MIN_RETENTION_ROWS, RETENTION_KEY};
 pub use ledger::RETENTION_ROWS;
-pub use ledger::{DeferredKeys, LedgerKeys};
+pub use ledger::{DeferredKeys, DeferredUsage, LedgerKeys};
 pub use login::{DeviceCode, LoginEndpoints, CALLBACK_PORT, CLIENT_ID as LOGIN_CLIENT_ID, DEFAULT_ISSUER, LOGINS_DIR};
 pub use readiness::evidence::{ModelProof, DEFAULT_MAX_EVIDENCE_AGE_MS};
 pub use readiness::fallback::{FallbackHopView, FallbackStatus};

@@ -34,7 +34,9 @@ pub fn response_id_from_body(body: &[u8]) -> Option<String> {
     // Cheap pre-check: a chat-completions answer (`"object":"chat.completion"`) is read for
     // this too, and a parse of it allocates its object and id for nothing. A Responses answer
     // spells `"response"`, unless a `\u` escape spells it another way.
-    if !crate::lenient::may_spell(body, b"\"response\"") {
+    static RESPONSE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"response\""));
+    if !crate::lenient::may_spell_with(body, &RESPONSE) {
         return None;
     }
     let body: Body = serde_json::from_slice(body).ok()?;

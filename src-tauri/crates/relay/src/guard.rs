@@ -44,7 +44,9 @@ pub fn is_loopback_host(headers: &HeaderMap) -> bool {
 /// none of these is one the docs warn about (design §15, the nginx example sets
 /// `X-Forwarded-For`).
 pub fn is_proxied(headers: &HeaderMap) -> bool {
-    ["forwarded", "x-forwarded-for", "x-real-ip"].iter().any(|name| headers.contains_key(*name))
+    [http::header::FORWARDED, crate::header_names::X_FORWARDED_FOR, crate::header_names::X_REAL_IP]
+        .iter()
+        .any(|name| headers.contains_key(name))
 }
 
 /// The slug and the raw path after `/c/{slug}/`, refused when a segment of the rest is `.`

@@ -16,6 +16,15 @@ pub const X_SWITCHYARD_TURN: HeaderName = HeaderName::from_static("x-switchyard-
 pub const X_SWITCHYARD_CONVERSATION: HeaderName = HeaderName::from_static("x-switchyard-conversation");
 pub const X_SWITCHYARD_TOKEN: HeaderName = HeaderName::from_static("x-switchyard-token");
 pub const X_SWITCHYARD_PROFILE: HeaderName = HeaderName::from_static("x-switchyard-profile");
+/// The route headers of an answer in routed mode (`respond.rs`): set on every balanced or
+/// priority answer, so spelled once (`HeaderName::from_static` at run time parsed and checked
+/// each name: ~740 instructions apiece, four per answer).
+pub const X_SWITCHYARD_CONNECTION: HeaderName = HeaderName::from_static("x-switchyard-connection");
+pub const X_SWITCHYARD_ATTEMPTS: HeaderName = HeaderName::from_static("x-switchyard-attempts");
+pub const X_SWITCHYARD_REASON: HeaderName = HeaderName::from_static("x-switchyard-reason");
+/// What a proxy in front of the relay adds (`guard::is_proxied`), looked up on every request.
+pub const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
+pub const X_REAL_IP: HeaderName = HeaderName::from_static("x-real-ip");
 /// Claude Code's `x-app: cli` (the client rule reads it).
 pub const X_APP: HeaderName = HeaderName::from_static("x-app");
 /// Codex's `originator` (`codex_exec`, `codex_cli_rs`; the client rule reads it).

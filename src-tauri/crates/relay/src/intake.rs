@@ -51,8 +51,17 @@ impl Received {
 
     /// The profile the request names (`x-switchyard-profile`, trimmed; empty is none).
     pub(crate) fn pinned_profile(&self) -> Option<String> {
+        self.pinned_name().map(str::to_string)
+    }
+
+    /// Whether the request names its profile ([`Received::pinned_profile`] without a copy).
+    pub(crate) fn is_pinned(&self) -> bool {
+        self.pinned_name().is_some()
+    }
+
+    fn pinned_name(&self) -> Option<&str> {
         let value = self.headers.get(header_names::X_SWITCHYARD_PROFILE)?.to_str().ok()?.trim();
-        (!value.is_empty()).then(|| value.to_string())
+        (!value.is_empty()).then_some(value)
     }
 
     /// A request naming its profile, with the credential the client carries (its own: the
@@ -135,14 +144,17 @@ impl Intake {
         tags: Option<String>,
         user: Option<String>,
     ) -> RouteRequest {
+        let pinned = self.received.pin();
+        // The client rule's question, asked only where the target can need its answer.
+        let client = if pinned.is_some() || target.reads_client() { self.received.client() } else { None };
         RouteRequest {
             target,
             model: self.model.clone(),
             keys,
             tags,
             previous_response_id: self.previous_response_id().map(str::to_string),
-            pinned: self.received.pin(),
-            client: self.received.client(),
+            pinned,
+            client,
             user,
         }
     }

@@ -84,7 +84,7 @@ pub fn guess_protocol(rest: &str, headers: &HeaderMap) -> Protocol {
 /// Adds `x-switchyard-reason` to an answer the relay made itself.
 pub fn with_reason(mut resp: Response, reason: &str) -> Response {
     if let Ok(v) = HeaderValue::from_str(reason) {
-        resp.headers_mut().insert("x-switchyard-reason", v);
+        resp.headers_mut().insert(crate::header_names::X_SWITCHYARD_REASON, v);
     }
     resp
 }

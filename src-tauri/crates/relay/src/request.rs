@@ -63,7 +63,7 @@ pub(crate) async fn handle(
     // A request naming its profile (an official CLI run by `switchyard exec`) forwards the
     // client's own credential: only to a connection, and only with the relay token in its own
     // header, so what is forwarded is never the relay token.
-    let pinned = received.pinned_profile().is_some();
+    let pinned = received.is_pinned();
     if pinned && (!target.may_pin() || place != TokenPlace::Own) {
         return reply::pin_refused(protocol);
     }

@@ -10,6 +10,7 @@ use switchyard_engine::{Recording, Refusal, Route, Routed};
 use crate::answer::{Delivered, Kept};
 use crate::body::client_body::{ClientBody, Response};
 use crate::body::relayed::{Sniff, Tail};
+use crate::header_names::{X_SWITCHYARD_ATTEMPTS, X_SWITCHYARD_CONNECTION, X_SWITCHYARD_PROFILE, X_SWITCHYARD_REASON};
 use crate::reply;
 use crate::upstream_request::client_headers;
 
@@ -32,10 +33,10 @@ pub(crate) fn respond(protocol: Protocol, responses_api: bool, routed: Routed<De
         // An answer the relay makes itself keeps its own reason after the route headers.
         Routed::NoAnswer { route, timed_out, .. } => {
             let resp = reply::no_answer(protocol, timed_out);
-            let reason = resp.headers().get("x-switchyard-reason").cloned();
+            let reason = resp.headers().get(X_SWITCHYARD_REASON).cloned();
             let mut resp = with_route(resp, &route);
             if let Some(r) = reason {
-                resp.headers_mut().insert("x-switchyard-reason", r);
+                resp.headers_mut().insert(X_SWITCHYARD_REASON, r);
             }
             resp
         }
@@ -83,14 +84,14 @@ fn with_route(mut resp: Response, route: &Route) -> Response {
     }
     let h = resp.headers_mut();
     for (name, value) in [
-        ("x-switchyard-connection", route.connection.clone()),
-        ("x-switchyard-profile", route.profile_id.clone()),
-        ("x-switchyard-attempts", route.attempts.to_string()),
-        ("x-switchyard-reason", route.reason.clone()),
+        (X_SWITCHYARD_CONNECTION, route.connection.as_str()),
+        (X_SWITCHYARD_PROFILE, route.profile_id.as_str()),
+        (X_SWITCHYARD_REASON, route.reason.as_str()),
     ] {
-        if let Ok(v) = HeaderValue::from_str(&value) {
+        if let Ok(v) = HeaderValue::from_str(value) {
             h.insert(name, v);
         }
     }
+    h.insert(X_SWITCHYARD_ATTEMPTS, HeaderValue::from(route.attempts));
     resp
 }

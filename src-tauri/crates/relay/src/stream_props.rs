@@ -39,6 +39,11 @@ impl Ledgered for Capture {
         self.report.output_tokens = usage.output_tokens;
     }
 
+    /// Read at once: the property compares the report the tail leaves.
+    fn set_usage_later(&mut self, read: switchyard_engine::DeferredUsage) {
+        self.set_usage((read.0)());
+    }
+
     fn set_failure(&mut self, failure: switchyard_core::routing::Failure) {
         self.report.failure.get_or_insert(failure);
     }

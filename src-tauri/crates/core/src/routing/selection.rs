@@ -54,18 +54,38 @@ pub enum SelectionReason {
     Pinned,
 }
 
+impl SelectionReason {
+    /// The reason's word, for every reason but a failover (which names its failure kind).
+    fn word(&self) -> Option<&'static str> {
+        Some(match self {
+            SelectionReason::LegacyPrimary => "legacy_primary",
+            SelectionReason::Sticky => "sticky",
+            SelectionReason::Conversation => "conversation",
+            SelectionReason::Continuity => "continuity",
+            SelectionReason::Swrr => "swrr",
+            SelectionReason::Priority => "priority",
+            SelectionReason::Failover(_) => return None,
+            SelectionReason::Probe => "probe",
+            SelectionReason::Pinned => "pinned",
+        })
+    }
+
+    /// As [`fmt::Display`] writes it, without the formatter for a plain word (once per routed
+    /// request: issue 40).
+    pub fn text(&self) -> String {
+        match self.word() {
+            Some(word) => word.to_string(),
+            None => self.to_string(),
+        }
+    }
+}
+
 impl fmt::Display for SelectionReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SelectionReason::LegacyPrimary => f.write_str("legacy_primary"),
-            SelectionReason::Sticky => f.write_str("sticky"),
-            SelectionReason::Conversation => f.write_str("conversation"),
-            SelectionReason::Continuity => f.write_str("continuity"),
-            SelectionReason::Swrr => f.write_str("swrr"),
-            SelectionReason::Priority => f.write_str("priority"),
-            SelectionReason::Failover(kind) => write!(f, "failover:{kind}"),
-            SelectionReason::Probe => f.write_str("probe"),
-            SelectionReason::Pinned => f.write_str("pinned"),
+        match (self, self.word()) {
+            (_, Some(word)) => f.write_str(word),
+            (SelectionReason::Failover(kind), None) => write!(f, "failover:{kind}"),
+            (_, None) => Ok(()),
         }
     }
 }
@@ -165,6 +185,8 @@ mod tests {
             ],
             "attempt records carry these exact reason strings"
         );
+        let texts: Vec<String> = all.iter().map(SelectionReason::text).collect();
+        assert_eq!(texts, names, "text() is the Display spelling, the failover's kind included");
         for r in all {
             let json = serde_json::to_string(&r).unwrap_or_default();
             let back: Option<SelectionReason> = serde_json::from_str(&json).ok();

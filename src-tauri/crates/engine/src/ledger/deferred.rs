@@ -1,6 +1,14 @@
-//! A forwarded request's keys, computed after its answer on the ledger's writer ([`DeferredKeys`]):
-//! legacy forwarding reads no body before it goes upstream, so the turn, conversation and session
-//! its attempt row carries ([`LedgerKeys`]) are read from the body's copy off the request path.
+//! What an attempt row can leave for the ledger's writer to compute, off the request path
+//! ([`Later`]): a forwarded request's keys ([`DeferredKeys`]: legacy forwarding reads no body
+//! before it goes upstream, so the turn, conversation and session its row carries
+//! ([`LedgerKeys`]) are read from the body's copy), and a legacy answer's token usage
+//! ([`DeferredUsage`]: read from the answer's copy; nothing on the request path needs it — a
+//! routed attempt's usage teaches its key's token load, so a routed attempt reads it at once).
+//! Issue 40: the usage read was 6.8k of a one-line legacy request's ~89k instructions on the
+//! relay's one request thread.
+
+use switchyard_providers::usage::Usage;
+use switchyard_store::attempts::AttemptRow;
 
 /// The keys a deferred computation gives an attempt row.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -23,5 +31,51 @@ impl DeferredKeys {
 impl std::fmt::Debug for DeferredKeys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("DeferredKeys")
+    }
+}
+
+/// Reads an answer's token usage (from the answer's copy, which it holds) on the ledger's writer.
+pub struct DeferredUsage(pub Box<dyn FnOnce() -> Usage + Send + Sync>);
+
+impl DeferredUsage {
+    /// Runs the read.
+    pub(crate) fn read(self) -> Usage {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for DeferredUsage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DeferredUsage")
+    }
+}
+
+/// What the writer computes for one row before it is written.
+#[derive(Debug, Default)]
+pub(crate) struct Later {
+    pub(crate) keys: Option<DeferredKeys>,
+    pub(crate) usage: Option<DeferredUsage>,
+}
+
+impl Later {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.keys.is_none() && self.usage.is_none()
+    }
+
+    /// Fills `row` with what was left for later.
+    pub(crate) fn fill(self, row: &mut AttemptRow) {
+        if let Some(keys) = self.keys {
+            let keys = keys.compute();
+            row.turn = keys.turn;
+            row.conversation = keys.conversation;
+            row.session = keys.session;
+        }
+        if let Some(usage) = self.usage {
+            let usage = usage.read();
+            row.input_tokens = usage.input_tokens;
+            row.output_tokens = usage.output_tokens;
+            row.cache_read_tokens = usage.cache_read_tokens;
+            row.cache_write_tokens = usage.cache_write_tokens;
+        }
     }
 }

@@ -12,7 +12,8 @@
 mod deferred;
 pub(crate) mod retention;
 
-pub use deferred::{DeferredKeys, LedgerKeys};
+pub(crate) use deferred::Later;
+pub use deferred::{DeferredKeys, DeferredUsage, LedgerKeys};
 
 use std::time::Duration;
 
@@ -27,8 +28,8 @@ const QUEUE: usize = 16_384;
 
 enum Msg {
     Row(Box<AttemptRow>),
-    /// A legacy row whose keys are computed here, off the request path.
-    Later(Box<AttemptRow>, DeferredKeys),
+    /// A legacy row whose keys or usage are computed here, off the request path.
+    Later(Box<AttemptRow>, Later),
     Flush(oneshot::Sender<()>),
 }
 
@@ -66,10 +67,13 @@ impl Ledger {
         }
     }
 
-    /// Queues a row whose turn, conversation and session keys `keys` computes on the
-    /// writer's task (legacy forwarding reads no body before it forwards).
-    pub fn record_later(&self, row: AttemptRow, keys: DeferredKeys) {
-        if self.tx.try_send(Msg::Later(Box::new(row), keys)).is_err() {
+    /// Queues a row whose keys or usage `later` computes on the writer's thread (legacy
+    /// forwarding reads no body before it forwards; a legacy answer's usage is for the row).
+    pub(crate) fn record_later(&self, row: AttemptRow, later: Later) {
+        if later.is_empty() {
+            return self.record(row);
+        }
+        if self.tx.try_send(Msg::Later(Box::new(row), later)).is_err() {
             tracing::warn!("attempt ledger queue full; one attempt record dropped");
         }
     }
@@ -132,11 +136,8 @@ fn drain(rx: &mut mpsc::Receiver<Msg>, batch: &mut Vec<AttemptRow>, flushes: &mu
 fn take(m: Msg, batch: &mut Vec<AttemptRow>, flushes: &mut Vec<oneshot::Sender<()>>) {
     match m {
         Msg::Row(r) => batch.push(*r),
-        Msg::Later(mut r, keys) => {
-            let keys = keys.compute();
-            r.turn = keys.turn;
-            r.conversation = keys.conversation;
-            r.session = keys.session;
+        Msg::Later(mut r, later) => {
+            later.fill(&mut r);
             batch.push(*r);
         }
         Msg::Flush(done) => flushes.push(done),

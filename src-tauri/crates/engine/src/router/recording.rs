@@ -10,7 +10,7 @@ use switchyard_core::routing::Failure;
 use switchyard_providers::usage::Usage;
 use switchyard_store::attempts::AttemptRow;
 
-use crate::ledger::DeferredKeys;
+use crate::ledger::{DeferredKeys, DeferredUsage, Later};
 use crate::router::attempt::Attempt;
 use crate::router::{RequestRun, Router};
 
@@ -30,6 +30,8 @@ pub struct Recording {
     started: std::time::Instant,
     /// Legacy forwarding: the keys the ledger's task computes before writing the row.
     keys_later: Option<DeferredKeys>,
+    /// A legacy answer's usage, read by the ledger's task before writing the row.
+    usage_later: Option<DeferredUsage>,
     pub report: AttemptReport,
 }
 
@@ -64,6 +66,7 @@ impl Recording {
         Recording {
             router: router.clone(),
             keys_later: run.keys.later.take(),
+            usage_later: None,
             row: Some(row),
             load_protocol: run.policy.commits().then_some(run.snapshot.protocol),
             // Durations are measurements of the real wire, not decisions: the real clock.
@@ -74,10 +77,22 @@ impl Recording {
 
     /// Sets the tokens the answer reported (input, output and prompt-cache counts).
     pub fn set_usage(&mut self, usage: Usage) {
+        self.usage_later = None;
         self.report.input_tokens = usage.input_tokens;
         self.report.output_tokens = usage.output_tokens;
         self.report.cache_read_tokens = usage.cache_read_tokens;
         self.report.cache_write_tokens = usage.cache_write_tokens;
+    }
+
+    /// The tokens the answer reported, read by `read` from the answer's copy: on the ledger's
+    /// writer for a legacy attempt (only its row needs them), at once for a routed one (its
+    /// key's token load learns from them when the row is written).
+    pub fn set_usage_later(&mut self, read: DeferredUsage) {
+        if self.load_protocol.is_some() {
+            self.set_usage(read.read());
+        } else {
+            self.usage_later = Some(read);
+        }
     }
 
     /// The model the row names (learned after the attempt: `AttemptFacts::late_model`).
@@ -128,10 +143,8 @@ impl Recording {
         row.cache_write_tokens = r.cache_write_tokens;
         row.reference_cost_micro_usd = r.reference_cost_usd.map(|usd| (usd * 1e6).round() as i64);
         self.learn_load(&row);
-        match self.keys_later.take() {
-            Some(keys) => self.router.ledger.record_later(row, keys),
-            None => self.router.ledger.record(row),
-        }
+        let later = Later { keys: self.keys_later.take(), usage: self.usage_later.take() };
+        self.router.ledger.record_later(row, later);
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use switchyard_core::states::ProfileKind;
 use switchyard_core::{ErrorCode, Protocol};
 
 use crate::error::EngineError;
@@ -49,6 +50,20 @@ impl Resolved {
     /// only; a pool routes on the relay token.
     pub fn may_pin(&self) -> bool {
         matches!(self, Resolved::Connection(_))
+    }
+
+    /// Whether routing it may ask which official client sent the request (the client rule, core
+    /// `may_serve`): only where something other than an API key can serve — a profile of the
+    /// connection, a fallback hop's connection, a pool's members. A request to a connection of
+    /// API keys only is never identified (issue 40: work only a feature needs runs only where
+    /// the feature is configured). A pinned request is identified whatever this says.
+    pub fn reads_client(&self) -> bool {
+        match self {
+            Resolved::Connection(s) => {
+                !s.fallback.is_empty() || s.profiles.iter().any(|p| p.credential.kind != ProfileKind::ApiKey)
+            }
+            Resolved::Pool { .. } => true,
+        }
     }
 
     /// The connection's snapshot, when it is one.

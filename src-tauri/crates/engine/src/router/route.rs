@@ -88,7 +88,7 @@ impl Router {
                 connection_id: run.snapshot.connection_id.clone(),
                 profile_id: attempt.profile_id.clone(),
                 attempts: run.attempts(),
-                reason: run.hops.take_fresh().unwrap_or_else(|| attempt.reason.to_string()),
+                reason: run.hops.take_fresh().unwrap_or_else(|| attempt.reason.text()),
                 legacy: run.policy.answers_as_legacy(&run.hops),
             };
             let mut recording = Recording::start(self, &mut run, &attempt, route.reason.clone());

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use switchyard_core::routing::Failure;
 use switchyard_core::Protocol;
-use switchyard_engine::Recording;
+use switchyard_engine::{DeferredUsage, Recording};
 use switchyard_providers::content_coding::{Coding, Decoder};
 use switchyard_providers::dialect;
 use switchyard_providers::gemini::array_stream::interrupted_tail;
@@ -37,6 +37,9 @@ pub enum Sniff {
 /// row once, when the tail is dropped), or a capture in tests.
 pub trait Ledgered: Send + 'static {
     fn set_usage(&mut self, usage: Usage);
+    /// The usage `read` takes from the answer's copy, read where the recorder says (the
+    /// ledger's writer for a legacy attempt).
+    fn set_usage_later(&mut self, read: DeferredUsage);
     fn set_failure(&mut self, failure: Failure);
     /// Wall time of the clock the circuits use (dates cooldown hints in error events).
     fn now(&self) -> std::time::SystemTime;
@@ -45,6 +48,10 @@ pub trait Ledgered: Send + 'static {
 impl Ledgered for Recording {
     fn set_usage(&mut self, usage: Usage) {
         Recording::set_usage(self, usage);
+    }
+
+    fn set_usage_later(&mut self, read: DeferredUsage) {
+        Recording::set_usage_later(self, read);
     }
 
     fn set_failure(&mut self, failure: Failure) {
@@ -136,10 +143,11 @@ impl<R: Ledgered> Drop for Tail<R> {
         if self.done {
             return;
         }
-        match &self.sniff {
+        match &mut self.sniff {
             Sniff::Json { copy, coding } => {
-                let usage = Decoder::decode_all(*coding, copy).map(|b| usage_from_body(&b)).unwrap_or_default();
-                self.recorder.set_usage(usage);
+                let (copy, coding) = (std::mem::take(copy), *coding);
+                let read = move || Decoder::decode_all(coding, &copy).map(|b| usage_from_body(&b)).unwrap_or_default();
+                self.recorder.set_usage_later(DeferredUsage(Box::new(read)));
             }
             Sniff::Sse { watch, .. } => {
                 self.recorder.set_usage(watch.usage());
