@@ -5,6 +5,9 @@
 //! `switchyard` binary given (this tree's and each `--baseline`) serves `leg` (legacy, one key)
 //! and `bal` (balanced over 4 keys) on that upstream.
 //!
+//! The bare hyper proxy (`bare.rs`: no routing, no ledger, no parsing) runs beside them: the
+//! floor of any relay built on hyper here.
+//!
 //! - Closed loop, one-line body, 32 connections: `wrk` (one thread, a Lua counter makes every
 //!   request a new turn) when it is installed, else this binary's own reqwest load; targets
 //!   interleaved, `--rounds` rounds; each target's req/s per round, its median, and the median as
@@ -34,6 +37,8 @@ pub struct HopArgs {
     pub seconds: f64,
     pub rounds: usize,
     pub baselines: Vec<(String, PathBuf)>,
+    /// Only the closed-loop table (`--closed-only`).
+    pub closed_only: bool,
 }
 
 /// One nginx process in its own prefix dir, killed on drop.
@@ -115,7 +120,17 @@ pub async fn run(a: HopArgs) -> Result<()> {
             pid: hop.child.id(),
         },
     ];
-    let mut relays = Vec::new();
+    // The floor of any hyper-based relay on this machine: the bare pass-through proxy (`bare.rs`).
+    let mut bare_cmd = Command::new(std::env::current_exe()?);
+    bare_cmd.args(["--bare-proxy", &base, "k"]).stderr(Stdio::null());
+    let (bare, bare_url) = spawn_announcing(&mut bare_cmd).await?;
+    targets.push(Target {
+        name: "bare hyper proxy (floor)",
+        url: format!("{bare_url}/v1/chat/completions"),
+        auth: "client-key".into(),
+        pid: bare.id(),
+    });
+    let mut relays = vec![bare];
     let mut binaries = vec![("main".to_string(), a.bin_dir.join("switchyard"))];
     binaries.extend(a.baselines.iter().cloned());
     for (i, (name, bin)) in binaries.iter().enumerate() {
@@ -194,7 +209,9 @@ pub async fn run(a: HopArgs) -> Result<()> {
         );
     }
 
-    for (name, size, rate) in [("one-line", 0usize, 500.0), ("200 KB", 200 * 1024, 200.0)] {
+    let paced: &[(&str, usize, f64)] =
+        if a.closed_only { &[] } else { &[("one-line", 0usize, 500.0), ("200 KB", 200 * 1024, 200.0)] };
+    for &(name, size, rate) in paced {
         let body = bodies::Body::new(size, false);
         let mut per: Vec<Vec<Cell>> = vec![Vec::new(); targets.len()];
         for round in 0..a.rounds {

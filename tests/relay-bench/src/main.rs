@@ -64,6 +64,7 @@ async fn bench(args: Vec<String>) -> Result<()> {
     let mut baselines: Vec<(String, PathBuf)> = Vec::new();
     let mut only_body: Option<String> = None;
     let mut hop = false;
+    let mut closed_only = false;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--bin-dir" => bin_dir = PathBuf::from(args.next().context("--bin-dir DIR")?),
@@ -88,11 +89,12 @@ async fn bench(args: Vec<String>) -> Result<()> {
             "--body" => only_body = Some(args.next().context("--body NAME")?),
             // The relay against an nginx hop over an nginx static upstream (`hop.rs`).
             "--hop" => hop = true,
+            "--closed-only" => closed_only = true,
             other => bail!("unknown argument {other}"),
         }
     }
     if hop {
-        return hop::run(hop::HopArgs { bin_dir, seconds, rounds, baselines }).await;
+        return hop::run(hop::HopArgs { bin_dir, seconds, rounds, baselines, closed_only }).await;
     }
     let work = std::env::temp_dir().join(format!("switchyard-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
