@@ -118,7 +118,7 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
             self.remove_at(i);
             return None;
         }
-        self.to_front(i);
+        self.move_to_front(i);
         let node = self.node_mut(i);
         node.used = now;
         Some(&mut node.value)
@@ -128,7 +128,7 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
     /// oldest entries go while over capacity or idle-expired.
     pub fn insert(&mut self, key: K, value: V, now: Instant) -> Option<V> {
         if let Some(&i) = self.map.get(&key) {
-            self.to_front(i);
+            self.move_to_front(i);
             let node = self.node_mut(i);
             node.used = now;
             let old = std::mem::replace(&mut node.value, value);
@@ -222,7 +222,7 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
         self.head = i;
     }
 
-    fn to_front(&mut self, i: usize) {
+    fn move_to_front(&mut self, i: usize) {
         if self.head != i {
             self.unlink(i);
             self.link_front(i);
