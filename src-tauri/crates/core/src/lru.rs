@@ -29,8 +29,10 @@ struct Node<K, V> {
 /// A bounded LRU map with optional idle expiry.
 #[derive(Debug, Clone)]
 pub struct Lru<K, V> {
-    /// Key → index in `nodes`.
-    map: HashMap<K, usize>,
+    /// Key → index in `nodes`. Hashed with foldhash (per-process random seed): the keys are
+    /// the relay's own (turn and conversation digests, slugs, response ids), looked up several
+    /// times per routed request, and SipHash was ~2k instructions of a balanced one (issue 40).
+    map: HashMap<K, usize, foldhash::fast::RandomState>,
     nodes: Vec<Option<Node<K, V>>>,
     /// Indices of empty slots in `nodes`.
     free: Vec<usize>,
@@ -46,7 +48,7 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
     /// At most `capacity` entries (at least 1); `idle`: entries unused for longer are gone.
     pub fn new(capacity: usize, idle: Option<Duration>) -> Self {
         Lru {
-            map: HashMap::new(),
+            map: HashMap::with_hasher(foldhash::fast::RandomState::default()),
             nodes: Vec::new(),
             free: Vec::new(),
             head: NIL,

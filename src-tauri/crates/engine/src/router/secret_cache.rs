@@ -17,7 +17,9 @@ use crate::error::EngineError;
 const CAPACITY: usize = 4096;
 
 /// (locator, credential revision) → the secret read there (`None`: nothing stored).
-type Entries = HashMap<(Locator, i64), Option<Arc<Secret>>>;
+/// Hashed with foldhash (per-process random seed): a lookup on every attempt, where SipHash of
+/// the locator's strings was ~0.6k instructions (issue 40).
+type Entries = HashMap<(Locator, i64), Option<Arc<Secret>>, foldhash::fast::RandomState>;
 
 #[derive(Debug, Default)]
 pub struct SecretCache {
