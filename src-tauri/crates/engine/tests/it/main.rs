@@ -14,6 +14,7 @@ mod kinds;
 mod lifecycle;
 mod load_once;
 mod oauth_logins;
+mod oauth_sign_in;
 mod orphans;
 mod pools;
 mod portable;

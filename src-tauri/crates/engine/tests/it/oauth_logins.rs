@@ -25,33 +25,33 @@ use switchyard_vault::MemoryVault;
 
 use crate::common::{ManualClock, TestResult};
 
-const CANARY: &str = "oauthCANARY4b1d-";
-const T0: i64 = 1_800_000_000_000;
-const HOUR: i64 = 3_600_000;
+pub(crate) const CANARY: &str = "oauthCANARY4b1d-";
+pub(crate) const T0: i64 = 1_800_000_000_000;
+pub(crate) const HOUR: i64 = 3_600_000;
 
 /// What one attempt carried.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Sent {
-    profile: String,
-    token: String,
-    account: Option<String>,
-    base_url: Option<String>,
-    credential: CredentialUse,
+pub(crate) struct Sent {
+    pub(crate) profile: String,
+    pub(crate) token: String,
+    pub(crate) account: Option<String>,
+    pub(crate) base_url: Option<String>,
+    pub(crate) credential: CredentialUse,
 }
 
 /// The relay's stand-in: 401 for revoked access tokens, 200 otherwise.
 #[derive(Default)]
-struct Backend {
+pub(crate) struct Backend {
     revoked: Mutex<HashSet<String>>,
     sent: Mutex<Vec<Sent>>,
 }
 
 impl Backend {
-    fn revoke(&self, tokens: impl IntoIterator<Item = String>) {
+    pub(crate) fn revoke(&self, tokens: impl IntoIterator<Item = String>) {
         self.revoked.lock().unwrap().extend(tokens);
     }
 
-    fn sent(&self) -> Vec<Sent> {
+    pub(crate) fn sent(&self) -> Vec<Sent> {
         self.sent.lock().unwrap().clone()
     }
 }
@@ -80,22 +80,22 @@ impl Transport for Backend {
     }
 }
 
-struct World {
-    mock: MockProvider,
-    dir: tempfile::TempDir,
-    vault: Arc<MemoryVault>,
-    clock: Arc<ManualClock>,
-    engine: Arc<Engine>,
-    router: Arc<Router>,
+pub(crate) struct World {
+    pub(crate) mock: MockProvider,
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) vault: Arc<MemoryVault>,
+    pub(crate) clock: Arc<ManualClock>,
+    pub(crate) engine: Arc<Engine>,
+    pub(crate) router: Arc<Router>,
 }
 
-fn oauth() -> NewCredential {
+pub(crate) fn oauth() -> NewCredential {
     NewCredential { kind: Some("oauth".into()), client: None, expires_at: None }
 }
 
 /// An OpenAI connection `c` whose profiles are owned logins `labels`, each signed in by device
 /// code against the mock (access tokens live an hour), verified.
-async fn world(labels: &[&str]) -> Result<World, Box<dyn std::error::Error>> {
+pub(crate) async fn world(labels: &[&str]) -> Result<World, Box<dyn std::error::Error>> {
     let mock = MockProvider::start().await?;
     mock.oauth_configure(OauthConfig {
         key: KeyScript::new(["gpt-5"]),
@@ -134,13 +134,13 @@ async fn world(labels: &[&str]) -> Result<World, Box<dyn std::error::Error>> {
     Ok(World { mock, dir, vault, clock, engine, router })
 }
 
-async fn point_at(engine: &Engine, mock: &MockProvider) -> TestResult {
+pub(crate) async fn point_at(engine: &Engine, mock: &MockProvider) -> TestResult {
     engine.set_user_setting(UserSetting::OauthIssuer, &mock.base_url()).await?;
     engine.set_user_setting(UserSetting::CodexBackendUrl, &format!("{}/backend-api/codex", mock.base_url())).await?;
     Ok(())
 }
 
-async fn sign_in(engine: &Engine, label: &str) -> TestResult {
+pub(crate) async fn sign_in(engine: &Engine, label: &str) -> TestResult {
     let code = engine.oauth_sign_in_start("c", label).await?;
     assert_eq!(code.user_code, "ABCD-1234", "the code the user types");
     for _ in 0..5 {
@@ -153,11 +153,14 @@ async fn sign_in(engine: &Engine, label: &str) -> TestResult {
 }
 
 impl World {
-    async fn route(&self, backend: &Backend) -> Result<Routed<&'static str, u16>, Box<dyn std::error::Error>> {
+    pub(crate) async fn route(
+        &self,
+        backend: &Backend,
+    ) -> Result<Routed<&'static str, u16>, Box<dyn std::error::Error>> {
         self.route_turn(backend, "t").await
     }
 
-    async fn route_turn(
+    pub(crate) async fn route_turn(
         &self,
         backend: &Backend,
         turn: &str,
@@ -166,38 +169,41 @@ impl World {
         Ok(self.router.route(request, backend).await?)
     }
 
-    fn later(&self, ms: i64) {
+    pub(crate) fn later(&self, ms: i64) {
         self.clock.0.fetch_add(ms, Ordering::SeqCst);
     }
 
-    async fn ledger(&self) -> Result<Vec<switchyard_engine::AttemptView>, Box<dyn std::error::Error>> {
+    pub(crate) async fn ledger(&self) -> Result<Vec<switchyard_engine::AttemptView>, Box<dyn std::error::Error>> {
         self.router.flush().await;
         let mut rows = self.engine.attempts("c", 100).await?;
         rows.reverse();
         Ok(rows)
     }
 
-    async fn login(&self, label: &str) -> Result<switchyard_engine::ProfileView, Box<dyn std::error::Error>> {
+    pub(crate) async fn login(
+        &self,
+        label: &str,
+    ) -> Result<switchyard_engine::ProfileView, Box<dyn std::error::Error>> {
         Ok(self.engine.profile_show("c", label).await?)
     }
 
     /// Lets the snapshot reload (it is kept for a second of the engine clock).
-    fn next_second(&self) {
+    pub(crate) fn next_second(&self) {
         self.later(1_001);
     }
 }
 
-fn delivered<D, K>(r: &Routed<D, K>) -> bool {
+pub(crate) fn delivered<D, K>(r: &Routed<D, K>) -> bool {
     matches!(r, Routed::Delivered { .. })
 }
 
-fn db_bytes(dir: &Path) -> Vec<u8> {
+pub(crate) fn db_bytes(dir: &Path) -> Vec<u8> {
     let mut all = std::fs::read(dir.join(DB_FILE)).unwrap_or_default();
     all.extend(std::fs::read(dir.join(format!("{DB_FILE}-wal"))).unwrap_or_default());
     all
 }
 
-fn contains(haystack: &[u8], needle: &str) -> bool {
+pub(crate) fn contains(haystack: &[u8], needle: &str) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle.as_bytes())
 }
 
@@ -590,203 +596,5 @@ async fn a_401_while_the_token_endpoint_asks_to_wait_cools_the_login_until_then_
     let sent = backend.sent();
     assert_eq!(sent.last().map(|s| s.profile.clone()), Some(pro.clone()), "pro serves again once the block ended");
     assert_eq!(w.mock.oauth_refresh_calls(), 2, "the blocked renewal, then the one that worked");
-    Ok(())
-}
-
-#[tokio::test]
-async fn a_browser_sign_in_refuses_a_wrong_state_and_keeps_its_tokens_in_the_keychain_only() -> TestResult {
-    let w = world(&[]).await?;
-    let p = NewProfile { label: "web".into(), weight: Some(1), priority: None };
-    w.engine.profile_add_kind("c", p, oauth(), None).await?;
-    let early = w.engine.oauth_browser_wait("c", "web").await;
-    assert_eq!(early.map(|_| ()).map_err(|e| e.code().as_str()), Err("precondition"), "nothing started yet");
-
-    // Port 0: the mock accepts any localhost redirect; the real issuer only Codex's 1455.
-    let begun = w.engine.oauth_browser_begin_on("c", "web", 0).await?;
-    let url = reqwest::Url::parse(&begun.authorize_url)?;
-    assert!(begun.authorize_url.starts_with(&format!("{}/oauth/authorize?", w.mock.base_url())), "the issuer's page");
-    let q: std::collections::HashMap<String, String> = url.query_pairs().into_owned().collect();
-    let field = |k: &str| q.get(k).map(String::as_str).unwrap_or_default();
-    assert_eq!(field("response_type"), "code", "an authorization code");
-    assert_eq!(field("client_id"), "app_EMoamEEZ73f0CkXaXp7hrann", "as Codex");
-    assert_eq!(field("scope"), "openid profile email offline_access", "offline_access brings the refresh token");
-    assert_eq!(field("code_challenge_method"), "S256", "PKCE S256");
-    assert_eq!(field("code_challenge").len(), 43, "base64url of a SHA-256");
-    assert!(field("state").len() >= 32, "an unguessable state");
-    for extra in ["id_token_add_organizations", "codex_cli_simplified_flow"] {
-        assert_eq!(field(extra), "true", "Codex's extra parameter {extra}");
-    }
-    assert_eq!(field("originator"), "codex_cli_rs", "Codex's originator");
-    let redirect = field("redirect_uri").to_string();
-    assert!(redirect.starts_with("http://localhost:") && redirect.ends_with("/auth/callback"), "Codex's callback path");
-
-    let http = reqwest::Client::new();
-    let forged = http.get(format!("{redirect}?code=code-pkce-999&state=not-this-one")).send().await?;
-    assert_eq!(forged.status().as_u16(), 400, "a callback with another state is refused");
-
-    // The mock checks the verifier against the challenge: a code asked with one challenge is not
-    // exchanged with another verifier (and is used up).
-    let no_follow = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build()?;
-    let challenge = "E9Melhoa2OwvFrEMTJguCjHmZdDy5FITBuVm5G-cM";
-    let asked = no_follow
-        .get(format!("{}/oauth/authorize", w.mock.base_url()))
-        .query(&[
-            ("response_type", "code"),
-            ("client_id", "x"),
-            ("redirect_uri", "http://localhost:9/auth/callback"),
-            ("code_challenge", challenge),
-            ("code_challenge_method", "S256"),
-            ("state", "s"),
-        ])
-        .send()
-        .await?;
-    assert_eq!(asked.status().as_u16(), 302, "the mock approves at once");
-    let location = asked.headers().get("location").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
-    let code = reqwest::Url::parse(&location)?
-        .query_pairs()
-        .find(|(k, _)| k == "code")
-        .map(|(_, v)| v.into_owned())
-        .ok_or("a code in the redirect")?;
-    let exchange = |verifier: &'static str| {
-        let form = [
-            ("grant_type", "authorization_code"),
-            ("code", code.as_str()),
-            ("redirect_uri", "http://localhost:9/auth/callback"),
-            ("client_id", "x"),
-            ("code_verifier", verifier),
-        ];
-        http.post(format!("{}/oauth/token", w.mock.base_url())).form(&form).send()
-    };
-    assert_eq!(exchange("a-wrong-verifier").await?.status().as_u16(), 400, "a wrong verifier is refused");
-
-    // The user approves: the browser follows the issuer's redirect to the listener.
-    let page = http.get(&begun.authorize_url).send().await?;
-    assert_eq!(page.status().as_u16(), 200, "the callback page says signed in");
-    let view = w.engine.oauth_browser_wait("c", "web").await?;
-    assert_eq!(view.credential_health.state.as_str(), "ok", "signed in");
-    let login = view.login.clone().ok_or("an oauth profile shows its login")?;
-    assert_eq!(login.generation, 1, "the first sign-in: a new generation");
-    assert_eq!(login.account_id.as_deref(), Some("acct-1"), "the account from the id token");
-    assert_eq!(view.credential_revision, 2, "a sign-in is a new credential");
-    assert_eq!(w.vault.locators().len(), 1, "one keychain item");
-    let again = w.engine.oauth_browser_wait("c", "web").await;
-    assert_eq!(again.map(|_| ()).map_err(|e| e.code().as_str()), Err("precondition"), "the sign-in is used up");
-
-    w.router.flush().await;
-    let db = db_bytes(w.dir.path());
-    assert!(!w.mock.oauth_access_tokens().is_empty(), "the mock issued tokens");
-    for token in w.mock.oauth_access_tokens().iter().chain(w.mock.oauth_refresh_tokens().iter()) {
-        assert!(!contains(&db, token), "no token in the database file");
-    }
-    assert!(!contains(&db, CANARY), "nor any part of one");
-    assert!(!format!("{begun:?}{view:?}").contains(CANARY), "nor in what the window gets");
-    Ok(())
-}
-
-/// Issue 39: changing `oauth-token-url` or `codex-backend-url` sent the live refresh or access
-/// token to the new server without a word. A login is bound to the endpoints it was signed in
-/// with: a token endpoint or a backend a setting names since is refused in words (503
-/// `login_endpoints_changed`, the setting and the way back), and neither token is sent there.
-#[tokio::test]
-async fn a_changed_endpoint_setting_never_receives_a_login_s_tokens() -> TestResult {
-    let w = world(&["pro"]).await?;
-    let elsewhere = MockProvider::start().await?;
-    let backend = Backend::default();
-
-    // The token endpoint moves while the access token is due for renewal.
-    w.engine.set_user_setting(UserSetting::OauthTokenUrl, &format!("{}/oauth/token", elsewhere.base_url())).await?;
-    w.later(HOUR - 60_000);
-    w.next_second();
-    let refused = w.route(&backend).await?;
-    assert_eq!(elsewhere.oauth_refresh_calls(), 0, "the refresh token never went to the new token endpoint");
-    assert_eq!(w.mock.oauth_refresh_calls(), 0, "nor was it renewed behind the setting's back");
-    match &refused {
-        Routed::Unavailable { status, message, why, .. } => {
-            assert_eq!((*status, why.as_str()), (503, "login_endpoints_changed"), "{message}");
-            assert!(message.contains("oauth-token-url"), "names the setting: {message}");
-            assert!(message.contains("profile login c pro"), "and the sign-in that rebinds it: {message}");
-            assert!(!message.contains(CANARY), "never a token: {message}");
-        }
-        other => return Err(format!("a refusal in words, not {other:?}").into()),
-    }
-    assert!(backend.sent().is_empty(), "no attempt was made");
-
-    // Set back, it renews where it was signed in; then the backend moves.
-    w.engine.set_user_setting(UserSetting::OauthTokenUrl, "default").await?;
-    w.engine
-        .set_user_setting(UserSetting::CodexBackendUrl, &format!("{}/backend-api/codex", elsewhere.base_url()))
-        .await?;
-    // A router started now reads the setting at once (a running one within its snapshot's second).
-    let backend = &backend;
-    let fresh = |router: Arc<Router>, turn: &'static str| async move {
-        let request = RouteRequest::new(router.snapshot("c").await?, Some("gpt-5"), RequestKeys::turn(turn));
-        Ok::<_, Box<dyn std::error::Error>>(router.route(request, backend).await?)
-    };
-    let refused = fresh(Arc::new(Router::start(w.engine.clone())), "t2").await?;
-    assert!(
-        matches!(&refused, Routed::Unavailable { why, message, .. }
-            if why.as_str() == "login_endpoints_changed" && message.contains("codex-backend-url")),
-        "the backend move is refused in words: {refused:?}"
-    );
-    let to_elsewhere =
-        backend.sent().iter().any(|s| s.base_url.as_deref().unwrap_or_default().starts_with(&elsewhere.base_url()));
-    assert!(!to_elsewhere, "the access token never went to the new backend: {:?}", backend.sent());
-    assert_eq!(w.mock.oauth_refresh_calls(), 1, "renewed at its own token endpoint once set back");
-    point_at(&w.engine, &w.mock).await?;
-    assert!(delivered(&fresh(Arc::new(Router::start(w.engine.clone())), "t3").await?), "set back, it serves");
-    Ok(())
-}
-
-/// Issue 39: the issuer's `user_code` was handed to the front ends raw (escape sequences reached
-/// the terminal). A code that is not plain text is refused, never shown.
-#[tokio::test]
-async fn a_device_code_that_is_not_plain_text_is_refused_not_shown() -> TestResult {
-    let w = world(&[]).await?;
-    w.mock.oauth_configure(OauthConfig {
-        key: KeyScript::new(["gpt-5"]),
-        account_id: "acct-1".into(),
-        user_code: Some("\u{1b}]0;owned\u{7}\u{1b}[2JABCD".into()),
-        ..Default::default()
-    });
-    let p = NewProfile { label: "pro".into(), weight: Some(1), priority: None };
-    w.engine.profile_add_kind("c", p, oauth(), None).await?;
-    let code = w.engine.oauth_sign_in_start("c", "pro").await;
-    match code {
-        Ok(c) => return Err(format!("handed to a front end: {c:?}").into()),
-        Err(e) => {
-            assert_eq!(e.code().as_str(), "precondition", "{e}");
-            assert!(!e.to_string().contains('\u{1b}'), "the refusal does not carry it either: {e}");
-        }
-    }
-    Ok(())
-}
-
-/// Issue 39: the browser callback served one connection at a time (an idle local connection
-/// stalled it for 5 s) and listened on 127.0.0.1 only while the redirect names `localhost`
-/// (which may resolve to [::1], free for any local program to take). Both loopbacks are bound on
-/// the one port and each connection is answered on its own.
-#[tokio::test]
-async fn the_browser_callback_answers_beside_an_idle_connection_and_on_ipv6_loopback() -> TestResult {
-    let w = world(&[]).await?;
-    let p = NewProfile { label: "web".into(), weight: Some(1), priority: None };
-    w.engine.profile_add_kind("c", p, oauth(), None).await?;
-    let begun = w.engine.oauth_browser_begin_on("c", "web", 0).await?;
-    let redirect = reqwest::Url::parse(&begun.authorize_url)?
-        .query_pairs()
-        .find(|(k, _)| k == "redirect_uri")
-        .map(|(_, v)| v.into_owned())
-        .ok_or("a redirect_uri")?;
-    let port = reqwest::Url::parse(&redirect)?.port().ok_or("a port")?;
-    // A local connection that sends nothing (a browser's pre-connect, another program).
-    let _idle = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
-    let http = reqwest::Client::builder().timeout(std::time::Duration::from_secs(2)).build()?;
-    if std::net::TcpListener::bind(("::1", 0)).is_ok() {
-        let wrong = http.get(format!("http://[::1]:{port}/auth/callback?code=x&state=not-this-one")).send().await?;
-        assert_eq!(wrong.status().as_u16(), 400, "[::1], where localhost may resolve first, is this sign-in's too");
-    }
-    let page = http.get(&begun.authorize_url).send().await?;
-    assert_eq!(page.status().as_u16(), 200, "the callback is answered while the idle connection waits");
-    let view = w.engine.oauth_browser_wait("c", "web").await?;
-    assert_eq!(view.credential_health.state.as_str(), "ok", "signed in");
     Ok(())
 }

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cli_backend;
+mod cli_backend_isolation;
 mod common;
 mod continuity;
 mod conversations;
