@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 use switchyard_mock_provider::{KeyScript, MockProvider};
 
-use crate::common::{post, run_env, TestResult};
+use crate::common::{files_text, post, run_env, TestResult};
 use crate::store_postgres::{database, master_key};
 
 const ANTHROPIC_KEY: &str = "sk-ant-api03-canarySweep7c41e0";
@@ -165,21 +165,4 @@ async fn no_canary_leaves_the_team_relay_at_trace_level() -> TestResult {
     }
     mock.shutdown().await?;
     Ok(())
-}
-
-/// Every file under `dir`, as text.
-fn files_text(dir: &std::path::Path) -> String {
-    let mut text = String::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                text.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap_or_default()));
-            }
-        }
-    }
-    text
 }

@@ -8,12 +8,10 @@
 //! tokens. No token appears in any output or file of the data dir.
 //! Run under `scripts/with-keychain`.
 
-use std::path::Path;
-
 use serde_json::Value;
 use switchyard_mock_provider::{KeyScript, MockProvider, OauthConfig};
 
-use crate::common::{post, run, serve, TestResult};
+use crate::common::{files_text, post, run, serve, TestResult};
 
 const CANARY: &str = "CANARY-cli-oauth-0e4b7d-";
 
@@ -34,21 +32,17 @@ fn status_of(answer: &str) -> &str {
     answer.split(' ').nth(1).unwrap_or("")
 }
 
-/// Every file under `dir`, as text.
-fn files_text(dir: &Path) -> String {
-    let mut text = String::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                text.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap_or_default()));
-            }
-        }
-    }
-    text
+/// A data dir with connection `c` (OpenAI, `gpt-5`) on the mock, its OAuth issuer the mock's.
+fn owned_login_connection(mock: &MockProvider) -> Result<tempfile::TempDir, Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let d = dir.path();
+    let base = format!("{}/v1", mock.base_url());
+    ok(
+        run(d, &["connection", "add", "c", "--protocol", "openai", "--base-url", &base, "--model", "gpt-5"], None)?,
+        "connection add",
+    )?;
+    ok(run(d, &["settings", "oauth-issuer", &mock.base_url()], None)?, "settings oauth-issuer")?;
+    Ok(dir)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -63,14 +57,8 @@ async fn two_relay_processes_on_one_data_dir_refresh_a_login_exactly_once() -> T
         refresh_delay_ms: Some(700),
         ..Default::default()
     });
-    let dir = tempfile::tempdir()?;
+    let dir = owned_login_connection(&mock)?;
     let d = dir.path();
-    let base = format!("{}/v1", mock.base_url());
-    ok(
-        run(d, &["connection", "add", "c", "--protocol", "openai", "--base-url", &base, "--model", "gpt-5"], None)?,
-        "connection add",
-    )?;
-    ok(run(d, &["settings", "oauth-issuer", &mock.base_url()], None)?, "settings oauth-issuer")?;
     let backend = format!("{}/backend-api/codex", mock.base_url());
     ok(run(d, &["settings", "codex-backend-url", &backend], None)?, "settings codex-backend-url")?;
 
@@ -140,14 +128,8 @@ async fn a_device_code_carrying_terminal_escapes_never_reaches_the_terminal() ->
         user_code: Some("\u{1b}]0;owned\u{7}\u{1b}[2JABCD-1234".into()),
         ..Default::default()
     });
-    let dir = tempfile::tempdir()?;
+    let dir = owned_login_connection(&mock)?;
     let d = dir.path();
-    let base = format!("{}/v1", mock.base_url());
-    ok(
-        run(d, &["connection", "add", "c", "--protocol", "openai", "--base-url", &base, "--model", "gpt-5"], None)?,
-        "connection add",
-    )?;
-    ok(run(d, &["settings", "oauth-issuer", &mock.base_url()], None)?, "settings oauth-issuer")?;
     let login = run(d, &["profile", "login", "c", "pro", "--kind", "oauth"], None)?;
     let text = format!("{}{}", login.stdout, login.stderr);
     assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "no escape sequence reaches the terminal: {text:?}");

@@ -497,11 +497,12 @@ async fn a_lone_account_at_its_limit_answers_429_with_retry_after() -> TestResul
     Ok(())
 }
 
-#[tokio::test]
-async fn a_client_that_goes_away_kills_the_run() -> TestResult {
+/// A relay whose CLI (scripted with `behaviour`, which starts a grandchild) is still running
+/// when its client gives up after 1.5 s; the run's pid and its grandchild's.
+pub(crate) async fn abandoned_run(behaviour: Value) -> Result<(CliRelay, i64, i64), Box<dyn std::error::Error>> {
     let relay = cli_relay(&["max-1"], None, Some((true, 2))).await?;
     let dir = relay.dir_of("max-1").to_path_buf();
-    script(&dir, json!({"sleep": 30, "grandchild": true}))?;
+    script(&dir, behaviour)?;
     let client = reqwest::Client::builder().timeout(Duration::from_millis(1500)).build()?;
     let sent = client
         .post(format!("{}/c/c/v1/messages", relay.url))
@@ -513,6 +514,12 @@ async fn a_client_that_goes_away_kills_the_run() -> TestResult {
     let run = calls(&dir).pop().ok_or("the CLI started")?;
     let (pid, grandchild) = (run["pid"].as_i64().unwrap_or(0), run["grandchild"].as_i64().unwrap_or(0));
     assert!(pid > 0 && grandchild > 0, "pids recorded: {run}");
+    Ok((relay, pid, grandchild))
+}
+
+#[tokio::test]
+async fn a_client_that_goes_away_kills_the_run() -> TestResult {
+    let (_relay, pid, grandchild) = abandoned_run(json!({"sleep": 30, "grandchild": true})).await?;
     eventually("the CLI and what it started are killed", || async { Ok(gone(pid) && gone(grandchild)) }).await?;
     Ok(())
 }

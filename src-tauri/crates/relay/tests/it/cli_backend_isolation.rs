@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use switchyard_engine::Engine;
 
-use crate::cli_backend::{calls, cli_relay, gone, plain, script, LEAK_CANARIES, MODEL};
+use crate::cli_backend::{abandoned_run, calls, cli_relay, gone, plain, LEAK_CANARIES, MODEL};
 use crate::common::{eventually, TestResult};
 
 /// What the relay's environment may give the CLI (any case; and every `LC_*`) — run.rs's
@@ -173,20 +173,7 @@ async fn a_model_that_reads_as_an_option_never_reaches_the_cli_s_argv() -> TestR
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn a_grandchild_in_its_own_session_is_killed_with_the_run() -> TestResult {
-    let relay = cli_relay(&["max-1"], None, Some((true, 2))).await?;
-    let dir = relay.dir_of("max-1").to_path_buf();
-    script(&dir, json!({"sleep": 30, "setsid_grandchild": true}))?;
-    let client = reqwest::Client::builder().timeout(Duration::from_millis(1500)).build()?;
-    let sent = client
-        .post(format!("{}/c/c/v1/messages", relay.url))
-        .header("x-api-key", &relay.token)
-        .json(&plain("slow"))
-        .send()
-        .await;
-    assert!(sent.is_err(), "the client gave up first");
-    let run = calls(&dir).pop().ok_or("the CLI started")?;
-    let (pid, grandchild) = (run["pid"].as_i64().unwrap_or(0), run["grandchild"].as_i64().unwrap_or(0));
-    assert!(pid > 0 && grandchild > 0, "pids recorded: {run}");
+    let (_relay, pid, grandchild) = abandoned_run(json!({"sleep": 30, "setsid_grandchild": true})).await?;
     let what = "the CLI and its grandchild in another session are killed";
     let killed = eventually(what, || async { Ok(gone(pid) && gone(grandchild)) }).await;
     if killed.is_err() {

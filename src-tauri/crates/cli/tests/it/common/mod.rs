@@ -132,3 +132,20 @@ pub fn post(addr: &str, path: &str, headers: &str, body: &str) -> Result<String,
 pub fn master_key_hex(seed: u8) -> String {
     (0u8..32).map(|i| format!("{:02x}", i.wrapping_mul(37).wrapping_add(seed))).collect()
 }
+
+/// Every file under `dir`, as text (a canary search over a data dir).
+pub fn files_text(dir: &Path) -> String {
+    let mut text = String::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                text.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap_or_default()));
+            }
+        }
+    }
+    text
+}
