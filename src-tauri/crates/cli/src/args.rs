@@ -69,6 +69,12 @@ pub enum Command {
     Prices(crate::prices_cmd::PricesArgs),
     /// The latest limit readings of a connection's profiles, per window, with their age.
     Quota { slug: String },
+    /// Caps on relay users, connections and pools: requests, tokens, USD per window, or in flight.
+    #[command(subcommand)]
+    Limits(crate::limits_cmd::LimitsCmd),
+    /// Admin changes (users, scopes, limits): who, what, when.
+    #[command(subcommand)]
+    Audit(crate::limits_cmd::AuditCmd),
     /// The local relay.
     #[command(subcommand)]
     Relay(RelayCmd),
@@ -114,6 +120,10 @@ pub enum RelayCmd {
         /// before another replica may probe (a replica that died holding it).
         #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
         probe_lease_secs: u64,
+        /// How long a concurrency slot lasts unless its relay renews it (a killed relay's slots
+        /// are free again after it).
+        #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+        limit_lease_secs: u64,
     },
     /// Per-person relay tokens (stored hashed; the ledger records the user).
     #[command(subcommand)]
@@ -129,11 +139,45 @@ pub enum RelayCmd {
 #[derive(Debug, Subcommand)]
 pub enum UsersCmd {
     /// Add a user and print their token once (only its hash is kept).
-    Add { name: String },
-    /// Every user, revoked ones too (never a token).
+    Add {
+        name: String,
+        #[command(flatten)]
+        grant: GrantArgs,
+    },
+    /// Change a user's role, scope or expiry.
+    Edit {
+        name: String,
+        #[command(flatten)]
+        grant: GrantArgs,
+        /// Remove the expiry.
+        #[arg(long, conflicts_with = "expires")]
+        no_expiry: bool,
+        /// Refuse the edit if the user changed since this revision.
+        #[arg(long, value_name = "N")]
+        if_revision: Option<i64>,
+    },
+    /// A new token, printed once; the old one is refused at once on every relay.
+    Rotate { name: String },
+    /// Every user, revoked ones too: role, scope, expiry, last used (never a token).
     List,
     /// Refuse the user's token from now on (every relay within a second).
     Revoke { name: String },
+}
+
+/// A user's role, scope and expiry (`relay users add|edit`).
+#[derive(Debug, clap::Args)]
+pub struct GrantArgs {
+    #[arg(long, value_parser = ["user", "admin"])]
+    pub role: Option<String>,
+    /// Connections and pools the user may reach, comma-separated (empty: all).
+    #[arg(long, value_name = "SLUG,...", value_delimiter = ',', num_args = 0..)]
+    pub connections: Option<Vec<String>>,
+    /// Model patterns the user may ask for (`claude-*`), comma-separated (empty: all).
+    #[arg(long, value_name = "PATTERN,...", value_delimiter = ',', num_args = 0..)]
+    pub models: Option<Vec<String>>,
+    /// When the token stops working (RFC 3339).
+    #[arg(long, value_name = "RFC3339")]
+    pub expires: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -8,6 +8,7 @@ mod commands;
 mod exec_cmd;
 mod exec_login;
 mod exec_pool;
+mod limits_cmd;
 mod login_cmd;
 mod output;
 mod pool_cmd;
@@ -71,6 +72,9 @@ async fn run(cli: Cli) -> Result<output::Output, EngineError> {
     let store = cli.store.as_deref().filter(|s| !s.trim().is_empty()).map(switchyard_engine::StoreLocation::parse);
     let options = OpenOptions::at(&data_dir).store(store).choosing(vault, MasterKey::from_env);
     let engine = Arc::new(Engine::open(options).await?);
+    // Admin changes made here are the audit's `cli:<os user>`.
+    let who = std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).unwrap_or_else(|_| "unknown".into());
+    engine.set_actor(&format!("cli:{}", switchyard_engine::echo_safe(&who).unwrap_or("unknown")));
     let result = match cli.command {
         Command::Connection(cmd) => commands::connection(&engine, cmd).await,
         Command::Profile(cmd) => commands::profile(&engine, cmd, json).await,
@@ -86,6 +90,8 @@ async fn run(cli: Cli) -> Result<output::Output, EngineError> {
         Command::Usage(a) => usage_cmd::run(&engine, a).await,
         Command::Prices(a) => prices_cmd::run(&engine, a).await,
         Command::Quota { slug } => engine.quota(&slug).await.map(|q| output::Output::view(render::quota::Quota(q))),
+        Command::Limits(cmd) => limits_cmd::run(&engine, cmd).await,
+        Command::Audit(cmd) => limits_cmd::audit(&engine, cmd).await,
         Command::Relay(cmd) => relay_cmd::run(&engine, cmd, json).await,
         Command::Vault(cmd) => relay_cmd::vault(&engine, cmd).await,
         Command::Store(cmd) => store_cmd::run(&engine, cmd).await,

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use switchyard_core::states::RelayState;
 
-use switchyard_engine::{Engine, EngineError, MasterKey, RouterOptions, Sharing};
+use switchyard_engine::{Engine, EngineError, MasterKey, Role, RouterOptions, Sharing, UserGrant};
 use switchyard_relay::{check_listen, Listen, Service, TlsFiles};
 
 use crate::args::{RelayCmd, UsersCmd, VaultCmd};
@@ -22,7 +22,7 @@ pub async fn run(engine: &Arc<Engine>, cmd: RelayCmd, _json: bool) -> Result<Out
             Ok(Output::view(RelayToken { token: token.expose().to_string() }))
         }
         RelayCmd::Users(cmd) => users(engine, cmd).await,
-        RelayCmd::Serve { listen, tls_cert, tls_key, probe_lease_secs } => {
+        RelayCmd::Serve { listen, tls_cert, tls_key, probe_lease_secs, limit_lease_secs } => {
             let tls = match (tls_cert, tls_key) {
                 (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
                 _ => None,
@@ -43,7 +43,7 @@ pub async fn run(engine: &Arc<Engine>, cmd: RelayCmd, _json: bool) -> Result<Out
             } else {
                 Sharing::Local
             };
-            let options = RouterOptions { sharing };
+            let options = RouterOptions { sharing, slot_lease: std::time::Duration::from_secs(limit_lease_secs) };
             let service = Arc::new(Service::with_options(engine.clone(), listen, None, options).with_tls(tls));
             let status = service.start().await;
             let Some(url) = status.url.clone().filter(|_| status.state == RelayState::Listening) else {
@@ -64,8 +64,16 @@ pub async fn run(engine: &Arc<Engine>, cmd: RelayCmd, _json: bool) -> Result<Out
 
 async fn users(engine: &Arc<Engine>, cmd: UsersCmd) -> Result<Output, EngineError> {
     match cmd {
-        UsersCmd::Add { name } => {
-            let token = engine.relay_user_add(&name).await?;
+        UsersCmd::Add { name, grant } => {
+            let token = engine.relay_user_add_with(&name, &user_grant(grant, false)?).await?;
+            Ok(Output::view(NewUserToken { user: name, token: token.expose().to_string() }))
+        }
+        UsersCmd::Edit { name, grant, no_expiry, if_revision } => {
+            let view = engine.relay_user_edit(&name, &user_grant(grant, no_expiry)?, if_revision).await?;
+            Ok(Output::view(RelayUsers(vec![view])))
+        }
+        UsersCmd::Rotate { name } => {
+            let token = engine.relay_user_rotate(&name).await?;
             Ok(Output::view(NewUserToken { user: name, token: token.expose().to_string() }))
         }
         UsersCmd::List => Ok(Output::view(RelayUsers(engine.relay_user_list().await?))),
@@ -74,6 +82,16 @@ async fn users(engine: &Arc<Engine>, cmd: UsersCmd) -> Result<Output, EngineErro
             Ok(Output::view(UserRevoked { user: name, revoked: true }))
         }
     }
+}
+
+/// `--role`, `--connections`, `--models`, `--expires` (`--no-expiry`) as the engine takes them.
+fn user_grant(a: crate::args::GrantArgs, no_expiry: bool) -> Result<UserGrant, EngineError> {
+    Ok(UserGrant {
+        role: a.role.as_deref().map(Role::parse).transpose()?,
+        connections: a.connections,
+        models: a.models,
+        expires: if no_expiry { Some(None) } else { a.expires.map(Some) },
+    })
 }
 
 /// `switchyard vault rotate-master-key --new-key-file FILE`.

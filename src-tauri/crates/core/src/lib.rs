@@ -10,6 +10,7 @@ pub mod credential_health;
 pub mod header;
 mod hex_text;
 pub mod login;
+pub mod limit;
 pub mod lru;
 pub mod portable;
 pub mod profile;

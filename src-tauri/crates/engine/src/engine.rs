@@ -187,6 +187,7 @@ impl Engine {
             sealer,
             team_store: location.is_postgres(),
             data_dir,
+            actor: std::sync::RwLock::new("local".to_string()),
         };
         let engine = Engine { ctx, logins: Default::default() };
         match engine.collect_orphans().await {

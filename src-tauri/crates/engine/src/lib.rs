@@ -59,6 +59,7 @@ mod engine;
 mod error;
 mod fault;
 mod ledger;
+mod limits;
 mod login;
 mod readiness;
 mod report;
@@ -78,7 +79,10 @@ pub use config::exec_pool::PoolLaunch;
 pub use config::inputs::{ConnectionEdit, NewConnection, NewCredential, NewProfile, ProfileEdit};
 pub use config::portable::{Conflict, ImportReport, ImportedConnection, ImportedProfile};
 pub use config::relay_settings::{DEFAULT_RELAY_PORT, RELAY_PORT_KEY, RELAY_TOKEN_REVISION_KEY};
-pub use config::relay_users::{user_token_hash, USERS_REFRESH_MS, USER_TOKEN_PREFIX};
+pub use config::limits::{NewLimit, MAX_CAPACITY};
+pub use config::relay_users::{user_token_hash, Role, TokenGrant, UserGrant, USERS_REFRESH_MS, USER_TOKEN_PREFIX};
+pub use limits::{BOOK_TTL as LIMITS_REFRESH, DEFAULT_SLOT_LEASE};
+pub use switchyard_core::limit::{Measure, Period, UserScope};
 pub use config::reorder::OrderEntry;
 pub use config::staging::LEASE_MS;
 pub use config::start_with_system::START_WITH_SYSTEM_KEY;
@@ -135,5 +139,5 @@ pub use views::{
     BrowserSignInView, ConnectionDetail, ConnectionView, CredentialHealthView, DeviceCodeView, HeaderView, LoginView,
     ModelMapping, ProfileView, Removal,
 };
-pub use views::{CacheView, CliBackendView, RelayUserView, TrafficView};
+pub use views::{AuditView, CacheView, CliBackendView, LimitStatusView, LimitView, RelayUserView, TrafficView};
 pub use views::{PoolGateView, PoolMemberView, PoolShareView, PoolStatus, PoolView};

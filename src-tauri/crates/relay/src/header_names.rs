@@ -22,6 +22,8 @@ pub const X_SWITCHYARD_PROFILE: HeaderName = HeaderName::from_static("x-switchya
 pub const X_SWITCHYARD_CONNECTION: HeaderName = HeaderName::from_static("x-switchyard-connection");
 pub const X_SWITCHYARD_ATTEMPTS: HeaderName = HeaderName::from_static("x-switchyard-attempts");
 pub const X_SWITCHYARD_REASON: HeaderName = HeaderName::from_static("x-switchyard-reason");
+/// `false` on a refusal of ours a client should not retry soon (the official SDKs honour it).
+pub const X_SHOULD_RETRY: HeaderName = HeaderName::from_static("x-should-retry");
 /// What a proxy in front of the relay adds (`guard::is_proxied`), looked up on every request.
 pub const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 pub const X_REAL_IP: HeaderName = HeaderName::from_static("x-real-ip");

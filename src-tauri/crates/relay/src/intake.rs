@@ -14,6 +14,7 @@ use http::{HeaderMap, Method};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming as IncomingBody;
 use switchyard_core::body_skim::{BodySkim, DigestMemo, Wants};
+use switchyard_core::limit::Estimate;
 use switchyard_core::conversation::ConversationKey;
 use switchyard_core::routing::{identify_client, ClientFacts};
 use switchyard_core::states::OfficialClient;
@@ -109,15 +110,18 @@ pub(crate) struct Readers<'a> {
 
 impl Intake {
     /// Reads `body` as `target` needs it (see the module), with the keys the request is routed
-    /// and recorded by.
+    /// and recorded by. `read_first`: the body is read whole before routing even where the
+    /// target would forward it (a limit counts tokens or USD, or the caller's scope names
+    /// models: admission and the scope need the model and the estimate first).
     pub(crate) async fn read(
         received: Received,
         body: IncomingBody,
         target: &Resolved,
         readers: Readers<'_>,
+        read_first: bool,
     ) -> Result<(Intake, RequestKeys), TooLarge> {
         let ids = ClientIds::read_headers(|name| header_names::text(&received.headers, name));
-        if target.forwards() {
+        if target.forwards() && !read_first {
             forwarded(received, body, target, ids, readers).await
         } else {
             buffered(received, body, target, ids, readers.memo).await
@@ -136,13 +140,24 @@ impl Intake {
         self.previous_response_id.as_deref()
     }
 
-    /// The request the router takes, to `target` with `keys`, from `user` with `tags`.
+    /// The request's worst case for a token or USD limit: input from the body's length, the
+    /// output cap it names (`max_tokens` and its dialects' spellings); none for a body not read.
+    pub(crate) fn estimate(&self) -> Estimate {
+        match &self.body {
+            Outgoing::Buffered(body) => Estimate::of(body.len() as u64, output_cap(body)),
+            _ => Estimate::default(),
+        }
+    }
+
+    /// The request the router takes, to `target` with `keys`, from `user` with `tags`, reserving
+    /// `estimate` from the limits it meets.
     pub(crate) fn route_request(
         &self,
         target: Resolved,
         keys: RequestKeys,
         tags: Option<String>,
         user: Option<String>,
+        estimate: Estimate,
     ) -> RouteRequest {
         let pinned = self.received.pin();
         // The client rule's question, asked only where the target can need its answer.
@@ -156,8 +171,33 @@ impl Intake {
             pinned,
             client,
             user,
+            estimate,
         }
     }
+}
+
+/// The output cap a body names: Anthropic's and Chat Completions' `max_tokens`, Chat
+/// Completions' `max_completion_tokens`, Responses' `max_output_tokens`, Gemini's
+/// `generationConfig.maxOutputTokens` (read only when a limit needs the estimate).
+fn output_cap(body: &[u8]) -> Option<u64> {
+    #[derive(serde::Deserialize)]
+    struct Caps {
+        max_tokens: Option<u64>,
+        max_completion_tokens: Option<u64>,
+        max_output_tokens: Option<u64>,
+        #[serde(rename = "generationConfig")]
+        generation: Option<Generation>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Generation {
+        #[serde(rename = "maxOutputTokens")]
+        max_output_tokens: Option<u64>,
+    }
+    let caps: Caps = serde_json::from_slice(body).ok()?;
+    caps.max_tokens
+        .or(caps.max_completion_tokens)
+        .or(caps.max_output_tokens)
+        .or(caps.generation.and_then(|g| g.max_output_tokens))
 }
 
 /// Forwarding: nothing in the body is read before it goes upstream. A body declared at most

@@ -94,6 +94,27 @@ pub fn error(protocol: Protocol, status: u16, message: &str, retry_after_secs: O
     shaped(dialect::of(protocol).error_body(status, message), status, retry_after_secs)
 }
 
+/// How long a client may wait on its own before a limit's refusal says `x-should-retry: false`:
+/// past a minute a retry loop only spends the client's attempts (Claude Code and the official
+/// SDKs stop at once on it; docs/clients.md says what Codex and Gemini CLI do).
+pub const SHOULD_RETRY_MAX_SECS: u64 = 60;
+
+/// A limit's refusal (invariant 29): 429 in the dialect's shape, `x-switchyard-reason:
+/// limit:<id>`, `retry-after`, and `x-should-retry: false` when that is more than a minute away.
+pub fn limit_refused(protocol: Protocol, message: &str, limit: &str, retry_after_secs: Option<u64>) -> Response {
+    let mut resp = with_reason(error(protocol, 429, message, retry_after_secs), &format!("limit:{limit}"));
+    if retry_after_secs.is_some_and(|s| s > SHOULD_RETRY_MAX_SECS) {
+        resp.headers_mut().insert(crate::header_names::X_SHOULD_RETRY, HeaderValue::from_static("false"));
+    }
+    resp
+}
+
+/// A user token outside its scope (invariant 31): 403 `not_in_scope`, nothing sent upstream.
+pub fn not_in_scope(protocol: Protocol, what: &str) -> Response {
+    let message = format!("your relay token may not use {what}; ask an admin to widen your scope");
+    with_reason(error(protocol, 403, &message, None), "not_in_scope")
+}
+
 /// The profile that produced the response a request continues (`previous_response_id`)
 /// cannot serve now, and no other account could read it: `status` (503) in the dialect's
 /// continuity shape (OpenAI: code `switchyard_continuity`, `param: "previous_response_id"`),

@@ -55,6 +55,11 @@ pub(crate) async fn handle(
         Err(e) => return reply::engine_error(reply::guess_protocol(&rest, &headers), &e),
     };
     let protocol = target.protocol();
+    // A user token reaches its scope only (invariant 31): nothing is read or sent otherwise.
+    let scope = caller.scope();
+    if scope.is_some_and(|s| !s.allows_target(target.name())) {
+        return reply::not_in_scope(protocol, &format!("'{}'", target.name()));
+    }
     // Only Gemini's clients put a key in the URL: elsewhere a query key is no credential.
     if key_in_query && !dialect::of(protocol).key_in_query() {
         return reply::unauthorized();
@@ -76,11 +81,20 @@ pub(crate) async fn handle(
         Ok(tags) => tags,
         Err(invalid) => return reply::invalid_tag(protocol, &invalid),
     };
+    let user = caller.user();
+    // Admission reserves a worst case from a token or USD limit, and a scope of models needs
+    // the model: the body is read first for either.
+    let scoped_models = scope.is_some_and(|s| !s.models.is_empty());
+    let read_first = scoped_models || state.router.limits_read_body(&target, user.as_deref()).await;
     let readers = Readers { memo: &state.memo, copies: &state.copies };
-    let Ok((intake, keys)) = Intake::read(received, body, &target, readers).await else {
+    let Ok((intake, keys)) = Intake::read(received, body, &target, readers, read_first).await else {
         return guard::too_large();
     };
-    let request = intake.route_request(target, keys, tags, caller.user());
+    if scoped_models && !scope.is_some_and(|s| s.allows_model(intake.model())) {
+        return reply::not_in_scope(protocol, "this model");
+    }
+    let estimate = if read_first { intake.estimate() } else { Default::default() };
+    let request = intake.route_request(target, keys, tags, user, estimate);
     let transport = HttpTransport { http: &state.http, intake: &intake, cli: &state.cli };
     match state.router.route(request, &transport).await {
         Ok(routed) => respond(protocol, intake.received.is_responses_api(), routed),

@@ -40,12 +40,15 @@ pub(crate) fn respond(protocol: Protocol, responses_api: bool, routed: Routed<De
             }
             resp
         }
-        Routed::Unavailable { status, retry_after_secs, message, why: Refusal::Continuity } => reply::with_reason(
+        Routed::Unavailable { status, retry_after_secs, message, why: Refusal::Continuity, .. } => reply::with_reason(
             reply::continuity(protocol, status, &message, retry_after_secs),
             Refusal::Continuity.as_str(),
         ),
         Routed::Unavailable { why: Refusal::BodyTooLarge, .. } => crate::guard::too_large(),
-        Routed::Unavailable { status, retry_after_secs, message, why } => {
+        Routed::Unavailable { retry_after_secs, message, why: Refusal::Limit, limit: Some(limit), .. } => {
+            reply::limit_refused(protocol, &message, &limit, retry_after_secs)
+        }
+        Routed::Unavailable { status, retry_after_secs, message, why, .. } => {
             reply::with_reason(reply::error(protocol, status, &message, retry_after_secs), why.as_str())
         }
     }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 use switchyard_core::body_skim::DigestMemo;
-use switchyard_engine::Router;
+use switchyard_engine::{Router, TokenGrant};
 use switchyard_vault::Secret;
 
 use crate::body::copy_buffers::CopyBuffers;
@@ -33,8 +33,8 @@ pub const USERS_REFRESH: Duration = Duration::from_millis(switchyard_engine::USE
 pub enum Caller {
     /// The install's own token (from a loopback peer).
     Local,
-    /// A relay user's token: the user's name.
-    User(Arc<str>),
+    /// A relay user's token: the user, their role and scope.
+    User(Arc<TokenGrant>),
 }
 
 impl Caller {
@@ -42,7 +42,15 @@ impl Caller {
     pub fn user(&self) -> Option<String> {
         match self {
             Caller::Local => None,
-            Caller::User(name) => Some(name.to_string()),
+            Caller::User(grant) => Some(grant.name.clone()),
+        }
+    }
+
+    /// What the caller may reach (`None`: everything — the install's own token).
+    pub fn scope(&self) -> Option<&switchyard_engine::UserScope> {
+        match self {
+            Caller::Local => None,
+            Caller::User(grant) => Some(&grant.scope).filter(|s| !s.is_everything()),
         }
     }
 }
@@ -61,8 +69,8 @@ pub struct RelayState {
     pub(crate) copies: Arc<CopyBuffers>,
     /// The CLI backend's run permits, per profile (`cli_backend/slots.rs`).
     pub(crate) cli: CliSlots,
-    /// Live user tokens: SHA-256 (hex) -> user name.
-    users: RwLock<HashMap<String, Arc<str>>>,
+    /// Live user tokens: SHA-256 (hex) -> the user's grant.
+    users: RwLock<HashMap<String, Arc<TokenGrant>>>,
 }
 
 impl RelayState {
@@ -112,15 +120,19 @@ impl RelayState {
             if users.is_empty() || !text.starts_with(switchyard_engine::USER_TOKEN_PREFIX) {
                 return None;
             }
-            users.get(&switchyard_engine::user_token_hash(text)).map(|name| Caller::User(name.clone()))
+            let grant = users.get(&switchyard_engine::user_token_hash(text))?;
+            // Past its expiry a token is nobody's (401), on every replica at once: the time is
+            // the engine clock's, not a refresh away.
+            let expired = grant.expires_at.is_some_and(|at| self.router.engine().now_ms() >= at);
+            (!expired).then(|| Caller::User(grant.clone()))
         })
     }
 
     /// Re-reads the live user tokens; keeps the last set when the store cannot be read.
     pub async fn refresh_users(&self) {
-        match self.router.engine().relay_user_hashes().await {
+        match self.router.engine().relay_user_tokens().await {
             Ok(rows) => {
-                let fresh: HashMap<String, Arc<str>> = rows.into_iter().map(|(h, n)| (h, Arc::from(n))).collect();
+                let fresh: HashMap<String, Arc<TokenGrant>> = rows.into_iter().map(|(h, g)| (h, Arc::new(g))).collect();
                 let mut users = self.users.write().unwrap_or_else(PoisonError::into_inner);
                 if *users != fresh {
                     tracing::debug!(users = fresh.len(), "relay user tokens changed");

@@ -46,6 +46,8 @@ pub struct AttemptRow {
     /// The connection the client named when the attempt went to another one (a fallback
     /// hop): its id, so the origin's ledger shows where its turn went. `None` otherwise.
     pub origin_id: Option<String>,
+    /// The limit a limit refusal names (its row has no attempt upstream); `None` otherwise.
+    pub limit_id: Option<String>,
 }
 
 /// A row with its id, for paging through the table in id order.
@@ -62,7 +64,7 @@ macro_rules! columns {
     () => {
         "at_ms, connection_id, turn, attempt, profile_id, reason, model, status, failure_kind, scope, ttfb_ms, \
          duration_ms, input_tokens, output_tokens, session, conversation, moved, cache_read_tokens, \
-         cache_write_tokens, tags, reference_cost_micro_usd, user_name, pool_id, origin_id"
+         cache_write_tokens, tags, reference_cost_micro_usd, user_name, pool_id, origin_id, limit_id"
     };
 }
 
@@ -291,7 +293,7 @@ pub async fn prune(conn: &mut AnyConnection, keep: i64) -> Result<u64, StoreErro
 const SHAPE_ROWS: usize = 64;
 
 /// Columns bound per row.
-const COLUMNS: usize = 24;
+const COLUMNS: usize = 25;
 
 /// `INSERT … SELECT * FROM (VALUES (…) × 64) WHERE column1 IS NOT NULL` (`at_ms` is never
 /// NULL in a real row), in the backend's placeholders (`values.rs` says why SQLite's are `?`).
@@ -375,6 +377,7 @@ fn add_row(args: &mut AnyArguments<'static>, r: AttemptRow) -> Result<(), BoxDyn
     args.add(r.user_name)?;
     args.add(r.pool_id)?;
     args.add(r.origin_id)?;
+    args.add(r.limit_id)?;
     Ok(())
 }
 
@@ -383,7 +386,7 @@ fn add_row(args: &mut AnyArguments<'static>, r: AttemptRow) -> Result<(), BoxDyn
 fn pad_row(args: &mut AnyArguments<'static>) -> Result<(), BoxDynError> {
     const INTEGER: [bool; COLUMNS] = [
         true, false, false, true, false, false, false, true, false, false, true, true, true, true, false, false, false,
-        true, true, false, true, false, false, false,
+        true, true, false, true, false, false, false, false,
     ];
     for integer in INTEGER {
         if integer {
@@ -393,4 +396,13 @@ fn pad_row(args: &mut AnyArguments<'static>) -> Result<(), BoxDynError> {
         }
     }
     Ok(())
+}
+
+/// Each relay user's latest row: (user, at_ms).
+pub async fn last_used_by_user(conn: &mut AnyConnection) -> Result<Vec<(String, i64)>, StoreError> {
+    Ok(sqlx::query_as::<_, (String, i64)>(
+        "SELECT user_name, max(at_ms) FROM attempts WHERE user_name IS NOT NULL GROUP BY user_name",
+    )
+    .fetch_all(conn)
+    .await?)
 }

@@ -231,6 +231,17 @@ impl Store {
         }
     }
 
+    /// A write transaction that locks only the rows it writes (limit counters: one row per
+    /// limit window, so replicas admitting under different limits never wait on each other):
+    /// SQLite `BEGIN IMMEDIATE` (the file has one write lock anyway); Postgres a plain read
+    /// committed transaction, without the store-wide write lock of [`Store::begin`].
+    pub async fn begin_rows(&self) -> Result<Tx, StoreError> {
+        match self.backend {
+            Backend::Sqlite => Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?),
+            Backend::Postgres => Ok(self.pool.begin().await?),
+        }
+    }
+
     /// A read-only view of the whole store as of its first read (a copy reads every table
     /// through it): SQLite's deferred transaction, Postgres's repeatable read. It takes no
     /// write lock, so writers carry on meanwhile.

@@ -5,6 +5,7 @@
 //! SQL uses `$N` placeholders, which both backends accept.
 
 pub mod attempts;
+pub mod audit;
 pub mod circuits;
 pub mod connections;
 pub mod copy;
@@ -15,6 +16,8 @@ pub mod fallback;
 mod flag;
 pub mod journal;
 pub mod key_fees;
+pub mod limit_counters;
+pub mod limits;
 pub mod pools;
 pub mod prices;
 pub mod profiles;

@@ -11,6 +11,7 @@ pub mod error;
 pub mod export;
 pub mod fallback;
 pub mod import;
+pub mod limits;
 pub mod pool;
 pub mod prices;
 pub mod profile;

@@ -33,9 +33,20 @@ impl Render for RelayUsers {
         if self.0.is_empty() {
             return "no relay users (add one: switchyard relay users add NAME)".to_string();
         }
-        let mut lines = vec![format!("{:<24} {:<25} {}", "USER", "CREATED", "REVOKED")];
+        let mut lines =
+            vec![format!("{:<20} {:<6} {:<24} {:<20} {:<22} {:<22} {}", "USER", "ROLE", "REACHES", "MODELS", "EXPIRES", "LAST USED", "REVOKED")];
+        let list = |l: &[String]| if l.is_empty() { "all".to_string() } else { l.join(",") };
         for u in &self.0 {
-            lines.push(format!("{:<24} {:<25} {}", u.name, u.created_at, u.revoked_at.as_deref().unwrap_or("-")));
+            lines.push(format!(
+                "{:<20} {:<6} {:<24} {:<20} {:<22} {:<22} {}",
+                u.name,
+                u.role,
+                list(&u.connections),
+                list(&u.models),
+                u.expires_at.as_deref().unwrap_or("never"),
+                u.last_used.as_deref().unwrap_or("-"),
+                u.revoked_at.as_deref().unwrap_or("-")
+            ));
         }
         lines.join("\n")
     }

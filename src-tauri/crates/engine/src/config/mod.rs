@@ -22,6 +22,8 @@ pub(crate) mod portable;
 pub(crate) mod profiles;
 pub(crate) mod quota_aware;
 pub(crate) mod relay_settings;
+pub(crate) mod audit;
+pub(crate) mod limits;
 pub(crate) mod relay_users;
 pub(crate) mod reorder;
 pub(crate) mod rows;

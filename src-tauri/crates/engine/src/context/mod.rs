@@ -43,9 +43,21 @@ pub struct Context {
     /// replicas share: routers on it share their routing state by default.
     pub(crate) team_store: bool,
     pub(crate) data_dir: PathBuf,
+    /// Who the admin changes made through this engine are recorded as in the audit
+    /// (`cli:<os user>`, `desktop`, `user:<name>`); `local` until a front end says.
+    pub(crate) actor: std::sync::RwLock<String>,
 }
 
 impl Context {
+    /// Sets who the audit names for changes made through this engine from now on.
+    pub fn set_actor(&self, actor: &str) {
+        *self.actor.write().unwrap_or_else(std::sync::PoisonError::into_inner) = actor.to_string();
+    }
+
+    pub(crate) fn actor(&self) -> String {
+        self.actor.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
     /// The per-data-dir id that namespaces this install's keychain entries.
     pub fn install_id(&self) -> &str {
         &self.install_id

@@ -10,6 +10,8 @@
 use switchyard_providers::usage::Usage;
 use switchyard_store::attempts::AttemptRow;
 
+use crate::limits::ticket::{Settlement, Ticket};
+
 /// The keys a deferred computation gives an attempt row.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LedgerKeys {
@@ -55,15 +57,18 @@ impl std::fmt::Debug for DeferredUsage {
 pub(crate) struct Later {
     pub(crate) keys: Option<DeferredKeys>,
     pub(crate) usage: Option<DeferredUsage>,
+    /// The request's limits, settled with what the row holds once it is filled.
+    pub(crate) ticket: Option<Ticket>,
 }
 
 impl Later {
     pub(crate) fn is_empty(&self) -> bool {
-        self.keys.is_none() && self.usage.is_none()
+        self.keys.is_none() && self.usage.is_none() && self.ticket.is_none()
     }
 
-    /// Fills `row` with what was left for later.
-    pub(crate) fn fill(self, row: &mut AttemptRow) {
+    /// Fills `row` with what was left for later; the settlement of the request's limits, if
+    /// it holds any.
+    pub(crate) fn fill(self, row: &mut AttemptRow) -> Option<Settlement> {
         if let Some(keys) = self.keys {
             let keys = keys.compute();
             row.turn = keys.turn;
@@ -77,5 +82,6 @@ impl Later {
             row.cache_read_tokens = usage.cache_read_tokens;
             row.cache_write_tokens = usage.cache_write_tokens;
         }
+        self.ticket.map(|t| t.settle(row))
     }
 }

@@ -18,6 +18,9 @@ pub use deferred::{DeferredKeys, DeferredUsage, LedgerKeys};
 use std::time::Duration;
 
 use switchyard_store::attempts::{self, AttemptRow};
+use switchyard_store::limit_counters;
+
+use crate::limits::ticket::Settlement;
 use switchyard_store::Store;
 use tokio::sync::{mpsc, oneshot};
 
@@ -30,10 +33,12 @@ enum Msg {
     Row(Box<AttemptRow>),
     /// A legacy row whose keys or usage are computed here, off the request path.
     Later(Box<AttemptRow>, Later),
+    /// A request's limits settled or returned (`limits/ticket.rs`).
+    Settle(Settlement),
     Flush(oneshot::Sender<()>),
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Ledger {
     tx: mpsc::Sender<Msg>,
 }
@@ -78,6 +83,15 @@ impl Ledger {
         }
     }
 
+    /// Queues a request's limit settlement (written with the batch it comes with). A full queue
+    /// drops it with a warning: the reservation then stays held until its window ends — the
+    /// limit errs on the side of refusing, never of admitting more.
+    pub(crate) fn settle(&self, settlement: Settlement) {
+        if self.tx.try_send(Msg::Settle(settlement)).is_err() {
+            tracing::warn!("attempt ledger queue full; one limit settlement dropped (its reservation stays held)");
+        }
+    }
+
     /// Waits until every queued row is written.
     pub async fn flush(&self) {
         let (done, wait) = oneshot::channel();
@@ -87,23 +101,31 @@ impl Ledger {
     }
 }
 
+/// What one pass of the writer takes from the channel.
+#[derive(Default)]
+struct Pass {
+    batch: Vec<AttemptRow>,
+    settlements: Vec<Settlement>,
+    flushes: Vec<oneshot::Sender<()>>,
+}
+
 async fn write_loop(store: Store, mut rx: mpsc::Receiver<Msg>) {
-    let mut batch: Vec<AttemptRow> = Vec::with_capacity(BATCH);
     let mut since_prune = 0usize;
     while let Some(first) = rx.recv().await {
-        let mut flushes = Vec::new();
-        take(first, &mut batch, &mut flushes);
-        drain(&mut rx, &mut batch, &mut flushes);
+        let mut pass = Pass { batch: Vec::with_capacity(BATCH), ..Pass::default() };
+        take(first, &mut pass);
+        drain(&mut rx, &mut pass);
         // A short batch lingers without listening: rows sent meanwhile wait in the channel
         // instead of waking this task (and with it a parked worker thread) once per request.
-        if batch.len() < BATCH && flushes.is_empty() {
+        if pass.batch.len() < BATCH && pass.flushes.is_empty() {
             tokio::time::sleep(LINGER).await;
-            drain(&mut rx, &mut batch, &mut flushes);
+            drain(&mut rx, &mut pass);
         }
+        let Pass { mut batch, settlements, flushes } = pass;
         if !batch.is_empty() {
             let rows = batch.len();
             since_prune += rows;
-            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+            let full = std::mem::take(&mut batch);
             if let Err(e) = write_batch(&store, full).await {
                 tracing::warn!(error = %e, rows, "attempt ledger write failed");
             }
@@ -117,6 +139,11 @@ async fn write_loop(store: Store, mut rx: mpsc::Receiver<Msg>) {
                 }
             }
         }
+        if !settlements.is_empty() {
+            if let Err(e) = write_settlements(&store, &settlements).await {
+                tracing::warn!(error = %e, "limit settlements not written; their reservations stay held");
+            }
+        }
         for done in flushes {
             let _ = done.send(());
         }
@@ -124,24 +151,40 @@ async fn write_loop(store: Store, mut rx: mpsc::Receiver<Msg>) {
 }
 
 /// Takes what is already queued, up to a full batch or a flush request.
-fn drain(rx: &mut mpsc::Receiver<Msg>, batch: &mut Vec<AttemptRow>, flushes: &mut Vec<oneshot::Sender<()>>) {
-    while batch.len() < BATCH && flushes.is_empty() {
+fn drain(rx: &mut mpsc::Receiver<Msg>, pass: &mut Pass) {
+    while pass.batch.len() < BATCH && pass.flushes.is_empty() {
         match rx.try_recv() {
-            Ok(m) => take(m, batch, flushes),
+            Ok(m) => take(m, pass),
             Err(_) => break,
         }
     }
 }
 
-fn take(m: Msg, batch: &mut Vec<AttemptRow>, flushes: &mut Vec<oneshot::Sender<()>>) {
+fn take(m: Msg, pass: &mut Pass) {
     match m {
-        Msg::Row(r) => batch.push(*r),
+        Msg::Row(r) => pass.batch.push(*r),
         Msg::Later(mut r, later) => {
-            later.fill(&mut r);
-            batch.push(*r);
+            if let Some(settlement) = later.fill(&mut r) {
+                pass.settlements.push(settlement);
+            }
+            pass.batch.push(*r);
         }
-        Msg::Flush(done) => flushes.push(done),
+        Msg::Settle(s) => pass.settlements.push(s),
+        Msg::Flush(done) => pass.flushes.push(done),
     }
+}
+
+/// Settles counters and frees slots: one transaction (one commit for the pass).
+async fn write_settlements(store: &Store, settlements: &[Settlement]) -> Result<(), switchyard_store::StoreError> {
+    let mut tx = store.begin_rows().await?;
+    for s in settlements {
+        limit_counters::settle(&mut *tx, &s.settles).await?;
+        if let Some((owner, holder)) = &s.slots {
+            limit_counters::release(&mut *tx, owner, holder).await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(())
 }
 
 /// Up to 64 rows are one statement (an implicit transaction); `insert_batch` wraps longer

@@ -6,6 +6,7 @@
 //! once (`policy.rs`). The relay does HTTP through a [`Transport`]; every routing decision is
 //! made here and in `switchyard_core::routing`.
 
+mod admission;
 mod attempt;
 mod cli_backend;
 mod fallback;
@@ -58,6 +59,9 @@ use state::States;
 pub struct RouterOptions {
     /// Where its routing state lives.
     pub sharing: Sharing,
+    /// How long a concurrency slot lasts without a renewal (a killed process's slots are free
+    /// again after it).
+    pub slot_lease: std::time::Duration,
 }
 
 impl RouterOptions {
@@ -67,7 +71,7 @@ impl RouterOptions {
     pub fn for_engine(engine: &Engine) -> Self {
         let sharing =
             if engine.on_team_store() { Sharing::Shared { probe_lease: DEFAULT_PROBE_LEASE } } else { Sharing::Local };
-        RouterOptions { sharing }
+        RouterOptions { sharing, slot_lease: crate::limits::DEFAULT_SLOT_LEASE }
     }
 }
 
@@ -90,6 +94,8 @@ pub struct Router {
     pub(crate) fallen: Mutex<fallback::FallenTurns>,
     /// Pools' snapshots, reloaded at most once a second.
     pools: Mutex<pool::PoolSnapshots>,
+    /// The limits as last read, and who this process is when it holds a concurrency slot.
+    pub(crate) limits: admission::RouterLimits,
     /// Lives as long as the router: its background tasks end once it is gone.
     _alive: Arc<()>,
 }
@@ -130,12 +136,14 @@ impl Router {
             quota: board,
             fallen: Mutex::default(),
             pools: Mutex::default(),
+            limits: admission::RouterLimits::new(options.slot_lease),
         }
         .with_quota_writer()
     }
 
     fn with_quota_writer(self) -> Self {
         quota::spawn_writer(&self.quota, self.engine.store.clone(), &self.state);
+        admission::spawn_slot_renewer(&self.limits, self.engine.clone(), &self._alive);
         self
     }
 

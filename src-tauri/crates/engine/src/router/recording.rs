@@ -11,6 +11,7 @@ use switchyard_providers::usage::Usage;
 use switchyard_store::attempts::AttemptRow;
 
 use crate::ledger::{DeferredKeys, DeferredUsage, Later};
+use crate::limits::ticket::Ticket;
 use crate::router::attempt::Attempt;
 use crate::router::{RequestRun, Router};
 
@@ -32,6 +33,8 @@ pub struct Recording {
     keys_later: Option<DeferredKeys>,
     /// A legacy answer's usage, read by the ledger's task before writing the row.
     usage_later: Option<DeferredUsage>,
+    /// The request's limits, settled with this (delivering) attempt's row.
+    ticket: Option<Ticket>,
     pub report: AttemptReport,
 }
 
@@ -62,11 +65,13 @@ impl Recording {
             user_name: run.recorded.user.clone(),
             pool_id: run.hops.pool().map(|p| p.pool_id.clone()),
             origin_id: run.hops.origin_left().map(|origin| origin.connection_id.clone()),
+            limit_id: None,
         };
         Recording {
             router: router.clone(),
             keys_later: run.keys.later.take(),
             usage_later: None,
+            ticket: None,
             row: Some(row),
             load_protocol: run.policy.commits().then_some(run.snapshot.protocol),
             // Durations are measurements of the real wire, not decisions: the real clock.
@@ -100,6 +105,11 @@ impl Recording {
         if let Some(row) = self.row.as_mut() {
             row.model = model.map(str::to_string);
         }
+    }
+
+    /// Keeps the request's limits until this attempt's row settles them.
+    pub(crate) fn hold(&mut self, ticket: Option<Ticket>) {
+        self.ticket = ticket;
     }
 
     /// Records a failure seen after delivery started (the first one counts).
@@ -143,7 +153,7 @@ impl Recording {
         row.cache_write_tokens = r.cache_write_tokens;
         row.reference_cost_micro_usd = r.reference_cost_usd.map(|usd| (usd * 1e6).round() as i64);
         self.learn_load(&row);
-        let later = Later { keys: self.keys_later.take(), usage: self.usage_later.take() };
+        let later = Later { keys: self.keys_later.take(), usage: self.usage_later.take(), ticket: self.ticket.take() };
         self.router.ledger.record_later(row, later);
     }
 }

@@ -33,6 +33,14 @@ pub enum Refusal {
     /// An owned login's token endpoint or backend setting names another than it was signed in
     /// with: its tokens are not sent there. 503, saying which setting and how to set it back.
     LoginMoved,
+    /// A limit the request meets has no room for its reservation (invariant 29): 429 with
+    /// `x-switchyard-reason: limit:<id>` and `retry-after`; never a failover.
+    Limit,
+    /// A USD limit meets a request for a model without a price (invariant 30): 403, naming the
+    /// command that sets one.
+    LimitNeedsPrice,
+    /// The store that holds the limits cannot be reached (invariant 30): 503, nothing sent.
+    LimitsUnavailable,
 }
 
 impl Refusal {
@@ -49,6 +57,9 @@ impl Refusal {
             Refusal::BodyTooLarge => "body_too_large",
             Refusal::LoginExpired => "login_expired",
             Refusal::LoginMoved => "login_endpoints_changed",
+            Refusal::Limit => "limit",
+            Refusal::LimitNeedsPrice => "limit_needs_price",
+            Refusal::LimitsUnavailable => "limits_unavailable",
         }
     }
 }
@@ -60,10 +71,12 @@ pub(crate) struct Unavailable {
     pub retry_after_secs: Option<u64>,
     pub message: String,
     pub why: Refusal,
+    /// The limit a [`Refusal::Limit`] or [`Refusal::LimitNeedsPrice`] names.
+    pub limit: Option<String>,
 }
 
 impl Unavailable {
     pub(crate) fn new(why: Refusal, status: u16, retry_after_secs: Option<u64>, message: String) -> Self {
-        Unavailable { status, retry_after_secs, message, why }
+        Unavailable { status, retry_after_secs, message, why, limit: None }
     }
 }

@@ -42,6 +42,9 @@ pub struct RouteRequest {
     /// The relay user whose token the request carried (a `relay_users` name, never the
     /// token); `None` for the install's own token. Recorded with every attempt.
     pub user: Option<String>,
+    /// The request's worst case (input from the body's length, its output cap): what a token
+    /// or USD limit reserves. Zero when the body was not read first (no such limit met it).
+    pub estimate: switchyard_core::limit::Estimate,
 }
 
 /// A request naming its external login: the profile (an id or label) and the credential the
@@ -72,6 +75,7 @@ impl RouteRequest {
             pinned: None,
             client: None,
             user: None,
+            estimate: switchyard_core::limit::Estimate::default(),
         }
     }
 }

@@ -48,7 +48,8 @@ pub enum Routed<D, K> {
     NoAnswer { failure: Failure, route: Route, timed_out: bool },
     /// The request cannot be served now (503, or 429 when all are cooling down; 413 for a body
     /// over the limit), and why.
-    Unavailable { status: u16, retry_after_secs: Option<u64>, message: String, why: Refusal },
+    /// `limit`: the limit a limit refusal names (`x-switchyard-reason: limit:<id>`).
+    Unavailable { status: u16, retry_after_secs: Option<u64>, message: String, why: Refusal, limit: Option<String> },
 }
 
 impl Router {
@@ -113,6 +114,7 @@ impl Router {
                     }
                     recording.report.status = Some(status);
                     recording.report.ttfb_ms = ttfb_ms;
+                    recording.hold(run.ticket.take());
                     return Ok(Routed::Delivered { body, recording, route });
                 }
                 Outcome::Failed { failure, status, ttfb_ms, kept } => {
@@ -210,8 +212,8 @@ fn last_answer<D, K>(
 
 /// The refusal as the loop's result.
 fn routed<D, K>(refused: Unavailable) -> Routed<D, K> {
-    let Unavailable { status, retry_after_secs, message, why } = refused;
-    Routed::Unavailable { status, retry_after_secs, message, why }
+    let Unavailable { status, retry_after_secs, message, why, limit } = refused;
+    Routed::Unavailable { status, retry_after_secs, message, why, limit }
 }
 
 /// 413: a forwarded body went over the relay's limit while it streamed upstream.

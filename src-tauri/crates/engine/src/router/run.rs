@@ -12,6 +12,8 @@ use switchyard_core::states::{OfficialClient, ProfileKind};
 use crate::config::rows::client_of;
 use crate::error::EngineError;
 use crate::ledger::DeferredKeys;
+use crate::limits::ticket::Ticket;
+use crate::router::admission::Admitting;
 use crate::router::policy::{Counts, Hops, Policy};
 use crate::router::refusal::Unavailable;
 use crate::router::request::{RequestKeys, RouteRequest, FORWARDED_TURN};
@@ -77,6 +79,9 @@ pub(crate) struct RequestRun {
     pub(crate) renewed: Vec<String>,
     /// What the current connection's first decision read (`None` until it is made).
     pub(super) view: Option<View>,
+    /// What admission took from the limits the request meets (`None`: none met it); the
+    /// delivering attempt's row settles it, else dropping it returns everything.
+    pub(super) ticket: Option<Ticket>,
 }
 
 impl RequestRun {
@@ -154,7 +159,23 @@ impl Router {
     /// legacy has one key anyway) the profile a continued Responses answer came from, when
     /// remembered — an unknown id (evicted, or from before a restart) routes normally.
     pub(crate) async fn start_run(&self, request: RouteRequest) -> Result<Start, EngineError> {
-        let RouteRequest { target, model, keys, tags, previous_response_id, pinned, client, user } = request;
+        let RouteRequest { target, model, keys, tags, previous_response_id, pinned, client, user, estimate } = request;
+        // Admission first: a refused request changes nothing (no pool member chosen, no binding).
+        let admitting = Admitting {
+            user: user.as_deref(),
+            connection: target.snapshot().map(|s| (s.connection_id.as_str(), s.slug.as_str())),
+            pool: match &target {
+                Resolved::Pool { pool, .. } => Some((pool.id.as_str(), pool.name.as_str())),
+                Resolved::Connection(_) => None,
+            },
+            model: model.as_deref(),
+            estimate,
+            protocol: target.protocol(),
+        };
+        let ticket = match self.admit_limits(admitting).await {
+            Ok(ticket) => ticket,
+            Err(refused) => return Ok(Start::Refused(refused)),
+        };
         let keys = match keys {
             RequestKeys::Now { turn, conversation, session } => RunKeys { turn, conversation, session, later: None },
             RequestKeys::Later(later) => {
@@ -208,6 +229,7 @@ impl Router {
             moved_off,
             renewed: Vec::new(),
             view: None,
+            ticket,
         };
         Ok(Start::Run(Box::new(run)))
     }

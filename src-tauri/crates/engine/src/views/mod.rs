@@ -10,6 +10,7 @@
 //! - `cli_backend.rs` — the CLI backend setting of a connection.
 //! - `attempt.rs`, `quota.rs`, `usage.rs`, `prices.rs` — the ledger, limit readings, usage and cost.
 //! - `relay_user.rs` — the relay's per-person tokens (`relay users list`).
+//! - `limit.rs` — limits as set and as they stand, and the audit's rows.
 //! - `fallback.rs`, `key_check.rs` — fallback chains, background re-verification.
 //! - `pool.rs` — pools: members, gates, state, shares against weights.
 //! - `evidence.rs`, `import.rs`, `time_zone.rs` — verification proofs, import reports, the
@@ -25,6 +26,7 @@ mod evidence;
 mod fallback;
 mod import;
 mod key_check;
+mod limit;
 mod pool;
 mod prices;
 mod quota;
@@ -41,6 +43,7 @@ pub use evidence::*;
 pub use fallback::*;
 pub use import::*;
 pub use key_check::*;
+pub use limit::*;
 pub use pool::*;
 pub use prices::*;
 pub use quota::*;

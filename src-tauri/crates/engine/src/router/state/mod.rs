@@ -25,6 +25,9 @@ use std::time::{Duration, Instant};
 use switchyard_core::conversation::ConversationKey;
 use switchyard_core::routing::{ConversationBinding, ConversationStep, ProbeLease, ProfileView, Swrr};
 
+use switchyard_store::limit_counters::{Full, Holder, Take};
+use switchyard_store::Store;
+
 use crate::error::EngineError;
 use crate::router::quota::QuotaBoard;
 
@@ -179,6 +182,17 @@ pub(crate) trait RoutingState: Send + Sync {
     /// Forgets what this process keeps of a connection (its mode changed) or a pool (its members
     /// or mode changed).
     fn forget(&self, subject: Subject<'_>);
+
+    /// Takes a request's reservation from every limit it meets (`takes`, sorted), all or
+    /// nothing, in one decision of `store` — never a counter of this process, so replicas on one
+    /// store hold a limit together (invariant 28). `Ok(None)`: admitted.
+    fn admit(
+        &self,
+        store: &Store,
+        takes: &[Take],
+        holder: Holder<'_>,
+        now_ms: i64,
+    ) -> impl Future<Output = Result<Option<Full>, EngineError>> + Send;
 }
 
 /// The state a router holds: one implementation, chosen when it starts.
@@ -245,5 +259,9 @@ impl RoutingState for States {
 
     fn forget(&self, subject: Subject<'_>) {
         each!(self, s => s.forget(subject))
+    }
+
+    async fn admit(&self, store: &Store, takes: &[Take], holder: Holder<'_>, now_ms: i64) -> Result<Option<Full>, EngineError> {
+        each!(self, s => s.admit(store, takes, holder, now_ms).await)
     }
 }

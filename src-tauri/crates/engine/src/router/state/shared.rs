@@ -32,6 +32,7 @@ use switchyard_store::{response_origins, swrr_positions, Store};
 use super::local::LocalState;
 use super::{Claim, Going, RoutingState, Subject, View, ViewKeys};
 use crate::clock::Clock;
+use switchyard_store::limit_counters::{Full, Holder, Take};
 use crate::error::EngineError;
 use crate::router::quota::QuotaBoard;
 
@@ -396,6 +397,12 @@ impl RoutingState for SharedState {
 
     fn forget(&self, subject: Subject<'_>) {
         self.local.forget(subject);
+    }
+
+    /// The team store: each limit window is one row every replica's take locks (`store
+    /// limit_counters`), so N replicas admit exactly what one would.
+    async fn admit(&self, store: &Store, takes: &[Take], holder: Holder<'_>, now_ms: i64) -> Result<Option<Full>, EngineError> {
+        crate::limits::admit_in(store, takes, holder, now_ms).await
     }
 }
 

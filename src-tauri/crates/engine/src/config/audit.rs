@@ -1,0 +1,35 @@
+//! Writing the audit (invariant 31): one row per admin change, in the same transaction as the
+//! change, naming who made it (`Context::actor`), what, and the revisions before and after.
+//! Never a secret: the detail is a JSON object of the values set (names, scopes, capacities).
+
+use switchyard_store::audit::{self, AuditRow};
+use switchyard_store::AnyConnection;
+
+use crate::context::Context;
+use crate::error::EngineError;
+
+/// One change, as the audit keeps it.
+pub(crate) struct Change<'a> {
+    pub action: &'a str,
+    pub subject: &'a str,
+    pub before: Option<i64>,
+    pub after: Option<i64>,
+    pub detail: Option<serde_json::Value>,
+}
+
+impl Context {
+    /// Writes `change`'s row on `conn` (the change's own transaction).
+    pub(crate) async fn audit(&self, conn: &mut AnyConnection, change: Change<'_>) -> Result<(), EngineError> {
+        let row = AuditRow {
+            at_ms: self.now_ms(),
+            actor: self.actor(),
+            action: change.action.to_string(),
+            subject: change.subject.to_string(),
+            revision_before: change.before,
+            revision_after: change.after,
+            detail: change.detail.map(|d| d.to_string()),
+        };
+        audit::insert(conn, &row).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,50 @@
+//! `limits list|status` and `audit list`: limits as configured and as they stand (in the
+//! measure's unit: requests, tokens, USD, requests in flight), and the audit's rows. Never a
+//! secret.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LimitView {
+    pub id: String,
+    /// `user:NAME`, `users`, `connection:SLUG`, `pool:POOL`.
+    pub scope: String,
+    /// `requests`, `tokens`, `usd`, `concurrency`.
+    pub measure: String,
+    /// In the measure's unit (USD for `usd`).
+    pub capacity: f64,
+    /// `minute` … `month`; `None` for concurrency.
+    pub period: Option<String>,
+    pub revision: i64,
+}
+
+/// One limit's current window for one subject.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LimitStatusView {
+    pub id: String,
+    pub scope: String,
+    pub measure: String,
+    pub period: Option<String>,
+    /// The user a `users` limit counts here ("" otherwise).
+    pub subject: String,
+    pub capacity: f64,
+    /// Settled in this window (for concurrency: requests in flight).
+    pub used: f64,
+    /// Taken by requests still running, not settled yet.
+    pub reserved: f64,
+    pub remaining: f64,
+    /// When the window ends (RFC 3339); `None` for concurrency.
+    pub resets_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AuditView {
+    pub at: String,
+    pub actor: String,
+    pub action: String,
+    pub subject: String,
+    pub revision_before: Option<i64>,
+    pub revision_after: Option<i64>,
+    /// The values set, as a JSON object (never a secret).
+    pub detail: Option<serde_json::Value>,
+}
