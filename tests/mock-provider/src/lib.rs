@@ -22,6 +22,7 @@ mod account;
 mod anthropic;
 mod cache;
 mod fault;
+mod in_flight;
 mod gemini;
 mod oauth;
 mod openai;

@@ -39,6 +39,8 @@ pub(crate) struct Shared {
     pub url_keys: std::sync::Mutex<Vec<String>>,
     /// The fake authorization server (off until configured).
     pub oauth: crate::oauth::Oauth,
+    /// Requests being answered now, and the most at once.
+    pub in_flight: crate::in_flight::InFlight,
 }
 
 /// A received request after intake: counted, recorded, body parsed if JSON.
@@ -212,6 +214,17 @@ impl MockProvider {
         self.shared.ledger.hits(key)
     }
 
+    /// The most requests the mock was answering at once (an answer counts until its body ends)
+    /// since it started or since [`MockProvider::reset_in_flight`].
+    pub fn max_in_flight(&self) -> u64 {
+        self.shared.in_flight.max()
+    }
+
+    /// Starts the maximum over from the requests in flight now.
+    pub fn reset_in_flight(&self) {
+        self.shared.in_flight.reset();
+    }
+
     /// Requests that presented `key` with a JSON body naming `model`.
     pub fn hits_for(&self, key: &str, model: &str) -> u64 {
         self.shared.ledger.hits_for(key, model)
@@ -274,6 +287,7 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/oauth/token", post(crate::oauth::token))
         .route("/oauth/authorize", axum::routing::get(crate::oauth::authorize))
         .layer(DefaultBodyLimit::disable())
+        .layer(axum::middleware::from_fn_with_state(shared.clone(), crate::in_flight::count))
         .with_state(shared)
 }
 

@@ -192,5 +192,6 @@ fn attempt_view(slug: &str, protocol: Protocol, labels: &HashMap<String, String>
         pool: None,
         member: None,
         origin: None,
+        limit: r.limit_id,
     }
 }

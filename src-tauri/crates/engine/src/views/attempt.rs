@@ -64,4 +64,7 @@ pub struct AttemptView {
     /// `attempts prim` shows that a turn went to `spare`.
     #[specta(skip)]
     pub origin: Option<String>,
+    /// The limit a limit refusal names (its row made no attempt upstream).
+    #[specta(skip)]
+    pub limit: Option<String>,
 }

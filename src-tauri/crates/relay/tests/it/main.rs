@@ -16,6 +16,7 @@ mod hardening;
 mod idle_expiry;
 mod journeys;
 mod legacy_keys;
+mod limits;
 mod manual_clock;
 mod oauth_logins;
 mod pools;
