@@ -22,6 +22,10 @@ pub(crate) struct InFlight {
 }
 
 impl InFlight {
+    pub(crate) fn now(&self) -> u64 {
+        self.now.load(Ordering::SeqCst)
+    }
+
     pub(crate) fn max(&self) -> u64 {
         self.max.load(Ordering::SeqCst)
     }

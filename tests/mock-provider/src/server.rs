@@ -220,6 +220,11 @@ impl MockProvider {
         self.shared.in_flight.max()
     }
 
+    /// The requests the mock is answering now.
+    pub fn in_flight(&self) -> u64 {
+        self.shared.in_flight.now()
+    }
+
     /// Starts the maximum over from the requests in flight now.
     pub fn reset_in_flight(&self) {
         self.shared.in_flight.reset();

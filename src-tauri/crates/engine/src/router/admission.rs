@@ -89,22 +89,24 @@ pub(crate) struct Admitting<'a> {
 }
 
 impl Router {
-    /// The limits as last read, re-read when older than [`BOOK_TTL`] (one request reads; the
-    /// others use the previous book meanwhile). `None`: never read, and the store cannot be.
+    /// The limits as last read, re-read when older than [`BOOK_TTL`]. A request finding the book
+    /// stale waits for the one re-read (never admits on an older book: a limit set a second ago
+    /// holds). `None`: never read, and the store cannot be.
     pub(crate) async fn limit_book(&self) -> Option<Arc<LimitBook>> {
-        let now = self.engine.monotonic();
-        let cached = self.limits.book.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        if let Some(book) = &cached {
-            if now.saturating_duration_since(book.read_at) < BOOK_TTL {
-                return cached;
-            }
-        }
-        let _guard = match (&cached, self.limits.refresh.try_lock()) {
-            (Some(book), Err(_)) => return Some(book.clone()),
-            (_, Ok(g)) => g,
-            (None, Err(_)) => self.limits.refresh.lock().await,
+        let fresh = |book: &Option<Arc<LimitBook>>| {
+            let now = self.engine.monotonic();
+            book.as_ref().filter(|b| now.saturating_duration_since(b.read_at) < BOOK_TTL).cloned()
         };
-        match self.engine.limit_book(now).await {
+        let cached = self.limits.book.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        if let Some(book) = fresh(&cached) {
+            return Some(book);
+        }
+        let _guard = self.limits.refresh.lock().await;
+        let cached = self.limits.book.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        if let Some(book) = fresh(&cached) {
+            return Some(book);
+        }
+        match self.engine.limit_book(self.engine.monotonic()).await {
             Ok(book) => {
                 let book = Arc::new(book);
                 *self.limits.book.lock().unwrap_or_else(PoisonError::into_inner) = Some(book.clone());

@@ -24,6 +24,9 @@ pub const COOLED: &str = "sk-rep-five";
 /// The probe lease the lease tests give the replicas (`relay serve --probe-lease-secs N`).
 pub const PROBE_LEASE_SECS: u64 = 5;
 
+/// The concurrency slots' lease the limit tests give the replicas (`--limit-lease-secs N`).
+pub const LIMIT_LEASE_SECS: u64 = 3;
+
 /// The fallback connection `d` of [`Options::fallback`]: label, secret, weight.
 pub const FALLBACK_KEYS: [(&str, &str, i64); 2] = [("d-one", "sk-rep-d-one", 1), ("d-two", "sk-rep-d-two", 1)];
 
@@ -37,6 +40,8 @@ pub struct Options {
     pub probe_lease: bool,
     /// A second connection `d` ([`FALLBACK_KEYS`], balanced) as `c`'s active fallback.
     pub fallback: bool,
+    /// Start the replicas with `--limit-lease-secs` [`LIMIT_LEASE_SECS`].
+    pub limit_lease: bool,
 }
 
 pub struct Cluster {
@@ -72,9 +77,13 @@ impl Cluster {
         }
         let token = configure(&store, &mock.base_url(), options)?;
         let lease = PROBE_LEASE_SECS.to_string();
+        let slot_lease = LIMIT_LEASE_SECS.to_string();
         let mut extra: Vec<&str> = Vec::new();
         if options.probe_lease {
             extra.extend(["--probe-lease-secs", lease.as_str()]);
+        }
+        if options.limit_lease {
+            extra.extend(["--limit-lease-secs", slot_lease.as_str()]);
         }
         let mut replicas = Vec::new();
         for name in ["a", "b", "c"] {

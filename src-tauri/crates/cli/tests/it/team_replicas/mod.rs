@@ -14,6 +14,7 @@ mod call;
 mod circuits;
 mod cluster;
 mod fallback;
+mod limits;
 mod nginx;
 mod quota;
 mod replica;
