@@ -117,6 +117,9 @@ CONNECTIONS = {
         CX_TOOL,
     ),
     "ge-setup": ("gemini", GE_MODEL, [{}], None, None),
+    # A spent budget (issue 41): `limits set connection:SLUG --requests 0 --per day` in Stack.up.
+    "cc-capped": ("anthropic", CC_MODEL, [{}], None, None),
+    "cx-capped": ("openai", CX_MODEL, [{}], None, None),
     # Two one-key connections pooled as `ge-pool` in Stack.up: `ge-pool-a=GE_POOL_MODEL:2` (the
     # client's model mapped into the path: its mock key serves only that model) and `ge-pool-b:1`.
     "ge-pool-a": ("gemini", "gemini-2.5-pro", [{}], None, None),
@@ -221,10 +224,10 @@ class ProxyTrap:
 class Run:
     """One client process: its command, exit code and output."""
 
-    def __init__(self, name, cmd, env, cwd):
+    def __init__(self, name, cmd, env, cwd, timeout=CLIENT_TIMEOUT):
         self.name, self.cmd = name, cmd
         started = time.monotonic()
-        self.timeout = max(1.0, min(CLIENT_TIMEOUT, DEADLINE - started))
+        self.timeout = max(1.0, min(timeout, DEADLINE - started))
         p = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, start_new_session=True)
         try:
@@ -348,6 +351,8 @@ class Stack:
         self.cli("pool", "add", "ge-pool", "--protocol", "gemini", "--member", "ge-pool-a=gemini-2.5-pro:2",
                  "--member", "ge-pool-b:1")
         self.cli("pool", "activate", "ge-pool", "balanced")
+        for slug in ("cc-capped", "cx-capped"):
+            self.cli("limits", "set", f"connection:{slug}", "--requests", "0", "--per", "day")
         self.token = self.cli("relay", "token").strip()
         self.relay, self.relay_url = start([self.sy, "relay", "serve", "--listen", "127.0.0.1:0"],
                                            os.path.join(self.work, "relay"), env=self.env)
@@ -371,7 +376,8 @@ class Stack:
         os.makedirs(env["TMPDIR"])
         return home, cwd, env
 
-    def claude(self, slug, prompt):
+    def claude(self, slug, prompt, retries=False):
+        """`retries`: the client's own retry defaults (else CLAUDE_CODE_MAX_RETRIES=0)."""
         home, cwd, env = self.sandbox(slug)
         env.update({
             "CLAUDE_CONFIG_DIR": os.path.join(home, ".claude"),
@@ -387,12 +393,16 @@ class Stack:
             "DISABLE_AUTOUPDATER": "1",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         })
+        if retries:
+            del env["CLAUDE_CODE_MAX_RETRIES"]
         cmd = [os.path.join(BIN, "claude"), "-p", prompt, "--output-format", "stream-json", "--verbose",
                "--allowedTools", "Bash"]
         return self.record(f"claude {slug}", cmd, env, cwd)
 
-    def codex(self, slug, prompt):
+    def codex(self, slug, prompt, retries=False, timeout=CLIENT_TIMEOUT):
+        """`retries`: the client's own retry defaults (else request and stream retries 0)."""
         home, cwd, env = self.sandbox(slug)
+        no_retries = "" if retries else "request_max_retries = 0\nstream_max_retries = 0\n"
         codex_home = os.path.join(home, ".codex")
         os.makedirs(codex_home)
         with open(os.path.join(codex_home, "config.toml"), "w") as f:
@@ -405,9 +415,7 @@ name = "switchyard"
 base_url = "{self.relay_url}/c/{slug}/v1"
 env_key = "SWITCHYARD_RELAY_TOKEN"
 wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-
+{no_retries}
 [features]
 # Otherwise every start syncs the curated plugins from github.com / chatgpt.com.
 plugins = false
@@ -418,7 +426,7 @@ enabled = false
         env.update({"CODEX_HOME": codex_home, "SWITCHYARD_RELAY_TOKEN": self.token})
         cmd = [os.path.join(BIN, "codex"), "exec", "--json", "--strict-config", "--skip-git-repo-check",
                "--sandbox", "danger-full-access", "--cd", cwd, prompt]
-        return self.record(f"codex {slug}", cmd, env, cwd)
+        return self.record(f"codex {slug}", cmd, env, cwd, timeout)
 
     def gemini(self, slug, prompt):
         home, cwd, env = self.sandbox(slug)
@@ -434,10 +442,10 @@ enabled = false
                "--output-format", "stream-json"]
         return self.record(f"gemini {slug}", cmd, env, cwd)
 
-    def record(self, name, cmd, env, cwd):
+    def record(self, name, cmd, env, cwd, timeout=CLIENT_TIMEOUT):
         """Runs a client; notes what it tried to reach off loopback meanwhile."""
         seen = len(self.trap.seen)
-        run = Run(name, cmd, env, cwd)
+        run = Run(name, cmd, env, cwd, timeout)
         for stream in ("stdout", "stderr"):
             with open(os.path.join(env["HOME"], f"{stream}.txt"), "w") as f:
                 f.write(getattr(run, stream))
@@ -849,8 +857,61 @@ def case_pool(stack, client):
 
 case_pool.clients = ("gemini",)
 
+# What each client sends after a limit's first refusal (measured on this machine with the pinned
+# versions; docs/clients.md): Claude Code, its own retries on, honours `x-should-retry: false` and
+# stops at once; Codex with retries off (as every case here runs it) stops at once.
+AFTER_REFUSAL_MAX = {"claude": 0, "codex": 0}
+# Codex with its own retry defaults waits the refusal's `retry-after` (here: until the day ends)
+# before its first reconnect: in this long it sends nothing more.
+CODEX_WAIT_SECS = 20
+
+
+def refusals(stack, slug, before, client, run, limit):
+    """The rows a run left on a capped connection: every one a refusal naming the limit."""
+    new = stack.new_attempts(slug, before)
+    assert new, f"{client}: its request reached the relay\n{run.describe()}"
+    assert all(a.get("limit") == limit and a.get("status") == 429 and a.get("attempt") == 0 for a in new), \
+        f"{client}: every request was refused by the limit, none reached a key:{rows(new)}"
+    return new
+
+
+def case_spent_budget(stack, client):
+    """A connection whose budget is spent (`--requests 0 --per day`): the client stops with the
+    refusal and nothing reaches the provider; the requests it sent after the first refusal are
+    counted (the relay's rows: each a refusal naming the limit)."""
+    slug = f"{CLIENTS[client][2]}-capped"
+    limit = f"connection-{slug}-requests-day"
+    before = len(stack.attempts(slug))
+    if client == "claude":
+        run = stack.claude(slug, "Say hello.", retries=True)
+        shown = limit
+    else:
+        run = stack.codex(slug, "Say hello.")
+        shown = "429 Too Many Requests"
+    assert not run.timed_out, f"{client}: stops on a spent budget\n{run.describe()}"
+    assert run.rc != 0, f"{client}: exits with a failure on a spent budget\n{run.describe()}"
+    assert not run.off_loopback, f"{client} tried to leave 127.0.0.1: {run.off_loopback}"
+    new = refusals(stack, slug, before, client, run, limit)
+    after = len(new) - 1
+    print(f"clients: spent_budget[{client}]: {len(new)} request(s), {after} after the first refusal, "
+          f"rc={run.rc}", file=sys.stderr)
+    assert after <= AFTER_REFUSAL_MAX[client], \
+        f"{client}: {after} requests after the first refusal (kept at most {AFTER_REFUSAL_MAX[client]}):{rows(new)}"
+    assert shown in run.stdout + run.stderr, f"{client}: shows the refusal ({shown!r})\n{run.describe()}"
+    if client == "codex":
+        before = len(stack.attempts(slug))
+        waiting = stack.codex(slug, "Say hello.", retries=True, timeout=CODEX_WAIT_SECS)
+        assert waiting.timed_out, f"codex with its own retries waits the retry-after\n{waiting.describe()}"
+        new = refusals(stack, slug, before, client, waiting, limit)
+        print(f"clients: spent_budget[codex, own retries]: {len(new)} request(s) in {CODEX_WAIT_SECS} s "
+              f"(it waits the retry-after before reconnecting)", file=sys.stderr)
+        assert len(new) == 1, f"codex sent nothing more while it waited:{rows(new)}"
+        assert "Reconnecting" in waiting.stdout, f"codex says it will reconnect\n{waiting.describe()}"
+
+
 CASES = [case_legacy_tool, case_balanced, case_failover_429, case_setup_only, case_exec, case_exec_login, case_oauth,
-         case_exec_pool, case_pool]
+         case_exec_pool, case_pool, case_spent_budget]
+case_spent_budget.clients = ("claude", "codex")
 # Gemini CLI: the routing cases, exec and a pool (its `client setup` is tested in the cli crate).
 GEMINI_CASES = (case_legacy_tool, case_balanced, case_failover_429, case_exec, case_pool)
 

@@ -16,6 +16,7 @@ mod healthz;
 mod intake;
 mod listener;
 mod logging;
+mod me;
 mod reply;
 mod request;
 mod respond;

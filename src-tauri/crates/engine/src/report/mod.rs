@@ -5,6 +5,7 @@
 pub(crate) mod alert_watch;
 pub(crate) mod alerts;
 pub(crate) mod audit;
+pub(crate) mod me;
 pub(crate) mod attempts;
 pub(crate) mod prices;
 pub(crate) mod quota;

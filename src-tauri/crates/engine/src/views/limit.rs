@@ -48,3 +48,32 @@ pub struct AuditView {
     /// The values set, as a JSON object (never a secret).
     pub detail: Option<serde_json::Value>,
 }
+
+/// `GET /v1/switchyard/me`: a token holder's own figures (never anyone else's).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeView {
+    /// The relay user; `None` for the install's own token.
+    pub name: Option<String>,
+    /// `user`, `admin`, or `install` (the install's own token).
+    pub role: String,
+    /// Connections and pools the token reaches (empty: all).
+    pub connections: Vec<String>,
+    /// Model patterns the token may ask for (empty: all).
+    pub models: Vec<String>,
+    pub expires_at: Option<String>,
+    /// Since midnight in the time zone setting.
+    pub today: MeUsage,
+    /// Since the first of the month.
+    pub month: MeUsage,
+    /// Each limit that applies to the token's requests, its current window.
+    pub limits: Vec<LimitStatusView>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MeUsage {
+    pub requests: i64,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    /// USD; `None` when some request's cost is not known (a model without a price).
+    pub cost_usd: Option<f64>,
+}

@@ -200,3 +200,47 @@ async fn a_user_reaches_their_scope_only_and_an_expired_token_nothing() -> TestR
     relay.stop().await?;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn me_shows_a_token_holder_its_own_figures_and_limits_only() -> TestResult {
+    let keys = vec![Key { label: "a", secret: "sk-me-a", weight: 1, script: KeyScript::new(["m1"]) }];
+    let (relay, clock) = relay_stepped("anthropic", &["m1"], keys, None).await?;
+    // An hour into the day: a row is dated when its attempt started (the clock at midnight
+    // exactly would date it yesterday).
+    clock.step(3_600_000);
+    relay.engine.set_price("m1", NewPrice { input: 0.0, output: 2000.0, cache_read: None, cache_write: None }).await?;
+    let ana = relay.engine.relay_user_add("ana").await?;
+    let bob = relay.engine.relay_user_add("bob").await?;
+    relay.engine.limit_set(&limit("users", Measure::Requests, 100.0, Some(Period::Day))).await?;
+    relay.engine.limit_set(&limit("user:bob", Measure::Usd, 3.0, Some(Period::Month))).await?;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    for i in 0..3 {
+        assert_eq!(post_as(&relay, ana.expose(), &ask(OUTPUT_TOKENS, "m1", &format!("ana {i}"))).await?.status(), 200);
+    }
+    assert_eq!(post_as(&relay, bob.expose(), &ask(OUTPUT_TOKENS, "m1", "bob")).await?.status(), 200);
+    relay.router.flush().await;
+    let me = |token: String| {
+        let (http, url) = (relay.http.clone(), format!("{}/v1/switchyard/me", relay.url));
+        async move { http.get(url).bearer_auth(token).send().await }
+    };
+    let resp = me(ana.expose().to_string()).await?;
+    assert_eq!(resp.status(), 200);
+    let text = resp.text().await?;
+    let view: Value = serde_json::from_str(&text)?;
+    assert_eq!(view["name"], "ana");
+    assert_eq!(view["role"], "user");
+    assert_eq!(view["today"]["requests"], 3, "ana's three requests: {view}");
+    assert!((view["today"]["cost_usd"].as_f64().unwrap_or(-1.0) - 0.03).abs() < 1e-9, "at $0.01 each: {view}");
+    let limits = view["limits"].as_array().ok_or("limits")?;
+    assert_eq!(limits.len(), 1, "only the users limit applies to ana (bob's own is bob's): {view}");
+    assert_eq!((limits[0]["subject"].as_str(), limits[0]["used"].as_f64()), (Some("ana"), Some(3.0)), "{view}");
+    assert!(!text.contains("bob"), "nothing of another user: {text}");
+    assert!(!text.contains(ana.expose()) && !text.contains("sk-me-a"), "no token, no key");
+    let bob_view: Value = me(bob.expose().to_string()).await?.json().await?;
+    let ids: Vec<&str> = bob_view["limits"].as_array().map(|l| l.iter().filter_map(|x| x["id"].as_str()).collect()).unwrap_or_default();
+    assert!(ids.contains(&"user-bob-usd-month") && ids.contains(&"users-requests-day"), "bob's own and the users limit: {bob_view}");
+    let nobody = relay.http.get(format!("{}/v1/switchyard/me", relay.url)).send().await?;
+    assert_eq!(nobody.status(), 401, "no token, no figures");
+    relay.stop().await?;
+    Ok(())
+}
