@@ -62,5 +62,7 @@ CREATE TABLE audit (
 );
 CREATE INDEX audit_at ON audit (at_ms);
 
--- The limit a refusal names (attempt rows of limit refusals; NULL otherwise).
+-- The limit a refusal names (attempt rows of limit refusals; NULL otherwise), and the index the
+-- desktop's cap alerts count a window's refusals through.
 ALTER TABLE attempts ADD COLUMN limit_id TEXT;
+CREATE INDEX attempts_limit ON attempts (limit_id, at_ms) WHERE limit_id IS NOT NULL;

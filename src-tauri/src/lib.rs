@@ -65,6 +65,9 @@ macro_rules! specta_builder_for {
                 $crate::commands::pools::pool_deactivate,
                 $crate::commands::activity::attempts,
                 $crate::commands::quota::quota,
+                $crate::commands::limits::connection_limits,
+                $crate::commands::limits::connection_cap_set,
+                $crate::commands::limits::limit_remove,
                 $crate::commands::usage::usage_chart,
                 $crate::commands::relay::relay_status,
                 $crate::commands::relay::relay_token,
@@ -124,6 +127,8 @@ pub fn run() {
             builder.mount_events(app);
             let data_dir = default_data_dir();
             let engine = Arc::new(tauri::async_runtime::block_on(Engine::open(&data_dir))?);
+            // Admin changes made in the window are the audit's `desktop`.
+            engine.set_actor("desktop");
             let port = RelayService::port_from_env();
             // The router spawns its ledger writer, so it is made inside the runtime.
             let relay = Arc::new(tauri::async_runtime::block_on(async { RelayService::new(engine.clone(), port) }));

@@ -3,7 +3,8 @@
 //! the tray menu (`tray_menu.rs`) and, with each connection's quota readings
 //! (`Engine::alert_states`), goes through the engine's `AlertWatch`, whose alerts (suspended,
 //! every key cooling down, a login expired or gone, a subscription window rejected, a key out of
-//! quota, a login expiring; at most one per connection a minute) become desktop notifications. Menu clicks call `routing_activate` /
+//! quota, a cap past 80 % or refusing, a login expiring; at most one per connection a minute; a
+//! refusing cap also marks its connection in the menu) become desktop notifications. Menu clicks call `routing_activate` /
 //! `routing_deactivate`, which check the gates themselves.
 
 use std::sync::{Arc, Mutex, PoisonError};
@@ -144,9 +145,15 @@ pub async fn refresh<R: Runtime>(app: &AppHandle<R>) {
         }
     };
     let relay = app.try_state::<Arc<RelayService>>().map(|r| r.status());
+    let states = engine.alert_states(&overview).await;
+    if let Err(e) = &states {
+        tracing::warn!(error = %e, "the alerts could not read the quota readings or the caps");
+    }
     if let Some(tray) = app.tray_by_id(TRAY_ID) {
         let pools = engine.pool_list().await.unwrap_or_default();
-        let model = crate::tray_menu::with_pools(tray_model(relay.as_ref(), &overview), &pools);
+        let capped: Vec<String> = states.iter().flatten().filter(|s| s.capped()).map(|s| s.slug.clone()).collect();
+        let model = crate::tray_menu::with_caps(tray_model(relay.as_ref(), &overview), &capped);
+        let model = crate::tray_menu::with_pools(model, &pools);
         match build_menu(app, &model) {
             Ok(menu) => {
                 let _ = tray.set_menu(Some(menu));
@@ -155,13 +162,7 @@ pub async fn refresh<R: Runtime>(app: &AppHandle<R>) {
             Err(e) => tracing::warn!(error = %e, "the tray menu could not be built"),
         }
     }
-    let states = match engine.alert_states(&overview).await {
-        Ok(states) => states,
-        Err(e) => {
-            tracing::warn!(error = %e, "the alerts could not read the quota readings");
-            return;
-        }
-    };
+    let Ok(states) = states else { return };
     let alerts: Vec<Alert> = match app.try_state::<Alerts>() {
         Some(a) => a.0.lock().unwrap_or_else(PoisonError::into_inner).observe(&states, engine.monotonic()),
         None => Vec::new(),

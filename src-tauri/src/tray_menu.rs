@@ -164,6 +164,19 @@ pub fn tray_model(relay: Option<&RelayStatus>, connections: &[RoutingStatus]) ->
     nodes
 }
 
+/// `nodes` with each connection in `capped` (a cap refusing its requests) marked: `team — legacy ·
+/// gates pass · capped`.
+pub fn with_caps(mut nodes: Vec<TrayNode>, capped: &[String]) -> Vec<TrayNode> {
+    for node in &mut nodes {
+        if let TrayNode::Submenu { text, .. } = node {
+            if capped.iter().any(|slug| text.starts_with(&format!("{slug} — "))) {
+                text.push_str(" · capped");
+            }
+        }
+    }
+    nodes
+}
+
 /// A pool's line, e.g. "fleet — pool balanced · active · ga:3 kb:2 dc:1".
 pub fn pool_text(p: &PoolView) -> String {
     let members: Vec<String> = p
@@ -193,6 +206,21 @@ pub fn with_pools(mut nodes: Vec<TrayNode>, pools: &[PoolView]) -> Vec<TrayNode>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_capped_connection_is_marked_and_no_other() {
+        let sub = |text: &str| TrayNode::Submenu { text: text.into(), items: Vec::new(), keys: Vec::new() };
+        let nodes = vec![sub("team — legacy · gates pass"), sub("team-b — balanced · active")];
+        let marked = with_caps(nodes, &["team".to_string()]);
+        let texts: Vec<String> = marked
+            .iter()
+            .filter_map(|n| match n {
+                TrayNode::Submenu { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(texts, ["team — legacy · gates pass · capped", "team-b — balanced · active"], "by slug, exactly");
+    }
 
     #[test]
     fn ids_parse_back_into_actions() {

@@ -9,7 +9,9 @@ replace a credential and re-verify; add an official-CLI sign-in profile (issue 2
 terminal command the window offers, "sign in" (the CLI's credential file appears where
 `switchyard profile login` would leave it) and check again; sign an owned ChatGPT login in with
 the device code the dialog shows (issue 32; the mock's authorization server approves it) and
-send a Responses request through the relay on it. Quitting drains the relay and flushes the ledger (checked
+send a Responses request through the relay on it; set a cap of 3 requests a minute on the Limits
+tab, see its bar fill, the fourth request refused and the cap's notification shown by a real
+notification daemon (dunst; issue 41). Quitting drains the relay and flushes the ledger (checked
 with the CLI on the same data dir). No provider key ever reaches the page.
 
 usage: journey.py TARGET_DIR   (debug binaries: switchyard-desktop, switchyard, mock-provider;
@@ -156,6 +158,69 @@ def sign_in_chatgpt(w: Window, mock_url: str, cli: str, data_dir: str, relay: st
     log("an owned ChatGPT login was signed in with the device code and served a request")
 
 
+def notifications(env: dict) -> list[str]:
+    """The summaries dunst (the journey's notification daemon) has shown, newest first."""
+    out = subprocess.run(["dunstctl", "history"], capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        return []
+    data = json.loads(out.stdout or "{}").get("data", [[]])
+    return [n.get("summary", {}).get("data", "") for n in (data[0] if data else [])]
+
+
+def cap_journey(w: Window, relay: str, token: str, shot, cli: str, data_dir: str) -> int:
+    """Issue 41, one person's spend cap: set 3 requests a minute on the Limits tab, send three,
+    see the bar move to full, the fourth refused by the relay naming the cap, the tray's alert
+    shown by a real notification daemon. Returns the requests it added to the ledger (three
+    served turns and one refusal row)."""
+    w.click("nav button:nth-child(1)")
+    w.click('button[aria-label="Open journey"]')
+    w.click("#tab-limits")
+    wait_for(lambda: w.find("[data-testid=limits-empty]"), 10, "the Limits tab with no cap")
+    # The three requests and the refusal stay in one calendar minute.
+    while time.gmtime().tm_sec > 40:
+        time.sleep(1)
+    w.js("const s = document.querySelector('select[name=cap_kind]'); s.value = 'requests_minute';"
+         " s.dispatchEvent(new Event('change', {bubbles: true}));")
+    w.type("input[name=cap_amount]", "3")
+    w.click_button("Set cap")
+    bar = "[data-testid=limit-bar]"
+    wait_for(lambda: w.attr(bar, "data-id") == "connection-journey-requests-minute", 10, "the cap's bar")
+    time.sleep(1.2)  # a running relay reads its limits at most a second late (docs/design.md, section 16)
+    for i in range(3):
+        status, _ = chat(relay, token, "m1", f"under the cap {i}")
+        assert status == 200, f"request {i} under the cap: HTTP {status}"
+    def store_says() -> str:
+        out = subprocess.run([cli, "--data-dir", data_dir, "--json", "limits", "status"], capture_output=True, text=True)
+        import sqlite3
+        db = sqlite3.connect(os.path.join(data_dir, "switchyard.db"))
+        counters = db.execute("select * from limit_counters").fetchall()
+        limits = db.execute("select * from limits").fetchall()
+        rows = db.execute("select at_ms, connection_id, reason, status, limit_id from attempts order by id desc limit 6").fetchall()
+        conns = db.execute("select id, slug from connections").fetchall()
+        return f"{out.stdout}{out.stderr}\ncounters {counters}\nlimits {limits}\nrows {rows}\nconns {conns}"
+
+    try:
+        wait_for(lambda: w.attr(bar, "data-used") == "3", 10, "the bar moving to 3 used")
+    except AssertionError as e:
+        raise AssertionError(f"{e}; the bar says {w.attr(bar, 'data-used')!r}; the store: {store_says()}\n"
+                             f"{w.log_tail(80)}") from None
+    status, headers = chat(relay, token, "m1", "over the cap")
+    assert status == 429, f"the fourth request is refused: HTTP {status}"
+    assert headers.get("x-switchyard-reason") == "limit:connection-journey-requests-minute", f"names the cap: {headers}"
+    wait_for(lambda: w.find("[data-testid=limit-full]"), 10, "the cap shown refusing")
+    shot("limits")
+    # The tray looks every 3 s and shows at most one alert per connection a minute.
+    try:
+        shown = wait_for(lambda: [n for n in notifications(w.env) if "cap reached" in n], 130, "the cap's notification")
+    except AssertionError as e:
+        count = subprocess.run(["dunstctl", "count"], capture_output=True, text=True, env=w.env)
+        raise AssertionError(f"{e}; shown so far: {notifications(w.env)}; dunst: {count.stdout}{count.stderr}; "
+                             f"the bar: {w.attr(bar, 'data-used')!r}") from None
+    assert shown[0] == "journey: 3 requests a minute cap reached", f"the notification names the cap: {shown}"
+    log(f"cap: 3 requests a minute, bar full, 4th refused, notified: {shown[0]!r}")
+    return 4
+
+
 def run(w: Window, relay: str, mock_url: str, shots: str | None, data_dir: str, cli: str) -> dict:
     def shot(name: str) -> None:
         if shots:
@@ -281,11 +346,12 @@ def run(w: Window, relay: str, mock_url: str, shots: str | None, data_dir: str, 
     import_by_paste(w, mock_url)
     sign_in_account(w, mock_url, data_dir, shot)
     sign_in_chatgpt(w, mock_url, cli, data_dir, relay, token)
+    capped = cap_journey(w, relay, token, shot, cli, data_dir)
     assert "canary" not in w.source(), "a provider key, the CLI's login or an owned login's token reached the window"
     w.click("nav button:nth-child(1)")
     wait_for(lambda: w.find("[data-testid=connection]"), 10, "the connection card")
     shot("connections")
-    return {"token": token, "requests": 20 + 1 + len(reasons) + 1}
+    return {"token": token, "requests": 20 + 1 + len(reasons) + 1 + capped}
 
 
 def main() -> int:
@@ -302,10 +368,16 @@ def main() -> int:
     mock, mock_url = start_mock_provider(os.path.join(target, "debug/mock-provider"), script, work)
     port = free_port()
     relay = f"http://127.0.0.1:{port}"
-    w = Window(app, {"SWITCHYARD_DATA_DIR": data_dir, "SWITCHYARD_RELAY_PORT": str(port)})
+    w = Window(app, {"SWITCHYARD_DATA_DIR": data_dir, "SWITCHYARD_RELAY_PORT": str(port),
+                     "SWITCHYARD_LOG": "warn,switchyard_engine::router::admission=trace"})
     try:
         with w:
-            out = run(w, relay, mock_url, shots, data_dir, cli)
+            # A real notification daemon on the window's display and session bus.
+            daemon = subprocess.Popen(["dunst"], env=w.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                out = run(w, relay, mock_url, shots, data_dir, cli)
+            finally:
+                daemon.terminate()
             w.close_session()  # closes the window: the app quits, draining the relay
             wait_for(lambda: subprocess.run(["pgrep", "-f", app], capture_output=True).returncode != 0, 15,
                      "the app to exit")

@@ -11,6 +11,12 @@ a new conversation under the same conditions (after 1.5 s idle, so both include 
 reload). Every Switchyard statement outside an explicit transaction is its own transaction, so on
 the request path transactions = round trips (the ledger's batch is one transaction of many rows).
 
+With LIMITS=1 (issue 41) each setup is measured twice in the same run: without limits, then with
+one USD limit and one request limit on every user (`limits set users --usd … --per day`,
+`--requests … --per minute`, capacities never reached, and a price for the model) — admission
+then takes both in one store transaction before the first attempt and the ledger's writer settles
+them.
+
 Run: scripts/with-postgres python3 tests/relay-bench/team_bench.py TARGET_DIR [debug|release]
 (after cargo build -p switchyard-cli -p switchyard-mock-provider; nginx-light installed).
 Prints a Markdown table. Not a test: numbers, no assertions beyond every answer being 200."""
@@ -20,6 +26,7 @@ T = sys.argv[1]
 PROFILE = sys.argv[2] if len(sys.argv) > 2 else "debug"
 SW, MOCK = f"{T}/{PROFILE}/switchyard", f"{T}/{PROFILE}/mock-provider"
 N = int(os.environ.get("N", "300"))
+LIMITS = os.environ.get("LIMITS") == "1"
 CLIENTS, SECS = int(os.environ.get("CLIENTS", "4")), float(os.environ.get("SECS", "5"))
 KEYS = [("five", "sk-bench-five", 5), ("three", "sk-bench-three", 3), ("two", "sk-bench-two", 2)]
 HEADERS = {"anthropic-version": "2023-06-01", "content-type": "application/json"}
@@ -145,6 +152,14 @@ def setup(store, mock_addr, tag):
     return d, env, sw, token
 
 
+def limited(sw):
+    """One USD limit and one request limit on every user (never reached), the model priced."""
+    sw("prices", "set", "m1", "--input", "3", "--output", "15")
+    sw("limits", "set", "users", "--usd", "100000", "--per", "day")
+    sw("limits", "set", "users", "--requests", "100000000", "--per", "minute")
+    time.sleep(1.2)  # every replica reads its limits within a second
+
+
 def replica(d, env):
     log = open(os.path.join(d, f"relay-{len(procs)}.log"), "w")
     return start([SW, "--data-dir", d, "relay", "serve", "--listen", "127.0.0.1:0"], env, log)[1]
@@ -223,7 +238,11 @@ def main():
     direct_p50, direct_p90 = timed(direct, [opening(f"direct {i}") for i in range(N)])
     rows = []
     _, _, _, tok = setup_sqlite = setup(None, mock, "sqlite")
-    rows.append(measure("SQLite, 1 relay", replica(setup_sqlite[0], setup_sqlite[1]), tok, None, direct_p50))
+    sqlite_relay = replica(setup_sqlite[0], setup_sqlite[1])
+    rows.append(measure("SQLite, 1 relay", sqlite_relay, tok, None, direct_p50))
+    if LIMITS:
+        limited(setup_sqlite[2])
+        rows.append(measure("SQLite, 1 relay, limits", sqlite_relay, tok, None, direct_p50))
     server = os.environ["SWITCHYARD_TEST_PG"]; base = server.rsplit("/", 1)[0]
     subprocess.run(["psql", server, "-qc", "create database team_bench"], check=True)
     store = base + "/team_bench"
@@ -237,6 +256,10 @@ def main():
         others.append(replica(dd, env))
     front = nginx([one] + others)
     rows.append(measure("Postgres, 3 replicas behind nginx", front, tok, store, direct_p50))
+    if LIMITS:
+        limited(sw)
+        rows.append(measure("Postgres, 1 replica, limits", one, tok, store, direct_p50))
+        rows.append(measure("Postgres, 3 replicas behind nginx, limits", front, tok, store, direct_p50))
     print(f"\nbinaries: {PROFILE}; {N} sequential requests per kind; closed loop {CLIENTS} clients x {SECS:.0f} s;"
           f" mock called directly: p50 {direct_p50:.0f} µs, p90 {direct_p90:.0f} µs\n")
     print("| setup | warm tool-loop call p50 / p90 µs | new conversation p50 / p90 µs | added p50 µs (new conv. − direct) "

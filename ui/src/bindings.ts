@@ -93,6 +93,12 @@ export const commands = {
 	attempts: (slug: string, limit: number) => typedError<AttemptView_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("attempts", { slug, limit })),
 	/**  Every profile of `slug` with its last-seen windows; `null` where the provider said nothing. */
 	quota: (slug: string) => typedError<QuotaView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("quota", { slug })),
+	/**  The caps on `slug` with their current windows. */
+	connectionLimits: (slug: string) => typedError<LimitStatusView_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("connection_limits", { slug })),
+	/**  Sets a cap of `kind` on `slug` (the same kind again changes its amount, keeping what was spent). */
+	connectionCapSet: (slug: string, kind: CapKind, amount: number | null) => typedError<LimitView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("connection_cap_set", { slug, kind, amount })),
+	/**  Removes a limit by id. */
+	limitRemove: (id: string) => typedError<null, IpcError_Serialize>(__TAURI_INVOKE("limit_remove", { id })),
 	/**
 	 *  Tokens, requests and cost of `slug` per day (the last `days`, 1–366, in the user's time
 	 *  zone) and profile; `cost_usd` is `null` where a price is unknown, `complete` says so.
@@ -296,6 +302,12 @@ export type CacheView_Serialize = {
 	/**  `read_tokens / input_tokens`; `None` when no prompt tokens were recorded. */
 	hit_ratio: number | null,
 };
+
+/**
+ *  The caps one person sets on a connection from the desktop (each a limit on
+ *  `connection:SLUG`): USD per day, USD per month, requests per minute.
+ */
+export type CapKind = "usd_day" | "usd_month" | "requests_minute";
 
 /**  A circuit as the health view shows it. */
 export type CircuitState = "closed" | "open" | 
@@ -747,6 +759,77 @@ export type KeyCheck_Serialize = {
 	last_checked: string | null,
 	/**  When the background check is due next (RFC 3339); `None` without evidence to keep fresh. */
 	next_due: string | null,
+};
+
+/**  One limit's current window for one subject. */
+export type LimitStatusView = LimitStatusView_Serialize | LimitStatusView_Deserialize;
+
+/**  One limit's current window for one subject. */
+export type LimitStatusView_Deserialize = {
+	id: string,
+	scope: string,
+	measure: string,
+	period?: string | null,
+	/**  The user a `users` limit counts here ("" otherwise). */
+	subject: string,
+	capacity: number | null,
+	/**  Settled in this window (for concurrency: requests in flight). */
+	used: number | null,
+	/**  Taken by requests still running, not settled yet. */
+	reserved: number | null,
+	remaining: number | null,
+	/**  When the window ends (RFC 3339); `None` for concurrency. */
+	resets_at?: string | null,
+	/**  Requests this limit refused in the window (for concurrency: since the limit was set). */
+	refused: number,
+};
+
+/**  One limit's current window for one subject. */
+export type LimitStatusView_Serialize = {
+	id: string,
+	scope: string,
+	measure: string,
+	period: string | null,
+	/**  The user a `users` limit counts here ("" otherwise). */
+	subject: string,
+	capacity: number | null,
+	/**  Settled in this window (for concurrency: requests in flight). */
+	used: number | null,
+	/**  Taken by requests still running, not settled yet. */
+	reserved: number | null,
+	remaining: number | null,
+	/**  When the window ends (RFC 3339); `None` for concurrency. */
+	resets_at: string | null,
+	/**  Requests this limit refused in the window (for concurrency: since the limit was set). */
+	refused: number,
+};
+
+export type LimitView = LimitView_Serialize | LimitView_Deserialize;
+
+export type LimitView_Deserialize = {
+	id: string,
+	/**  `user:NAME`, `users`, `connection:SLUG`, `pool:POOL`. */
+	scope: string,
+	/**  `requests`, `tokens`, `usd`, `concurrency`. */
+	measure: string,
+	/**  In the measure's unit (USD for `usd`). */
+	capacity: number | null,
+	/**  `minute` … `month`; `None` for concurrency. */
+	period?: string | null,
+	revision: number,
+};
+
+export type LimitView_Serialize = {
+	id: string,
+	/**  `user:NAME`, `users`, `connection:SLUG`, `pool:POOL`. */
+	scope: string,
+	/**  `requests`, `tokens`, `usd`, `concurrency`. */
+	measure: string,
+	/**  In the measure's unit (USD for `usd`). */
+	capacity: number | null,
+	/**  `minute` … `month`; `None` for concurrency. */
+	period: string | null,
+	revision: number,
 };
 
 /**  An owned login as front ends show it (docs/design.md, section 14). */

@@ -6,6 +6,7 @@ pub mod autostart;
 pub mod clients;
 pub mod connections;
 pub mod fallback;
+pub mod limits;
 pub mod pools;
 pub mod portable;
 pub mod profiles;

@@ -11,6 +11,7 @@ import type {
   HealthView_Serialize,
   ImportReport_Serialize,
   ImportedConnection_Serialize,
+  LimitStatusView_Serialize,
   IpcError_Serialize,
   ModelProof_Serialize,
   ProfileQuota_Serialize,
@@ -57,6 +58,7 @@ export type ProfileEditInput = import('../bindings').ProfileEdit_Deserialize;
 export type OrderInput = import('../bindings').OrderEntry;
 export type {
   AffinityMode,
+  CapKind,
   CircuitState,
   CredentialHealthState,
   CredentialPresence,
@@ -72,6 +74,7 @@ export type {
 } from '../bindings';
 
 export type AttemptView = AttemptView_Serialize;
+export type LimitStatusView = LimitStatusView_Serialize;
 export type ClientSetupReport = ClientSetupReport_Serialize;
 export type ClientStatus = ClientStatus_Serialize;
 export type ConnectionDetail = ConnectionDetail_Serialize;

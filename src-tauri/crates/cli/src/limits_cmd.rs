@@ -62,7 +62,13 @@ pub async fn run(engine: &Engine, cmd: LimitsCmd) -> Result<Output, EngineError>
                 (_, Some(n), ..) => (Measure::Tokens, n as f64),
                 (_, _, Some(usd), _) => (Measure::Usd, usd),
                 (.., Some(n)) => (Measure::Concurrency, n as f64),
-                _ => return Err(switchyard_engine::InvalidInput::new("measure", "give one of --requests, --tokens, --usd, --concurrency").into()),
+                _ => {
+                    return Err(switchyard_engine::InvalidInput::new(
+                        "measure",
+                        "give one of --requests, --tokens, --usd, --concurrency",
+                    )
+                    .into())
+                }
             };
             let period = a.per.as_deref().and_then(Period::parse);
             let view = engine.limit_set(&NewLimit { scope: a.scope, measure, amount, period, id: a.id }).await?;
@@ -79,6 +85,8 @@ pub async fn run(engine: &Engine, cmd: LimitsCmd) -> Result<Output, EngineError>
 
 pub async fn audit(engine: &Engine, cmd: AuditCmd) -> Result<Output, EngineError> {
     match cmd {
-        AuditCmd::List { since, user } => Ok(Output::view(Audit(engine.audit_list(since.as_deref(), user.as_deref()).await?))),
+        AuditCmd::List { since, user } => {
+            Ok(Output::view(Audit(engine.audit_list(since.as_deref(), user.as_deref()).await?)))
+        }
     }
 }

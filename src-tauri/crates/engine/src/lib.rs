@@ -77,12 +77,10 @@ pub use config::dir_lock::LOCK_FILE;
 pub use config::exec_account::{ExecAccount, LimitRefusal, LAUNCH_TAG};
 pub use config::exec_pool::PoolLaunch;
 pub use config::inputs::{ConnectionEdit, NewConnection, NewCredential, NewProfile, ProfileEdit};
+pub use config::limits::{NewLimit, MAX_CAPACITY};
 pub use config::portable::{Conflict, ImportReport, ImportedConnection, ImportedProfile};
 pub use config::relay_settings::{DEFAULT_RELAY_PORT, RELAY_PORT_KEY, RELAY_TOKEN_REVISION_KEY};
-pub use config::limits::{NewLimit, MAX_CAPACITY};
 pub use config::relay_users::{user_token_hash, Role, TokenGrant, UserGrant, USERS_REFRESH_MS, USER_TOKEN_PREFIX};
-pub use limits::{BOOK_TTL as LIMITS_REFRESH, DEFAULT_SLOT_LEASE};
-pub use switchyard_core::limit::{Measure, Period, UserScope};
 pub use config::reorder::OrderEntry;
 pub use config::staging::LEASE_MS;
 pub use config::start_with_system::START_WITH_SYSTEM_KEY;
@@ -94,6 +92,7 @@ pub use fault::FaultPoint;
 pub use ledger::retention::{MAX_RETENTION_ROWS, MIN_RETENTION_ROWS, RETENTION_KEY};
 pub use ledger::RETENTION_ROWS;
 pub use ledger::{DeferredKeys, DeferredUsage, LedgerKeys};
+pub use limits::{BOOK_TTL as LIMITS_REFRESH, DEFAULT_SLOT_LEASE};
 pub use login::{DeviceCode, LoginEndpoints, CALLBACK_PORT, CLIENT_ID as LOGIN_CLIENT_ID, DEFAULT_ISSUER, LOGINS_DIR};
 pub use readiness::evidence::{ModelProof, DEFAULT_MAX_EVIDENCE_AGE_MS};
 pub use readiness::fallback::{FallbackHopView, FallbackStatus};
@@ -120,6 +119,7 @@ pub use store_copy::{CopiedProfile, StoreCopyReport};
 #[cfg(feature = "test-hooks")]
 pub use store_location::TEST_PG_ENV;
 pub use store_location::{store_location, DB_FILE};
+pub use switchyard_core::limit::{Measure, Period, UserScope};
 pub use switchyard_core::portable::MAX_BYTES as MAX_IMPORT_BYTES;
 pub use switchyard_core::routing::gate::{GATE_MODEL_UNSERVED, GATE_NO_MODEL, GATE_NO_PAIR};
 pub use switchyard_core::secret_shape::{echo_safe, NOT_SHOWN};
@@ -136,8 +136,10 @@ pub use views::{
     RoutingStatus, VerifyEvent, VerifyReport, VerifyResult,
 };
 pub use views::{
+    AuditView, CacheView, CapKind, CliBackendView, LimitStatusView, LimitView, MeView, RelayUserView, TrafficView,
+};
+pub use views::{
     BrowserSignInView, ConnectionDetail, ConnectionView, CredentialHealthView, DeviceCodeView, HeaderView, LoginView,
     ModelMapping, ProfileView, Removal,
 };
-pub use views::{AuditView, CacheView, CliBackendView, LimitStatusView, LimitView, RelayUserView, TrafficView};
 pub use views::{PoolGateView, PoolMemberView, PoolShareView, PoolStatus, PoolView};

@@ -406,3 +406,30 @@ pub async fn last_used_by_user(conn: &mut AnyConnection) -> Result<Vec<(String, 
     .fetch_all(conn)
     .await?)
 }
+
+/// Refusals of `limit_id` at or after `since_ms` (of `user` when given: a `users` limit's window).
+pub async fn limit_refusals(
+    conn: &mut AnyConnection,
+    limit_id: &str,
+    user: Option<&str>,
+    since_ms: i64,
+) -> Result<i64, StoreError> {
+    let count = match user {
+        Some(user) => {
+            sqlx::query_scalar("SELECT count(*) FROM attempts WHERE limit_id = $1 AND at_ms >= $2 AND user_name = $3")
+                .bind(limit_id)
+                .bind(since_ms)
+                .bind(user)
+                .fetch_one(conn)
+                .await?
+        }
+        None => {
+            sqlx::query_scalar("SELECT count(*) FROM attempts WHERE limit_id = $1 AND at_ms >= $2")
+                .bind(limit_id)
+                .bind(since_ms)
+                .fetch_one(conn)
+                .await?
+        }
+    };
+    Ok(count)
+}

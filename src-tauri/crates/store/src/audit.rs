@@ -41,18 +41,17 @@ pub async fn insert(conn: &mut AnyConnection, row: &AuditRow) -> Result<(), Stor
 /// Rows at or after `since_ms`, oldest first; `actor` narrows to one actor (`user:NAME`,
 /// `cli:…`, `desktop`) or, given a bare name, to the rows that name it as actor or subject.
 pub async fn list(conn: &mut AnyConnection, since_ms: i64, name: Option<&str>) -> Result<Vec<AuditRow>, StoreError> {
-    let base = "SELECT at_ms, actor, action, subject, revision_before, revision_after, detail FROM audit WHERE at_ms >= $1";
+    let base =
+        "SELECT at_ms, actor, action, subject, revision_before, revision_after, detail FROM audit WHERE at_ms >= $1";
     Ok(match name {
         None => sqlx::query_as::<_, AuditRow>(&format!("{base} ORDER BY id")).bind(since_ms).fetch_all(conn).await?,
         Some(name) => {
-            sqlx::query_as::<_, AuditRow>(&format!(
-                "{base} AND (actor = $2 OR actor = $3 OR subject = $2) ORDER BY id"
-            ))
-            .bind(since_ms)
-            .bind(name)
-            .bind(format!("user:{name}"))
-            .fetch_all(conn)
-            .await?
+            sqlx::query_as::<_, AuditRow>(&format!("{base} AND (actor = $2 OR actor = $3 OR subject = $2) ORDER BY id"))
+                .bind(since_ms)
+                .bind(name)
+                .bind(format!("user:{name}"))
+                .fetch_all(conn)
+                .await?
         }
     })
 }

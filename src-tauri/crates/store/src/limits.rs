@@ -84,8 +84,10 @@ pub async fn set_capacity(
 /// Removes a limit with its counters and slots; `None` when there was none, else its last
 /// revision.
 pub async fn remove(conn: &mut AnyConnection, id: &str) -> Result<Option<i64>, StoreError> {
-    let revision: Option<i64> =
-        sqlx::query_scalar("DELETE FROM limits WHERE id = $1 RETURNING revision").bind(id).fetch_optional(&mut *conn).await?;
+    let revision: Option<i64> = sqlx::query_scalar("DELETE FROM limits WHERE id = $1 RETURNING revision")
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?;
     if revision.is_some() {
         sqlx::query("DELETE FROM limit_counters WHERE limit_id = $1").bind(id).execute(&mut *conn).await?;
         sqlx::query("DELETE FROM limit_leases WHERE limit_id = $1").bind(id).execute(&mut *conn).await?;

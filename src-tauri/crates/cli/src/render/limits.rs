@@ -25,7 +25,13 @@ impl Render for Limits {
         let mut lines = vec![format!("{:<36} {:<28} {:<12} {:>14} {}", "ID", "SCOPE", "MEASURE", "CAPACITY", "PER")];
         for l in &self.0 {
             let per = l.period.as_deref().unwrap_or("in flight");
-            lines.push(format!("{:<36} {:<28} {:<12} {:>14} {per}", l.id, l.scope, l.measure, amount(&l.measure, l.capacity)));
+            lines.push(format!(
+                "{:<36} {:<28} {:<12} {:>14} {per}",
+                l.id,
+                l.scope,
+                l.measure,
+                amount(&l.measure, l.capacity)
+            ));
         }
         lines.join("\n")
     }

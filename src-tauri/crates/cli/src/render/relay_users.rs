@@ -33,8 +33,10 @@ impl Render for RelayUsers {
         if self.0.is_empty() {
             return "no relay users (add one: switchyard relay users add NAME)".to_string();
         }
-        let mut lines =
-            vec![format!("{:<20} {:<6} {:<24} {:<20} {:<22} {:<22} {}", "USER", "ROLE", "REACHES", "MODELS", "EXPIRES", "LAST USED", "REVOKED")];
+        let mut lines = vec![format!(
+            "{:<20} {:<6} {:<24} {:<20} {:<22} {:<22} {}",
+            "USER", "ROLE", "REACHES", "MODELS", "EXPIRES", "LAST USED", "REVOKED"
+        )];
         let list = |l: &[String]| if l.is_empty() { "all".to_string() } else { l.join(",") };
         for u in &self.0 {
             lines.push(format!(

@@ -2,7 +2,8 @@
 //! `scripts/with-postgres`, skipped without SWITCHYARD_TEST_PG). Four canaries — an Anthropic
 //! key, a Gemini key, a relay user's token and the Postgres URL's password — go through a team
 //! store (sealed), a `relay serve` logging at `trace`, calls with the token in each place a client
-//! puts it (a header, Gemini's `?key=`, a wrong one, none), `/readyz` and `/healthz`, `--help`
+//! puts it (a header, Gemini's `?key=`, a wrong one, none), `/readyz` and `/healthz`, a limit's
+//! refusal and `/v1/switchyard/me`, the audit and `limits status` (issue 41), `--help`
 //! with the store variable set, the CLI's reports and errors, and `pg_dump`; none of them comes
 //! out anywhere but where it belongs (the keys upstream to the provider, sealed in the store).
 //! The CLI backend's child environment and files are swept by the relay suite
@@ -58,6 +59,14 @@ async fn no_canary_leaves_the_team_relay_at_trace_level() -> TestResult {
     let user = cli(&["--json", "relay", "users", "add", "ana"], None)?;
     let ana = serde_json::from_str::<Value>(&user.stdout)?["token"].as_str().unwrap_or_default().to_string();
     assert!(ana.starts_with("syu_"), "a user token: {}", user.stderr);
+    // Issue 41's surfaces: a scope edit and a limit (audit rows), a refusal, `/v1/switchyard/me`.
+    for args in [
+        &["relay", "users", "edit", "ana", "--models", "m1,gemini-*"][..],
+        &["limits", "set", "user:ana", "--requests", "2", "--per", "minute"],
+    ] {
+        let done = cli(args, None)?;
+        assert_eq!(done.code, 0, "{args:?}: {}", done.stderr);
+    }
 
     // The relay at trace level, stdout and stderr kept whole.
     let logs = tempfile::tempdir()?;
@@ -104,6 +113,8 @@ async fn no_canary_leaves_the_team_relay_at_trace_level() -> TestResult {
         ("/readyz", get(&addr, "/readyz", "")?, "200"),
         ("/readyz with a token", get(&addr, "/readyz", &format!("authorization: Bearer {ana}\r\n"))?, "200"),
         ("/healthz", get(&addr, "/healthz", &format!("authorization: Bearer {ana}\r\n"))?, "200"),
+        ("a call over ana's limit", post(&addr, "/c/c/v1/messages", &bearer, anthropic_body)?, "429"),
+        ("/v1/switchyard/me", get(&addr, "/v1/switchyard/me", &format!("authorization: Bearer {ana}\r\n"))?, "200"),
     ];
     let _ = Command::new("kill").arg(child.id().to_string()).status();
     let stopped = child.wait()?;
@@ -125,6 +136,8 @@ async fn no_canary_leaves_the_team_relay_at_trace_level() -> TestResult {
         &["export"],
         &["--json", "connection", "show", "c"],
         &["relay", "users", "list"],
+        &["--json", "audit", "list"],
+        &["--json", "limits", "status"],
         &["connection", "show", "nope"],
         &["--store", "postgres://postgres:pgCANARYsweep93@127.0.0.1:1/none", "connection", "list"],
     ] {
@@ -133,6 +146,11 @@ async fn no_canary_leaves_the_team_relay_at_trace_level() -> TestResult {
     }
     let rows = &shown[3].1;
     assert!(rows.contains("\"ana\""), "the ledger has the user's calls (the sweep reads real rows): {rows:.300}");
+    let audit = &shown[9].1;
+    assert!(
+        audit.contains("user.edit") && audit.contains("limit.set"),
+        "the audit has the admin changes: {audit:.300}"
+    );
 
     let dump = Command::new("pg_dump").args(["--dbname", &plain]).output()?;
     assert!(dump.status.success(), "pg_dump: {}", String::from_utf8_lossy(&dump.stderr));

@@ -56,10 +56,19 @@ mod tests {
 
     #[test]
     fn patterns_match_whole_names_with_stars_anywhere() {
-        for (p, t) in [("claude-*", "claude-sonnet-4"), ("*", "x"), ("gpt-5", "gpt-5"), ("*-mini", "gpt-5-mini"), ("a*b*c", "aXbYc"), ("a*a", "aa")] {
+        for (p, t) in [
+            ("claude-*", "claude-sonnet-4"),
+            ("*", "x"),
+            ("gpt-5", "gpt-5"),
+            ("*-mini", "gpt-5-mini"),
+            ("a*b*c", "aXbYc"),
+            ("a*a", "aa"),
+        ] {
             assert!(pattern_matches(p, t), "{p} matches {t}");
         }
-        for (p, t) in [("claude-*", "gpt-5"), ("gpt-5", "gpt-5-mini"), ("*-mini", "gpt-5-max"), ("a*a", "a"), ("a*b*c", "acb")] {
+        for (p, t) in
+            [("claude-*", "gpt-5"), ("gpt-5", "gpt-5-mini"), ("*-mini", "gpt-5-max"), ("a*a", "a"), ("a*b*c", "acb")]
+        {
             assert!(!pattern_matches(p, t), "{p} does not match {t}");
         }
     }

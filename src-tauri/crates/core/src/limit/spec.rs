@@ -77,7 +77,9 @@ impl Measure {
     }
 
     pub fn parse(text: &str) -> Option<Self> {
-        [Measure::Requests, Measure::Tokens, Measure::Usd, Measure::Concurrency].into_iter().find(|m| m.as_str() == text)
+        [Measure::Requests, Measure::Tokens, Measure::Usd, Measure::Concurrency]
+            .into_iter()
+            .find(|m| m.as_str() == text)
     }
 }
 
@@ -104,7 +106,9 @@ impl Period {
     }
 
     pub fn parse(text: &str) -> Option<Self> {
-        [Period::Minute, Period::Hour, Period::Day, Period::Week, Period::Month].into_iter().find(|p| p.as_str() == text)
+        [Period::Minute, Period::Hour, Period::Day, Period::Week, Period::Month]
+            .into_iter()
+            .find(|p| p.as_str() == text)
     }
 }
 
@@ -153,9 +157,9 @@ pub struct Matched<'a> {
 /// without a `user:NAME` limit of the same measure and period (their own replaces it).
 pub fn matching<'a>(specs: &'a [LimitSpec], who: Requester<'a>) -> Vec<Matched<'a>> {
     let own = |measure: Measure, period: Option<Period>, name: &str| {
-        specs.iter().any(|s| {
-            s.measure == measure && s.period == period && matches!(&s.scope, LimitScope::User(n) if n == name)
-        })
+        specs
+            .iter()
+            .any(|s| s.measure == measure && s.period == period && matches!(&s.scope, LimitScope::User(n) if n == name))
     };
     specs
         .iter()
@@ -255,7 +259,11 @@ mod tests {
             vec![("all-usd".into(), "bob".into()), ("all-rpm".into(), "bob".into())],
             "bob is counted per user under both defaults"
         );
-        assert_eq!(ids(None, Some("work")), vec![("conn".into(), "".into())], "the install's own token meets only the connection's");
+        assert_eq!(
+            ids(None, Some("work")),
+            vec![("conn".into(), "".into())],
+            "the install's own token meets only the connection's"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use switchyard_core::limit::{default_id, LimitScope, LimitSpec, Measure, Period};
 use switchyard_core::InvalidInput;
 use switchyard_store::limits::{self, LimitRow};
-use switchyard_store::{connections, limit_counters, pools, relay_users};
+use switchyard_store::{attempts, connections, limit_counters, pools, relay_users};
 
 use crate::clock::rfc3339;
 use crate::config::audit::Change;
@@ -14,7 +14,7 @@ use crate::context::Context;
 use crate::error::EngineError;
 use crate::limits::book::spec_of;
 use crate::limits::window::window;
-use crate::views::{LimitStatusView, LimitView};
+use crate::views::{CapKind, LimitStatusView, LimitView};
 
 /// The largest capacity accepted (requests, tokens, slots; USD is at most a million).
 pub const MAX_CAPACITY: i64 = 1_000_000_000_000;
@@ -150,7 +150,11 @@ impl Context {
     }
 
     /// A named user, connection or pool must exist when its limit is set (a typo would cap no one).
-    async fn scope_exists(&self, conn: &mut switchyard_store::AnyConnection, scope: &LimitScope) -> Result<(), EngineError> {
+    async fn scope_exists(
+        &self,
+        conn: &mut switchyard_store::AnyConnection,
+        scope: &LimitScope,
+    ) -> Result<(), EngineError> {
         let (what, name, found) = match scope {
             LimitScope::Users => return Ok(()),
             LimitScope::User(n) => ("relay user", n, relay_users::live(conn, n).await?.is_some()),
@@ -162,6 +166,25 @@ impl Context {
         } else {
             Err(EngineError::not_found(what, name))
         }
+    }
+
+    /// The caps on connection `slug` (each limit on `connection:SLUG`) as they stand: the
+    /// desktop's Limits tab.
+    pub async fn connection_limits(&self, slug: &str) -> Result<Vec<LimitStatusView>, EngineError> {
+        self.connection_by_slug(slug).await?;
+        self.limit_status(Some(&format!("connection:{slug}"))).await
+    }
+
+    /// Sets one of the desktop's caps on connection `slug` (its default id: the same kind set
+    /// again changes its amount and keeps what was spent).
+    pub async fn connection_cap_set(&self, slug: &str, kind: CapKind, amount: f64) -> Result<LimitView, EngineError> {
+        let (measure, period) = match kind {
+            CapKind::UsdDay => (Measure::Usd, Period::Day),
+            CapKind::UsdMonth => (Measure::Usd, Period::Month),
+            CapKind::RequestsMinute => (Measure::Requests, Period::Minute),
+        };
+        let new = NewLimit { scope: format!("connection:{slug}"), measure, amount, period: Some(period), id: None };
+        self.limit_set(&new).await
     }
 
     pub async fn limit_list(&self) -> Result<Vec<LimitView>, EngineError> {
@@ -209,7 +232,7 @@ pub(crate) async fn status_of(
     zone: &jiff::tz::TimeZone,
 ) -> Result<Vec<LimitStatusView>, EngineError> {
     let m = spec.measure;
-    let view = |subject: String, used: i64, reserved: i64, resets: Option<i64>| LimitStatusView {
+    let view = |subject: String, used: i64, reserved: i64, resets: Option<i64>, refused: i64| LimitStatusView {
         id: spec.id.clone(),
         scope: spec.scope.to_string(),
         measure: m.as_str().to_string(),
@@ -220,23 +243,29 @@ pub(crate) async fn status_of(
         reserved: amount_of(m, reserved),
         remaining: amount_of(m, (spec.capacity - used - reserved).max(0)),
         resets_at: resets.map(rfc3339),
+        refused,
     };
     let rows = match spec.period {
         Some(period) => {
             let (start, end) = window(period, now, zone);
             let windows = limit_counters::windows(conn, &spec.id, start).await?;
-            let mut rows: Vec<LimitStatusView> =
-                windows.into_iter().map(|w| view(w.subject, w.used, w.reserved, Some(end))).collect();
+            let mut rows = Vec::with_capacity(windows.len().max(1));
+            for w in windows {
+                let user = (!w.subject.is_empty()).then_some(w.subject.as_str());
+                let refused = attempts::limit_refusals(conn, &spec.id, user, start).await?;
+                rows.push(view(w.subject, w.used, w.reserved, Some(end), refused));
+            }
             if rows.is_empty() {
-                rows.push(view(String::new(), 0, 0, Some(end)));
+                let refused = attempts::limit_refusals(conn, &spec.id, None, start).await?;
+                rows.push(view(String::new(), 0, 0, Some(end), refused));
             }
             rows
         }
         None => {
             let slots = limit_counters::slots(conn, &spec.id, now).await?;
-            let mut rows: Vec<LimitStatusView> = slots.into_iter().map(|(s, n)| view(s, n, 0, None)).collect();
+            let mut rows: Vec<LimitStatusView> = slots.into_iter().map(|(s, n)| view(s, n, 0, None, 0)).collect();
             if rows.is_empty() {
-                rows.push(view(String::new(), 0, 0, None));
+                rows.push(view(String::new(), 0, 0, None, 0));
             }
             rows
         }

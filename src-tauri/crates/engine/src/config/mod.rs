@@ -9,6 +9,7 @@
 
 pub(crate) mod accounts;
 pub(crate) mod affinity;
+pub(crate) mod audit;
 pub(crate) mod cli_backend;
 pub(crate) mod connections;
 pub(crate) mod credentials;
@@ -16,14 +17,13 @@ pub(crate) mod dir_lock;
 pub(crate) mod exec_account;
 pub(crate) mod exec_pool;
 pub(crate) mod inputs;
+pub(crate) mod limits;
 pub(crate) mod orphans;
 pub(crate) mod pools;
 pub(crate) mod portable;
 pub(crate) mod profiles;
 pub(crate) mod quota_aware;
 pub(crate) mod relay_settings;
-pub(crate) mod audit;
-pub(crate) mod limits;
 pub(crate) mod relay_users;
 pub(crate) mod reorder;
 pub(crate) mod rows;

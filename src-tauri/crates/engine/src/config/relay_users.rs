@@ -176,8 +176,13 @@ impl Context {
         let revision = relay_users::add(&mut tx, name, &user_token_hash(token.expose()), &grant, self.now_ms())
             .await
             .map_err(|e| EngineError::from_store("relay user", name, e))?;
-        let change =
-            Change { action: "user.add", subject: name, before: None, after: Some(revision), detail: Some(detail(&grant)) };
+        let change = Change {
+            action: "user.add",
+            subject: name,
+            before: None,
+            after: Some(revision),
+            detail: Some(detail(&grant)),
+        };
         self.audit(&mut tx, change).await?;
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         tracing::info!(user = name, "relay user added");
@@ -206,8 +211,13 @@ impl Context {
         let revision = relay_users::edit(&mut tx, name, &next, expected)
             .await
             .map_err(|e| EngineError::from_store("relay user", name, e))?;
-        let change =
-            Change { action: "user.edit", subject: name, before: Some(expected), after: Some(revision), detail: Some(detail(&next)) };
+        let change = Change {
+            action: "user.edit",
+            subject: name,
+            before: Some(expected),
+            after: Some(revision),
+            detail: Some(detail(&next)),
+        };
         self.audit(&mut tx, change).await?;
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         let row = RelayUserRow {
@@ -228,7 +238,13 @@ impl Context {
         let Some(revision) = relay_users::rotate(&mut tx, name, &user_token_hash(token.expose())).await? else {
             return Err(EngineError::not_found("relay user", name));
         };
-        let change = Change { action: "user.rotate", subject: name, before: Some(revision - 1), after: Some(revision), detail: None };
+        let change = Change {
+            action: "user.rotate",
+            subject: name,
+            before: Some(revision - 1),
+            after: Some(revision),
+            detail: None,
+        };
         self.audit(&mut tx, change).await?;
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         tracing::info!(user = name, "relay user token rotated");
@@ -254,7 +270,13 @@ impl Context {
         let Some(revision) = relay_users::revoke(&mut tx, name, self.now_ms()).await? else {
             return Err(EngineError::not_found("relay user", name));
         };
-        let change = Change { action: "user.revoke", subject: name, before: Some(revision - 1), after: Some(revision), detail: None };
+        let change = Change {
+            action: "user.revoke",
+            subject: name,
+            before: Some(revision - 1),
+            after: Some(revision),
+            detail: None,
+        };
         self.audit(&mut tx, change).await?;
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         tracing::info!(user = name, "relay user revoked");
@@ -322,7 +344,8 @@ mod tests {
 
     #[test]
     fn an_edit_keeps_what_it_does_not_name_and_checks_what_it_does() {
-        let base = Grant { role: "user".into(), connections: "work".into(), models: "claude-*".into(), expires_at: Some(5) };
+        let base =
+            Grant { role: "user".into(), connections: "work".into(), models: "claude-*".into(), expires_at: Some(5) };
         let role_only = UserGrant { role: Some(Role::Admin), ..UserGrant::default() };
         let next = merged(&base, &role_only).expect("a role change");
         assert_eq!((next.role.as_str(), next.connections.as_str(), next.expires_at), ("admin", "work", Some(5)));
@@ -331,7 +354,10 @@ mod tests {
         assert_eq!((next.connections.as_str(), next.expires_at), ("", None), "an empty list is all; no expiry");
         let bad = UserGrant { connections: Some(vec!["Work Space".into()]), ..UserGrant::default() };
         assert!(merged(&base, &bad).is_err(), "a name with spaces is refused");
-        let key = UserGrant { models: Some(vec!["sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789".into()]), ..UserGrant::default() };
+        let key = UserGrant {
+            models: Some(vec!["sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789".into()]),
+            ..UserGrant::default()
+        };
         assert!(merged(&base, &key).is_err(), "a key pasted as a pattern is refused, never stored");
     }
 }

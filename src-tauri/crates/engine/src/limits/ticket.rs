@@ -106,7 +106,8 @@ impl Ticket {
         let (read, write) = (n(row.cache_read_tokens), n(row.cache_write_tokens));
         let uncached = uncached_tokens(self.protocol, row.input_tokens, row.cache_read_tokens, row.cache_write_tokens);
         let fresh = (uncached.unwrap_or(0) - write).max(0);
-        let part = |tokens: i64, rate: Option<f64>| if tokens == 0 { Some(0.0) } else { rate.map(|r| tokens as f64 * r) };
+        let part =
+            |tokens: i64, rate: Option<f64>| if tokens == 0 { Some(0.0) } else { rate.map(|r| tokens as f64 * r) };
         let micro = part(fresh, Some(rates.input))?
             + part(n(row.output_tokens), Some(rates.output))?
             + part(read, rates.cache_read)?

@@ -50,7 +50,11 @@ mod tests {
         let now = ms("2026-12-06T13:45:30.250Z"); // a Sunday, 14:45 in Berlin
         assert_eq!(window(Period::Minute, now, &berlin), (ms("2026-12-06T13:45:00Z"), ms("2026-12-06T13:46:00Z")));
         assert_eq!(window(Period::Hour, now, &berlin), (ms("2026-12-06T13:00:00Z"), ms("2026-12-06T14:00:00Z")));
-        assert_eq!(window(Period::Day, now, &berlin), (ms("2026-12-05T23:00:00Z"), ms("2026-12-06T23:00:00Z")), "Berlin's midnight");
+        assert_eq!(
+            window(Period::Day, now, &berlin),
+            (ms("2026-12-05T23:00:00Z"), ms("2026-12-06T23:00:00Z")),
+            "Berlin's midnight"
+        );
         assert_eq!(
             window(Period::Week, now, &berlin),
             (ms("2026-11-29T23:00:00Z"), ms("2026-12-06T23:00:00Z")),

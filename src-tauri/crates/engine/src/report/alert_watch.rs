@@ -103,7 +103,12 @@ impl Context {
     pub async fn alert_states(&self, overview: &[RoutingStatus]) -> Result<Vec<ConnectionState>, EngineError> {
         let mut out = Vec::with_capacity(overview.len());
         for s in overview {
-            let state = ConnectionState::from_status(s);
+            let caps = match self.connection_limits(&s.slug).await {
+                Ok(caps) => caps,
+                Err(EngineError::NotFound { .. }) => Vec::new(),
+                Err(e) => return Err(e),
+            };
+            let state = ConnectionState::from_status(s).with_caps(&caps);
             match self.quota(&s.slug).await {
                 Ok(q) => out.push(state.with_quota(&q)),
                 // Removed since the overview: it drops out at the next look.

@@ -10,7 +10,7 @@
 use switchyard_core::states::{CircuitState, CredentialHealthState, ProfileKind};
 use switchyard_core::RoutingState;
 
-use crate::views::{QuotaView, QuotaWindowView, RoutingStatus};
+use crate::views::{LimitStatusView, QuotaView, QuotaWindowView, RoutingStatus};
 
 /// A subscription window the provider answered `rejected` for, not reset since.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,8 +43,46 @@ pub struct KeyState {
     pub rejected: Vec<RejectedWindow>,
 }
 
+/// One cap on a connection (a limit on `connection:SLUG`), as its current window stands.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapState {
+    pub id: String,
+    /// In words: `$5.00 a day`, `60 requests a minute`.
+    pub text: String,
+    /// Used and reserved of the capacity, 0–1 (a zero cap is full).
+    pub share: f64,
+    /// Requests it refused in this window.
+    pub refused: i64,
+    /// When the window resets (RFC 3339): tells one window from the next.
+    pub window: Option<String>,
+}
+
+impl CapState {
+    /// From a `limits status` row.
+    pub fn of(v: &LimitStatusView) -> Self {
+        let amount = |x: f64| if v.measure == "usd" { format!("${x:.2}") } else { format!("{x:.0} {}", v.measure) };
+        let per = v.period.as_deref().map_or(" in flight".to_string(), |p| format!(" a {p}"));
+        let share = if v.capacity <= 0.0 { 1.0 } else { ((v.used + v.reserved) / v.capacity).min(1.0) };
+        CapState {
+            id: v.id.clone(),
+            text: format!("{}{per}", amount(v.capacity)),
+            share,
+            refused: v.refused,
+            window: v.resets_at.clone(),
+        }
+    }
+
+    /// Whether it refuses requests now (nothing left of it, or it refused some this window).
+    pub fn capped(&self) -> bool {
+        self.share >= 1.0 || self.refused > 0
+    }
+}
+
+/// The share of a cap used that earns a warning.
+pub const CAP_NEAR: f64 = 0.8;
+
 /// What alerts look at in one connection.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ConnectionState {
     pub slug: String,
     /// `legacy`, `balanced` or `priority`.
@@ -53,6 +91,8 @@ pub struct ConnectionState {
     /// Why it is suspended (from the status), for the alert's text.
     pub note: Option<String>,
     pub keys: Vec<KeyState>,
+    /// The caps on the connection (issue 41): limits on `connection:SLUG`.
+    pub caps: Vec<CapState>,
 }
 
 impl ConnectionState {
@@ -82,7 +122,19 @@ impl ConnectionState {
             suspended: s.state == RoutingState::Suspended,
             note: s.note.clone(),
             keys,
+            caps: Vec::new(),
         }
+    }
+
+    /// The same with the connection's caps as they stand.
+    pub fn with_caps(mut self, caps: &[LimitStatusView]) -> Self {
+        self.caps = caps.iter().map(CapState::of).collect();
+        self
+    }
+
+    /// Whether a cap refuses its requests now (the tray marks the connection).
+    pub fn capped(&self) -> bool {
+        self.caps.iter().any(CapState::capped)
     }
 
     /// The same with each key's rejected subscription windows from the connection's quota view.
@@ -146,6 +198,10 @@ pub enum AlertKind {
     /// weekly window, that model) cools until the window resets.
     WindowRejected,
     QuotaExhausted,
+    /// A cap on the connection refused its first request of a window (issue 41).
+    CapReached,
+    /// A cap on the connection passed 80 % of its window.
+    CapNear,
     /// A token or login became `expiring`: still in use, renew it before the date.
     LoginExpiring,
 }
@@ -309,8 +365,44 @@ pub fn alerts_between(prev: &ConnectionState, next: &ConnectionState) -> Vec<Ale
             body: format!("{keys} reached its usage quota; other keys take its requests where they can."),
         });
     }
+    cap_alerts(slug, prev, next, &mut out);
     out.sort_by_key(|a| a.kind);
     out
+}
+
+/// A cap reached in a window — used up, or refusing (a request bigger than what is left is
+/// refused before the cap is full) — and a cap passing 80 % (once per window each). A cap set
+/// since the previous look counts from nothing used: one set and filled between two looks (3 s)
+/// still alerts, and one set below what the window already spent says so at once.
+fn cap_alerts(slug: &str, prev: &ConnectionState, next: &ConnectionState, out: &mut Vec<Alert>) {
+    for cap in &next.caps {
+        let unused = CapState { share: 0.0, refused: 0, ..cap.clone() };
+        let was = prev.caps.iter().find(|c| c.id == cap.id).unwrap_or(&unused);
+        let same_window = was.window == cap.window;
+        let resets =
+            cap.window.as_deref().and_then(|w| w.get(..16)).map(|w| format!(" (resets {} UTC)", w.replace('T', " ")));
+        if cap.capped() && (!was.capped() || !same_window) {
+            out.push(Alert {
+                slug: slug.to_string(),
+                kind: AlertKind::CapReached,
+                title: format!("{slug}: {} cap reached", cap.text),
+                body: format!(
+                    "The relay refuses {slug}'s requests until the window resets{}; raise or remove the cap in Limits.",
+                    resets.unwrap_or_default()
+                ),
+            });
+        } else if cap.share >= CAP_NEAR && !cap.capped() && (was.share < CAP_NEAR || !same_window) {
+            out.push(Alert {
+                slug: slug.to_string(),
+                kind: AlertKind::CapNear,
+                title: format!("{slug}: {:.0} % of the {} cap used", cap.share * 100.0, cap.text),
+                body: format!(
+                    "Past the cap the relay refuses {slug}'s requests until the window resets{}.",
+                    resets.unwrap_or_default()
+                ),
+            });
+        }
+    }
 }
 
 #[cfg(test)]
@@ -333,7 +425,47 @@ pub(crate) mod tests {
     }
 
     pub(crate) fn conn(mode: &str, suspended: bool, keys: Vec<KeyState>) -> ConnectionState {
-        ConnectionState { slug: "team".into(), mode: mode.into(), suspended, note: None, keys }
+        ConnectionState { slug: "team".into(), mode: mode.into(), suspended, note: None, keys, caps: Vec::new() }
+    }
+
+    fn cap(share: f64, refused: i64, window: &str) -> CapState {
+        CapState {
+            id: "connection-team-usd-day".into(),
+            text: "$5.00 a day".into(),
+            share,
+            refused,
+            window: Some(window.into()),
+        }
+    }
+
+    #[test]
+    fn a_cap_warns_at_80_percent_and_alerts_on_its_first_refusal_once_per_window() {
+        let with =
+            |caps: Vec<CapState>| ConnectionState { caps, ..conn("legacy", false, vec![key("a", false, false)]) };
+        let day1 = "2027-01-02T00:00:00.000Z";
+        let (low, near, full) =
+            (with(vec![cap(0.5, 0, day1)]), with(vec![cap(0.85, 0, day1)]), with(vec![cap(1.0, 2, day1)]));
+        assert_eq!(kinds(&with(vec![]), &near), [AlertKind::CapNear], "a cap set since the last look counts from 0");
+        assert_eq!(kinds(&with(vec![]), &low), [], "a new cap with room says nothing");
+        assert_eq!(
+            kinds(&with(vec![]), &with(vec![cap(1.0, 1, day1)])),
+            [AlertKind::CapReached],
+            "set and filled between two looks"
+        );
+        assert_eq!(kinds(&low, &near), [AlertKind::CapNear], "passing 80 % warns");
+        assert_eq!(kinds(&near, &near), [], "once");
+        assert_eq!(kinds(&near, &full), [AlertKind::CapReached], "the first refusal alerts");
+        let refusing = with(vec![cap(0.9, 1, day1)]);
+        assert_eq!(kinds(&near, &refusing), [AlertKind::CapReached], "a refusal before the cap is full alerts too");
+        assert_eq!(kinds(&refusing, &full), [], "and the cap filling up after it does not again");
+        let used_up = with(vec![cap(1.0, 0, day1)]);
+        assert_eq!(kinds(&low, &used_up), [AlertKind::CapReached], "used up: the next request is refused");
+        assert_eq!(kinds(&full, &with(vec![cap(1.0, 5, day1)])), [], "more refusals in the window do not");
+        let next_day = with(vec![cap(1.0, 1, "2027-01-03T00:00:00.000Z")]);
+        assert_eq!(kinds(&full, &next_day), [AlertKind::CapReached], "a new window's first refusal alerts again");
+        let title = alerts_between(&near, &full)[0].title.clone();
+        assert_eq!(title, "team: $5.00 a day cap reached");
+        assert!(full.capped() && !low.capped(), "the tray marks a refusing cap only");
     }
 
     fn kinds(p: &ConnectionState, n: &ConnectionState) -> Vec<AlertKind> {

@@ -30,7 +30,10 @@ impl Context {
             let mut conn = self.store.acquire().await?;
             connections::list(&mut conn).await?.into_iter().map(|c| c.slug).collect()
         };
-        let (mut day, mut mon) = (MeUsage { cost_usd: Some(0.0), ..MeUsage::default() }, MeUsage { cost_usd: Some(0.0), ..MeUsage::default() });
+        let (mut day, mut mon) = (
+            MeUsage { cost_usd: Some(0.0), ..MeUsage::default() },
+            MeUsage { cost_usd: Some(0.0), ..MeUsage::default() },
+        );
         for slug in slugs.iter().filter(|s| scope.allows_target(s)) {
             for (since, into) in [(today, &mut day), (month, &mut mon)] {
                 let view = self.usage(slug, Some(&rfc3339(since)), UsageBy::User).await?;
@@ -77,8 +80,8 @@ impl Context {
                 None => out_limits.extend(rows),
             }
         }
-        let users_shadowed = |v: &crate::views::LimitStatusView| v.scope == "users"
-            && out_limits_has_own(&out_limits, v);
+        let users_shadowed =
+            |v: &crate::views::LimitStatusView| v.scope == "users" && out_limits_has_own(&out_limits, v);
         let shown: Vec<_> = out_limits.iter().filter(|v| !users_shadowed(v)).cloned().collect();
         let UserScope { targets, models } = scope;
         Ok(MeView {

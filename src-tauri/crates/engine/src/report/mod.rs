@@ -4,9 +4,9 @@
 
 pub(crate) mod alert_watch;
 pub(crate) mod alerts;
+pub(crate) mod attempts;
 pub(crate) mod audit;
 pub(crate) mod me;
-pub(crate) mod attempts;
 pub(crate) mod prices;
 pub(crate) mod quota;
 pub(crate) mod time_zone;

@@ -7,8 +7,8 @@
 //! `limits_unavailable`), recorded as a ledger row naming its limit; never a failover.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 use std::sync::{Arc, PoisonError};
+use std::time::Duration;
 
 use switchyard_core::connection::Protocol;
 use switchyard_core::limit::{matching, Estimate, LimitSpec, Measure, Requester};
@@ -113,7 +113,7 @@ impl Router {
                 Some(book)
             }
             Err(e) => {
-                tracing::debug!(code = e.code().as_str(), "limits not re-read; the last ones hold");
+                tracing::warn!(error = %e, "limits not re-read; the last ones hold");
                 cached
             }
         }
@@ -138,6 +138,7 @@ impl Router {
         }
         let who = Requester { user: a.user, connection: a.connection.map(|c| c.1), pool: a.pool.map(|p| p.1) };
         let met = matching(&book.specs, who);
+        tracing::trace!(limits = book.specs.len(), met = met.len(), "admission");
         if met.is_empty() {
             return Ok(None);
         }
@@ -173,7 +174,8 @@ impl Router {
         let has_slot = takes.iter().any(|t| t.slot);
         let holder_id = self.limits.next_holder.fetch_add(1, Ordering::Relaxed).to_string();
         let lease_ms = i64::try_from(self.limits.slot_lease.as_millis()).unwrap_or(i64::MAX);
-        let holder = Holder { owner: &self.limits.owner, holder: &holder_id, expires_ms: now_ms.saturating_add(lease_ms) };
+        let holder =
+            Holder { owner: &self.limits.owner, holder: &holder_id, expires_ms: now_ms.saturating_add(lease_ms) };
         match self.state.admit(&self.engine.store, &takes, holder, now_ms).await {
             Err(e) => {
                 tracing::warn!(code = e.code().as_str(), "limits unavailable: request refused");
@@ -200,7 +202,15 @@ impl Router {
 
     /// 429 `limit:<id>`: what the window holds, and when the reservation fits again (the window's
     /// end; for slots, a second — one may end any moment).
-    fn full(&self, a: &Admitting<'_>, book: &LimitBook, spec: &LimitSpec, take: &Take, full: &Full, now_ms: i64) -> Unavailable {
+    fn full(
+        &self,
+        a: &Admitting<'_>,
+        book: &LimitBook,
+        spec: &LimitSpec,
+        take: &Take,
+        full: &Full,
+        now_ms: i64,
+    ) -> Unavailable {
         let (retry, resets) = match spec.period {
             Some(p) => {
                 let end = window(p, now_ms, &book.zone).1;

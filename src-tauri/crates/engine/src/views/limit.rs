@@ -2,9 +2,10 @@
 //! measure's unit: requests, tokens, USD, requests in flight), and the audit's rows. Never a
 //! secret.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use specta::Type;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
 pub struct LimitView {
     pub id: String,
     /// `user:NAME`, `users`, `connection:SLUG`, `pool:POOL`.
@@ -15,11 +16,12 @@ pub struct LimitView {
     pub capacity: f64,
     /// `minute` … `month`; `None` for concurrency.
     pub period: Option<String>,
+    #[specta(type = u32)]
     pub revision: i64,
 }
 
 /// One limit's current window for one subject.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
 pub struct LimitStatusView {
     pub id: String,
     pub scope: String,
@@ -35,6 +37,19 @@ pub struct LimitStatusView {
     pub remaining: f64,
     /// When the window ends (RFC 3339); `None` for concurrency.
     pub resets_at: Option<String>,
+    /// Requests this limit refused in the window (for concurrency: since the limit was set).
+    #[specta(type = u32)]
+    pub refused: i64,
+}
+
+/// The caps one person sets on a connection from the desktop (each a limit on
+/// `connection:SLUG`): USD per day, USD per month, requests per minute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum CapKind {
+    UsdDay,
+    UsdMonth,
+    RequestsMinute,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -86,12 +86,18 @@ async fn a_daily_usd_cap_refuses_once_spent_and_admits_again_the_next_day() -> T
     let status = relay.engine.limit_status(Some("connection:c")).await?;
     assert_eq!(status.len(), 1, "one window: {status:?}");
     assert!((status[0].used - 0.05).abs() < 1e-9, "five settled requests used $0.05: {status:?}");
-    assert!(status[0].reserved.abs() < 1e-9 && status[0].remaining.abs() < 1e-9, "nothing reserved or left: {status:?}");
+    assert!(
+        status[0].reserved.abs() < 1e-9 && status[0].remaining.abs() < 1e-9,
+        "nothing reserved or left: {status:?}"
+    );
     // The refusals are ledger rows naming their limit, with no attempt upstream.
     let rows = relay.engine.attempts("c", 50).await?;
     let limited: Vec<_> = rows.iter().filter(|r| r.limit.as_deref() == Some("connection-c-usd-day")).collect();
     assert_eq!(limited.len(), 2, "the 429 and the 403 are rows naming the limit: {rows:?}");
-    assert!(limited.iter().all(|r| r.attempt == 0 && r.failure_kind.is_none()), "no attempt, no failure kind: {limited:?}");
+    assert!(
+        limited.iter().all(|r| r.attempt == 0 && r.failure_kind.is_none()),
+        "no attempt, no failure kind: {limited:?}"
+    );
     // The next day the cap admits again.
     clock.step(i64::try_from(retry)? * 1000 + 1000);
     let next_day = relay.post(ask(OUTPUT_TOKENS, "m1", "a new day")).await?;
@@ -157,7 +163,11 @@ async fn a_concurrency_limit_never_lets_more_in_flight() -> TestResult {
     let ok = statuses.iter().filter(|s| **s == 200).count();
     assert_eq!(ok + statuses.iter().filter(|s| **s == 429).count(), 6, "each served or refused: {statuses:?}");
     assert!((1..=2).contains(&ok), "at most two in flight were admitted together: {statuses:?}");
-    assert!(relay.mock.max_in_flight() <= 2, "the provider never saw more than two at once: {}", relay.mock.max_in_flight());
+    assert!(
+        relay.mock.max_in_flight() <= 2,
+        "the provider never saw more than two at once: {}",
+        relay.mock.max_in_flight()
+    );
     // Slots are freed when their requests end (on the ledger's next pass).
     tokio::time::sleep(Duration::from_millis(400)).await;
     let again = relay.post(ask(8, "m1", "after")).await?;
@@ -237,10 +247,39 @@ async fn me_shows_a_token_holder_its_own_figures_and_limits_only() -> TestResult
     assert!(!text.contains("bob"), "nothing of another user: {text}");
     assert!(!text.contains(ana.expose()) && !text.contains("sk-me-a"), "no token, no key");
     let bob_view: Value = me(bob.expose().to_string()).await?.json().await?;
-    let ids: Vec<&str> = bob_view["limits"].as_array().map(|l| l.iter().filter_map(|x| x["id"].as_str()).collect()).unwrap_or_default();
-    assert!(ids.contains(&"user-bob-usd-month") && ids.contains(&"users-requests-day"), "bob's own and the users limit: {bob_view}");
+    let ids: Vec<&str> =
+        bob_view["limits"].as_array().map(|l| l.iter().filter_map(|x| x["id"].as_str()).collect()).unwrap_or_default();
+    assert!(
+        ids.contains(&"user-bob-usd-month") && ids.contains(&"users-requests-day"),
+        "bob's own and the users limit: {bob_view}"
+    );
     let nobody = relay.http.get(format!("{}/v1/switchyard/me", relay.url)).send().await?;
     assert_eq!(nobody.status(), 401, "no token, no figures");
+    relay.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cap_set_while_the_relay_runs_counts_from_its_next_request() -> TestResult {
+    let keys = vec![
+        Key { label: "a", secret: "sk-live-a", weight: 1, script: KeyScript::new(["m1"]) },
+        Key { label: "b", secret: "sk-live-b", weight: 1, script: KeyScript::new(["m1"]) },
+    ];
+    let relay = crate::common::relay("openai", &["m1"], keys, Some("balanced")).await?;
+    for i in 0..3 {
+        assert_eq!(relay.chat("m1", vec![crate::common::user(&format!("before {i}"))], false).await?.status(), 200);
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    relay.engine.connection_cap_set("c", switchyard_engine::CapKind::RequestsMinute, 3.0).await?;
+    let mut statuses = Vec::new();
+    for i in 0..4 {
+        statuses
+            .push(relay.chat("m1", vec![crate::common::user(&format!("after {i}"))], false).await?.status().as_u16());
+    }
+    relay.router.flush().await;
+    let status = relay.engine.connection_limits("c").await?;
+    assert_eq!(statuses, [200, 200, 200, 429], "the cap counts from the request after it was set: {status:?}");
+    assert_eq!(status[0].used, 3.0, "{status:?}");
     relay.stop().await?;
     Ok(())
 }

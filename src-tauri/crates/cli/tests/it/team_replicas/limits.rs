@@ -61,7 +61,9 @@ async fn a_request_limit_and_a_usd_budget_admit_exactly_across_replicas() -> Tes
     let mut tokens = Vec::new();
     for name in ["r1", "r2", "r3"] {
         tokens.push((name, cluster.store.user_add(name)?));
-        cluster.store.cli_ok(&["limits", "set", &format!("user:{name}"), "--requests", "30", "--per", "minute"], None)?;
+        cluster
+            .store
+            .cli_ok(&["limits", "set", &format!("user:{name}"), "--requests", "30", "--per", "minute"], None)?;
     }
     let_replicas_read();
     let mut figures = Vec::new();
@@ -142,8 +144,15 @@ async fn concurrency_slots_hold_across_replicas_and_a_killed_replica_s_come_back
         statuses.push(c.join().map_err(|_| "client thread")??.status);
     }
     let served = statuses.iter().filter(|s| **s == 200).count();
-    report(&format!("concurrency 2, 8 slow streams at once over 3 replicas: {served} served, max in flight at the provider {}", cluster.mock.max_in_flight()));
-    assert!(cluster.mock.max_in_flight() <= 2, "the provider never saw more than two at once: {}", cluster.mock.max_in_flight());
+    report(&format!(
+        "concurrency 2, 8 slow streams at once over 3 replicas: {served} served, max in flight at the provider {}",
+        cluster.mock.max_in_flight()
+    ));
+    assert!(
+        cluster.mock.max_in_flight() <= 2,
+        "the provider never saw more than two at once: {}",
+        cluster.mock.max_in_flight()
+    );
     assert!((1..=2).contains(&served) && statuses.iter().all(|s| *s == 200 || *s == 429), "{statuses:?}");
     // Replica a takes both slots with two long requests, and is killed holding them.
     for (_, secret, _) in KEYS {
@@ -207,7 +216,12 @@ async fn scopes_expiry_and_rotation_hold_on_every_replica_and_a_lost_store_refus
     let before = provider_hits(&cluster);
     for addr in &addrs {
         let model = messages(addr, &scoped, &body("m1 is not claude-*"), Duration::from_secs(30))?;
-        assert_eq!((model.status, model.header("x-switchyard-reason")), (403, Some("not_in_scope")), "{addr}: {}", model.body);
+        assert_eq!(
+            (model.status, model.header("x-switchyard-reason")),
+            (403, Some("not_in_scope")),
+            "{addr}: {}",
+            model.body
+        );
         let conn = messages(addr, &elsewhere, &body("c is not d"), Duration::from_secs(30))?;
         assert_eq!((conn.status, conn.header("x-switchyard-reason")), (403, Some("not_in_scope")), "{addr}");
         let old = messages(addr, &expired, &body("expired"), Duration::from_secs(30))?;

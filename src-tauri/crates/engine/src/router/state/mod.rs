@@ -261,7 +261,13 @@ impl RoutingState for States {
         each!(self, s => s.forget(subject))
     }
 
-    async fn admit(&self, store: &Store, takes: &[Take], holder: Holder<'_>, now_ms: i64) -> Result<Option<Full>, EngineError> {
+    async fn admit(
+        &self,
+        store: &Store,
+        takes: &[Take],
+        holder: Holder<'_>,
+        now_ms: i64,
+    ) -> Result<Option<Full>, EngineError> {
         each!(self, s => s.admit(store, takes, holder, now_ms).await)
     }
 }
