@@ -138,7 +138,6 @@ impl Router {
         }
         let who = Requester { user: a.user, connection: a.connection.map(|c| c.1), pool: a.pool.map(|p| p.1) };
         let met = matching(&book.specs, who);
-        tracing::trace!(limits = book.specs.len(), met = met.len(), "admission");
         if met.is_empty() {
             return Ok(None);
         }
