@@ -66,3 +66,34 @@ CREATE INDEX audit_at ON audit (at_ms);
 -- desktop's cap alerts count a window's refusals through.
 ALTER TABLE attempts ADD COLUMN limit_id TEXT;
 CREATE INDEX attempts_limit ON attempts (limit_id, at_ms) WHERE limit_id IS NOT NULL;
+
+-- Admission in one round trip on Postgres (issue 41, "≤ 1 extra round trip per request"): every
+-- counter take of a request (a JSON array, sorted by the caller), each one conditional upsert as
+-- `limit_counters.rs` writes it; the first that does not fit raises, which rolls the whole
+-- statement back (all or nothing) and names its index (0-based) in the message.
+CREATE FUNCTION switchyard_admit(takes TEXT) RETURNS INTEGER AS $$
+DECLARE
+    t RECORD;
+    i INTEGER := 0;
+    n INTEGER;
+BEGIN
+    FOR t IN SELECT * FROM jsonb_to_recordset(takes::jsonb)
+        AS x(limit_id TEXT, subject TEXT, window_start BIGINT, amount BIGINT, capacity BIGINT)
+    LOOP
+        n := 0;
+        IF t.amount <= t.capacity THEN
+            INSERT INTO limit_counters (limit_id, subject, window_start, used, reserved)
+            VALUES (t.limit_id, t.subject, t.window_start, 0, t.amount)
+            ON CONFLICT (limit_id, subject, window_start) DO UPDATE
+                SET reserved = limit_counters.reserved + excluded.reserved
+                WHERE limit_counters.used + limit_counters.reserved + excluded.reserved <= t.capacity;
+            GET DIAGNOSTICS n = ROW_COUNT;
+        END IF;
+        IF n = 0 THEN
+            RAISE EXCEPTION 'switchyard_limit_full %', i;
+        END IF;
+        i := i + 1;
+    END LOOP;
+    RETURN i;
+END
+$$ LANGUAGE plpgsql;

@@ -317,3 +317,21 @@ async fn codex_gets_a_login_provider_and_its_token_only_in_the_environment() -> 
     mock.shutdown().await?;
     Ok(())
 }
+
+/// Issue 41 (invariant 29): a limit's refusal is the relay's own, never an account's limit —
+/// `exec --failover` does not launch again on another account after one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limit_s_refusal_never_makes_failover_launch_again() -> TestResult {
+    let s = setup(&[("a", 5, KeyScript::new(["m1"])), ("b", 1, KeyScript::new(["m1"]))]).await?;
+    let capped = run(s.d(), &["limits", "set", "connection:cc", "--requests", "0", "--per", "day"], None)?;
+    assert_eq!(capped.code, 0, "limits set: {}", capped.stderr);
+    let out = s.exec(&["--failover"], &[]).await?;
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let runs: Vec<(String, String)> = s.launches().into_iter().map(|(l, st, _)| (l, st)).collect();
+    assert_eq!(runs.len(), 1, "one launch, no failover on a limit's refusal: {runs:?} {stderr}");
+    assert_eq!(runs[0].1, "429", "the launch got the limit's 429: {runs:?}");
+    assert_ne!(out.status.code(), Some(0), "the child's failure passes through: {stderr}");
+    assert!(!stderr.contains("running again on account"), "no relaunch: {stderr}");
+    assert_eq!(s.mock.hits(&login("a")) + s.mock.hits(&login("b")), 0, "nothing reached the provider");
+    Ok(())
+}

@@ -21,19 +21,31 @@ pub const BOOK_TTL: Duration = Duration::from_secs(1);
 pub const DEFAULT_SLOT_LEASE: Duration = Duration::from_secs(30);
 
 use switchyard_store::limit_counters::{self, Full, Holder, Take};
-use switchyard_store::Store;
+use switchyard_store::{Backend, Store};
 
 use crate::error::EngineError;
 
 /// One store decision (invariant 28): every take of a request in one transaction that locks
-/// only the limits' rows, committed when all fit, rolled back at the first that does not.
-/// `Ok(None)`: admitted.
+/// only the limits' rows, committed when all fit, rolled back at the first that does not — or,
+/// for a request meeting one periodic limit, its one conditional upsert alone (atomic by itself:
+/// one round trip); on Postgres, several periodic limits in one call of `switchyard_admit` (one
+/// round trip, all or nothing). Concurrency slots take the transaction. `Ok(None)`: admitted.
 pub(crate) async fn admit_in(
     store: &Store,
     takes: &[Take],
     holder: Holder<'_>,
     now_ms: i64,
 ) -> Result<Option<Full>, EngineError> {
+    if let [take] = takes {
+        if !take.slot {
+            let mut conn = store.acquire().await?;
+            return Ok(limit_counters::admit_one(&mut conn, take).await?);
+        }
+    }
+    if store.backend() == Backend::Postgres && takes.iter().all(|t| !t.slot) {
+        let mut conn = store.acquire().await?;
+        return Ok(limit_counters::admit_postgres(&mut conn, takes).await?);
+    }
     let mut tx = store.begin_rows().await?;
     match limit_counters::admit(&mut tx, takes, holder, now_ms).await? {
         None => {

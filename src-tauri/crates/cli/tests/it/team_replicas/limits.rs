@@ -58,6 +58,9 @@ fn let_replicas_read() {
 async fn a_request_limit_and_a_usd_budget_admit_exactly_across_replicas() -> TestResult {
     let Some(cluster) = Cluster::start("limit_exact", Options::default()).await? else { return Ok(()) };
     // Three users, each 30 requests a minute, each sending 100 at once: three runs of exactness.
+    // Every user also meets a token limit they never reach: two limits per request, admitted in
+    // one call of the store's `switchyard_admit` (one round trip, all or nothing).
+    cluster.store.cli_ok(&["limits", "set", "users", "--tokens", "1000000000", "--per", "day"], None)?;
     let mut tokens = Vec::new();
     for name in ["r1", "r2", "r3"] {
         tokens.push((name, cluster.store.user_add(name)?));
