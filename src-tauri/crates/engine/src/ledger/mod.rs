@@ -178,9 +178,9 @@ fn take(m: Msg, pass: &mut Pass) {
 async fn write_settlements(store: &Store, settlements: &[Settlement]) -> Result<(), switchyard_store::StoreError> {
     let mut tx = store.begin_rows().await?;
     for s in settlements {
-        limit_counters::settle(&mut *tx, &s.settles).await?;
+        limit_counters::settle(&mut tx, &s.settles).await?;
         if let Some((owner, holder)) = &s.slots {
-            limit_counters::release(&mut *tx, owner, holder).await?;
+            limit_counters::release(&mut tx, owner, holder).await?;
         }
     }
     tx.commit().await?;
