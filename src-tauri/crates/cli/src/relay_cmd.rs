@@ -88,8 +88,9 @@ async fn users(engine: &Arc<Engine>, cmd: UsersCmd) -> Result<Output, EngineErro
 fn user_grant(a: crate::args::GrantArgs, no_expiry: bool) -> Result<UserGrant, EngineError> {
     Ok(UserGrant {
         role: a.role.as_deref().map(Role::parse).transpose()?,
-        connections: a.connections,
-        models: a.models,
+        // `--connections ''` (an empty list) means all, as an omitted scope does.
+        connections: a.connections.map(|v| v.into_iter().filter(|x| !x.is_empty()).collect()),
+        models: a.models.map(|v| v.into_iter().filter(|x| !x.is_empty()).collect()),
         expires: if no_expiry { Some(None) } else { a.expires.map(Some) },
     })
 }

@@ -17,6 +17,13 @@ pub(crate) struct Change<'a> {
     pub detail: Option<serde_json::Value>,
 }
 
+impl Change<'_> {
+    /// A change that only moves the subject's revision by one (a rotation, a revocation).
+    pub(crate) fn step<'a>(action: &'a str, subject: &'a str, after: i64) -> Change<'a> {
+        Change { action, subject, before: Some(after - 1), after: Some(after), detail: None }
+    }
+}
+
 impl Context {
     /// Writes `change`'s row on `conn` (the change's own transaction).
     pub(crate) async fn audit(&self, conn: &mut AnyConnection, change: Change<'_>) -> Result<(), EngineError> {

@@ -238,13 +238,7 @@ impl Context {
         let Some(revision) = relay_users::rotate(&mut tx, name, &user_token_hash(token.expose())).await? else {
             return Err(EngineError::not_found("relay user", name));
         };
-        let change = Change {
-            action: "user.rotate",
-            subject: name,
-            before: Some(revision - 1),
-            after: Some(revision),
-            detail: None,
-        };
+        let change = Change::step("user.rotate", name, revision);
         self.audit(&mut tx, change).await?;
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         tracing::info!(user = name, "relay user token rotated");
@@ -270,13 +264,7 @@ impl Context {
         let Some(revision) = relay_users::revoke(&mut tx, name, self.now_ms()).await? else {
             return Err(EngineError::not_found("relay user", name));
         };
-        let change = Change {
-            action: "user.revoke",
-            subject: name,
-            before: Some(revision - 1),
-            after: Some(revision),
-            detail: None,
-        };
+        let change = Change::step("user.revoke", name, revision);
         self.audit(&mut tx, change).await?;
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         tracing::info!(user = name, "relay user revoked");

@@ -58,30 +58,24 @@ impl Ticket {
     /// is never spent as zero, invariant 30).
     pub(crate) fn settle(mut self, row: &AttemptRow) -> Settlement {
         self.ledger = None;
-        let settles = self
-            .holds
-            .iter()
-            .filter(|h| h.measure != Measure::Concurrency)
-            .map(|h| Settle {
-                limit_id: h.limit_id.clone(),
-                subject: h.subject.clone(),
-                window_start: h.window_start,
-                reserved: h.reserved,
-                spent: match h.measure {
-                    Measure::Requests => 1,
-                    Measure::Tokens => self.tokens_of(row).unwrap_or(h.reserved),
-                    Measure::Usd => self.micro_usd_of(row).unwrap_or(h.reserved),
-                    Measure::Concurrency => 0,
-                },
-            })
-            .collect();
+        let settles = self.settles(|h| match h.measure {
+            Measure::Requests => 1,
+            Measure::Tokens => self.tokens_of(row).unwrap_or(h.reserved),
+            Measure::Usd => self.micro_usd_of(row).unwrap_or(h.reserved),
+            Measure::Concurrency => 0,
+        });
         Settlement { settles, slots: self.slots.take() }
     }
 
     /// Everything back: the request failed before output.
     fn returned(&mut self) -> Settlement {
-        let settles = self
-            .holds
+        let settles = self.settles(|_| 0);
+        Settlement { settles, slots: self.slots.take() }
+    }
+
+    /// Each counter hold settled with what `spent` says it spent (slots are freed, not settled).
+    fn settles(&self, spent: impl Fn(&Hold) -> i64) -> Vec<Settle> {
+        self.holds
             .iter()
             .filter(|h| h.measure != Measure::Concurrency)
             .map(|h| Settle {
@@ -89,10 +83,9 @@ impl Ticket {
                 subject: h.subject.clone(),
                 window_start: h.window_start,
                 reserved: h.reserved,
-                spent: 0,
+                spent: spent(h),
             })
-            .collect();
-        Settlement { settles, slots: self.slots.take() }
+            .collect()
     }
 
     /// What the row's tokens cost at the model's rates, in millionths of a USD (rounded up);
