@@ -21,17 +21,22 @@ const CLIENTS: usize = 4;
 type Seen = Vec<(f64, u16, String)>;
 
 /// The configuration as the CLI shows it: connections, profiles (with their revisions), relay
-/// users, and the routing settings of `routing status` (not its health, traffic or cache, which
+/// users (without when each last called), and the routing settings of `routing status` (not its health, traffic or cache, which
 /// move with the load).
 fn config(cluster: &Cluster) -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let mut out = Vec::new();
-    for args in [
-        &["--json", "connection", "list"][..],
-        &["--json", "profile", "list", "c"],
-        &["--json", "relay", "users", "list"],
-    ] {
+    for args in [&["--json", "connection", "list"][..], &["--json", "profile", "list", "c"]] {
         out.push(cluster.store.cli_ok(args, None)?.stdout);
     }
+    // The users as configured: `last_used` is traffic (issue 41), not configuration.
+    let mut users: Vec<serde_json::Value> =
+        serde_json::from_str(&cluster.store.cli_ok(&["--json", "relay", "users", "list"], None)?.stdout)?;
+    for u in &mut users {
+        if let Some(u) = u.as_object_mut() {
+            u.remove("last_used");
+        }
+    }
+    out.push(serde_json::to_string_pretty(&users)?);
     let status: serde_json::Value =
         serde_json::from_str(&cluster.store.cli_ok(&["--json", "routing", "status", "c"], None)?.stdout)?;
     let profiles: Vec<serde_json::Value> = status["profiles"]
