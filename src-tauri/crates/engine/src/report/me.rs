@@ -3,7 +3,7 @@
 //! and each limit that applies to their requests with its current window — a `users` limit's
 //! window of their own, never another user's.
 
-use switchyard_core::limit::{LimitScope, UserScope};
+use switchyard_core::limit::{matching, LimitScope, LimitSpec, Requester, UserScope};
 use switchyard_store::{connections, limits};
 
 use crate::clock::rfc3339;
@@ -14,7 +14,7 @@ use crate::error::EngineError;
 use crate::limits::book::spec_of;
 use crate::report::time_zone::{date_of, start_of};
 use crate::report::usage::{UsageBy, LOCAL_USER};
-use crate::views::{MeUsage, MeView};
+use crate::views::{LimitStatusView, MeUsage, MeView};
 
 impl Context {
     /// The figures of `grant`'s holder (`None`: the install's own token).
@@ -45,44 +45,29 @@ impl Context {
                 }
             }
         }
-        let mut out_limits = Vec::new();
         let mut conn = self.store.acquire().await?;
-        for row in limits::list(&mut conn).await? {
-            let Some(spec) = spec_of(&row) else { continue };
-            let applies = match (&spec.scope, &name) {
-                (LimitScope::User(n), Some(me)) => n == me,
-                (LimitScope::Users, Some(_)) => true,
-                (LimitScope::Connection(n) | LimitScope::Pool(n), _) => scope.allows_target(n),
-                _ => false,
-            };
-            if !applies {
+        let specs: Vec<LimitSpec> = limits::list(&mut conn).await?.iter().filter_map(spec_of).collect();
+        // The caller's own and the `users` ones exactly as admission matches them (core `matching`:
+        // a user's own limit replaces the `users` one of its measure and period); the connections'
+        // and pools' within the caller's scope.
+        let who = Requester { user: name.as_deref(), connection: None, pool: None };
+        let mut shown = Vec::new();
+        for m in matching(&specs, who) {
+            let rows = status_of(&mut conn, m.spec, now, &tz).await?;
+            if m.subject.is_empty() {
+                shown.extend(rows);
                 continue;
             }
-            let own = match (&spec.scope, &name) {
-                (LimitScope::Users, Some(me)) => Some(me.as_str()),
-                _ => None,
-            };
-            let rows = status_of(&mut conn, &spec, now, &tz).await?;
-            match own {
-                // A `users` limit counts each user apart: only the caller's window.
-                Some(me) => {
-                    let mine = rows.iter().find(|r| r.subject == me).cloned().or_else(|| {
-                        rows.first().cloned().map(|r| crate::views::LimitStatusView {
-                            subject: me.to_string(),
-                            used: 0.0,
-                            reserved: 0.0,
-                            remaining: r.capacity,
-                            ..r
-                        })
-                    });
-                    out_limits.extend(mine);
-                }
-                None => out_limits.extend(rows),
-            }
+            // A `users` limit counts each user apart: only the caller's window, never another's.
+            let mine = rows.iter().find(|r| r.subject == m.subject).cloned();
+            shown.extend(mine.or_else(|| rows.into_iter().next().map(|r| unused(r, m.subject))));
         }
-        let users_shadowed =
-            |v: &crate::views::LimitStatusView| v.scope == "users" && out_limits_has_own(&out_limits, v);
-        let shown: Vec<_> = out_limits.iter().filter(|v| !users_shadowed(v)).cloned().collect();
+        for spec in specs.iter().filter(|s| match &s.scope {
+            LimitScope::Connection(n) | LimitScope::Pool(n) => scope.allows_target(n),
+            _ => false,
+        }) {
+            shown.extend(status_of(&mut conn, spec, now, &tz).await?);
+        }
         let UserScope { targets, models } = scope;
         Ok(MeView {
             name,
@@ -97,8 +82,15 @@ impl Context {
     }
 }
 
-/// Whether the caller has their own `user:NAME` limit of `v`'s measure and period (which then
-/// replaces the `users` one).
-fn out_limits_has_own(all: &[crate::views::LimitStatusView], v: &crate::views::LimitStatusView) -> bool {
-    all.iter().any(|o| o.scope.starts_with("user:") && o.measure == v.measure && o.period == v.period)
+/// A `users` limit's window for a user who has not used it yet (`row` is another user's or the
+/// empty window: only its capacity and reset are kept).
+fn unused(row: LimitStatusView, subject: &str) -> LimitStatusView {
+    LimitStatusView {
+        subject: subject.to_string(),
+        used: 0.0,
+        reserved: 0.0,
+        remaining: row.capacity,
+        refused: 0,
+        ..row
+    }
 }

@@ -221,7 +221,8 @@ async fn me_shows_a_token_holder_its_own_figures_and_limits_only() -> TestResult
     relay.engine.set_price("m1", NewPrice { input: 0.0, output: 2000.0, cache_read: None, cache_write: None }).await?;
     let ana = relay.engine.relay_user_add("ana").await?;
     let bob = relay.engine.relay_user_add("bob").await?;
-    relay.engine.limit_set(&limit("users", Measure::Requests, 100.0, Some(Period::Day))).await?;
+    let cy = relay.engine.relay_user_add("cy").await?;
+    relay.engine.limit_set(&limit("users", Measure::Requests, 3.0, Some(Period::Day))).await?;
     relay.engine.limit_set(&limit("user:bob", Measure::Usd, 3.0, Some(Period::Month))).await?;
     tokio::time::sleep(Duration::from_millis(600)).await;
     for i in 0..3 {
@@ -253,6 +254,18 @@ async fn me_shows_a_token_holder_its_own_figures_and_limits_only() -> TestResult
         ids.contains(&"user-bob-usd-month") && ids.contains(&"users-requests-day"),
         "bob's own and the users limit: {bob_view}"
     );
+    // ana's fourth is refused; cy, who sent nothing, sees an unused window — none of ana's figures.
+    assert_eq!(post_as(&relay, ana.expose(), &ask(OUTPUT_TOKENS, "m1", "ana over")).await?.status(), 429);
+    relay.router.flush().await;
+    let text = me(cy.expose().to_string()).await?.text().await?;
+    let cy_view: Value = serde_json::from_str(&text)?;
+    let row = &cy_view["limits"][0];
+    assert_eq!(
+        (row["subject"].as_str(), row["used"].as_f64(), row["refused"].as_i64(), row["remaining"].as_f64()),
+        (Some("cy"), Some(0.0), Some(0), Some(3.0)),
+        "cy's own, unused window of the users limit: {cy_view}"
+    );
+    assert!(!text.contains("ana") && !text.contains("bob"), "nothing of another user: {text}");
     let nobody = relay.http.get(format!("{}/v1/switchyard/me", relay.url)).send().await?;
     assert_eq!(nobody.status(), 401, "no token, no figures");
     relay.stop().await?;

@@ -18,8 +18,6 @@ use super::origins::ResponseOrigins;
 use super::{Claim, Going, RoutingState, Subject, View, ViewKeys};
 use crate::error::EngineError;
 use crate::router::quota::QuotaBoard;
-use switchyard_store::limit_counters::{Full, Holder, Take};
-use switchyard_store::Store;
 
 /// A stored SWRR position and the revision it is at.
 #[derive(Debug, Default)]
@@ -204,17 +202,5 @@ impl RoutingState for LocalState {
                 lock(&self.positions).remove(&format!("pool:{id}"));
             }
         }
-    }
-
-    /// The desktop's (or a lone relay's) SQLite file: its write lock serializes every take, and
-    /// the counters outlive the process (a daily cap holds across a restart).
-    async fn admit(
-        &self,
-        store: &Store,
-        takes: &[Take],
-        holder: Holder<'_>,
-        now_ms: i64,
-    ) -> Result<Option<Full>, EngineError> {
-        crate::limits::admit_in(store, takes, holder, now_ms).await
     }
 }

@@ -185,14 +185,19 @@ pub(crate) trait RoutingState: Send + Sync {
 
     /// Takes a request's reservation from every limit it meets (`takes`, sorted), all or
     /// nothing, in one decision of `store` — never a counter of this process, so replicas on one
-    /// store hold a limit together (invariant 28). `Ok(None)`: admitted.
+    /// store hold a limit together (invariant 28). `Ok(None)`: admitted. Both implementations
+    /// keep it as provided: a desktop's SQLite file (its write lock serializes the takes, and the
+    /// counters outlive the process) and a team's Postgres (each limit window one row every
+    /// replica's take locks) run the same store decision, `limits::admit_in`.
     fn admit(
         &self,
         store: &Store,
         takes: &[Take],
         holder: Holder<'_>,
         now_ms: i64,
-    ) -> impl Future<Output = Result<Option<Full>, EngineError>> + Send;
+    ) -> impl Future<Output = Result<Option<Full>, EngineError>> + Send {
+        crate::limits::admit_in(store, takes, holder, now_ms)
+    }
 }
 
 /// The state a router holds: one implementation, chosen when it starts.
@@ -259,15 +264,5 @@ impl RoutingState for States {
 
     fn forget(&self, subject: Subject<'_>) {
         each!(self, s => s.forget(subject))
-    }
-
-    async fn admit(
-        &self,
-        store: &Store,
-        takes: &[Take],
-        holder: Holder<'_>,
-        now_ms: i64,
-    ) -> Result<Option<Full>, EngineError> {
-        each!(self, s => s.admit(store, takes, holder, now_ms).await)
     }
 }

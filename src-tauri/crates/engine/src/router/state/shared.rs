@@ -34,7 +34,6 @@ use super::{Claim, Going, RoutingState, Subject, View, ViewKeys};
 use crate::clock::Clock;
 use crate::error::EngineError;
 use crate::router::quota::QuotaBoard;
-use switchyard_store::limit_counters::{Full, Holder, Take};
 
 /// How long a probe lease lasts unless the relay says otherwise (`relay serve --probe-lease-secs`).
 pub const DEFAULT_PROBE_LEASE: Duration = Duration::from_secs(30);
@@ -397,18 +396,6 @@ impl RoutingState for SharedState {
 
     fn forget(&self, subject: Subject<'_>) {
         self.local.forget(subject);
-    }
-
-    /// The team store: each limit window is one row every replica's take locks (`store
-    /// limit_counters`), so N replicas admit exactly what one would.
-    async fn admit(
-        &self,
-        store: &Store,
-        takes: &[Take],
-        holder: Holder<'_>,
-        now_ms: i64,
-    ) -> Result<Option<Full>, EngineError> {
-        crate::limits::admit_in(store, takes, holder, now_ms).await
     }
 }
 
