@@ -124,6 +124,17 @@ pub enum RelayCmd {
         /// are free again after it).
         #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
         limit_lease_secs: u64,
+        /// Also serve GET /metrics without a token at this address (loopback, or any with TLS).
+        /// On the relay's own port /metrics needs an admin token or the install token from loopback.
+        #[arg(long, value_name = "ADDR:PORT")]
+        metrics_listen: Option<std::net::SocketAddr>,
+        /// Export OpenTelemetry traces (OTLP/HTTP) to this collector's base URL (spans go to
+        /// URL/v1/traces; OTEL_EXPORTER_OTLP_PROTOCOL=http/json for JSON). No traces without it.
+        #[arg(long, value_name = "URL", env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
+        otlp_endpoint: Option<String>,
+        /// Count nothing for /metrics (its gauges — circuits, quota, limits — are still served).
+        #[arg(long)]
+        no_metrics: bool,
     },
     /// Per-person relay tokens (stored hashed; the ledger records the user).
     #[command(subcommand)]

@@ -7,7 +7,9 @@
 use std::sync::Arc;
 use switchyard_core::states::RelayState;
 
-use switchyard_engine::{Engine, EngineError, MasterKey, Role, RouterOptions, Sharing, UserGrant};
+use switchyard_engine::{
+    Engine, EngineError, MasterKey, Role, RouterOptions, Sharing, Telemetry, TelemetryOptions, UserGrant,
+};
 use switchyard_relay::{check_listen, Listen, Service, TlsFiles};
 
 use crate::args::{RelayCmd, UsersCmd, VaultCmd};
@@ -22,7 +24,16 @@ pub async fn run(engine: &Arc<Engine>, cmd: RelayCmd, _json: bool) -> Result<Out
             Ok(Output::view(RelayToken { token: token.expose().to_string() }))
         }
         RelayCmd::Users(cmd) => users(engine, cmd).await,
-        RelayCmd::Serve { listen, tls_cert, tls_key, probe_lease_secs, limit_lease_secs } => {
+        RelayCmd::Serve {
+            listen,
+            tls_cert,
+            tls_key,
+            probe_lease_secs,
+            limit_lease_secs,
+            metrics_listen,
+            otlp_endpoint,
+            no_metrics,
+        } => {
             let tls = match (tls_cert, tls_key) {
                 (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
                 _ => None,
@@ -43,8 +54,19 @@ pub async fn run(engine: &Arc<Engine>, cmd: RelayCmd, _json: bool) -> Result<Out
             } else {
                 Sharing::Local
             };
-            let options = RouterOptions { sharing, slot_lease: std::time::Duration::from_secs(limit_lease_secs) };
-            let service = Arc::new(Service::with_options(engine.clone(), listen, None, options).with_tls(tls));
+            let telemetry = TelemetryOptions {
+                metrics: !no_metrics,
+                otlp_endpoint: otlp_endpoint.filter(|url| !url.trim().is_empty()),
+            };
+            let options = RouterOptions {
+                sharing,
+                slot_lease: std::time::Duration::from_secs(limit_lease_secs),
+                telemetry: Arc::new(Telemetry::start(&telemetry)?),
+            };
+            let service = Service::with_options(engine.clone(), listen, None, options)
+                .with_tls(tls)
+                .with_metrics_listen(metrics_listen);
+            let service = Arc::new(service);
             let status = service.start().await;
             let Some(url) = status.url.clone().filter(|_| status.state == RelayState::Listening) else {
                 let why = status.error.unwrap_or_else(|| "the relay did not start".to_string());
@@ -57,6 +79,7 @@ pub async fn run(engine: &Arc<Engine>, cmd: RelayCmd, _json: bool) -> Result<Out
             shutdown_signal().await;
             reloads.abort();
             service.stop().await;
+            service.router().telemetry().flush_spans();
             Ok(Output::Done)
         }
     }

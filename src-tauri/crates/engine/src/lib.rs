@@ -68,6 +68,7 @@ mod sealed;
 mod settings;
 mod store_copy;
 mod store_location;
+mod telemetry;
 mod views;
 
 pub use clock::{Clock, SystemClock};
@@ -131,6 +132,7 @@ pub use switchyard_core::{ErrorCode, InvalidInput};
 pub use switchyard_core::{RoutingMode, RoutingState};
 pub use switchyard_store::Location as StoreLocation;
 pub use switchyard_vault::{MasterKey, Secret, VaultError, MASTER_KEY_FILE_ENV};
+pub use telemetry::{Telemetry, TelemetryOptions, METRICS_CONTENT_TYPE, OTLP_ENDPOINT_ENV};
 pub use views::{
     AffinityView, EvidenceSummary, ExcludedView, GateView, HealthView, ModelGateView, ProfileReadiness, QuotaAwareView,
     RoutingStatus, VerifyEvent, VerifyReport, VerifyResult,

@@ -19,11 +19,18 @@ use crate::state::RelayState;
 /// Serves the relay's routes over `state`.
 pub(crate) struct Handler {
     state: Arc<RelayState>,
+    /// `--metrics-listen`: `GET /metrics` without a token, nothing else.
+    metrics_only: bool,
 }
 
 impl Handler {
     pub(crate) fn new(state: Arc<RelayState>) -> Self {
-        Handler { state }
+        Handler { state, metrics_only: false }
+    }
+
+    /// The metrics listener's handler: `/metrics` only, no token (a bare 404 for anything else).
+    pub(crate) fn metrics_only(state: Arc<RelayState>) -> Self {
+        Handler { state, metrics_only: true }
     }
 
     /// The service for one connection.
@@ -35,9 +42,10 @@ impl Handler {
         tls: bool,
     ) -> impl Service<Request<Incoming>, Response = Response, Error = Infallible, Future: Send> + Send + 'static {
         let state = self.state.clone();
+        let metrics_only = self.metrics_only;
         hyper::service::service_fn(move |req: Request<Incoming>| {
             let (state, mark) = (state.clone(), mark.clone());
-            answer(state, mark, Peer { local_port, loopback, tls }, req)
+            answer(state, mark, Peer { local_port, loopback, tls }, req, metrics_only)
         })
     }
 }
@@ -47,6 +55,14 @@ async fn answer(
     mark: ConnMark,
     peer: Peer,
     req: Request<Incoming>,
+    metrics_only: bool,
 ) -> Result<Response, Infallible> {
+    if metrics_only {
+        return Ok(if req.uri().path() == "/metrics" {
+            crate::metrics::serve(&state, req.method()).await
+        } else {
+            crate::body::client_body::bare(http::StatusCode::NOT_FOUND)
+        });
+    }
     Ok(crate::routes::dispatch(state, &mark, peer, req).await)
 }

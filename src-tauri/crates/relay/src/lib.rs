@@ -17,6 +17,7 @@ mod intake;
 mod listener;
 mod logging;
 mod me;
+mod metrics;
 mod reply;
 mod request;
 mod respond;
@@ -70,6 +71,22 @@ pub async fn serve_tls(
 ) -> std::io::Result<()> {
     let state = Arc::new(RelayState::new(router, token)?);
     serve_with(listener, state, Limits::for_process(), tls, shutdown).await
+}
+
+/// Serves `GET /metrics` without a token on `listener` (`relay serve --metrics-listen`), with
+/// TLS when `tls` is given, until `shutdown` resolves. Nothing else is served there.
+pub async fn serve_metrics(
+    listener: TcpListener,
+    router: Arc<EngineRouter>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    // No token is checked here: the state's token is never compared (nothing but /metrics).
+    let state = Arc::new(RelayState::new(router, Secret::new(""))?);
+    listener::Listener::new(listener, Limits::for_process(), tls)
+        .serve(handler::Handler::metrics_only(state), shutdown)
+        .await;
+    Ok(())
 }
 
 /// Like [`serve`] over a state the caller keeps (to tell it a new token) and given limits.

@@ -1,5 +1,5 @@
 //! The relay's routes, matched by hand: `GET`/`HEAD /healthz` (live) and `/readyz` (ready to
-//! serve: `healthz.rs`), `GET /v1/switchyard/me` (the caller's own figures: `me.rs`), and `/c/{slug}/{rest}` (any method, a non-empty slug and rest) for the
+//! serve: `healthz.rs`), `GET /v1/switchyard/me` (the caller's own figures: `me.rs`), `GET /metrics` (`metrics.rs`), and `/c/{slug}/{rest}` (any method, a non-empty slug and rest) for the
 //! provider calls; anything else is a bare 404, and another method on `/healthz` or `/readyz`
 //! a 405 naming the allowed ones.
 //!
@@ -27,6 +27,8 @@ enum Route {
     Readyz,
     /// `/v1/switchyard/me`: the caller's own figures.
     Me,
+    /// `/metrics`: Prometheus text for admins (`metrics.rs`).
+    Metrics,
     /// A provider call for the connection in the path.
     Relay,
     WrongMethod,
@@ -36,6 +38,9 @@ enum Route {
 fn route_of(method: &Method, path: &str) -> Route {
     if path == "/v1/switchyard/me" {
         return Route::Me;
+    }
+    if path == "/metrics" {
+        return Route::Metrics;
     }
     if path == "/healthz" || path == "/readyz" {
         if method != Method::GET && method != Method::HEAD {
@@ -66,6 +71,10 @@ pub(crate) async fn dispatch(state: Arc<RelayState>, mark: &ConnMark, peer: Peer
             let (parts, _) = req.into_parts();
             crate::me::me(&state, &parts.method, &parts.headers, peer).await
         }
+        Route::Metrics => {
+            let (parts, _) = req.into_parts();
+            crate::metrics::metrics(&state, &parts.method, &parts.headers, peer).await
+        }
         Route::WrongMethod => {
             let mut resp = bare(StatusCode::METHOD_NOT_ALLOWED);
             resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET,HEAD"));
@@ -90,6 +99,7 @@ mod tests {
         assert_eq!(route_of(&Method::GET, "/readyz"), Route::Readyz, "readiness for load balancers");
         assert_eq!(route_of(&post, "/readyz"), Route::WrongMethod, "readyz is read-only");
         assert_eq!(route_of(&Method::GET, "/v1/switchyard/me"), Route::Me, "a token holder's own figures");
+        assert_eq!(route_of(&Method::GET, "/metrics"), Route::Metrics, "Prometheus text for admins");
         for path in ["/", "/c/", "/c/work", "/c/work/", "/c//v1/messages", "/healthz/", "/v1/messages", "/cc/w/x"] {
             assert_eq!(route_of(&post, path), Route::NotFound, "{path}: an empty slug or rest matches nothing");
         }

@@ -63,6 +63,8 @@ impl RelayStatus {
 struct Running {
     stop: oneshot::Sender<()>,
     task: JoinHandle<()>,
+    /// The `--metrics-listen` listener's stop and task.
+    metrics: Option<(oneshot::Sender<()>, JoinHandle<()>)>,
     /// Keys whose evidence is half its max age are re-verified while the relay runs
     /// (listing only; `switchyard_engine::ReverifyTask`, stopped when dropped).
     _reverify: ReverifyTask,
@@ -85,6 +87,8 @@ pub struct Service {
     tls: Option<TlsFiles>,
     /// The certificate read from `tls` at the last start ([`Service::reload_tls`] reads it again).
     certificate: Mutex<Option<Arc<Certificate>>>,
+    /// Where `/metrics` is also served without a token (`relay serve --metrics-listen`).
+    metrics_listen: Option<SocketAddr>,
 }
 
 impl std::fmt::Debug for Service {
@@ -123,7 +127,15 @@ impl Service {
             notify: Mutex::new(None),
             tls: None,
             certificate: Mutex::new(None),
+            metrics_listen: None,
         }
+    }
+
+    /// Also serves `GET /metrics` without a token on `addr` (loopback, or any with TLS: the
+    /// relay's certificate serves it too).
+    pub fn with_metrics_listen(mut self, addr: Option<SocketAddr>) -> Self {
+        self.metrics_listen = addr;
+        self
     }
 
     /// The router every request of this relay goes through.
@@ -213,9 +225,38 @@ impl Service {
             }
             Err(e) => return self.fail(port, source, format!("cannot listen on {addr}: {e}")),
         };
+        let metrics = match self.metrics_listen {
+            Some(at) => {
+                if let Err(e) = check_listen(at, tls.is_some()) {
+                    return self.fail(port, source, format!("--metrics-listen: {e}"));
+                }
+                match bind(at).await {
+                    Ok(l) => Some(l),
+                    Err(e) => return self.fail(port, source, format!("cannot listen for metrics on {at}: {e}")),
+                }
+            }
+            None => None,
+        };
         let bound = listener.local_addr().map(|a| a.port()).unwrap_or(port);
         let scheme = if tls.is_some() { "https" } else { "http" };
-        *running = Some(self.spawn(listener, token, tls));
+        let mut started = self.spawn(listener, token, tls.clone());
+        if let Some(listener) = metrics {
+            if let Ok(at) = listener.local_addr() {
+                tracing::info!(%at, "metrics listening");
+            }
+            let (stop, stopped) = oneshot::channel::<()>();
+            let router = self.router.clone();
+            let task = tokio::spawn(async move {
+                let shutdown = async move {
+                    let _ = stopped.await;
+                };
+                if let Err(e) = crate::serve_metrics(listener, router, tls, shutdown).await {
+                    tracing::warn!(error = %e, "metrics listener stopped with an error");
+                }
+            });
+            started.metrics = Some((stop, task));
+        }
+        *running = Some(started);
         let mut status = RelayStatus::new(RelayState::Listening, port, source);
         status.url = Some(format!("{scheme}://{}", SocketAddr::new(addr.ip(), bound)));
         status.bound_port = Some(i32::from(bound));
@@ -252,7 +293,7 @@ impl Service {
             }
         });
         let reverify = ReverifyTask::start(self.engine.clone(), REVERIFY_POLL);
-        Running { stop, task, _reverify: reverify }
+        Running { stop, task, metrics: None, _reverify: reverify }
     }
 
     fn fail(&self, port: u16, source: PortSource, why: String) -> RelayStatus {
@@ -267,7 +308,11 @@ impl Service {
     /// flushes the attempt ledger.
     pub async fn stop(&self) {
         let taken = self.running.lock().await.take();
-        if let Some(Running { stop, mut task, .. }) = taken {
+        if let Some(Running { stop, mut task, metrics, .. }) = taken {
+            if let Some((stop, task)) = metrics {
+                let _ = stop.send(());
+                let _ = task.await;
+            }
             let _ = stop.send(());
             match self.drain {
                 Some(drain) => {

@@ -28,4 +28,5 @@ mod store_copy;
 mod store_postgres;
 mod team_edge;
 mod team_replicas;
+mod telemetry;
 mod usage;

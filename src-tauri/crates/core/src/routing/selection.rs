@@ -56,7 +56,7 @@ pub enum SelectionReason {
 
 impl SelectionReason {
     /// The reason's word, for every reason but a failover (which names its failure kind).
-    fn word(&self) -> Option<&'static str> {
+    pub fn word(&self) -> Option<&'static str> {
         Some(match self {
             SelectionReason::LegacyPrimary => "legacy_primary",
             SelectionReason::Sticky => "sticky",

@@ -11,6 +11,7 @@ use switchyard_providers::usage::Usage;
 use switchyard_store::attempts::AttemptRow;
 
 use crate::limits::ticket::{Settlement, Ticket};
+use crate::telemetry::Told;
 
 /// The keys a deferred computation gives an attempt row.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -59,16 +60,18 @@ pub(crate) struct Later {
     pub(crate) usage: Option<DeferredUsage>,
     /// The request's limits, settled with what the row holds once it is filled.
     pub(crate) ticket: Option<Ticket>,
+    /// What telemetry needs besides the row (`None` with telemetry off).
+    pub(crate) told: Option<Told>,
 }
 
 impl Later {
     pub(crate) fn is_empty(&self) -> bool {
-        self.keys.is_none() && self.usage.is_none() && self.ticket.is_none()
+        self.keys.is_none() && self.usage.is_none() && self.ticket.is_none() && self.told.is_none()
     }
 
     /// Fills `row` with what was left for later; the settlement of the request's limits, if
-    /// it holds any.
-    pub(crate) fn fill(self, row: &mut AttemptRow) -> Option<Settlement> {
+    /// it holds any, and what telemetry was told.
+    pub(crate) fn fill(self, row: &mut AttemptRow) -> (Option<Settlement>, Option<Told>) {
         if let Some(keys) = self.keys {
             let keys = keys.compute();
             row.turn = keys.turn;
@@ -82,6 +85,6 @@ impl Later {
             row.cache_read_tokens = usage.cache_read_tokens;
             row.cache_write_tokens = usage.cache_write_tokens;
         }
-        self.ticket.map(|t| t.settle(row))
+        (self.ticket.map(|t| t.settle(row)), self.told)
     }
 }

@@ -15,12 +15,14 @@ pub(crate) mod retention;
 pub(crate) use deferred::Later;
 pub use deferred::{DeferredKeys, DeferredUsage, LedgerKeys};
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use switchyard_store::attempts::{self, AttemptRow};
 use switchyard_store::limit_counters;
 
 use crate::limits::ticket::Settlement;
+use crate::telemetry::{RequestEnd, Telemetry};
 use switchyard_store::Store;
 use tokio::sync::{mpsc, oneshot};
 
@@ -35,6 +37,8 @@ enum Msg {
     Later(Box<AttemptRow>, Later),
     /// A request's limits settled or returned (`limits/ticket.rs`).
     Settle(Settlement),
+    /// A request that ended without a row saying so, for telemetry (`telemetry/`).
+    Ended(Box<RequestEnd>),
     Flush(oneshot::Sender<()>),
 }
 
@@ -52,10 +56,11 @@ impl std::fmt::Debug for Msg {
 impl Ledger {
     /// Starts the writer on a thread of its own (with its own current-thread runtime); it
     /// ends when the last sender is dropped, after writing what was queued.
-    pub fn start(store: Store) -> Self {
+    /// What it writes is also counted and traced by `telemetry` (on this thread).
+    pub fn start(store: Store, telemetry: Arc<Telemetry>) -> Self {
         let (tx, rx) = mpsc::channel(QUEUE);
         let writer = move || match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-            Ok(runtime) => runtime.block_on(write_loop(store, rx)),
+            Ok(runtime) => runtime.block_on(write_loop(store, telemetry, rx)),
             Err(e) => tracing::error!(error = %e, "attempt ledger writer not started; attempts are not recorded"),
         };
         if let Err(e) = std::thread::Builder::new().name("switchyard-ledger".into()).spawn(writer) {
@@ -92,6 +97,14 @@ impl Ledger {
         }
     }
 
+    /// Tells telemetry of a request that ended without a row saying so (every attempt failed,
+    /// nothing was eligible). A full queue drops it: a counter then misses one request.
+    pub(crate) fn ended(&self, end: RequestEnd) {
+        if self.tx.try_send(Msg::Ended(Box::new(end))).is_err() {
+            tracing::warn!("attempt ledger queue full; one request's end not counted");
+        }
+    }
+
     /// Waits until every queued row is written.
     pub async fn flush(&self) {
         let (done, wait) = oneshot::channel();
@@ -109,17 +122,22 @@ struct Pass {
     flushes: Vec<oneshot::Sender<()>>,
 }
 
-async fn write_loop(store: Store, mut rx: mpsc::Receiver<Msg>) {
+async fn write_loop(store: Store, telemetry: Arc<Telemetry>, mut rx: mpsc::Receiver<Msg>) {
     let mut since_prune = 0usize;
+    let mut prices_read: Option<std::time::Instant> = None;
     while let Some(first) = rx.recv().await {
+        if prices_read.is_none_or(|at| at.elapsed() >= crate::telemetry::PRICES_TTL) {
+            telemetry.read_prices(&store).await;
+            prices_read = Some(std::time::Instant::now());
+        }
         let mut pass = Pass { batch: Vec::with_capacity(BATCH), ..Pass::default() };
-        take(first, &mut pass);
-        drain(&mut rx, &mut pass);
+        take(first, &mut pass, &telemetry);
+        drain(&mut rx, &mut pass, &telemetry);
         // A short batch lingers without listening: rows sent meanwhile wait in the channel
         // instead of waking this task (and with it a parked worker thread) once per request.
         if pass.batch.len() < BATCH && pass.flushes.is_empty() {
             tokio::time::sleep(LINGER).await;
-            drain(&mut rx, &mut pass);
+            drain(&mut rx, &mut pass, &telemetry);
         }
         let Pass { mut batch, settlements, flushes } = pass;
         if !batch.is_empty() {
@@ -151,25 +169,32 @@ async fn write_loop(store: Store, mut rx: mpsc::Receiver<Msg>) {
 }
 
 /// Takes what is already queued, up to a full batch or a flush request.
-fn drain(rx: &mut mpsc::Receiver<Msg>, pass: &mut Pass) {
+fn drain(rx: &mut mpsc::Receiver<Msg>, pass: &mut Pass, telemetry: &Telemetry) {
     while pass.batch.len() < BATCH && pass.flushes.is_empty() {
         match rx.try_recv() {
-            Ok(m) => take(m, pass),
+            Ok(m) => take(m, pass, telemetry),
             Err(_) => break,
         }
     }
 }
 
-fn take(m: Msg, pass: &mut Pass) {
+/// Takes one message; a row is counted and traced as it is taken (telemetry counts what the
+/// relay did, written or not).
+fn take(m: Msg, pass: &mut Pass, telemetry: &Telemetry) {
     match m {
         Msg::Row(r) => pass.batch.push(*r),
         Msg::Later(mut r, later) => {
-            if let Some(settlement) = later.fill(&mut r) {
+            let (settlement, told) = later.fill(&mut r);
+            if let Some(settlement) = settlement {
                 pass.settlements.push(settlement);
+            }
+            if let Some(told) = told {
+                telemetry.row(&r, &told);
             }
             pass.batch.push(*r);
         }
         Msg::Settle(s) => pass.settlements.push(s),
+        Msg::Ended(end) => telemetry.ended(&end),
         Msg::Flush(done) => pass.flushes.push(done),
     }
 }
@@ -221,7 +246,7 @@ mod tests {
             let key = crate::ledger::retention::RETENTION_KEY;
             settings::put(&mut conn, key, &keep.to_string(), None, 0).await.expect("put");
         }
-        let ledger = Ledger::start(store.clone());
+        let ledger = Ledger::start(store.clone(), std::sync::Arc::new(crate::telemetry::Telemetry::off()));
         for i in 0..n {
             ledger.record(row(i));
             if i % 256 == 255 {

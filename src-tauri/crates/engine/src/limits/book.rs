@@ -6,7 +6,11 @@
 use std::collections::HashMap;
 
 use jiff::tz::TimeZone;
+use switchyard_core::connection::Protocol;
 use switchyard_core::limit::{LimitScope, LimitSpec, Measure, Period};
+use switchyard_core::prompt_cache::uncached_tokens;
+use switchyard_store::attempts::AttemptRow;
+use switchyard_store::prices::PriceRow;
 use switchyard_store::{limits, prices};
 
 use crate::context::Context;
@@ -19,6 +23,38 @@ pub(crate) struct Rates {
     pub output: f64,
     pub cache_read: Option<f64>,
     pub cache_write: Option<f64>,
+}
+
+impl Rates {
+    /// A price row's rates.
+    pub(crate) fn of(p: &PriceRow) -> Self {
+        Rates {
+            input: p.input_usd_per_mtok,
+            output: p.output_usd_per_mtok,
+            cache_read: p.cache_read_usd_per_mtok,
+            cache_write: p.cache_write_usd_per_mtok,
+        }
+    }
+
+    /// What `row`'s tokens cost at these rates, in millionths of a USD (rounded up); `None`
+    /// when the row reported no usage or has tokens of a kind without a rate. (A limit's
+    /// settlement and the relay users' cost counter both price a row so.)
+    pub(crate) fn micro_usd(&self, protocol: Protocol, row: &AttemptRow) -> Option<i64> {
+        if row.input_tokens.is_none() && row.output_tokens.is_none() {
+            return None;
+        }
+        let n = |v: Option<i64>| v.unwrap_or(0).max(0);
+        let (read, write) = (n(row.cache_read_tokens), n(row.cache_write_tokens));
+        let uncached = uncached_tokens(protocol, row.input_tokens, row.cache_read_tokens, row.cache_write_tokens);
+        let fresh = (uncached.unwrap_or(0) - write).max(0);
+        let part =
+            |tokens: i64, rate: Option<f64>| if tokens == 0 { Some(0.0) } else { rate.map(|r| tokens as f64 * r) };
+        let micro = part(fresh, Some(self.input))?
+            + part(n(row.output_tokens), Some(self.output))?
+            + part(read, self.cache_read)?
+            + part(write, self.cache_write)?;
+        Some(micro.max(0.0).ceil() as i64)
+    }
 }
 
 #[derive(Debug)]
@@ -56,12 +92,7 @@ impl Context {
         let prices = price_rows
             .into_iter()
             .map(|p| {
-                let rates = Rates {
-                    input: p.input_usd_per_mtok,
-                    output: p.output_usd_per_mtok,
-                    cache_read: p.cache_read_usd_per_mtok,
-                    cache_write: p.cache_write_usd_per_mtok,
-                };
+                let rates = Rates::of(&p);
                 (p.model, rates)
             })
             .collect();

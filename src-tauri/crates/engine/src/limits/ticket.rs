@@ -6,7 +6,7 @@
 
 use switchyard_core::connection::Protocol;
 use switchyard_core::limit::Measure;
-use switchyard_core::prompt_cache::{prompt_tokens, uncached_tokens};
+use switchyard_core::prompt_cache::prompt_tokens;
 use switchyard_store::attempts::AttemptRow;
 use switchyard_store::limit_counters::Settle;
 
@@ -88,24 +88,9 @@ impl Ticket {
             .collect()
     }
 
-    /// What the row's tokens cost at the model's rates, in millionths of a USD (rounded up);
-    /// `None` when the row reported no usage or has tokens of a kind without a rate.
+    /// What the row's tokens cost at the model's rates (`Rates::micro_usd`).
     fn micro_usd_of(&self, row: &AttemptRow) -> Option<i64> {
-        let rates = self.rates?;
-        if row.input_tokens.is_none() && row.output_tokens.is_none() {
-            return None;
-        }
-        let n = |v: Option<i64>| v.unwrap_or(0).max(0);
-        let (read, write) = (n(row.cache_read_tokens), n(row.cache_write_tokens));
-        let uncached = uncached_tokens(self.protocol, row.input_tokens, row.cache_read_tokens, row.cache_write_tokens);
-        let fresh = (uncached.unwrap_or(0) - write).max(0);
-        let part =
-            |tokens: i64, rate: Option<f64>| if tokens == 0 { Some(0.0) } else { rate.map(|r| tokens as f64 * r) };
-        let micro = part(fresh, Some(rates.input))?
-            + part(n(row.output_tokens), Some(rates.output))?
-            + part(read, rates.cache_read)?
-            + part(write, rates.cache_write)?;
-        Some(micro.max(0.0).ceil() as i64)
+        self.rates?.micro_usd(self.protocol, row)
     }
 }
 

@@ -13,6 +13,10 @@ use std::time::Duration;
 use switchyard_core::connection::Protocol;
 use switchyard_core::limit::{matching, Estimate, LimitSpec, Measure, Requester};
 use switchyard_store::attempts::AttemptRow;
+
+use crate::ledger::Later;
+use crate::router::Snapshot;
+use crate::telemetry::{Ending, RequestMark, Told};
 use switchyard_store::limit_counters::{sort_takes, Full, Holder, Take};
 
 use crate::clock::rfc3339;
@@ -78,6 +82,10 @@ pub(crate) fn spawn_slot_renewer(limits: &RouterLimits, engine: Arc<crate::engin
 /// What admission asks of a request.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Admitting<'a> {
+    /// The request's telemetry mark (its refusal's row ends the request).
+    pub mark: Option<RequestMark>,
+    /// The connection's snapshot, when the request names a connection (telemetry's labels).
+    pub snapshot: Option<&'a Arc<Snapshot>>,
     pub user: Option<&'a str>,
     /// The connection the request names (its id for the refusal's row, its slug for limits).
     pub connection: Option<(&'a str, &'a str)>,
@@ -271,7 +279,7 @@ impl Router {
     /// A refusal of ours is a ledger row: no attempt upstream (attempt 0, no profile), the
     /// refusal's status and reason, the limit it names.
     fn record_refusal(&self, a: &Admitting<'_>, refused: &Unavailable) {
-        self.ledger.record(AttemptRow {
+        let row = AttemptRow {
             at_ms: self.engine.now_ms(),
             connection_id: a.connection.map(|c| c.0.to_string()).unwrap_or_default(),
             turn: String::new(),
@@ -285,6 +293,13 @@ impl Router {
             pool_id: a.pool.map(|p| p.0.to_string()),
             limit_id: refused.limit.clone(),
             ..AttemptRow::default()
+        };
+        let told = a.mark.map(|mark| Told {
+            snapshot: a.snapshot.cloned(),
+            pool: a.pool.map(|p| p.1.to_string()),
+            mark,
+            ends: Some(Ending::Refused),
         });
+        self.ledger.record_later(row, Later { told, ..Later::default() });
     }
 }

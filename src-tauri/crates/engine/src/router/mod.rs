@@ -9,6 +9,7 @@
 mod admission;
 mod attempt;
 mod cli_backend;
+mod ending;
 mod fallback;
 mod login;
 mod pinned;
@@ -36,6 +37,7 @@ use switchyard_core::routing::TokenLoadTable;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::ledger::Ledger;
+use crate::telemetry::Telemetry;
 
 use crate::router::secret_cache::SecretCache;
 pub use cli_backend::{CliBackend, CliTarget};
@@ -55,13 +57,15 @@ pub use transport::{AttemptFacts, CredentialUse, Outcome, Reply, Target, Transpo
 use state::States;
 
 /// How a router is started.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct RouterOptions {
     /// Where its routing state lives.
     pub sharing: Sharing,
     /// How long a concurrency slot lasts without a renewal (a killed process's slots are free
     /// again after it).
     pub slot_lease: std::time::Duration,
+    /// What it counts and exports (`telemetry/`): counters on, no spans, by default.
+    pub telemetry: Arc<Telemetry>,
 }
 
 impl RouterOptions {
@@ -71,7 +75,11 @@ impl RouterOptions {
     pub fn for_engine(engine: &Engine) -> Self {
         let sharing =
             if engine.on_team_store() { Sharing::Shared { probe_lease: DEFAULT_PROBE_LEASE } } else { Sharing::Local };
-        RouterOptions { sharing, slot_lease: crate::limits::DEFAULT_SLOT_LEASE }
+        RouterOptions {
+            sharing,
+            slot_lease: crate::limits::DEFAULT_SLOT_LEASE,
+            telemetry: Arc::new(Telemetry::counting()),
+        }
     }
 }
 
@@ -96,6 +104,8 @@ pub struct Router {
     pools: Mutex<pool::PoolSnapshots>,
     /// The limits as last read, and who this process is when it holds a concurrency slot.
     pub(crate) limits: admission::RouterLimits,
+    /// What this router counts and exports; fed by the ledger's writer.
+    pub(crate) telemetry: Arc<Telemetry>,
     /// Lives as long as the router: its background tasks end once it is gone.
     _alive: Arc<()>,
 }
@@ -112,7 +122,7 @@ impl Router {
     /// sweeper of ended bindings. Named `start`, not `new`, because it spawns them; they end
     /// when the router is dropped.
     pub fn start_with(engine: Arc<Engine>, options: RouterOptions) -> Self {
-        let ledger = Ledger::start(engine.store.clone());
+        let ledger = Ledger::start(engine.store.clone(), options.telemetry.clone());
         let board = Arc::new(QuotaBoard::default());
         let state = Arc::new(match options.sharing {
             Sharing::Local => States::Local(state::local::LocalState::default()),
@@ -137,6 +147,7 @@ impl Router {
             fallen: Mutex::default(),
             pools: Mutex::default(),
             limits: admission::RouterLimits::new(options.slot_lease),
+            telemetry: options.telemetry,
         }
         .with_quota_writer()
     }
@@ -145,6 +156,11 @@ impl Router {
         quota::spawn_writer(&self.quota, self.engine.store.clone(), &self.state);
         admission::spawn_slot_renewer(&self.limits, self.engine.clone(), &self._alive);
         self
+    }
+
+    /// What this router counts and exports.
+    pub fn telemetry(&self) -> &Arc<Telemetry> {
+        &self.telemetry
     }
 
     pub fn engine(&self) -> &Arc<Engine> {

@@ -14,6 +14,7 @@ use crate::ledger::{DeferredKeys, DeferredUsage, Later};
 use crate::limits::ticket::Ticket;
 use crate::router::attempt::Attempt;
 use crate::router::{RequestRun, Router};
+use crate::telemetry::{Ending, Told};
 
 /// The `moved` value of an attempt whose body had account-bound items dropped (appended
 /// after a conversation move's cause: `excluded:rate_limited;dropped_account_state`).
@@ -35,6 +36,8 @@ pub struct Recording {
     usage_later: Option<DeferredUsage>,
     /// The request's limits, settled with this (delivering) attempt's row.
     ticket: Option<Ticket>,
+    /// What telemetry needs besides the row (`None` with telemetry off).
+    told: Option<Told>,
     pub report: AttemptReport,
 }
 
@@ -67,7 +70,14 @@ impl Recording {
             origin_id: run.hops.origin_left().map(|origin| origin.connection_id.clone()),
             limit_id: None,
         };
+        let told = run.mark.map(|mark| Told {
+            snapshot: Some(run.snapshot.clone()),
+            pool: run.hops.pool().map(|p| p.pool.clone()),
+            mark,
+            ends: None,
+        });
         Recording {
+            told,
             router: router.clone(),
             keys_later: run.keys.later.take(),
             usage_later: None,
@@ -112,6 +122,13 @@ impl Recording {
         self.ticket = ticket;
     }
 
+    /// This attempt's answer goes to the client: its row ends the request (telemetry).
+    pub(crate) fn ends_request(&mut self) {
+        if let Some(told) = self.told.as_mut() {
+            told.ends = Some(Ending::Delivered);
+        }
+    }
+
     /// Records a failure seen after delivery started (the first one counts).
     pub fn set_failure(&mut self, failure: Failure) {
         self.report.failure.get_or_insert(failure);
@@ -153,7 +170,12 @@ impl Recording {
         row.cache_write_tokens = r.cache_write_tokens;
         row.reference_cost_micro_usd = r.reference_cost_usd.map(|usd| (usd * 1e6).round() as i64);
         self.learn_load(&row);
-        let later = Later { keys: self.keys_later.take(), usage: self.usage_later.take(), ticket: self.ticket.take() };
+        let later = Later {
+            keys: self.keys_later.take(),
+            usage: self.usage_later.take(),
+            ticket: self.ticket.take(),
+            told: self.told.take(),
+        };
         self.router.ledger.record_later(row, later);
     }
 }

@@ -64,6 +64,19 @@ impl Router {
             Start::Run(run) => run,
             Start::Refused(refused) => return Ok(routed(refused)),
         };
+        let routed = self.run_loop(&mut run, transport).await;
+        if let Ok(r) = &routed {
+            self.tell_end(&run, r);
+        }
+        routed
+    }
+
+    /// The loop of [`Router::route`] over a started run.
+    async fn run_loop<T: Transport>(
+        self: &Arc<Self>,
+        run: &mut RequestRun,
+        transport: &T,
+    ) -> Result<Routed<T::Delivered, T::Kept>, EngineError> {
         let mut kept: Option<(T::Kept, Route)> = None;
         // An owned login's retry after a 401 renewed it (`router/login.rs`): no selection.
         let mut renewed: Option<Attempt> = None;
@@ -73,15 +86,15 @@ impl Router {
         loop {
             let next = match renewed.take() {
                 Some(a) => NextAttempt::Go(a),
-                None => self.next_attempt(&mut run).await?,
+                None => self.next_attempt(run).await?,
             };
             let mut attempt = match next {
                 NextAttempt::Go(a) => a,
                 NextAttempt::Unavailable(refused) => {
-                    if self.fall_back_unavailable(&mut run).await? {
+                    if self.fall_back_unavailable(run).await? {
                         continue;
                     }
-                    return Ok(last_answer(&run, kept, unusable, routed(refused)));
+                    return Ok(last_answer(run, kept, unusable, routed(refused)));
                 }
             };
             let route = Route {
@@ -92,10 +105,10 @@ impl Router {
                 reason: run.hops.take_fresh().unwrap_or_else(|| attempt.reason.text()),
                 legacy: run.policy.answers_as_legacy(&run.hops),
             };
-            let mut recording = Recording::start(self, &mut run, &attempt, route.reason.clone());
-            let reply = transport.attempt(target(&run, &attempt, self.engine.now_system())).await;
+            let mut recording = Recording::start(self, run, &attempt, route.reason.clone());
+            let reply = transport.attempt(target(run, &attempt, self.engine.now_system())).await;
             let too_large = reply.facts.body_too_large;
-            let timed_out = self.learn(&mut run, &attempt, &mut recording, reply.facts, &route);
+            let timed_out = self.learn(run, &attempt, &mut recording, reply.facts, &route);
             let (failure, kept_now) = match reply.outcome {
                 Outcome::Deliver { status, ttfb_ms, body } if too_large => {
                     recording.report.status = Some(status);
@@ -107,7 +120,7 @@ impl Router {
                 Outcome::Deliver { status, ttfb_ms, body } => {
                     self.attempt_succeeded(&mut attempt).await;
                     if run.policy.commits() {
-                        self.commit(&mut run);
+                        self.commit(run);
                     }
                     if let Some(pool) = run.hops.pool() {
                         self.pool_delivered(pool).await;
@@ -115,6 +128,7 @@ impl Router {
                     recording.report.status = Some(status);
                     recording.report.ttfb_ms = ttfb_ms;
                     recording.hold(run.ticket.take());
+                    recording.ends_request();
                     return Ok(Routed::Delivered { body, recording, route });
                 }
                 Outcome::Failed { failure, status, ttfb_ms, kept } => {
@@ -128,9 +142,10 @@ impl Router {
             if too_large {
                 return Ok(body_too_large());
             }
+            run.failed = Some(failure.kind);
             let mut failure = failure;
             if refused_token(failure.kind, &attempt) {
-                match self.renewed_attempt(&mut run, &mut attempt).await {
+                match self.renewed_attempt(run, &mut attempt).await {
                     AfterRefusal::Retry(next) => {
                         if let Some(k) = kept_now {
                             kept = Some((k, route.clone()));
@@ -149,17 +164,17 @@ impl Router {
                     AfterRefusal::Settle => {}
                 }
             }
-            let plan = self.attempt_failed(&mut run, &mut attempt, failure).await;
+            let plan = self.attempt_failed(run, &mut attempt, failure).await;
             if let Some(k) = kept_now {
                 kept = Some((k, route.clone()));
             }
             if matches!(plan, Plan::FailoverTo(..) | Plan::RetrySame) {
                 continue;
             }
-            if self.fall_back_after(&mut run, failure, &plan).await? {
+            if self.fall_back_after(run, failure, &plan).await? {
                 continue;
             }
-            return Ok(last_answer(&run, kept, unusable, Routed::NoAnswer { failure, route, timed_out }));
+            return Ok(last_answer(run, kept, unusable, Routed::NoAnswer { failure, route, timed_out }));
         }
     }
 

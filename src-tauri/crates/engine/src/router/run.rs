@@ -14,11 +14,13 @@ use crate::error::EngineError;
 use crate::ledger::DeferredKeys;
 use crate::limits::ticket::Ticket;
 use crate::router::admission::Admitting;
+use crate::router::ending::Refused;
 use crate::router::policy::{Counts, Hops, Policy};
 use crate::router::refusal::Unavailable;
 use crate::router::request::{RequestKeys, RouteRequest, FORWARDED_TURN};
 use crate::router::state::{RoutingState, Subject, View, ViewKeys};
 use crate::router::{Resolved, Router, Snapshot};
+use crate::telemetry::RequestMark;
 
 /// What the next attempt of a request should be.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,6 +84,10 @@ pub(crate) struct RequestRun {
     /// What admission took from the limits the request meets (`None`: none met it); the
     /// delivering attempt's row settles it, else dropping it returns everything.
     pub(super) ticket: Option<Ticket>,
+    /// When the request started and its span ids (`None`: telemetry is off).
+    pub(crate) mark: Option<RequestMark>,
+    /// The kind of the last failed attempt's failure (telemetry's `failure_kind`).
+    pub(crate) failed: Option<FailureKind>,
 }
 
 impl RequestRun {
@@ -160,8 +166,11 @@ impl Router {
     /// remembered — an unknown id (evicted, or from before a restart) routes normally.
     pub(crate) async fn start_run(&self, request: RouteRequest) -> Result<Start, EngineError> {
         let RouteRequest { target, model, keys, tags, previous_response_id, pinned, client, user, estimate } = request;
+        let mark = self.telemetry.mark(self.engine.now_ms());
         // Admission first: a refused request changes nothing (no pool member chosen, no binding).
         let admitting = Admitting {
+            mark,
+            snapshot: target.snapshot(),
             user: user.as_deref(),
             connection: target.snapshot().map(|s| (s.connection_id.as_str(), s.slug.as_str())),
             pool: match &target {
@@ -194,7 +203,12 @@ impl Router {
                     .await?;
                 match started {
                     Ok(start) => (start.snapshot, start.model, Hops::Pool(start.route)),
-                    Err(refused) => return Ok(Start::Refused(refused)),
+                    Err(refused) => {
+                        let pool = Some(pool.name.as_str());
+                        let (user, model) = (user.as_deref(), model.as_deref());
+                        self.tell_refused(Refused { mark, snapshot: None, pool, user, model });
+                        return Ok(Start::Refused(refused));
+                    }
                 }
             }
         };
@@ -230,6 +244,8 @@ impl Router {
             renewed: Vec::new(),
             view: None,
             ticket,
+            mark,
+            failed: None,
         };
         Ok(Start::Run(Box::new(run)))
     }
