@@ -69,6 +69,13 @@ pub enum Command {
     Prices(crate::prices_cmd::PricesArgs),
     /// The latest limit readings of a connection's profiles, per window, with their age.
     Quota { slug: String },
+    /// Every connection and pool in one screen: mode, keys ok/cooling/expired, the binding
+    /// window, today's spend against the daily cap. Reads the store, never the network.
+    Status {
+        /// One short line, for a shell prompt or Claude Code's statusLine.
+        #[arg(long)]
+        line: bool,
+    },
     /// Caps on relay users, connections and pools: requests, tokens, USD per window, or in flight.
     #[command(subcommand)]
     Limits(crate::limits_cmd::LimitsCmd),

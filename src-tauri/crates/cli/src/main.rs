@@ -90,6 +90,10 @@ async fn run(cli: Cli) -> Result<output::Output, EngineError> {
         Command::Usage(a) => usage_cmd::run(&engine, a).await,
         Command::Prices(a) => prices_cmd::run(&engine, a).await,
         Command::Quota { slug } => engine.quota(&slug).await.map(|q| output::Output::view(render::quota::Quota(q))),
+        Command::Status { line } => engine.status().await.map(|v| match line {
+            true => output::Output::view(render::status::StatusLine { line: switchyard_engine::status_line(&v) }),
+            false => output::Output::view(render::status::Status(v)),
+        }),
         Command::Limits(cmd) => limits_cmd::run(&engine, cmd).await,
         Command::Audit(cmd) => limits_cmd::audit(&engine, cmd).await,
         Command::Relay(cmd) => relay_cmd::run(&engine, cmd, json).await,

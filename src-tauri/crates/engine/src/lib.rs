@@ -106,6 +106,7 @@ pub use report::alerts::{
 pub use report::attempts::AttemptView;
 pub use report::prices::{KeyFeeView, NewPrice, PriceTable, PriceView};
 pub use report::quota::{ProfileQuota, QuotaView, QuotaWindowView};
+pub use report::status::status_line;
 pub use report::time_zone::{TimeZoneView, TIME_ZONE_KEY};
 pub use report::usage::{UsageBy, UsageChart, UsageRow, UsageSeries, UsageView, LOCAL_USER, NO_MODEL, UNTAGGED};
 pub use router::{
@@ -144,4 +145,5 @@ pub use views::{
     BrowserSignInView, ConnectionDetail, ConnectionView, CredentialHealthView, DeviceCodeView, HeaderView, LoginView,
     ModelMapping, ProfileView, Removal,
 };
+pub use views::{ConnectionStatus, KeyCounts, PoolStatusLine, StatusView, WindowLine};
 pub use views::{PoolGateView, PoolMemberView, PoolShareView, PoolStatus, PoolView};

@@ -19,6 +19,7 @@ pub mod quota;
 pub mod relay_users;
 pub mod routing;
 pub mod settings;
+pub mod status;
 pub mod store_copy;
 pub mod token;
 pub mod usage;

@@ -24,6 +24,7 @@ mod redaction;
 mod relay_fd_limit;
 mod routing;
 mod startup_race;
+mod status;
 mod store_copy;
 mod store_postgres;
 mod team_edge;

@@ -103,7 +103,7 @@ impl Router {
                                 window: w.name.clone(),
                                 model: w.model.as_deref().map(enabled).unwrap_or_default(),
                             };
-                            if let Some(u) = w.utilization {
+                            if let Some(u) = w.used_fraction() {
                                 quota.get_or_create(&key).set(u);
                             }
                             if let Some(secs) = w.resets_in_secs {
@@ -123,7 +123,7 @@ impl Router {
         );
         registry.register(
             "switchyard_quota_utilization",
-            "A key's window as the provider last reported it: the fraction used (0-1)",
+            "A key's window as the provider last reported it: the fraction used (0-1; from its limit and remaining when it reports counts)",
             quota,
         );
         registry.register("switchyard_quota_resets_in_seconds", "Seconds until a key's window resets", resets);

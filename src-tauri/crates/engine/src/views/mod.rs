@@ -10,6 +10,7 @@
 //! - `cli_backend.rs` — the CLI backend setting of a connection.
 //! - `attempt.rs`, `quota.rs`, `usage.rs`, `prices.rs` — the ledger, limit readings, usage and cost.
 //! - `relay_user.rs` — the relay's per-person tokens (`relay users list`).
+//! - `status.rs` — `switchyard status`: every connection and pool in one screen.
 //! - `limit.rs` — limits as set and as they stand, and the audit's rows.
 //! - `fallback.rs`, `key_check.rs` — fallback chains, background re-verification.
 //! - `pool.rs` — pools: members, gates, state, shares against weights.
@@ -32,6 +33,7 @@ mod prices;
 mod quota;
 mod relay_user;
 mod routing;
+mod status;
 mod time_zone;
 mod usage;
 
@@ -49,5 +51,6 @@ pub use prices::*;
 pub use quota::*;
 pub use relay_user::*;
 pub use routing::*;
+pub use status::*;
 pub use time_zone::*;
 pub use usage::*;

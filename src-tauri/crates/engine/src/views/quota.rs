@@ -63,3 +63,16 @@ pub struct QuotaWindowView {
     pub resets_local: Option<String>,
     pub exhausts_local: Option<String>,
 }
+
+impl QuotaWindowView {
+    /// The fraction used: as the provider reported it, or from its limit and what remains
+    /// (request and token windows report counts, not a fraction); `None` when neither is known.
+    pub fn used_fraction(&self) -> Option<f64> {
+        self.utilization.or_else(|| match (self.limit, self.remaining) {
+            (Some(limit), Some(remaining)) if limit > 0 => {
+                Some((1.0 - f64::from(remaining.clamp(0, limit)) / f64::from(limit)).clamp(0.0, 1.0))
+            }
+            _ => None,
+        })
+    }
+}
