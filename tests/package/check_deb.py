@@ -23,6 +23,11 @@ WANT_FILES = [
     "usr/bin/switchyard",
     "usr/share/applications/Switchyard.desktop",
     "usr/share/icons/hicolor/128x128/apps/switchyard-desktop.png",
+    "lib/systemd/system/switchyard-relay.service",
+    "usr/share/switchyard/relay.env.example",
+    "usr/share/switchyard/prometheus.yml",
+    "usr/share/switchyard/grafana-dashboard.json",
+    "usr/share/doc/switchyard/team-relay.md",
 ]
 
 
@@ -140,6 +145,34 @@ def tail(f) -> str:
     return "\n".join(f.read().splitlines()[-20:])
 
 
+def check_service(root: str) -> None:
+    """The team relay's unit passes `systemd-analyze verify` (Debian's systemd) with not one
+    warning, run on a copy whose ExecStart names the scratch root's binary (verify checks the
+    command exists); its hardening and the sample env's settings are there."""
+    unit_path = os.path.join(root, "lib/systemd/system/switchyard-relay.service")
+    with open(unit_path) as f:
+        unit = f.read()
+    for want in ("LoadCredential=switchyard-master-key:", "StateDirectory=", "DynamicUser=yes", "NoNewPrivileges=yes",
+                 "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes", "ExecReload=/bin/kill -HUP $MAINPID",
+                 "EnvironmentFile=/etc/switchyard/relay.env"):
+        assert want in unit, f"the unit has {want}"
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, "switchyard-relay.service")
+        with open(copy, "w") as f:
+            f.write(unit.replace("/usr/bin/switchyard ", os.path.join(root, "usr/bin/switchyard") + " "))
+        verify = subprocess.run(["systemd-analyze", "verify", copy], capture_output=True, text=True)
+        said = (verify.stdout + verify.stderr).strip()
+        assert verify.returncode == 0 and not said, f"systemd-analyze verify: rc {verify.returncode}: {said}"
+    with open(os.path.join(root, "usr/share/switchyard/relay.env.example")) as f:
+        env = f.read()
+    for want in ("SWITCHYARD_STORE=", "SWITCHYARD_VAULT=sealed", "SWITCHYARD_RELAY_ARGS="):
+        assert want in env, f"the sample relay.env sets {want}"
+    assert "SWITCHYARD_MASTER_KEY_FILE=" not in env.replace("# ", ""), "the master key is a credential, not an env line"
+    with open(os.path.join(root, "usr/share/switchyard/grafana-dashboard.json")) as f:
+        json.load(f)
+    log("service unit verified (systemd-analyze verify: no warning), sample env and dashboard there")
+
+
 def main() -> int:
     deb = os.path.abspath(sys.argv[1])
     version = workspace_version()
@@ -148,6 +181,7 @@ def main() -> int:
     try:
         run("dpkg-deb", "-x", deb, root)
         check_desktop_entry(root)
+        check_service(root)
         check_cli(root, version)
         check_desktop(root)
     finally:

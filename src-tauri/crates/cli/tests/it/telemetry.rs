@@ -108,6 +108,12 @@ impl Prometheus {
         body["data"]["result"][0]["value"][1].as_str()?.parse().ok()
     }
 
+    /// The whole answer of an instant `query`.
+    async fn answer(&self, query: &str) -> Result<Value, Box<dyn std::error::Error>> {
+        let url = format!("{}/api/v1/query", self.url);
+        Ok(reqwest::Client::new().get(url).query(&[("query", query)]).send().await?.json().await?)
+    }
+
     /// Waits until `query` equals `want` (scrapes are every second); the last value seen.
     async fn wait_for(&self, query: &str, want: f64) -> Option<f64> {
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -160,14 +166,13 @@ async fn prometheus_reads_what_the_ledger_holds_and_only_admins_read_metrics() -
     assert!(elsewhere.starts_with("HTTP/1.1 404"), "the metrics listener serves nothing else ({elsewhere:.60})");
 
     let prometheus = Prometheus::start(&metrics_at)?;
+    assert_eq!(prometheus.wait_for("up", 1.0).await, Some(1.0), "Prometheus scrapes the relay");
+    // Spread over a few scrapes, so the dashboard's rates see them arrive.
     let (by_ana, by_install) = (7, 5);
-    for _ in 0..by_ana {
-        let a = call(&addr, &ana, "m1")?;
+    for i in 0..by_ana + by_install {
+        let a = call(&addr, if i < by_ana { &ana } else { &install }, "m1")?;
         assert!(a.starts_with("HTTP/1.1 200"), "served: {a:.80}");
-    }
-    for _ in 0..by_install {
-        let a = call(&addr, &install, "m1")?;
-        assert!(a.starts_with("HTTP/1.1 200"), "served: {a:.80}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
     }
     let requests = prometheus.wait_for("sum(switchyard_requests_total)", f64::from(by_ana + by_install)).await;
     let ana_requests = prometheus.value("sum(switchyard_user_requests_total{user=\"ana\"})").await;
@@ -175,6 +180,7 @@ async fn prometheus_reads_what_the_ledger_holds_and_only_admins_read_metrics() -
     let output = prometheus.value("sum(gen_ai_client_token_usage_sum{gen_ai_token_type=\"output\"})").await;
     let delivered = prometheus.value("sum(switchyard_requests_total{outcome=\"delivered\",model=\"m1\"})").await;
     let text = get(&metrics_at, "/metrics", "")?;
+    dashboard_panels(&prometheus).await?;
     assert!(served.stop()?, "the relay stops cleanly");
 
     let attempts = run(d, &["--json", "attempts", "c", "--limit", "1000"], None)?;
@@ -206,6 +212,44 @@ async fn prometheus_reads_what_the_ledger_holds_and_only_admins_read_metrics() -
     assert!(!text.contains("switchyard_limit_remaining"), "no limits: the family is absent, not zero");
     for canary in [KEY_A, ana.as_str(), root.as_str(), install.as_str(), PROMPT] {
         assert!(!text.contains(canary), "no key, token or prompt text in /metrics");
+    }
+    Ok(())
+}
+
+/// Every panel query of docs/team-relay/grafana-dashboard.json runs on Prometheus, and the
+/// traffic panels show this run's traffic (a panel naming a metric that does not exist would
+/// come back empty). With SWITCHYARD_DASHBOARD_OUT set, the answers are written there.
+async fn dashboard_panels(prometheus: &Prometheus) -> TestResult {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../docs/team-relay/grafana-dashboard.json");
+    let dashboard: Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
+    let panels = dashboard["panels"].as_array().ok_or("panels")?;
+    assert!(panels.len() >= 10, "the dashboard has its panels");
+    // rate() needs two scrapes after the traffic.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut report = String::new();
+    for panel in panels {
+        let (title, expr) = (panel["title"].as_str().unwrap_or(""), panel["targets"][0]["expr"].as_str().unwrap_or(""));
+        let answer = prometheus.answer(expr).await?;
+        assert_eq!(answer["status"], "success", "{title}: {expr} is a valid query: {answer}");
+        let result = answer["data"]["result"].as_array().cloned().unwrap_or_default();
+        let shown: Vec<String> = result.iter().map(|r| format!("{} {}", r["metric"], r["value"][1])).collect();
+        report.push_str(&format!("## {title}\n{expr}\n{}\n\n", shown.join("\n")));
+        let traffic = [
+            "Requests per second",
+            "Tokens per second",
+            "Operation duration",
+            "Time to first chunk",
+            "Requests per user",
+        ];
+        if traffic.iter().any(|t| title.starts_with(t)) {
+            let shows = result
+                .iter()
+                .any(|r| r["value"][1].as_str().and_then(|v| v.parse::<f64>().ok()).is_some_and(|v| v > 0.0));
+            assert!(shows, "{title}: {expr} shows this run's traffic: {answer}");
+        }
+    }
+    if let Ok(out) = std::env::var("SWITCHYARD_DASHBOARD_OUT") {
+        std::fs::write(out, report)?;
     }
     Ok(())
 }
