@@ -59,6 +59,12 @@ async fn no_canary_leaves_the_team_relay_at_trace_level() -> TestResult {
     let user = cli(&["--json", "relay", "users", "add", "ana"], None)?;
     let ana = serde_json::from_str::<Value>(&user.stdout)?["token"].as_str().unwrap_or_default().to_string();
     assert!(ana.starts_with("syu_"), "a user token: {}", user.stderr);
+    let admin_user = cli(&["--json", "relay", "users", "add", "root", "--role", "admin"], None)?;
+    let root = serde_json::from_str::<Value>(&admin_user.stdout)?["token"].as_str().unwrap_or_default().to_string();
+    assert!(root.starts_with("syu_"), "an admin token: {}", admin_user.stderr);
+    // Issue 42's surfaces: spans to a receiver, /metrics, status.
+    let spans = crate::telemetry::Received::default();
+    let otlp = format!("http://127.0.0.1:{}", spans.listen()?);
     // Issue 41's surfaces: a scope edit and a limit (audit rows), a refusal, `/v1/switchyard/me`.
     for args in [
         &["relay", "users", "edit", "ana", "--models", "m1,gemini-*"][..],
@@ -74,8 +80,9 @@ async fn no_canary_leaves_the_team_relay_at_trace_level() -> TestResult {
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("switchyard"))
         .arg("--data-dir")
         .arg(replica.path())
-        .args(["relay", "serve", "--listen", "127.0.0.1:0"])
+        .args(["relay", "serve", "--listen", "127.0.0.1:0", "--otlp-endpoint", &otlp])
         .envs(env)
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
         .env("SWITCHYARD_LOG", "trace")
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(&err_file)?)
@@ -89,7 +96,7 @@ async fn no_canary_leaves_the_team_relay_at_trace_level() -> TestResult {
         move || std::fs::File::create(out_file).map(|mut f| std::io::copy(&mut out, &mut f))
     });
 
-    let anthropic_body = r#"{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}"#;
+    let anthropic_body = r#"{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"PROMPT-CANARY-sweep-5d1c"}]}"#;
     let gemini_body = r#"{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}"#;
     let bearer = format!("authorization: Bearer {ana}\r\nanthropic-version: 2023-06-01\r\n");
     let answers = [
@@ -115,6 +122,8 @@ async fn no_canary_leaves_the_team_relay_at_trace_level() -> TestResult {
         ("/healthz", get(&addr, "/healthz", &format!("authorization: Bearer {ana}\r\n"))?, "200"),
         ("a call over ana's limit", post(&addr, "/c/c/v1/messages", &bearer, anthropic_body)?, "429"),
         ("/v1/switchyard/me", get(&addr, "/v1/switchyard/me", &format!("authorization: Bearer {ana}\r\n"))?, "200"),
+        ("/metrics for an admin", get(&addr, "/metrics", &format!("authorization: Bearer {root}\r\n"))?, "200"),
+        ("/metrics for a user", get(&addr, "/metrics", &format!("authorization: Bearer {ana}\r\n"))?, "403"),
     ];
     let _ = Command::new("kill").arg(child.id().to_string()).status();
     let stopped = child.wait()?;
@@ -138,6 +147,9 @@ async fn no_canary_leaves_the_team_relay_at_trace_level() -> TestResult {
         &["relay", "users", "list"],
         &["--json", "audit", "list"],
         &["--json", "limits", "status"],
+        &["status"],
+        &["--json", "status"],
+        &["status", "--line"],
         &["connection", "show", "nope"],
         &["--store", "postgres://postgres:pgCANARYsweep93@127.0.0.1:1/none", "connection", "list"],
     ] {
@@ -162,7 +174,12 @@ async fn no_canary_leaves_the_team_relay_at_trace_level() -> TestResult {
     let upstream: Vec<String> = mock.requests().iter().map(|r| format!("{r:?}")).collect();
     assert!(upstream.len() >= 2, "calls reached the provider: {}", upstream.len());
 
-    let mut places: Vec<(String, String)> = vec![("the trace log".into(), log), ("pg_dump".into(), dump)];
+    let exported: String = spans.bodies().iter().map(|(_, b)| String::from_utf8_lossy(b).into_owned()).collect();
+    assert!(exported.contains("gen_ai.request.model"), "spans were exported (the sweep reads real spans)");
+    let metrics = &answers.iter().find(|(w, _, _)| *w == "/metrics for an admin").ok_or("metrics")?.1;
+    assert!(metrics.contains("switchyard_requests_total"), "/metrics was read (the sweep reads real metrics)");
+    let mut places: Vec<(String, String)> =
+        vec![("the trace log".into(), log), ("pg_dump".into(), dump), ("the exported spans".into(), exported)];
     places.extend(answers.iter().map(|(what, answer, _)| (format!("the answer to {what}"), answer.clone())));
     places.extend(shown);
     places.push(("the replica's data dir".into(), files_text(replica.path())));
@@ -172,10 +189,17 @@ async fn no_canary_leaves_the_team_relay_at_trace_level() -> TestResult {
             (ANTHROPIC_KEY, "the Anthropic key"),
             (GEMINI_KEY, "the Gemini key"),
             (ana.as_str(), "the user's token"),
+            (root.as_str(), "the admin's token"),
             (PG_PASSWORD, "the store's password"),
         ] {
             assert!(!text.contains(canary), "{what} is in {place}");
         }
+    }
+    // Telemetry carries no content either (invariant 32): not the prompt's text.
+    for (place, text) in places.iter().filter(|(p, _)| {
+        p == "the exported spans" || p.contains("/metrics") || p.starts_with("switchyard status") || p.starts_with("switchyard --json status")
+    }) {
+        assert!(!text.contains("PROMPT-CANARY-sweep-5d1c"), "the prompt's text is in {place}");
     }
     for request in &upstream {
         assert!(!request.contains(&ana), "the user's token never goes upstream: {request:.300}");

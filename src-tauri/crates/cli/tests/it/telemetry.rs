@@ -327,11 +327,11 @@ async fn a_thousand_made_up_models_add_one_other_series_per_family() -> TestResu
 
 /// What an OTLP/HTTP receiver got: each request's content type and body.
 #[derive(Clone, Default)]
-struct Received(Arc<Mutex<Vec<(String, Vec<u8>)>>>);
+pub(crate) struct Received(Arc<Mutex<Vec<(String, Vec<u8>)>>>);
 
 impl Received {
     /// Listens on a free loopback port: answers every POST 200 `{}` and keeps it.
-    fn listen(&self) -> Result<u16, Box<dyn std::error::Error>> {
+    pub(crate) fn listen(&self) -> Result<u16, Box<dyn std::error::Error>> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let port = listener.local_addr()?.port();
         let kept = self.0.clone();
@@ -344,7 +344,7 @@ impl Received {
         Ok(port)
     }
 
-    fn bodies(&self) -> Vec<(String, Vec<u8>)> {
+    pub(crate) fn bodies(&self) -> Vec<(String, Vec<u8>)> {
         self.0.lock().map(|v| v.clone()).unwrap_or_default()
     }
 }
