@@ -91,6 +91,8 @@ export const commands = {
 	poolDeactivate: (pool: string) => typedError<PoolStatus_Serialize, IpcError_Serialize>(__TAURI_INVOKE("pool_deactivate", { pool })),
 	/**  The newest `limit` attempts of `slug` (1–10 000), newest first. */
 	attempts: (slug: string, limit: number) => typedError<AttemptView_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("attempts", { slug, limit })),
+	/**  The newest `limit` attempts of `slug`, of `user` only when given (the console's filter). */
+	attemptsOf: (slug: string, limit: number, user: string | null) => typedError<AttemptView_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("attempts_of", { slug, limit, user })),
 	/**  Every profile of `slug` with its last-seen windows; `null` where the provider said nothing. */
 	quota: (slug: string) => typedError<QuotaView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("quota", { slug })),
 	/**  The caps on `slug` with their current windows. */
@@ -99,11 +101,34 @@ export const commands = {
 	connectionCapSet: (slug: string, kind: CapKind, amount: number | null) => typedError<LimitView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("connection_cap_set", { slug, kind, amount })),
 	/**  Removes a limit by id. */
 	limitRemove: (id: string) => typedError<null, IpcError_Serialize>(__TAURI_INVOKE("limit_remove", { id })),
+	/**  Every limit as configured. */
+	limitList: () => typedError<LimitView_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("limit_list")),
+	/**  Every limit's current window (per user for a `users` limit), or those of `scope`. */
+	limitStatus: (scope: string | null) => typedError<LimitStatusView_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("limit_status", { scope })),
+	/**  Sets a limit (`limits set`): a new one, or a new capacity for the same id. */
+	limitSet: (input: LimitInput_Deserialize) => typedError<LimitView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("limit_set", { input })),
 	/**
 	 *  Tokens, requests and cost of `slug` per day (the last `days`, 1–366, in the user's time
 	 *  zone) and profile; `cost_usd` is `null` where a price is unknown, `complete` says so.
 	 */
 	usageChart: (slug: string, days: number) => typedError<UsageChart_Serialize, IpcError_Serialize>(__TAURI_INVOKE("usage_chart", { slug, days })),
+	/**
+	 *  `usage SLUG --by BY [--since T]`: requests, tokens, errors and cost per profile, model, day,
+	 *  tag, user or pool member.
+	 */
+	usageTable: (slug: string, by: string, since: string | null) => typedError<UsageView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("usage_table", { slug, by, since })),
+	/**  Every relay user, revoked ones included; never a token. */
+	relayUserList: () => typedError<RelayUserView_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("relay_user_list")),
+	/**  Adds a user: their token, shown once. */
+	relayUserAdd: (name: string, input: RelayUserInput_Deserialize) => typedError<NewUserToken, IpcError_Serialize>(__TAURI_INVOKE("relay_user_add", { name, input })),
+	/**  Changes a user's role, scope or expiry (CAS on `if_revision`). */
+	relayUserEdit: (name: string, input: RelayUserInput_Deserialize, ifRevision: number | null) => typedError<RelayUserView_Serialize, IpcError_Serialize>(__TAURI_INVOKE("relay_user_edit", { name, input, ifRevision })),
+	/**  A new token for a user, shown once; the old one is refused everywhere at once. */
+	relayUserRotate: (name: string) => typedError<NewUserToken, IpcError_Serialize>(__TAURI_INVOKE("relay_user_rotate", { name })),
+	/**  Revokes a user's token. */
+	relayUserRevoke: (name: string) => typedError<null, IpcError_Serialize>(__TAURI_INVOKE("relay_user_revoke", { name })),
+	/**  The audit: every admin change, newest first (`since` RFC 3339 or `Nd`; `user` an actor's name). */
+	auditList: (since: string | null, user: string | null) => typedError<AuditView_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("audit_list", { since, user })),
 	relayStatus: () => __TAURI_INVOKE<RelayStatus_Serialize>("relay_status"),
 	/**
 	 *  The relay token, for the Relay screen's reveal and copy; `rotate` replaces it first (the
@@ -246,6 +271,36 @@ export type AttemptView_Serialize = {
 	prompt_tokens: number | null,
 	/**  The caller's tags (`x-switchyard-tag-NAME: value`), by name; empty without tags. */
 	tags: { [key in string]: string },
+};
+
+/**
+ *  How TypeScript sees one value of an audit row's detail (names, scopes, capacities, times):
+ *  the type of the JSON the engine writes, never built in Rust.
+ */
+export type AuditValue = string | number | null | boolean | string[];
+
+export type AuditView = AuditView_Serialize | AuditView_Deserialize;
+
+export type AuditView_Deserialize = {
+	at: string,
+	actor: string,
+	action: string,
+	subject: string,
+	revision_before?: number | null,
+	revision_after?: number | null,
+	/**  The values set, as a JSON object (never a secret). */
+	detail?: { [key in string]: AuditValue } | null,
+};
+
+export type AuditView_Serialize = {
+	at: string,
+	actor: string,
+	action: string,
+	subject: string,
+	revision_before: number | null,
+	revision_after: number | null,
+	/**  The values set, as a JSON object (never a secret). */
+	detail: { [key in string]: AuditValue } | null,
 };
 
 /**  Whether the app starts with the system, and the entry that makes it so. */
@@ -761,6 +816,36 @@ export type KeyCheck_Serialize = {
 	next_due: string | null,
 };
 
+/**
+ *  A limit as the console's form sends it (`limits set`): `measure` `requests`, `tokens`, `usd`
+ *  or `concurrency`; `period` `minute` … `month` (none for concurrency).
+ */
+export type LimitInput = LimitInput_Serialize | LimitInput_Deserialize;
+
+/**
+ *  A limit as the console's form sends it (`limits set`): `measure` `requests`, `tokens`, `usd`
+ *  or `concurrency`; `period` `minute` … `month` (none for concurrency).
+ */
+export type LimitInput_Deserialize = {
+	scope: string,
+	measure: string,
+	amount: number | null,
+	period?: string | null,
+	id?: string | null,
+};
+
+/**
+ *  A limit as the console's form sends it (`limits set`): `measure` `requests`, `tokens`, `usd`
+ *  or `concurrency`; `period` `minute` … `month` (none for concurrency).
+ */
+export type LimitInput_Serialize = {
+	scope: string,
+	measure: string,
+	amount: number | null,
+	period: string | null,
+	id: string | null,
+};
+
 /**  One limit's current window for one subject. */
 export type LimitStatusView = LimitStatusView_Serialize | LimitStatusView_Deserialize;
 
@@ -981,6 +1066,15 @@ export type NewProfile_Serialize = {
 	weight: number | null,
 	/**  Default: after every existing profile (lower numbers are tried first). */
 	priority: number | null,
+};
+
+/**
+ *  A user's token, shown once: when the user is added or their token rotated. Nothing else ever
+ *  returns a token.
+ */
+export type NewUserToken = {
+	user: string,
+	token: string,
 };
 
 /**  The official client a `token` or `external` credential belongs to. */
@@ -1476,6 +1570,80 @@ export type RelayStatus_Serialize = {
 	error: string | null,
 };
 
+/**
+ *  A user as the console's and the desktop's forms send it (`relay users add|edit`): `None`
+ *  keeps a value on an edit; an empty list means all; `no_expiry` clears the expiry.
+ */
+export type RelayUserInput = RelayUserInput_Serialize | RelayUserInput_Deserialize;
+
+/**
+ *  A user as the console's and the desktop's forms send it (`relay users add|edit`): `None`
+ *  keeps a value on an edit; an empty list means all; `no_expiry` clears the expiry.
+ */
+export type RelayUserInput_Deserialize = {
+	/**  `user` or `admin`. */
+	role?: string | null,
+	connections?: string[] | null,
+	models?: string[] | null,
+	/**  RFC 3339. */
+	expires?: string | null,
+	no_expiry?: boolean,
+};
+
+/**
+ *  A user as the console's and the desktop's forms send it (`relay users add|edit`): `None`
+ *  keeps a value on an edit; an empty list means all; `no_expiry` clears the expiry.
+ */
+export type RelayUserInput_Serialize = {
+	/**  `user` or `admin`. */
+	role: string | null,
+	connections: string[] | null,
+	models: string[] | null,
+	/**  RFC 3339. */
+	expires: string | null,
+	no_expiry: boolean,
+};
+
+export type RelayUserView = RelayUserView_Serialize | RelayUserView_Deserialize;
+
+export type RelayUserView_Deserialize = {
+	name: string,
+	/**  `user` or `admin`. */
+	role: string,
+	/**  Connections and pools the user may reach (empty: all). */
+	connections: string[],
+	/**  Model patterns the user may ask for (empty: all). */
+	models: string[],
+	/**  When the token stops being accepted (RFC 3339); `None`: never. */
+	expires_at?: string | null,
+	/**  When the current token was made (RFC 3339). */
+	created_at: string,
+	/**  When it was revoked (RFC 3339); `None` while it is accepted. */
+	revoked_at?: string | null,
+	/**  The user's last recorded request (RFC 3339). */
+	last_used?: string | null,
+	revision: number,
+};
+
+export type RelayUserView_Serialize = {
+	name: string,
+	/**  `user` or `admin`. */
+	role: string,
+	/**  Connections and pools the user may reach (empty: all). */
+	connections: string[],
+	/**  Model patterns the user may ask for (empty: all). */
+	models: string[],
+	/**  When the token stops being accepted (RFC 3339); `None`: never. */
+	expires_at: string | null,
+	/**  When the current token was made (RFC 3339). */
+	created_at: string,
+	/**  When it was revoked (RFC 3339); `None` while it is accepted. */
+	revoked_at: string | null,
+	/**  The user's last recorded request (RFC 3339). */
+	last_used: string | null,
+	revision: number,
+};
+
 /**  What a removal deleted. */
 export type Removal = {
 	slug: string,
@@ -1650,6 +1818,37 @@ export type UsageSeries_Serialize = {
 	profile: string,
 	label: string,
 	days: UsageRow_Serialize[],
+};
+
+/**  A connection's usage since a time, grouped. */
+export type UsageView = UsageView_Serialize | UsageView_Deserialize;
+
+/**  A connection's usage since a time, grouped. */
+export type UsageView_Deserialize = {
+	slug: string,
+	by: string,
+	/**  The first instant counted (RFC 3339); `None`: the whole ledger. */
+	since?: string | null,
+	time_zone: string,
+	rows: UsageRow_Deserialize[],
+	/**  Every attempt, once (a tag row may count an attempt twice; the total does not). */
+	total: UsageRow_Deserialize,
+	/**  Every attempt's cost is known (a price for its model, or its key's fee). */
+	complete: boolean,
+};
+
+/**  A connection's usage since a time, grouped. */
+export type UsageView_Serialize = {
+	slug: string,
+	by: string,
+	/**  The first instant counted (RFC 3339); `None`: the whole ledger. */
+	since: string | null,
+	time_zone: string,
+	rows: UsageRow_Serialize[],
+	/**  Every attempt, once (a tag row may count an attempt twice; the total does not). */
+	total: UsageRow_Serialize,
+	/**  Every attempt's cost is known (a price for its model, or its key's fee). */
+	complete: boolean,
 };
 
 /**  Progress of `verify`, one event when a profile starts and one when it finishes. */

@@ -13,3 +13,15 @@ use crate::ipc::IpcError;
 pub async fn attempts(engine: State<'_, Arc<Engine>>, slug: String, limit: i32) -> Result<Vec<AttemptView>, IpcError> {
     Ok(engine.attempts(&slug, i64::from(limit)).await?)
 }
+
+/// The newest `limit` attempts of `slug`, of `user` only when given (the console's filter).
+#[tauri::command]
+#[specta::specta]
+pub async fn attempts_of(
+    engine: State<'_, Arc<Engine>>,
+    slug: String,
+    limit: i32,
+    user: Option<String>,
+) -> Result<Vec<AttemptView>, IpcError> {
+    Ok(engine.attempts_of(&slug, i64::from(limit), user.as_deref()).await?)
+}

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use switchyard_engine::{CapKind, Engine, LimitStatusView, LimitView};
+use switchyard_engine::{CapKind, Engine, LimitInput, LimitStatusView, LimitView};
 use tauri::State;
 
 use crate::ipc::IpcError;
@@ -25,6 +25,30 @@ pub async fn connection_cap_set(
     amount: f64,
 ) -> Result<LimitView, IpcError> {
     Ok(engine.connection_cap_set(&slug, kind, amount).await?)
+}
+
+/// Every limit as configured.
+#[tauri::command]
+#[specta::specta]
+pub async fn limit_list(engine: State<'_, Arc<Engine>>) -> Result<Vec<LimitView>, IpcError> {
+    Ok(engine.limit_list().await?)
+}
+
+/// Every limit's current window (per user for a `users` limit), or those of `scope`.
+#[tauri::command]
+#[specta::specta]
+pub async fn limit_status(
+    engine: State<'_, Arc<Engine>>,
+    scope: Option<String>,
+) -> Result<Vec<LimitStatusView>, IpcError> {
+    Ok(engine.limit_status(scope.as_deref()).await?)
+}
+
+/// Sets a limit (`limits set`): a new one, or a new capacity for the same id.
+#[tauri::command]
+#[specta::specta]
+pub async fn limit_set(engine: State<'_, Arc<Engine>>, input: LimitInput) -> Result<LimitView, IpcError> {
+    Ok(engine.limit_set_input(&input).await?)
 }
 
 /// Removes a limit by id.

@@ -14,6 +14,7 @@ pub mod quota;
 pub mod relay;
 pub mod routing;
 pub mod usage;
+pub mod users;
 
 use std::sync::Arc;
 

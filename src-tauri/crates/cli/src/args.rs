@@ -142,6 +142,9 @@ pub enum RelayCmd {
         /// Count nothing for /metrics (its gauges — circuits, quota, limits — are still served).
         #[arg(long)]
         no_metrics: bool,
+        /// Serve the web console at /console/ for admin users (beyond loopback only with TLS).
+        #[arg(long)]
+        console: bool,
     },
     /// Per-person relay tokens (stored hashed; the ledger records the user).
     #[command(subcommand)]

@@ -33,7 +33,14 @@ pub async fn run(engine: &Arc<Engine>, cmd: RelayCmd, _json: bool) -> Result<Out
             metrics_listen,
             otlp_endpoint,
             no_metrics,
+            console,
         } => {
+            if console && !switchyard_relay::console_built() {
+                return Err(EngineError::Precondition(
+                    "this binary was built without the web console: run `npm run build:console` in ui/, then build again"
+                        .into(),
+                ));
+            }
             let tls = match (tls_cert, tls_key) {
                 (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
                 _ => None,
@@ -65,7 +72,8 @@ pub async fn run(engine: &Arc<Engine>, cmd: RelayCmd, _json: bool) -> Result<Out
             };
             let service = Service::with_options(engine.clone(), listen, None, options)
                 .with_tls(tls)
-                .with_metrics_listen(metrics_listen);
+                .with_metrics_listen(metrics_listen)
+                .with_console(console);
             let service = Arc::new(service);
             let status = service.start().await;
             let Some(url) = status.url.clone().filter(|_| status.state == RelayState::Listening) else {

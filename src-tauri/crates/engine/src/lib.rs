@@ -54,6 +54,7 @@
 
 mod clock;
 mod config;
+mod console;
 mod context;
 mod engine;
 mod error;
@@ -86,7 +87,9 @@ pub use config::reorder::OrderEntry;
 pub use config::staging::LEASE_MS;
 pub use config::start_with_system::START_WITH_SYSTEM_KEY;
 pub use config::upstream_timeout::DEFAULT_FIRST_BYTE_TIMEOUT;
-pub use context::Context;
+pub use console::admin::USER_ATTEMPTS_SCAN;
+pub use console::{ConsoleCaller, ConsoleSession, CONSOLE_SESSION_MS};
+pub use context::{acting_as, Context};
 pub use engine::{default_data_dir, Engine, OpenOptions};
 pub use error::{EngineError, GateRefusal};
 pub use fault::FaultPoint;
@@ -139,7 +142,8 @@ pub use views::{
     RoutingStatus, VerifyEvent, VerifyReport, VerifyResult,
 };
 pub use views::{
-    AuditView, CacheView, CapKind, CliBackendView, LimitStatusView, LimitView, MeView, RelayUserView, TrafficView,
+    AuditView, CacheView, CapKind, CliBackendView, LimitInput, LimitStatusView, LimitView, MeView, NewUserToken,
+    RelayUserInput, RelayUserView, TrafficView,
 };
 pub use views::{
     BrowserSignInView, ConnectionDetail, ConnectionView, CredentialHealthView, DeviceCodeView, HeaderView, LoginView,

@@ -9,6 +9,7 @@ mod auth;
 mod body;
 mod cli_backend;
 mod conn;
+mod console;
 mod guard;
 mod handler;
 mod header_names;
@@ -45,6 +46,11 @@ pub use service::{check_listen, check_loopback, Listen, RelayStatus, Service, DE
 pub use state::{Caller, RelayState, USERS_REFRESH};
 pub use tls::{TlsFiles, READ_TIMEOUT as TLS_READ_TIMEOUT};
 
+/// Whether this binary carries the built web console (`ui/dist-console` when it was compiled).
+pub fn console_built() -> bool {
+    console::assets::built()
+}
+
 /// Largest request body accepted (long agent conversations are big).
 pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 
@@ -61,15 +67,17 @@ pub async fn serve(
     serve_state(listener, state, Limits::for_process(), shutdown).await
 }
 
-/// Like [`serve`], with TLS on every connection when `tls` is given.
+/// Like [`serve`], with TLS on every connection when `tls` is given, and the web console at
+/// `/console/` when `console` is set.
 pub async fn serve_tls(
     listener: TcpListener,
     router: Arc<EngineRouter>,
     token: Secret,
     tls: Option<tokio_rustls::TlsAcceptor>,
+    console: bool,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let state = Arc::new(RelayState::new(router, token)?);
+    let state = Arc::new(RelayState::new(router, token)?.with_console(console));
     serve_with(listener, state, Limits::for_process(), tls, shutdown).await
 }
 

@@ -29,6 +29,8 @@ enum Route {
     Me,
     /// `/metrics`: Prometheus text for admins (`metrics.rs`).
     Metrics,
+    /// `/console` and below: the web console (`console/`; 404 without `--console`).
+    Console,
     /// A provider call for the connection in the path.
     Relay,
     WrongMethod,
@@ -36,6 +38,9 @@ enum Route {
 }
 
 fn route_of(method: &Method, path: &str) -> Route {
+    if crate::console::is_console(path) {
+        return Route::Console;
+    }
     if path == "/v1/switchyard/me" {
         return Route::Me;
     }
@@ -71,6 +76,7 @@ pub(crate) async fn dispatch(state: Arc<RelayState>, mark: &ConnMark, peer: Peer
             let (parts, _) = req.into_parts();
             crate::me::me(&state, &parts.method, &parts.headers, peer).await
         }
+        Route::Console => crate::console::handle(&state, peer, req).await,
         Route::Metrics => {
             let (parts, _) = req.into_parts();
             crate::metrics::metrics(&state, &parts.method, &parts.headers, peer).await
@@ -100,6 +106,8 @@ mod tests {
         assert_eq!(route_of(&post, "/readyz"), Route::WrongMethod, "readyz is read-only");
         assert_eq!(route_of(&Method::GET, "/v1/switchyard/me"), Route::Me, "a token holder's own figures");
         assert_eq!(route_of(&Method::GET, "/metrics"), Route::Metrics, "Prometheus text for admins");
+        assert_eq!(route_of(&Method::GET, "/console/"), Route::Console, "the web console");
+        assert_eq!(route_of(&post, "/console/api/call/list_connections"), Route::Console, "its API");
         for path in ["/", "/c/", "/c/work", "/c/work/", "/c//v1/messages", "/healthz/", "/v1/messages", "/cc/w/x"] {
             assert_eq!(route_of(&post, path), Route::NotFound, "{path}: an empty slug or rest matches nothing");
         }

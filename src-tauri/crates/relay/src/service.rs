@@ -89,6 +89,8 @@ pub struct Service {
     certificate: Mutex<Option<Arc<Certificate>>>,
     /// Where `/metrics` is also served without a token (`relay serve --metrics-listen`).
     metrics_listen: Option<SocketAddr>,
+    /// The web console at `/console/` (`relay serve --console`).
+    console: bool,
 }
 
 impl std::fmt::Debug for Service {
@@ -128,7 +130,14 @@ impl Service {
             tls: None,
             certificate: Mutex::new(None),
             metrics_listen: None,
+            console: false,
         }
+    }
+
+    /// Serves the web console at `/console/` (admins only; `relay serve --console`).
+    pub fn with_console(mut self, on: bool) -> Self {
+        self.console = on;
+        self
     }
 
     /// Also serves `GET /metrics` without a token on `addr` (loopback, or any with TLS: the
@@ -273,12 +282,13 @@ impl Service {
     ) -> Running {
         let (stop, stopped) = oneshot::channel::<()>();
         let router = self.router.clone();
+        let console = self.console;
         let me = Arc::downgrade(self);
         let task = tokio::spawn(async move {
             let shutdown = async move {
                 let _ = stopped.await;
             };
-            if let Err(e) = crate::serve_tls(listener, router, token, tls, shutdown).await {
+            if let Err(e) = crate::serve_tls(listener, router, token, tls, console, shutdown).await {
                 tracing::warn!(error = %e, "relay stopped with an error");
                 if let Some(me) = me.upgrade() {
                     let s = me.status();

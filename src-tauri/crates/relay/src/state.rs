@@ -71,6 +71,8 @@ pub struct RelayState {
     pub(crate) cli: CliSlots,
     /// Live user tokens: SHA-256 (hex) -> the user's grant.
     users: RwLock<HashMap<String, Arc<TokenGrant>>>,
+    /// `relay serve --console`: the web console is served at `/console/`.
+    console: bool,
 }
 
 impl RelayState {
@@ -85,7 +87,19 @@ impl RelayState {
             copies: Arc::new(CopyBuffers::default()),
             cli: CliSlots::default(),
             users: RwLock::default(),
+            console: false,
         })
+    }
+
+    /// Serves the web console (`relay serve --console`).
+    pub fn with_console(mut self, on: bool) -> Self {
+        self.console = on;
+        self
+    }
+
+    /// Whether the web console is served.
+    pub fn console(&self) -> bool {
+        self.console
     }
 
     /// Whether `headers` carry the current relay token (from a loopback peer) or a live

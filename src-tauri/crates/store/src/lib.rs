@@ -8,6 +8,7 @@ pub mod attempts;
 pub mod audit;
 pub mod circuits;
 pub mod connections;
+pub mod console_sessions;
 pub mod copy;
 mod db;
 pub mod error;

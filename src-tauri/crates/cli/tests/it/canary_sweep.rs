@@ -96,7 +96,8 @@ async fn no_canary_leaves_the_team_relay_at_trace_level() -> TestResult {
         move || std::fs::File::create(out_file).map(|mut f| std::io::copy(&mut out, &mut f))
     });
 
-    let anthropic_body = r#"{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"PROMPT-CANARY-sweep-5d1c"}]}"#;
+    let anthropic_body =
+        r#"{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"PROMPT-CANARY-sweep-5d1c"}]}"#;
     let gemini_body = r#"{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}"#;
     let bearer = format!("authorization: Bearer {ana}\r\nanthropic-version: 2023-06-01\r\n");
     let answers = [
@@ -197,7 +198,10 @@ async fn no_canary_leaves_the_team_relay_at_trace_level() -> TestResult {
     }
     // Telemetry carries no content either (invariant 32): not the prompt's text.
     for (place, text) in places.iter().filter(|(p, _)| {
-        p == "the exported spans" || p.contains("/metrics") || p.starts_with("switchyard status") || p.starts_with("switchyard --json status")
+        p == "the exported spans"
+            || p.contains("/metrics")
+            || p.starts_with("switchyard status")
+            || p.starts_with("switchyard --json status")
     }) {
         assert!(!text.contains("PROMPT-CANARY-sweep-5d1c"), "the prompt's text is in {place}");
     }

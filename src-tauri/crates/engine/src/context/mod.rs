@@ -48,14 +48,35 @@ pub struct Context {
     pub(crate) actor: std::sync::RwLock<String>,
 }
 
+tokio::task_local! {
+    /// The actor of the changes a future makes (see [`acting_as`]).
+    static ACTING: String;
+}
+
+/// Runs `work` with its admin changes recorded as made by `actor` (`user:<name>`: the console's
+/// signed-in admin), whatever the engine's own actor is — a relay's engine serves many admins.
+pub async fn acting_as<F: std::future::Future>(actor: String, work: F) -> F::Output {
+    ACTING.scope(actor, work).await
+}
+
 impl Context {
     /// Sets who the audit names for changes made through this engine from now on.
     pub fn set_actor(&self, actor: &str) {
         *self.actor.write().unwrap_or_else(std::sync::PoisonError::into_inner) = actor.to_string();
     }
 
+    /// Who the audit names for a change made now (what `routing activate` records as the
+    /// activation's author, too).
+    pub fn acting_actor(&self) -> String {
+        self.actor()
+    }
+
+    /// Who the audit names for a change made now: the caller [`acting_as`] names (one request
+    /// of a shared engine: the console's admin), else the engine's own.
     pub(crate) fn actor(&self) -> String {
-        self.actor.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        ACTING
+            .try_with(Clone::clone)
+            .unwrap_or_else(|_| self.actor.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone())
     }
 
     /// The per-data-dir id that namespaces this install's keychain entries.

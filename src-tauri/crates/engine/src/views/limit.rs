@@ -52,16 +52,30 @@ pub enum CapKind {
     RequestsMinute,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct AuditView {
     pub at: String,
     pub actor: String,
     pub action: String,
     pub subject: String,
+    #[specta(type = Option<u32>)]
     pub revision_before: Option<i64>,
+    #[specta(type = Option<u32>)]
     pub revision_after: Option<i64>,
     /// The values set, as a JSON object (never a secret).
+    #[specta(type = Option<std::collections::BTreeMap<String, AuditValue>>)]
     pub detail: Option<serde_json::Value>,
+}
+
+/// How TypeScript sees one value of an audit row's detail (names, scopes, capacities, times):
+/// the type of the JSON the engine writes, never built in Rust.
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+#[serde(untagged)]
+pub enum AuditValue {
+    Text(String),
+    Number(f64),
+    Flag(bool),
+    List(Vec<String>),
 }
 
 /// `GET /v1/switchyard/me`: a token holder's own figures (never anyone else's).
