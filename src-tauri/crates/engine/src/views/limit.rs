@@ -69,6 +69,8 @@ pub struct AuditView {
 
 /// How TypeScript sees one value of an audit row's detail (names, scopes, capacities, times):
 /// the type of the JSON the engine writes, never built in Rust.
+// Never constructed: it only types `AuditView::detail` for TypeScript.
+#[allow(dead_code)]
 #[derive(Debug, Clone, PartialEq, Serialize, Type)]
 #[serde(untagged)]
 pub enum AuditValue {
