@@ -61,13 +61,18 @@ function psql(sql: string): string {
   return r.stdout.trim();
 }
 
+let sent = 0;
+
+/** One messages call (each a new conversation, as a new task of an agent would be). */
 async function message(token: string): Promise<number> {
+  sent += 1;
   const r = await fetch(`${relayUrl}/c/team/v1/messages`, {
     method: 'POST',
     headers: { 'x-api-key': token, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'm1', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }),
+    body: JSON.stringify({ model: 'm1', max_tokens: 8, messages: [{ role: 'user', content: `task ${sent}` }] }),
   });
-  await r.text();
+  const body = await r.text();
+  if (r.status !== 200 && r.status !== 401) process.stdout.write(`message: ${r.status} ${r.headers.get('x-switchyard-reason')} ${body.slice(0, 200)}\n`);
   return r.status;
 }
 
@@ -86,7 +91,7 @@ beforeAll(async () => {
   // The first key serves three calls, then answers 429 (retry in 5 minutes), then serves again.
   const script = {
     keys: {
-      [KEY_1]: { models: ['m1'], behaviour: { sequence: ['ok', 'ok', 'ok', { rate_limited: { retry_after_secs: 300 } }, 'ok'] } },
+      [KEY_1]: { models: ['m1'], listing: 'ok', behaviour: { sequence: ['ok', 'ok', 'ok', { rate_limited: { retry_after_secs: 300 } }, 'ok'] } },
       [KEY_2]: { models: ['m1'] },
     },
   };
@@ -128,8 +133,9 @@ async function consolePage(): Promise<{ page: Page; seen: Seen[]; errors: string
     if (m.type() === 'error') errors.push(m.text());
   });
   page.on('response', async (r: PwResponse) => {
-    const body = await r.text().catch(() => '');
-    seen.push({ url: r.url(), status: r.status(), body });
+    const entry = { url: r.url(), status: r.status(), body: '' };
+    seen.push(entry);
+    entry.body = await r.text().catch(() => '');
   });
   return { page, seen, errors };
 }
@@ -210,13 +216,16 @@ describe('the relay console', () => {
 
     // The audit names the admin.
     await page.getByRole('button', { name: 'Audit', exact: true }).click();
-    for (const action of ['user.add', 'limit.set', 'user.revoke']) {
-      const row = page.locator(`[data-testid=audit-row][data-action="${action}"]`).first();
+    for (const [action, subject] of [['user.add', 'ana'], ['limit.set', 'user-ana-requests-minute'], ['user.revoke', 'ana']]) {
+      const row = page.locator(`[data-testid=audit-row][data-action="${action}"][data-subject="${subject}"]`).first();
       await row.waitFor();
       expect(await row.getAttribute('data-actor'), action).toBe('user:root');
     }
     await page.screenshot({ path: join(shots, 'console-audit.png') });
-    expect(errors, 'no page error (CSP included)').toEqual([]);
+    // The one failed load expected: the session check before signing in (401).
+    const failed = seen.filter((s) => s.status >= 400).map((s) => `${s.status} ${new URL(s.url).pathname}`);
+    expect(failed, 'no call failed but the first session check').toEqual(['401 /console/api/session']);
+    expect(errors.filter((e) => !e.includes('401 (Unauthorized)')), 'no page error (CSP included)').toEqual([]);
 
     // Canaries: the keys and the admin's token in nothing the browser saw; ana's token only in
     // the one response that showed it.

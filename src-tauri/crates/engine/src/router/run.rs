@@ -166,7 +166,7 @@ impl Router {
     /// remembered — an unknown id (evicted, or from before a restart) routes normally.
     pub(crate) async fn start_run(&self, request: RouteRequest) -> Result<Start, EngineError> {
         let RouteRequest { target, model, keys, tags, previous_response_id, pinned, client, user, estimate } = request;
-        let mark = self.telemetry.mark(self.engine.now_ms());
+        let mark = self.telemetry.is_on().then(|| self.telemetry.mark(self.engine.now_ms())).flatten();
         // Admission first: a refused request changes nothing (no pool member chosen, no binding).
         let admitting = Admitting {
             mark,
