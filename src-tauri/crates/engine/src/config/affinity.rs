@@ -65,6 +65,9 @@ impl Context {
             window: window.unwrap_or(before.window),
         })
         .await?;
+        let mut set = crate::config::audit::change("routing.affinity", slug, None, None);
+        set.detail = Some(serde_json::json!({"mode": mode.as_str(), "window_min": window_min}));
+        self.audit_now(set).await?;
         self.routing_status(slug).await
     }
 }

@@ -39,4 +39,16 @@ impl Context {
         audit::insert(conn, &row).await?;
         Ok(())
     }
+
+    /// Writes `change`'s row on its own, right after a change that is not one transaction here
+    /// (a routing activation, a circuit reset: their writes are spread over helpers).
+    pub(crate) async fn audit_now(&self, change: Change<'_>) -> Result<(), EngineError> {
+        let mut conn = self.store.acquire().await?;
+        self.audit(&mut conn, change).await
+    }
+}
+
+/// A change of a connection's or a profile's settings: the subject and the revisions, no values.
+pub(crate) fn change<'a>(action: &'a str, subject: &'a str, before: Option<i64>, after: Option<i64>) -> Change<'a> {
+    Change { action, subject, before, after, detail: None }
 }

@@ -72,6 +72,9 @@ impl Context {
                 profiles::insert(&mut tx, &row, now).await?;
                 settle_staged(&mut tx, loc).await?;
             }
+            let mut added = crate::config::audit::change("connection.add", &new.slug, None, Some(1));
+            added.detail = Some(serde_json::json!({"protocol": new.protocol, "key": staged.is_some()}));
+            self.audit(&mut tx, added).await?;
             tx.commit().await.map_err(switchyard_store::StoreError::from)?;
             Ok(())
         }
@@ -156,6 +159,8 @@ impl Context {
             .await
             .map_err(|e| EngineError::from_store("connection", slug, e))?;
         let count = profiles::for_connection(&mut tx, &row.id).await?.len();
+        let edited = crate::config::audit::change("connection.edit", slug, Some(expected), Some(expected + 1));
+        self.audit(&mut tx, edited).await?;
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         // A new basis makes every profile's evidence stale: suspend if the gates fail now.
         self.reconcile_routing(slug).await?;
@@ -176,6 +181,7 @@ impl Context {
         connections::delete(&mut tx, &row.id, row.revision)
             .await
             .map_err(|e| EngineError::from_store("connection", slug, e))?;
+        self.audit(&mut tx, crate::config::audit::change("connection.remove", slug, Some(row.revision), None)).await?;
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         for p in &rows {
             self.board.reset_profile(&p.id, switchyard_core::routing::ResetCause::Deleted);

@@ -163,6 +163,10 @@ impl Context {
             }
             switchyard_store::circuits::clear_profile(&mut tx, &row.id).await?;
             settle_staged(&mut tx, &new_loc).await?;
+            let subject = format!("{slug}/{}", row.label);
+            let rotated =
+                crate::config::audit::change("profile.rotate", &subject, Some(row.revision), Some(row.revision + 1));
+            self.audit(&mut tx, rotated).await?;
             tx.commit().await.map_err(switchyard_store::StoreError::from)?;
             Ok(())
         }

@@ -63,6 +63,9 @@ impl Context {
         let json = encode_members(&stored)?;
         let new = NewPool { id: &id, name, protocol: protocol.as_str(), members: &json, mode: None, wanted: false };
         pools::insert(&mut tx, &new, self.now_ms()).await.map_err(|e| EngineError::from_store("pool", name, e))?;
+        let mut added = crate::config::audit::change("pool.add", name, None, Some(1));
+        added.detail = Some(serde_json::json!({"protocol": protocol.as_str(), "members": members}));
+        self.audit(&mut tx, added).await?;
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         self.pool_status(name).await
     }
@@ -80,9 +83,13 @@ impl Context {
         let all = connections::list(&mut tx).await?;
         let stored = resolve_members(members, protocol, &all)?;
         let json = encode_members(&stored)?;
-        pools::set_members(&mut tx, &row.id, &json, if_revision.unwrap_or(row.revision), self.now_ms())
+        let before = if_revision.unwrap_or(row.revision);
+        pools::set_members(&mut tx, &row.id, &json, before, self.now_ms())
             .await
             .map_err(|e| EngineError::from_store("pool", name, e))?;
+        let mut edited = crate::config::audit::change("pool.edit", name, Some(before), Some(before + 1));
+        edited.detail = Some(serde_json::json!({"members": members}));
+        self.audit(&mut tx, edited).await?;
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         self.pool_status(name).await
     }
@@ -92,6 +99,7 @@ impl Context {
         let row = self.pool_row(name).await?;
         let mut conn = self.store.acquire().await?;
         pools::delete(&mut conn, &row.id).await?;
+        self.audit(&mut conn, crate::config::audit::change("pool.remove", name, Some(row.revision), None)).await?;
         Ok(())
     }
 

@@ -134,6 +134,11 @@ impl Context {
             if let Some((loc, _)) = &staged {
                 settle_staged(&mut tx, loc).await?;
             }
+            let subject = format!("{slug}/{}", new.label);
+            let mut added = crate::config::audit::change("profile.add", &subject, None, Some(1));
+            added.detail =
+                Some(serde_json::json!({"kind": spec.kind.as_str(), "weight": weight, "priority": priority}));
+            self.audit(&mut tx, added).await?;
             tx.commit().await.map_err(switchyard_store::StoreError::from)?;
             Ok(())
         }
@@ -228,6 +233,12 @@ impl Context {
         let fresh =
             profiles::by_id(&mut tx, &row.id).await?.ok_or_else(|| EngineError::not_found("profile", profile))?;
         debug_assert_eq!(fresh.revision, rev, "the row read back is the row just written");
+        let subject = format!("{slug}/{}", fresh.label);
+        let mut edited = crate::config::audit::change("profile.edit", &subject, Some(row.revision), Some(rev));
+        edited.detail = Some(serde_json::json!({
+            "enabled": fresh.enabled, "weight": fresh.weight, "priority": fresh.priority, "primary": fresh.is_primary
+        }));
+        self.audit(&mut tx, edited).await?;
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         if row.enabled && !settings.enabled {
             self.board.reset_profile(&row.id, ResetCause::Disabled);
@@ -264,6 +275,8 @@ impl Context {
         profiles::delete(&mut tx, &row.id, row.revision)
             .await
             .map_err(|e| EngineError::from_store("profile", &row.label, e))?;
+        let subject = format!("{slug}/{}", row.label);
+        self.audit(&mut tx, crate::config::audit::change("profile.remove", &subject, Some(row.revision), None)).await?;
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         self.board.reset_profile(&row.id, ResetCause::Deleted);
         match credential_facts(&row).kind {

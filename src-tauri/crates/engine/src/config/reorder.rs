@@ -53,6 +53,10 @@ impl Context {
                 .map_err(|e| EngineError::from_store("profile", &row.label, e))?;
         }
         let fresh = profiles::for_connection(&mut tx, &connection.id).await?;
+        let mut reordered = crate::config::audit::change("profile.reorder", slug, None, None);
+        reordered.detail =
+            Some(serde_json::json!({"order": fresh.iter().map(|p| p.label.as_str()).collect::<Vec<_>>()}));
+        self.audit(&mut tx, reordered).await?;
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         let mut views = Vec::with_capacity(fresh.len());
         for p in &fresh {

@@ -57,6 +57,10 @@ impl Context {
         )
         .await
         .map_err(|e| EngineError::from_store("connection", slug, e))?;
+        let mut activated =
+            crate::config::audit::change("routing.activate", slug, Some(ready.connection.revision), Some(revision));
+        activated.detail = Some(serde_json::json!({"mode": mode.as_str()}));
+        self.audit(&mut conn, activated).await?;
         drop(conn);
         let mut ready = ready;
         apply_routing(&mut ready.connection, routing, revision);
@@ -76,9 +80,14 @@ impl Context {
             activated_by: None,
         };
         let mut conn = self.store.acquire().await?;
-        connections::update_routing(&mut conn, &row.id, row.revision, &routing, self.now_ms())
+        let revision = connections::update_routing(&mut conn, &row.id, row.revision, &routing, self.now_ms())
             .await
             .map_err(|e| EngineError::from_store("connection", slug, e))?;
+        self.audit(
+            &mut conn,
+            crate::config::audit::change("routing.deactivate", slug, Some(row.revision), Some(revision)),
+        )
+        .await?;
         drop(conn);
         self.routing_status(slug).await
     }

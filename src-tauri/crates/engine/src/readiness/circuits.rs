@@ -65,6 +65,10 @@ impl Context {
         {
             let mut conn = self.store.acquire().await?;
             quota::clear(&mut conn, &row.id, model, self.now_ms()).await?;
+            let subject = format!("{slug}/{}", row.label);
+            let mut reset = crate::config::audit::change("health.reset", &subject, None, None);
+            reset.detail = model.map(|m| serde_json::json!({"model": m}));
+            self.audit(&mut conn, reset).await?;
         }
         match model {
             None => self.reset_circuits(&row.id, ResetCause::Manual).await,

@@ -66,6 +66,9 @@ impl Context {
         chains::put(&mut tx, &source.id, &json, current, self.now_ms())
             .await
             .map_err(|e| EngineError::from_store("fallback chain", slug, e))?;
+        let mut set = crate::config::audit::change("fallback.set", slug, None, None);
+        set.detail = Some(serde_json::json!({"hops": hops}));
+        self.audit(&mut tx, set).await?;
         tx.commit().await.map_err(switchyard_store::StoreError::from)?;
         self.fallback_status(slug).await
     }
@@ -75,6 +78,7 @@ impl Context {
         let source = self.connection_by_slug(slug).await?;
         let mut conn = self.store.acquire().await?;
         chains::delete(&mut conn, &source.id).await?;
+        self.audit(&mut conn, crate::config::audit::change("fallback.clear", slug, None, None)).await?;
         drop(conn);
         self.fallback_status(slug).await
     }
@@ -96,6 +100,11 @@ impl Context {
         chains::set_active(&mut conn, &source.id, true, row.revision, self.now_ms())
             .await
             .map_err(|e| EngineError::from_store("fallback chain", slug, e))?;
+        self.audit(
+            &mut conn,
+            crate::config::audit::change("fallback.activate", slug, Some(row.revision), Some(row.revision + 1)),
+        )
+        .await?;
         drop(conn);
         self.fallback_status(slug).await
     }
@@ -108,6 +117,11 @@ impl Context {
         chains::set_active(&mut conn, &source.id, false, row.revision, self.now_ms())
             .await
             .map_err(|e| EngineError::from_store("fallback chain", slug, e))?;
+        self.audit(
+            &mut conn,
+            crate::config::audit::change("fallback.deactivate", slug, Some(row.revision), Some(row.revision + 1)),
+        )
+        .await?;
         drop(conn);
         self.fallback_status(slug).await
     }

@@ -105,6 +105,10 @@ impl Context {
         pools::set_active(&mut conn, &row.id, Some(mode.as_str()), true, row.revision, self.now_ms())
             .await
             .map_err(|e| EngineError::from_store("pool", name, e))?;
+        let mut activated =
+            crate::config::audit::change("pool.activate", name, Some(row.revision), Some(row.revision + 1));
+        activated.detail = Some(serde_json::json!({"mode": mode.as_str()}));
+        self.audit(&mut conn, activated).await?;
         drop(conn);
         self.pool_status(name).await
     }
@@ -116,6 +120,11 @@ impl Context {
         pools::set_active(&mut conn, &row.id, None, false, row.revision, self.now_ms())
             .await
             .map_err(|e| EngineError::from_store("pool", name, e))?;
+        self.audit(
+            &mut conn,
+            crate::config::audit::change("pool.deactivate", name, Some(row.revision), Some(row.revision + 1)),
+        )
+        .await?;
         drop(conn);
         self.pool_status(name).await
     }
