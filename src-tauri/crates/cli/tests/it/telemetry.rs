@@ -326,8 +326,11 @@ async fn a_thousand_made_up_models_add_one_other_series_per_family() -> TestResu
 }
 
 /// What an OTLP/HTTP receiver got: each request's content type and body.
+/// One export request: its content type and body.
+type Export = (String, Vec<u8>);
+
 #[derive(Clone, Default)]
-pub(crate) struct Received(Arc<Mutex<Vec<(String, Vec<u8>)>>>);
+pub(crate) struct Received(Arc<Mutex<Vec<Export>>>);
 
 impl Received {
     /// Listens on a free loopback port: answers every POST 200 `{}` and keeps it.
@@ -344,12 +347,12 @@ impl Received {
         Ok(port)
     }
 
-    pub(crate) fn bodies(&self) -> Vec<(String, Vec<u8>)> {
+    pub(crate) fn bodies(&self) -> Vec<Export> {
         self.0.lock().map(|v| v.clone()).unwrap_or_default()
     }
 }
 
-fn serve_otlp(stream: TcpStream, kept: &Mutex<Vec<(String, Vec<u8>)>>) {
+fn serve_otlp(stream: TcpStream, kept: &Mutex<Vec<Export>>) {
     let Ok(mut writer) = stream.try_clone() else { return };
     let mut reader = BufReader::new(stream);
     loop {
@@ -390,7 +393,7 @@ fn serve_otlp(stream: TcpStream, kept: &Mutex<Vec<(String, Vec<u8>)>>) {
 }
 
 /// Every span in OTLP/JSON export requests.
-fn spans_of(bodies: &[(String, Vec<u8>)]) -> Vec<Value> {
+fn spans_of(bodies: &[Export]) -> Vec<Value> {
     let mut spans = Vec::new();
     for (_, body) in bodies {
         let Ok(v) = serde_json::from_slice::<Value>(body) else { continue };

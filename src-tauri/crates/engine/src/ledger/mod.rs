@@ -34,7 +34,8 @@ const QUEUE: usize = 16_384;
 enum Msg {
     Row(Box<AttemptRow>),
     /// A legacy row whose keys or usage are computed here, off the request path.
-    Later(Box<AttemptRow>, Later),
+    /// (One box for both: the row and what is left for later travel together.)
+    Later(Box<(AttemptRow, Later)>),
     /// A request's limits settled or returned (`limits/ticket.rs`).
     Settle(Settlement),
     /// A request that ended without a row saying so, for telemetry (`telemetry/`).
@@ -83,7 +84,7 @@ impl Ledger {
         if later.is_empty() {
             return self.record(row);
         }
-        if self.tx.try_send(Msg::Later(Box::new(row), later)).is_err() {
+        if self.tx.try_send(Msg::Later(Box::new((row, later)))).is_err() {
             tracing::warn!("attempt ledger queue full; one attempt record dropped");
         }
     }
@@ -183,7 +184,8 @@ fn drain(rx: &mut mpsc::Receiver<Msg>, pass: &mut Pass, telemetry: &Telemetry) {
 fn take(m: Msg, pass: &mut Pass, telemetry: &Telemetry) {
     match m {
         Msg::Row(r) => pass.batch.push(*r),
-        Msg::Later(mut r, later) => {
+        Msg::Later(pair) => {
+            let (mut r, later) = *pair;
             let (settlement, told) = later.fill(&mut r);
             if let Some(settlement) = settlement {
                 pass.settlements.push(settlement);
@@ -191,7 +193,7 @@ fn take(m: Msg, pass: &mut Pass, telemetry: &Telemetry) {
             if let Some(told) = told {
                 telemetry.row(&r, &told);
             }
-            pass.batch.push(*r);
+            pass.batch.push(r);
         }
         Msg::Settle(s) => pass.settlements.push(s),
         Msg::Ended(end) => telemetry.ended(&end),

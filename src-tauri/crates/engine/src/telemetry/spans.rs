@@ -216,7 +216,7 @@ impl Spans {
             start_ms: row.at_ms,
             end_ms: row.at_ms + row.duration_ms.unwrap_or(0),
             attributes,
-            error: (!ok).then(|| if kind.is_empty() { "http_error" } else { kind }),
+            error: (!ok).then_some(if kind.is_empty() { "http_error" } else { kind }),
         });
     }
 
