@@ -61,6 +61,17 @@ fn legacy(d: &Path, base: &str) -> TestResult {
     Ok(())
 }
 
+/// The mock serving `KEY_A`, a data dir with the legacy connection `c` on it, and the install's
+/// relay token.
+async fn legacy_with_token() -> Result<(MockProvider, tempfile::TempDir, String), Box<dyn std::error::Error>> {
+    let mock = MockProvider::start().await?;
+    mock.set_key(KEY_A, KeyScript::new(["m1"]));
+    let dir = tempfile::tempdir()?;
+    legacy(dir.path(), &mock.base_url())?;
+    let install = run(dir.path(), &["relay", "token"], None)?.stdout.trim().to_string();
+    Ok((mock, dir, install))
+}
+
 fn user(d: &Path, name: &str, role: &str) -> Result<String, Box<dyn std::error::Error>> {
     let out = run(d, &["--json", "relay", "users", "add", name, "--role", role], None)?;
     let token = serde_json::from_str::<Value>(&out.stdout)?["token"].as_str().unwrap_or_default().to_string();
@@ -274,12 +285,8 @@ fn label_values(text: &str) -> BTreeMap<String, Vec<BTreeMap<String, String>>> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_made_up_models_add_one_other_series_per_family() -> TestResult {
-    let mock = MockProvider::start().await?;
-    mock.set_key(KEY_A, KeyScript::new(["m1"]));
-    let dir = tempfile::tempdir()?;
+    let (_mock, dir, install) = legacy_with_token().await?;
     let d = dir.path();
-    legacy(d, &mock.base_url())?;
-    let install = run(d, &["relay", "token"], None)?.stdout.trim().to_string();
     let served = relay(d, &[], &[])?;
     let addr = served.addr.clone();
     let auth = format!("x-api-key: {install}\r\n");
@@ -488,12 +495,8 @@ async fn a_failover_is_one_request_span_with_two_attempt_children() -> TestResul
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spans_go_as_protobuf_by_default_and_a_dead_collector_costs_nothing() -> TestResult {
-    let mock = MockProvider::start().await?;
-    mock.set_key(KEY_A, KeyScript::new(["m1"]));
-    let dir = tempfile::tempdir()?;
+    let (_mock, dir, install) = legacy_with_token().await?;
     let d = dir.path();
-    legacy(d, &mock.base_url())?;
-    let install = run(d, &["relay", "token"], None)?.stdout.trim().to_string();
     let received = Received::default();
     let port = received.listen()?;
     // The collector named by the standard variable, protobuf (the protocol's default).
