@@ -181,14 +181,14 @@ impl Counts {
         let pool = told.pool.clone().unwrap_or_default();
         let model = labels::model(snapshot, row.model.as_deref());
         let kind = labels::failure_kind(row.failure_kind.as_deref());
+        let profile = labels::profile(snapshot, Some(&row.profile_id));
         if row.attempt > 0 {
             let ok = row.status.is_some_and(|s| (200..300).contains(&s)) && kind.is_empty();
-            let profile = labels::profile(snapshot, Some(&row.profile_id));
             self.attempts
                 .get_or_create(&AttemptLabels {
                     connection: connection.clone(),
                     pool: pool.clone(),
-                    profile,
+                    profile: profile.clone(),
                     model: model.clone(),
                     outcome: if ok { "ok" } else { "failed" },
                     failure_kind: kind,
@@ -206,7 +206,7 @@ impl Counts {
         }
         if let Some(ending) = told.ends {
             self.request(RequestLabels {
-                profile: labels::profile(snapshot, Some(&row.profile_id)),
+                profile,
                 connection,
                 pool,
                 model,
