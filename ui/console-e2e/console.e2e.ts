@@ -256,6 +256,10 @@ describe('the relay console', () => {
     expect(cli(['relay', 'users', 'list']).stdout.includes('mallory'), 'nothing was changed').toBe(false);
     const list = await fetch(`${relayUrl}/console/api/call/relay_user_list`, { method: 'POST', headers: { cookie, 'x-switchyard-csrf': csrf } });
     expect(list.status, 'with it, served').toBe(200);
+    // The session lives in the store: another replica on it honours it.
+    const other = await announced(switchyard, ['--data-dir', join(work, 'replica-2'), 'relay', 'serve', '--listen', '127.0.0.1:0', '--console']);
+    const there = await fetch(`${other.url}/console/api/call/relay_user_list`, { method: 'POST', headers: { cookie, 'x-switchyard-csrf': csrf } });
+    expect(there.status, 'a second replica takes the session').toBe(200);
     psql("UPDATE console_sessions SET expires_at = 0");
     const expired = await fetch(`${relayUrl}/console/api/call/relay_user_list`, { method: 'POST', headers: { cookie, 'x-switchyard-csrf': csrf } });
     expect(expired.status, 'an expired session').toBe(401);

@@ -173,6 +173,9 @@ async fn prometheus_reads_what_the_ledger_holds_and_only_admins_read_metrics() -
     assert!(as_install.starts_with("HTTP/1.1 200"), "the install token from loopback reads it ({as_install:.60})");
     let tokenless = get(&metrics_at, "/metrics", "")?;
     assert!(tokenless.starts_with("HTTP/1.1 200"), "--metrics-listen needs no token ({tokenless:.60})");
+    let wide = run(d, &["relay", "serve", "--listen", "127.0.0.1:0", "--metrics-listen", "0.0.0.0:0"], None)?;
+    assert_ne!(wide.code, 0, "tokenless metrics beyond loopback need TLS: refused ({})", wide.stderr);
+    assert!(wide.stderr.contains("metrics-listen"), "saying which flag: {}", wide.stderr);
     let elsewhere = get(&metrics_at, "/c/c/v1/models", &format!("x-api-key: {install}\r\n"))?;
     assert!(elsewhere.starts_with("HTTP/1.1 404"), "the metrics listener serves nothing else ({elsewhere:.60})");
 
