@@ -83,7 +83,7 @@ pub(crate) fn spawn_slot_renewer(limits: &RouterLimits, engine: Arc<crate::engin
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Admitting<'a> {
     /// The request's telemetry mark (its refusal's row ends the request).
-    pub mark: Option<RequestMark>,
+    pub mark: Option<&'a RequestMark>,
     /// The connection's snapshot, when the request names a connection (telemetry's labels).
     pub snapshot: Option<&'a Arc<Snapshot>>,
     pub user: Option<&'a str>,
@@ -294,7 +294,7 @@ impl Router {
             limit_id: refused.limit.clone(),
             ..AttemptRow::default()
         };
-        let told = a.mark.map(|mark| Told {
+        let told = a.mark.cloned().map(|mark| Told {
             snapshot: a.snapshot.cloned(),
             pool: a.pool.map(|p| p.1.to_string()),
             mark,

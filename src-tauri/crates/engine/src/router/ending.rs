@@ -13,7 +13,7 @@ use crate::telemetry::{Ending, RequestEnd, RequestMark, Told};
 impl Router {
     /// Tells telemetry how `run` ended, unless its delivering row does.
     pub(super) fn tell_end<D, K>(&self, run: &RequestRun, routed: &Routed<D, K>) {
-        let Some(mark) = run.mark else { return };
+        let Some(mark) = run.mark.clone() else { return };
         let (ending, profile_id) = match routed {
             Routed::Delivered { .. } => return,
             Routed::Kept { route, .. } => (Ending::Failed, Some(route.profile_id.clone())),

@@ -70,7 +70,7 @@ impl Recording {
             origin_id: run.hops.origin_left().map(|origin| origin.connection_id.clone()),
             limit_id: None,
         };
-        let told = run.mark.map(|mark| Told {
+        let told = run.mark.clone().map(|mark| Told {
             snapshot: Some(run.snapshot.clone()),
             pool: run.hops.pool().map(|p| p.pool.clone()),
             mark,

@@ -166,10 +166,10 @@ impl Router {
     /// remembered — an unknown id (evicted, or from before a restart) routes normally.
     pub(crate) async fn start_run(&self, request: RouteRequest) -> Result<Start, EngineError> {
         let RouteRequest { target, model, keys, tags, previous_response_id, pinned, client, user, estimate } = request;
-        let mark = self.telemetry.is_on().then(|| self.telemetry.mark(self.engine.now_ms())).flatten();
+        let mark = self.telemetry.mark(|| self.engine.now_ms());
         // Admission first: a refused request changes nothing (no pool member chosen, no binding).
         let admitting = Admitting {
-            mark,
+            mark: mark.as_ref(),
             snapshot: target.snapshot(),
             user: user.as_deref(),
             connection: target.snapshot().map(|s| (s.connection_id.as_str(), s.slug.as_str())),

@@ -59,11 +59,19 @@ pub struct Telemetry {
     spans: Option<spans::Spans>,
 }
 
-/// When a request started and the ids of its span (traces on), carried by every row of it.
-#[derive(Debug, Clone, Copy)]
+/// What every row of a request carries for telemetry: with traces on, when the request
+/// started and its span ids (one `Arc` per request: a pointer in each row, nothing read or
+/// allocated per request when only metrics are on).
+#[derive(Debug, Clone)]
 pub(crate) struct RequestMark {
+    pub span: Option<Arc<SpanMark>>,
+}
+
+/// A traced request's start and span ids.
+#[derive(Debug)]
+pub(crate) struct SpanMark {
     pub started_ms: i64,
-    pub trace: Option<spans::TraceIds>,
+    pub ids: spans::TraceIds,
 }
 
 /// How a request ended (`switchyard_requests_total{outcome}`).
@@ -144,12 +152,15 @@ impl Telemetry {
         self.counts.is_some()
     }
 
-    /// A new request's mark (`None` when telemetry is off: the request carries nothing).
-    pub(crate) fn mark(&self, now_ms: i64) -> Option<RequestMark> {
+    /// A new request's mark (`None` when telemetry is off: the request carries nothing); the
+    /// clock is read only when spans are exported.
+    pub(crate) fn mark(&self, now_ms: impl FnOnce() -> i64) -> Option<RequestMark> {
         if !self.is_on() {
             return None;
         }
-        Some(RequestMark { started_ms: now_ms, trace: self.spans.as_ref().map(|_| spans::TraceIds::new()) })
+        let span =
+            self.spans.as_ref().map(|_| Arc::new(SpanMark { started_ms: now_ms(), ids: spans::TraceIds::new() }));
+        Some(RequestMark { span })
     }
 
     /// Reads the model prices the users' cost counter uses (on the ledger's writer, every

@@ -30,7 +30,7 @@ use switchyard_store::attempts::AttemptRow;
 
 use crate::error::EngineError;
 use crate::telemetry::otlp_client::OtlpClient;
-use crate::telemetry::{labels, Ending, RequestEnd, Told};
+use crate::telemetry::{labels, Ending, RequestEnd, SpanMark, Told};
 
 /// The variable the OpenTelemetry SDKs read the collector's base URL from.
 pub const OTLP_ENDPOINT_ENV: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
@@ -119,10 +119,10 @@ impl Spans {
     }
 
     pub(crate) fn row(&self, row: &AttemptRow, told: &Told) {
-        let Some(ids) = told.mark.trace else { return };
+        let Some(span) = told.mark.span.as_deref() else { return };
         let ended_ms = row.at_ms + row.duration_ms.unwrap_or(0);
         if row.attempt > 0 {
-            self.attempt(row, told, ids);
+            self.attempt(row, told, span.ids);
         }
         if let Some(ending) = told.ends {
             let kind = labels::failure_kind(row.failure_kind.as_deref());
@@ -136,12 +136,12 @@ impl Spans {
                 usage: (ending == Ending::Delivered).then_some(row),
                 limit: row.limit_id.as_deref(),
             };
-            self.request(told, ids, &end);
+            self.request(told, span, &end);
         }
     }
 
     pub(crate) fn ended(&self, end: &RequestEnd) {
-        let Some(ids) = end.told.mark.trace else { return };
+        let Some(span) = end.told.mark.span.as_deref() else { return };
         let facts = Facts {
             user: end.user.as_deref(),
             model: end.model.as_deref(),
@@ -152,10 +152,11 @@ impl Spans {
             usage: None,
             limit: None,
         };
-        self.request(&end.told, ids, &facts);
+        self.request(&end.told, span, &facts);
     }
 
-    fn request(&self, told: &Told, ids: TraceIds, end: &Facts<'_>) {
+    fn request(&self, told: &Told, span: &SpanMark, end: &Facts<'_>) {
+        let ids = span.ids;
         let snapshot = told.snapshot.as_deref();
         let protocol = snapshot.map(|s| s.protocol);
         let model = labels::model(snapshot, end.model);
@@ -177,8 +178,8 @@ impl Spans {
             kind: SpanKind::Server,
             context: context(ids.trace, ids.span),
             parent: SpanId::INVALID,
-            start_ms: told.mark.started_ms,
-            end_ms: end.ended_ms.max(told.mark.started_ms),
+            start_ms: span.started_ms,
+            end_ms: end.ended_ms.max(span.started_ms),
             attributes,
             error: failed.then(|| if end.error.is_empty() { end.ending.as_str() } else { end.error }),
         });
