@@ -92,6 +92,9 @@ def check_cli(root: str, version: str) -> None:
     out = run(cli, "--version").strip()
     assert out.endswith(version), f"`switchyard --version` from the installed path: {out!r}"
     log(f"installed CLI answers: {out}")
+    with open(cli, "rb") as f:
+        assert b'src="/console/assets/index-' in f.read(), "the packaged CLI embeds the web console (ui/dist-console)"
+    log("the packaged CLI embeds the web console")
     check_no_test_hooks(root)
 
 
