@@ -34,9 +34,7 @@ impl Context {
                 return Ok(token);
             }
         }
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).map_err(|e| EngineError::Internal(format!("no randomness: {e}")))?;
-        let token = format!("sy_{}", hex::encode(bytes));
+        let token = format!("sy_{}", crate::config::relay_users::random_hex()?);
         self.vault_put(locator, Secret::new(token.clone())).await?;
         let current = self.relay_token_revision().await?;
         let mut conn = self.store.acquire().await?;

@@ -153,10 +153,16 @@ fn detail(grant: &Grant) -> serde_json::Value {
     })
 }
 
-fn new_token() -> Result<Secret, EngineError> {
+/// 32 random bytes as 64 hex digits: the body of every token and session value the engine makes
+/// (relay tokens, user tokens, console sessions and their CSRF tokens).
+pub(crate) fn random_hex() -> Result<String, EngineError> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| EngineError::Internal(format!("no randomness: {e}")))?;
-    Ok(Secret::new(format!("{USER_TOKEN_PREFIX}{}", hex::encode(bytes))))
+    Ok(hex::encode(bytes))
+}
+
+fn new_token() -> Result<Secret, EngineError> {
+    Ok(Secret::new(format!("{USER_TOKEN_PREFIX}{}", random_hex()?)))
 }
 
 impl Context {

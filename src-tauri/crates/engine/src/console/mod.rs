@@ -8,12 +8,11 @@
 
 pub mod admin;
 
-use sha2::{Digest, Sha256};
 use switchyard_store::console_sessions;
 use switchyard_vault::Secret;
 
 use crate::config::audit::Change;
-use crate::config::relay_users::{user_token_hash, Role};
+use crate::config::relay_users::{random_hex, user_token_hash, Role};
 use crate::context::Context;
 use crate::error::EngineError;
 
@@ -55,14 +54,9 @@ impl ConsoleCaller {
     }
 }
 
+/// A session value as the store keeps it: SHA-256, hex (as user tokens are kept).
 fn hash_of(value: &str) -> String {
-    hex::encode(Sha256::digest(value.as_bytes()))
-}
-
-fn random_hex() -> Result<String, EngineError> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| EngineError::Internal(format!("no randomness: {e}")))?;
-    Ok(hex::encode(bytes))
+    user_token_hash(value)
 }
 
 impl Context {
