@@ -8,7 +8,7 @@ use std::sync::Arc;
 use switchyard_core::states::RelayState;
 
 use switchyard_engine::{
-    Engine, EngineError, MasterKey, Role, RouterOptions, Sharing, Telemetry, TelemetryOptions, UserGrant,
+    Engine, EngineError, MasterKey, RelayUserInput, RouterOptions, Sharing, Telemetry, TelemetryOptions, UserGrant,
 };
 use switchyard_relay::{check_listen, Listen, Service, TlsFiles};
 
@@ -115,15 +115,10 @@ async fn users(engine: &Arc<Engine>, cmd: UsersCmd) -> Result<Output, EngineErro
     }
 }
 
-/// `--role`, `--connections`, `--models`, `--expires` (`--no-expiry`) as the engine takes them.
+/// `--role`, `--connections`, `--models`, `--expires` (`--no-expiry`) as the engine takes them
+/// (the desktop's and the console's forms give the same input: `RelayUserInput::grant`).
 fn user_grant(a: crate::args::GrantArgs, no_expiry: bool) -> Result<UserGrant, EngineError> {
-    Ok(UserGrant {
-        role: a.role.as_deref().map(Role::parse).transpose()?,
-        // `--connections ''` (an empty list) means all, as an omitted scope does.
-        connections: a.connections.map(|v| v.into_iter().filter(|x| !x.is_empty()).collect()),
-        models: a.models.map(|v| v.into_iter().filter(|x| !x.is_empty()).collect()),
-        expires: if no_expiry { Some(None) } else { a.expires.map(Some) },
-    })
+    RelayUserInput { role: a.role, connections: a.connections, models: a.models, expires: a.expires, no_expiry }.grant()
 }
 
 /// `switchyard vault rotate-master-key --new-key-file FILE`.

@@ -16,16 +16,15 @@ use crate::views::{AttemptView, LimitInput, LimitView, NewUserToken, RelayUserIn
 pub const USER_ATTEMPTS_SCAN: i64 = 5_000;
 
 impl RelayUserInput {
-    /// The engine's grant (an empty entry in a list is dropped: `[""]` means all, as `[]`).
+    /// The engine's grant, as `relay users add|edit` and the forms give it: an empty entry in a
+    /// list is dropped (`--connections ''` means all, as an omitted scope does).
     pub fn grant(&self) -> Result<UserGrant, EngineError> {
-        let clean = |v: &Option<Vec<String>>| {
-            v.as_ref().map(|v| v.iter().map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect())
-        };
+        let clean = |v: &Option<Vec<String>>| v.as_ref().map(|v| v.iter().filter(|x| !x.is_empty()).cloned().collect());
         Ok(UserGrant {
             role: self.role.as_deref().map(Role::parse).transpose()?,
             connections: clean(&self.connections),
             models: clean(&self.models),
-            expires: if self.no_expiry { Some(None) } else { self.expires.clone().filter(|e| !e.is_empty()).map(Some) },
+            expires: if self.no_expiry { Some(None) } else { self.expires.clone().map(Some) },
         })
     }
 }
