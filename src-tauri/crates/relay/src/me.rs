@@ -13,9 +13,7 @@ use crate::state::{Caller, RelayState};
 
 pub(crate) async fn me(state: &Arc<RelayState>, method: &Method, headers: &HeaderMap, peer: Peer) -> Response {
     if method != Method::GET {
-        let mut resp = bare(StatusCode::METHOD_NOT_ALLOWED);
-        resp.headers_mut().insert(http::header::ALLOW, http::HeaderValue::from_static("GET"));
-        return resp;
+        return reply::method_not_allowed("GET");
     }
     let Some((_, caller)) = state.caller(headers, peer.loopback) else {
         return reply::unauthorized();
@@ -29,9 +27,6 @@ pub(crate) async fn me(state: &Arc<RelayState>, method: &Method, headers: &Heade
             Ok(value) => json(StatusCode::OK, &value),
             Err(_) => bare(StatusCode::INTERNAL_SERVER_ERROR),
         },
-        Err(e) => {
-            let status = StatusCode::from_u16(e.code().http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            reply::neutral_error(status, e.code().as_str(), &e.to_string())
-        }
+        Err(e) => reply::neutral_engine_error(&e),
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use switchyard_engine::{Role, METRICS_CONTENT_TYPE};
 
-use crate::body::client_body::{bare, ClientBody, Response};
+use crate::body::client_body::{ClientBody, Response};
 use crate::conn::Peer;
 use crate::reply;
 use crate::state::{Caller, RelayState};
@@ -30,9 +30,7 @@ pub(crate) async fn metrics(state: &Arc<RelayState>, method: &Method, headers: &
 /// The text itself (after the caller was let in, or on the metrics listener).
 pub(crate) async fn serve(state: &Arc<RelayState>, method: &Method) -> Response {
     if method != Method::GET && method != Method::HEAD {
-        let mut resp = bare(StatusCode::METHOD_NOT_ALLOWED);
-        resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET,HEAD"));
-        return resp;
+        return reply::method_not_allowed("GET,HEAD");
     }
     match state.router.metrics().await {
         Ok(text) => {
@@ -42,9 +40,6 @@ pub(crate) async fn serve(state: &Arc<RelayState>, method: &Method) -> Response 
             resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             resp
         }
-        Err(e) => {
-            let status = StatusCode::from_u16(e.code().http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            reply::neutral_error(status, e.code().as_str(), &e.to_string())
-        }
+        Err(e) => reply::neutral_engine_error(&e),
     }
 }

@@ -18,6 +18,20 @@ pub fn neutral_error(status: StatusCode, kind: &str, message: &str) -> Response 
     json(status, &body)
 }
 
+/// An engine error of a route of the relay's own (not a provider call), in the neutral shape:
+/// the status follows the error's code (`ErrorCode::http_status`), the message is the engine's.
+pub fn neutral_engine_error(e: &EngineError) -> Response {
+    let status = StatusCode::from_u16(e.code().http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    neutral_error(status, e.code().as_str(), &e.to_string())
+}
+
+/// 405 with the methods the route takes (`allow`, e.g. `GET,HEAD`).
+pub fn method_not_allowed(allow: &'static str) -> Response {
+    let mut resp = crate::body::client_body::bare(StatusCode::METHOD_NOT_ALLOWED);
+    resp.headers_mut().insert(http::header::ALLOW, http::HeaderValue::from_static(allow));
+    resp
+}
+
 pub fn unauthorized() -> Response {
     with_reason(
         neutral_error(StatusCode::UNAUTHORIZED, "authentication_error", "missing or wrong Switchyard relay token"),

@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use http::{header, HeaderValue, Method, Request, StatusCode};
+use http::{Method, Request, StatusCode};
 use hyper::body::Incoming;
 
 use crate::body::client_body::{bare, Response};
@@ -81,11 +81,7 @@ pub(crate) async fn dispatch(state: Arc<RelayState>, mark: &ConnMark, peer: Peer
             let (parts, _) = req.into_parts();
             crate::metrics::metrics(&state, &parts.method, &parts.headers, peer).await
         }
-        Route::WrongMethod => {
-            let mut resp = bare(StatusCode::METHOD_NOT_ALLOWED);
-            resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET,HEAD"));
-            resp
-        }
+        Route::WrongMethod => crate::reply::method_not_allowed("GET,HEAD"),
         Route::NotFound => bare(StatusCode::NOT_FOUND),
     }
 }

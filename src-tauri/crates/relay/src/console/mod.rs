@@ -50,22 +50,16 @@ pub(crate) async fn handle(state: &Arc<RelayState>, peer: Peer, req: Request<Inc
                 let name = name.to_string();
                 api::call(state, &name, req).await
             }
-            Some(_) => method_not_allowed("POST"),
+            Some(_) => crate::reply::method_not_allowed("POST"),
             None => bare(StatusCode::NOT_FOUND),
         },
         None if req.method() == Method::GET || req.method() == Method::HEAD => {
             return assets::serve(rest, req.method() == Method::HEAD);
         }
-        None => method_not_allowed("GET, HEAD"),
+        None => crate::reply::method_not_allowed("GET, HEAD"),
     };
     resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     assets::harden(&mut resp);
-    resp
-}
-
-fn method_not_allowed(allow: &'static str) -> Response {
-    let mut resp = bare(StatusCode::METHOD_NOT_ALLOWED);
-    resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allow));
     resp
 }
 

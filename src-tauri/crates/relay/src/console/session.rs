@@ -39,7 +39,7 @@ pub(crate) async fn session(state: &Arc<RelayState>, peer: Peer, req: Request<In
                     resp
                 }
                 Ok(None) => refused(),
-                Err(e) => engine_error(&e),
+                Err(e) => reply::neutral_engine_error(&e),
             }
         }
         Method::GET => {
@@ -47,7 +47,7 @@ pub(crate) async fn session(state: &Arc<RelayState>, peer: Peer, req: Request<In
             match engine.console_resume(&cookie).await {
                 Ok(Some((user, csrf))) => json(StatusCode::OK, &json!({"user": user, "csrf": csrf.expose()})),
                 Ok(None) => refused(),
-                Err(e) => engine_error(&e),
+                Err(e) => reply::neutral_engine_error(&e),
             }
         }
         Method::DELETE => {
@@ -55,7 +55,7 @@ pub(crate) async fn session(state: &Arc<RelayState>, peer: Peer, req: Request<In
             match engine.console_caller(&cookie).await {
                 Ok(Some(caller)) if csrf_of(req.headers()).is_some_and(|c| caller.csrf_matches(c)) => {
                     if let Err(e) = engine.console_sign_out(&cookie).await {
-                        return engine_error(&e);
+                        return reply::neutral_engine_error(&e);
                     }
                     let mut resp = bare(StatusCode::NO_CONTENT);
                     set_cookie(&mut resp, "", 0, peer.tls);
@@ -63,10 +63,10 @@ pub(crate) async fn session(state: &Arc<RelayState>, peer: Peer, req: Request<In
                 }
                 Ok(Some(_)) => csrf_refused(),
                 Ok(None) => refused(),
-                Err(e) => engine_error(&e),
+                Err(e) => reply::neutral_engine_error(&e),
             }
         }
-        _ => super::method_not_allowed("GET, POST, DELETE"),
+        _ => reply::method_not_allowed("GET, POST, DELETE"),
     }
 }
 
@@ -99,9 +99,4 @@ pub(super) fn csrf_refused() -> Response {
         ),
         "console_csrf",
     )
-}
-
-pub(super) fn engine_error(e: &switchyard_engine::EngineError) -> Response {
-    let status = StatusCode::from_u16(e.code().http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    reply::neutral_error(status, e.code().as_str(), &e.to_string())
 }
