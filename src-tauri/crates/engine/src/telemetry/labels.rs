@@ -21,12 +21,16 @@ pub(crate) fn connection(snapshot: Option<&Snapshot>) -> String {
 
 /// A model the connection enables, else [`OTHER`]; `""` when the request named none.
 pub(crate) fn model(snapshot: Option<&Snapshot>, model: Option<&str>) -> String {
-    let Some(model) = model.filter(|m| !m.is_empty()) else { return String::new() };
-    let enabled = snapshot.is_some_and(|s| s.models.iter().any(|m| m == model) || s.mapping.contains_key(model));
-    if enabled {
-        model.to_string()
-    } else {
-        OTHER.to_string()
+    bounded(model, |m| snapshot.is_some_and(|s| s.models.iter().any(|x| x == m) || s.mapping.contains_key(m)))
+}
+
+/// `model` when `enabled` says the connection enables it, else [`OTHER`]; `""` for none (the
+/// one rule of every model label: a row's, a circuit's, a provider window's).
+pub(crate) fn bounded(model: Option<&str>, enabled: impl FnOnce(&str) -> bool) -> String {
+    match model.filter(|m| !m.is_empty()) {
+        None => String::new(),
+        Some(m) if enabled(m) => m.to_string(),
+        Some(_) => OTHER.to_string(),
     }
 }
 

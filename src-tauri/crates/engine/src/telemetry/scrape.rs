@@ -13,7 +13,7 @@ use prometheus_client::registry::Registry;
 
 use crate::error::EngineError;
 use crate::router::Router;
-use crate::telemetry::labels::OTHER;
+use crate::telemetry::labels;
 
 /// The content type of [`Router::metrics`]'s text (OpenMetrics 1.0, which Prometheus reads).
 pub const METRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -64,12 +64,10 @@ impl Router {
         let quota = Family::<QuotaLabels, FloatGauge>::default();
         let resets = Family::<QuotaLabels, FloatGauge>::default();
         for connection in engine.connection_list().await? {
-            let enabled = |model: &str| {
-                if connection.models.iter().any(|m| m == model) || connection.mapping.iter().any(|m| m.from == model) {
-                    model.to_string()
-                } else {
-                    OTHER.to_string()
-                }
+            let model = |m: Option<&str>| {
+                labels::bounded(m, |m| {
+                    connection.models.iter().any(|x| x == m) || connection.mapping.iter().any(|x| x.from == m)
+                })
             };
             match engine.routing_status(&connection.slug).await {
                 Ok(status) => {
@@ -84,8 +82,8 @@ impl Router {
                             let key = CircuitLabels {
                                 connection: connection.slug.clone(),
                                 profile: p.label.clone(),
-                                model: h.model.as_deref().map(enabled).unwrap_or_default(),
-                                kind: crate::telemetry::labels::failure_kind(h.kind.as_deref()).to_string(),
+                                model: model(h.model.as_deref()),
+                                kind: labels::failure_kind(h.kind.as_deref()).to_string(),
                             };
                             circuits.get_or_create(&key).set(value);
                         }
@@ -101,7 +99,7 @@ impl Router {
                                 connection: connection.slug.clone(),
                                 profile: p.label.clone(),
                                 window: w.name.clone(),
-                                model: w.model.as_deref().map(enabled).unwrap_or_default(),
+                                model: model(w.model.as_deref()),
                             };
                             if let Some(u) = w.used_fraction() {
                                 quota.get_or_create(&key).set(u);
