@@ -171,8 +171,8 @@ fn label(w: &QuotaWindowView) -> String {
     name
 }
 
-/// `42 s`, `3 min`, `2 h 10 min`, `6 d 4 h`.
-fn span(secs: i64) -> String {
+/// `42 s`, `3 min`, `2 h 10 min`, `6 d 4 h` (also `status`'s countdowns).
+pub(crate) fn span(secs: i64) -> String {
     let secs = secs.max(0);
     match secs {
         0..60 => format!("{secs} s"),

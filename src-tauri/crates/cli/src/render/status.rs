@@ -5,6 +5,7 @@
 use serde::Serialize;
 use switchyard_engine::StatusView;
 
+use super::quota::span;
 use super::Render;
 
 #[derive(Debug, Serialize)]
@@ -34,7 +35,7 @@ impl Render for Status {
             if c.keys.cooling > 0 {
                 keys.push_str(&format!(", {} cooling", c.keys.cooling));
                 if let Some(s) = c.cooling_in_secs {
-                    keys.push_str(&format!(" ({})", countdown(s)));
+                    keys.push_str(&format!(" ({})", span(i64::from(s))));
                 }
             }
             if c.keys.expired > 0 {
@@ -46,7 +47,8 @@ impl Render for Status {
             let window = c.window.as_ref().map_or_else(
                 || "-".to_string(),
                 |w| {
-                    let reset = w.resets_in_secs.map(|s| format!(", resets in {}", countdown(s))).unwrap_or_default();
+                    let reset =
+                        w.resets_in_secs.map(|s| format!(", resets in {}", span(i64::from(s)))).unwrap_or_default();
                     format!("{} {} {:.0}%{reset}", w.profile, w.name, w.utilization * 100.0)
                 },
             );
@@ -86,15 +88,4 @@ fn table(rows: &[[String; 5]]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-fn countdown(secs: i32) -> String {
-    let s = secs.max(0);
-    if s < 60 {
-        format!("{s}s")
-    } else if s < 3600 {
-        format!("{}m {}s", s / 60, s % 60)
-    } else {
-        format!("{}h {}m", s / 3600, (s % 3600) / 60)
-    }
 }
