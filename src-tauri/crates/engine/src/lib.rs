@@ -149,5 +149,5 @@ pub use views::{
     BrowserSignInView, ConnectionDetail, ConnectionView, CredentialHealthView, DeviceCodeView, HeaderView, LoginView,
     ModelMapping, ProfileView, Removal,
 };
-pub use views::{ConnectionStatus, KeyCounts, PoolStatusLine, StatusView, WindowLine};
+pub use views::{ConnectionStatus, IpcError, KeyCounts, PoolStatusLine, StatusView, WindowLine};
 pub use views::{PoolGateView, PoolMemberView, PoolShareView, PoolStatus, PoolView};

@@ -11,6 +11,7 @@
 //! - `attempt.rs`, `quota.rs`, `usage.rs`, `prices.rs` — the ledger, limit readings, usage and cost.
 //! - `relay_user.rs` — the relay's per-person tokens (`relay users list`).
 //! - `status.rs` — `switchyard status`: every connection and pool in one screen.
+//! - `ipc_error.rs` — the error shape of the desktop's IPC and the console's API.
 //! - `limit.rs` — limits as set and as they stand, and the audit's rows.
 //! - `fallback.rs`, `key_check.rs` — fallback chains, background re-verification.
 //! - `pool.rs` — pools: members, gates, state, shares against weights.
@@ -26,6 +27,7 @@ mod connection;
 mod evidence;
 mod fallback;
 mod import;
+mod ipc_error;
 mod key_check;
 mod limit;
 mod pool;
@@ -44,6 +46,7 @@ pub use connection::*;
 pub use evidence::*;
 pub use fallback::*;
 pub use import::*;
+pub use ipc_error::IpcError;
 pub use key_check::*;
 pub use limit::*;
 pub use pool::*;

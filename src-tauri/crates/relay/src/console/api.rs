@@ -18,8 +18,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use switchyard_engine::{
-    acting_as, AffinityMode, CapKind, ConnectionEdit, Engine, EngineError, LimitInput, NewConnection, NewCredential,
-    NewProfile, OrderEntry, ProfileEdit, RelayUserInput, Secret, Strategy, UsageBy,
+    acting_as, AffinityMode, CapKind, ConnectionEdit, Engine, EngineError, ErrorCode, IpcError, LimitInput,
+    NewConnection, NewCredential, NewProfile, OrderEntry, ProfileEdit, RelayUserInput, Secret, Strategy, UsageBy,
 };
 
 use super::session::{csrf_of, csrf_refused, refused};
@@ -32,28 +32,36 @@ pub(super) async fn call(state: &Arc<RelayState>, name: &str, req: Request<Incom
     let caller = match engine.console_caller(&cookie).await {
         Ok(Some(c)) => c,
         Ok(None) => return refused(),
-        Err(e) => return super::session::engine_error(&e),
+        Err(e) => return crate::reply::neutral_engine_error(&e),
     };
     if !csrf_of(req.headers()).is_some_and(|c| caller.csrf_matches(c)) {
         return csrf_refused();
     }
     let Some(body) = super::body_of(req).await else {
-        return failure(StatusCode::PAYLOAD_TOO_LARGE, "invalid", "the request body is too large");
+        return failure(StatusCode::PAYLOAD_TOO_LARGE, ErrorCode::Invalid, "the request body is too large".into());
     };
     let args: Map<String, Value> = if body.is_empty() {
         Map::new()
     } else {
         match serde_json::from_slice(&body) {
             Ok(Value::Object(m)) => m,
-            _ => return failure(StatusCode::BAD_REQUEST, "invalid", "the arguments must be a JSON object"),
+            _ => {
+                return failure(
+                    StatusCode::BAD_REQUEST,
+                    ErrorCode::Invalid,
+                    "the arguments must be a JSON object".into(),
+                )
+            }
         }
     };
     let args = Args(args);
     match acting_as(caller.actor(), dispatch(&engine, name, &args)).await {
         Ok(Some(value)) => json_response(StatusCode::OK, &value),
-        Ok(None) => failure(StatusCode::NOT_FOUND, "not_found", &format!("the console has no command {name:.60}")),
-        Err(Failure::Engine(e)) => engine_failure(&e),
-        Err(Failure::Args(why)) => failure(StatusCode::BAD_REQUEST, "invalid", &why),
+        Ok(None) => {
+            failure(StatusCode::NOT_FOUND, ErrorCode::NotFound, format!("the console has no command {name:.60}"))
+        }
+        Err(Failure::Engine(e)) => engine_failure(e),
+        Err(Failure::Args(why)) => failure(StatusCode::BAD_REQUEST, ErrorCode::Invalid, why),
     }
 }
 
@@ -242,16 +250,20 @@ async fn dispatch(engine: &Arc<Engine>, name: &str, a: &Args) -> Result<Option<V
     }
 }
 
-fn failure(status: StatusCode, code: &str, message: &str) -> Response {
-    json_response(status, &json!({"code": code, "message": message, "gates": null}))
+/// A refusal of the API itself, in the IPC error shape.
+fn failure(status: StatusCode, code: ErrorCode, message: String) -> Response {
+    answer(status, &IpcError { code, message, gates: None })
 }
 
-/// An engine error in the IPC shape (`{code, message, gates}`), with its code's HTTP status.
-fn engine_failure(e: &EngineError) -> Response {
+/// An engine error in the IPC error shape (the desktop's own type), with its code's HTTP status.
+fn engine_failure(e: EngineError) -> Response {
     let status = StatusCode::from_u16(e.code().http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let gates = match e {
-        EngineError::GateFailed { gates, .. } => serde_json::to_value(gates.view()).unwrap_or(Value::Null),
-        _ => Value::Null,
-    };
-    json_response(status, &json!({"code": e.code().as_str(), "message": e.to_string(), "gates": gates}))
+    answer(status, &IpcError::from(e))
+}
+
+fn answer(status: StatusCode, error: &IpcError) -> Response {
+    match serde_json::to_value(error) {
+        Ok(value) => json_response(status, &value),
+        Err(_) => crate::body::client_body::bare(StatusCode::INTERNAL_SERVER_ERROR),
+    }
 }
