@@ -15,7 +15,7 @@ use switchyard_core::Protocol;
 use switchyard_providers::content_coding::{Coding, Decoder};
 use switchyard_providers::dialect;
 use switchyard_providers::stream_watch::{Phase, StreamWatch};
-use switchyard_providers::usage::{usage_from_body, Usage};
+use switchyard_providers::usage::Usage;
 
 use crate::upstream::{self, UpstreamBody};
 use crate::upstream_request::is_event_stream;
@@ -39,8 +39,11 @@ pub(crate) struct Delivered {
     /// The rest of an event stream or a legacy body, with the watch that read `held`.
     pub tail: Option<(UpstreamBody, Option<Box<StreamWatch>>)>,
     pub coding: Coding,
-    /// Usage read so far (a whole JSON body's).
+    /// Usage read so far (a stream's preamble, a CLI backend's answer).
     pub usage: Usage,
+    /// A whole JSON body was read (`held`) and its usage is in it: read on the ledger's writer
+    /// (`respond::deliver`), not on the request path.
+    pub usage_in_held: bool,
     /// The OpenAI Responses answer's id (routed only: from the JSON body or the held events).
     pub response_id: Option<String>,
 }
@@ -105,6 +108,7 @@ pub(crate) async fn read_answer(
             tail: Some((upstream, watch)),
             coding,
             usage: Usage::default(),
+            usage_in_held: false,
             response_id: None,
         };
         return Answer::Success(d, ttfb);
@@ -113,9 +117,18 @@ pub(crate) async fn read_answer(
         return match upstream::collect(upstream).await {
             Ok(body) => {
                 let decoded = Decoder::decode_all(coding, &body);
-                let usage = decoded.as_ref().map(|b| usage_from_body(b)).unwrap_or_default();
                 let response_id = decoded.as_ref().and_then(|b| dialect::of(protocol).response_id_from_body(b));
-                let d = Delivered { status, headers, held: body, tail: None, coding, usage, response_id };
+                let usage = Usage::default();
+                let d = Delivered {
+                    status,
+                    headers,
+                    held: body,
+                    tail: None,
+                    coding,
+                    usage,
+                    usage_in_held: true,
+                    response_id,
+                };
                 Answer::Success(d, ttfb)
             }
             Err(_) => Answer::Failed(Failure::network(), None, ttfb),
@@ -147,7 +160,8 @@ pub(crate) async fn read_answer(
                         let response_id = watch.response_id().map(str::to_string);
                         let held = Bytes::from(held);
                         let tail = Some((upstream, Some(watch)));
-                        let d = Delivered { status, headers, held, tail, coding, usage, response_id };
+                        let usage_in_held = false;
+                        let d = Delivered { status, headers, held, tail, coding, usage, usage_in_held, response_id };
                         return Answer::Success(d, ttfb);
                     }
                 }

@@ -9,7 +9,7 @@ use switchyard_engine::{Recording, Refusal, Route, Routed};
 
 use crate::answer::{Delivered, Kept};
 use crate::body::client_body::{ClientBody, Response};
-use crate::body::relayed::{Sniff, Tail};
+use crate::body::relayed::{usage_later, Sniff, Tail};
 use crate::header_names::{X_SWITCHYARD_ATTEMPTS, X_SWITCHYARD_CONNECTION, X_SWITCHYARD_PROFILE, X_SWITCHYARD_REASON};
 use crate::reply;
 use crate::upstream_request::client_headers;
@@ -55,7 +55,7 @@ pub(crate) fn respond(protocol: Protocol, responses_api: bool, routed: Routed<De
 }
 
 fn deliver(protocol: Protocol, responses_api: bool, inject: bool, d: Delivered, mut recording: Recording) -> Response {
-    let Delivered { status, headers, held, tail, coding, usage, .. } = d;
+    let Delivered { status, headers, held, tail, coding, usage, usage_in_held, .. } = d;
     let body = match tail {
         Some((upstream, watch)) => {
             let sniff = match watch {
@@ -65,9 +65,14 @@ fn deliver(protocol: Protocol, responses_api: bool, inject: bool, d: Delivered, 
             let held = (!held.is_empty()).then_some(held);
             ClientBody::Relayed(Box::new(Tail::new(held, upstream, sniff, recording)))
         }
-        // A JSON answer was read whole: record it now, send it with its length.
+        // A JSON answer was read whole: record it now (its usage read from a copy on the
+        // ledger's writer), send it with its length.
         None => {
-            recording.set_usage(usage);
+            if usage_in_held {
+                recording.set_usage_later(usage_later(coding, held.to_vec()));
+            } else {
+                recording.set_usage(usage);
+            }
             recording.finish();
             ClientBody::full(held)
         }

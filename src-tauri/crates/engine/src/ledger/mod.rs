@@ -12,7 +12,7 @@
 mod deferred;
 pub(crate) mod retention;
 
-pub(crate) use deferred::Later;
+pub(crate) use deferred::{learn_load, Later, LoadLesson};
 pub use deferred::{DeferredKeys, DeferredUsage, LedgerKeys};
 
 use std::sync::Arc;

@@ -94,8 +94,9 @@ pub struct Router {
     /// or in the team store, chosen when the router starts.
     state: Arc<States>,
     /// (connection, model) → each profile's decayed prompt tokens, learned as attempts are
-    /// recorded (token balance under conversation affinity; per process).
-    pub(crate) loads: Mutex<TokenLoadTable>,
+    /// recorded (token balance under conversation affinity; per process). Shared with the
+    /// ledger's writer, which teaches it a JSON answer's usage once it has read it.
+    pub(crate) loads: Arc<Mutex<TokenLoadTable>>,
     pub(crate) ledger: Ledger,
     pub(crate) quota: Arc<QuotaBoard>,
     /// Turns that fell back to a hop of their connection's chain (per process, bounded).
@@ -141,7 +142,7 @@ impl Router {
             snapshots: Mutex::default(),
             refresh: tokio::sync::Mutex::new(()),
             secrets: SecretCache::default(),
-            loads: Mutex::default(),
+            loads: Arc::default(),
             ledger,
             quota: board,
             fallen: Mutex::default(),

@@ -5,12 +5,11 @@
 use std::sync::Arc;
 
 use switchyard_core::connection::Protocol;
-use switchyard_core::prompt_cache::prompt_tokens;
 use switchyard_core::routing::Failure;
 use switchyard_providers::usage::Usage;
 use switchyard_store::attempts::AttemptRow;
 
-use crate::ledger::{DeferredKeys, DeferredUsage, Later};
+use crate::ledger::{learn_load, DeferredKeys, DeferredUsage, Later, LoadLesson};
 use crate::limits::ticket::Ticket;
 use crate::router::attempt::Attempt;
 use crate::router::{RequestRun, Router};
@@ -32,7 +31,7 @@ pub struct Recording {
     started: std::time::Instant,
     /// Legacy forwarding: the keys the ledger's task computes before writing the row.
     keys_later: Option<DeferredKeys>,
-    /// A legacy answer's usage, read by the ledger's task before writing the row.
+    /// An answer's usage, read by the ledger's task before writing the row.
     usage_later: Option<DeferredUsage>,
     /// The request's limits, settled with this (delivering) attempt's row.
     ticket: Option<Ticket>,
@@ -99,15 +98,11 @@ impl Recording {
         self.report.cache_write_tokens = usage.cache_write_tokens;
     }
 
-    /// The tokens the answer reported, read by `read` from the answer's copy: on the ledger's
-    /// writer for a legacy attempt (only its row needs them), at once for a routed one (its
-    /// key's token load learns from them when the row is written).
+    /// The tokens the answer reported, read by `read` from the answer's copy on the ledger's
+    /// writer (a routed attempt's key learns its token load from them there, before its row
+    /// is written: `LoadLesson`).
     pub fn set_usage_later(&mut self, read: DeferredUsage) {
-        if self.load_protocol.is_some() {
-            self.set_usage(read.read());
-        } else {
-            self.usage_later = Some(read);
-        }
+        self.usage_later = Some(read);
     }
 
     /// The model the row names (learned after the attempt: `AttemptFacts::late_model`).
@@ -169,30 +164,23 @@ impl Recording {
         row.cache_read_tokens = r.cache_read_tokens;
         row.cache_write_tokens = r.cache_write_tokens;
         row.reference_cost_micro_usd = r.reference_cost_usd.map(|usd| (usd * 1e6).round() as i64);
-        self.learn_load(&row);
-        let later = Later {
-            keys: self.keys_later.take(),
-            usage: self.usage_later.take(),
-            ticket: self.ticket.take(),
-            told: self.told.take(),
+        let usage = self.usage_later.take();
+        // Usage known now (a stream's) teaches the key's token load now; else the writer
+        // teaches it once it has read the usage.
+        let at = || self.router.engine.monotonic();
+        let lesson = match self.load_protocol {
+            Some(protocol) if usage.is_some() => {
+                Some(LoadLesson { loads: self.router.loads.clone(), protocol, at: at() })
+            }
+            Some(protocol) => {
+                learn_load(&self.router.loads, protocol, at, &row);
+                None
+            }
+            None => None,
         };
+        let later =
+            Later { keys: self.keys_later.take(), usage, lesson, ticket: self.ticket.take(), told: self.told.take() };
         self.router.ledger.record_later(row, later);
-    }
-}
-
-impl Recording {
-    /// Adds a successful attempt's prompt tokens to its key's token load (in memory; the
-    /// balance moves of `token_load.rs` read it).
-    fn learn_load(&self, row: &AttemptRow) {
-        let Some(protocol) = self.load_protocol else { return };
-        if !row.status.is_some_and(|s| (200..300).contains(&s)) {
-            return;
-        }
-        let prompt = prompt_tokens(protocol, row.input_tokens, row.cache_read_tokens, row.cache_write_tokens);
-        let Some(tokens) = prompt.and_then(|p| u64::try_from(p).ok()).filter(|&p| p > 0) else { return };
-        let model = row.model.as_deref().unwrap_or("");
-        let now = self.router.engine.monotonic();
-        self.router.loads_lock().load_mut(&row.connection_id, model).record(&row.profile_id, tokens, now);
     }
 }
 

@@ -145,9 +145,7 @@ impl<R: Ledgered> Drop for Tail<R> {
         }
         match &mut self.sniff {
             Sniff::Json { copy, coding } => {
-                let (copy, coding) = (std::mem::take(copy), *coding);
-                let read = move || Decoder::decode_all(coding, &copy).map(|b| usage_from_body(&b)).unwrap_or_default();
-                self.recorder.set_usage_later(DeferredUsage(Box::new(read)));
+                self.recorder.set_usage_later(usage_later(*coding, std::mem::take(copy)));
             }
             Sniff::Sse { watch, .. } => {
                 self.recorder.set_usage(watch.usage());
@@ -209,4 +207,9 @@ impl<R: Ledgered + Unpin> HttpBody for Tail<R> {
             _ => SizeHint::default(),
         }
     }
+}
+
+/// Reads a JSON answer's usage from `copy` (as sent, in `coding`) on the ledger's writer.
+pub(crate) fn usage_later(coding: Coding, copy: Vec<u8>) -> DeferredUsage {
+    DeferredUsage(Box::new(move || Decoder::decode_all(coding, &copy).map(|b| usage_from_body(&b)).unwrap_or_default()))
 }
