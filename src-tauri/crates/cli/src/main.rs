@@ -29,8 +29,14 @@ use switchyard_engine::{default_data_dir, Engine, EngineError, MasterKey, OpenOp
 
 use crate::args::{Cli, Command};
 
-// The system allocator, on purpose: with mimalloc the relay held 69–83 MB at 256 concurrent
-// streams against 50 MB with glibc's, for the same throughput (relay benchmark, 2026-11-29).
+// mimalloc, without transparent huge pages (issue 40, docs/decisions.md): `relay serve` answers
+// on one thread, and glibc's malloc and free were the largest part of what that thread spent
+// beyond the bare proxy's floor (12.2k of a one-line legacy request's 84.7k instructions, 58
+// allocations). mimalloc takes 9 % off the request thread (legacy 84.7k -> 76.8k, balanced
+// 103.5k -> 94.4k). Its extra memory (72-76 MB at 256 concurrent streams against glibc's 55 MB,
+// the reason this binary kept glibc's in 2026-11) was huge pages; with `no_thp` it holds 55.8 MB.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
