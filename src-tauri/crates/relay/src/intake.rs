@@ -305,8 +305,7 @@ fn skim<'b>(
 /// Turn, conversation and session keys from a skim and the ids the headers carried.
 fn keys_from(skim: &BodySkim<'_>, name: &str, from_headers: ClientIds) -> (String, ConversationKey, Option<String>) {
     let ids = skim.client_ids(from_headers);
-    let (turn, _) = skim.turn_key(name, &ids);
-    let (conversation, _) = skim.conversation_key(name, &ids);
+    let ((turn, _), (conversation, _)) = skim.keys(name, &ids);
     (turn, conversation, ids.session_key(name))
 }
 

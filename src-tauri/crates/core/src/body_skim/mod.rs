@@ -280,17 +280,43 @@ impl<'b> BodySkim<'b> {
         conversation_key_with(slug, ids, || self.anchor(slug, Cut::FirstHuman))
     }
 
+    /// Both keys of one request ([`BodySkim::turn_key`], [`BodySkim::conversation_key`]), the
+    /// anchor hashed once where the turn and the opening end at the same human message — a
+    /// conversation's first turn and every tool round of it (issue 40: the anchor is ~1k
+    /// instructions of a routed request).
+    pub fn keys(&self, slug: &str, ids: &ClientIds) -> ((String, TurnSource), (ConversationKey, ConversationSource)) {
+        let (_, items) = self.anchored();
+        let one_anchor = items.first_human == items.last_human;
+        let mut kept = None;
+        let turn = turn_key_with(slug, ids, || {
+            let anchor = self.anchor(slug, Cut::LastHuman);
+            if one_anchor {
+                kept = Some(anchor.clone());
+            }
+            anchor
+        });
+        let conversation =
+            conversation_key_with(slug, ids, || kept.take().unwrap_or_else(|| self.anchor(slug, Cut::FirstHuman)));
+        (turn, conversation)
+    }
+
+    /// The system prompt's digest and the items an anchor reads, as `turn::anchor_through`
+    /// chooses them.
+    fn anchored(&self) -> (Option<Digest>, &Items) {
+        static NONE: Items = Items { digests: Vec::new(), first_human: None, last_human: None };
+        match (self.protocol, &self.messages) {
+            (Protocol::Anthropic, m) => (self.system, m.as_ref().unwrap_or(&NONE)),
+            (Protocol::Openai, Some(m)) => (None, m),
+            (Protocol::Openai, None) => (self.system, self.input.as_ref().unwrap_or(&NONE)),
+            (Protocol::Gemini, m) => (self.system, m.as_ref().unwrap_or(&NONE)),
+        }
+    }
+
     /// Hash of the connection, the system prompt and the items through the `cut` human one
     /// (all of them when none is human), as `turn::anchor_through` chooses them.
     fn anchor(&self, slug: &str, cut: Cut) -> String {
         debug_assert!(self.wants.anchors, "an anchor of a skim read without Wants::anchors");
-        let none = Items::default();
-        let (system, items) = match (self.protocol, &self.messages) {
-            (Protocol::Anthropic, m) => (self.system, m.as_ref().unwrap_or(&none)),
-            (Protocol::Openai, Some(m)) => (None, m),
-            (Protocol::Openai, None) => (self.system, self.input.as_ref().unwrap_or(&none)),
-            (Protocol::Gemini, m) => (self.system, m.as_ref().unwrap_or(&none)),
-        };
+        let (system, items) = self.anchored();
         let human = match cut {
             Cut::FirstHuman => items.first_human,
             Cut::LastHuman => items.last_human,

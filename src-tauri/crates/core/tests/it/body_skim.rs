@@ -362,6 +362,11 @@ fn keys(shape: Shape, bytes: &[u8]) -> Vec<(String, String, String, String)> {
             let old_conv = conversation_key(p, "c", &old_ids, &value).0.as_str().to_string();
             let new_turn = skim.turn_key("c", &new_ids).0;
             let new_conv = skim.conversation_key("c", &new_ids).0.as_str().to_string();
+            assert_eq!(
+                skim.keys("c", &new_ids),
+                (skim.turn_key("c", &new_ids), skim.conversation_key("c", &new_ids)),
+                "both keys at once (one anchor where the turn and the opening meet) are the keys one at a time"
+            );
             // the lazy read gives the same keys as the full one
             let lazy = BodySkim::read_for(p, bytes, Wants::for_ids(&ClientIds::read_headers(header(h)), true))
                 .unwrap_or_else(|NotJson| BodySkim::empty(p));
