@@ -9,10 +9,15 @@ use switchyard_engine::{Recording, Refusal, Route, Routed};
 
 use crate::answer::{Delivered, Kept};
 use crate::body::client_body::{ClientBody, Response};
-use crate::body::relayed::{usage_later, Sniff, Tail};
+use crate::body::relayed::{usage_later, usage_of, Sniff, Tail};
 use crate::header_names::{X_SWITCHYARD_ATTEMPTS, X_SWITCHYARD_CONNECTION, X_SWITCHYARD_PROFILE, X_SWITCHYARD_REASON};
 use crate::reply;
 use crate::upstream_request::client_headers;
+
+/// The largest routed JSON answer whose usage is read on the ledger's writer from a copy; a
+/// bigger one is read on the request path (a copy waits in the ledger's queue, up to 16,384
+/// rows, until the writer's next batch).
+const USAGE_LATER_MAX: usize = 64 * 1024;
 
 pub(crate) fn respond(protocol: Protocol, responses_api: bool, routed: Routed<Delivered, Kept>) -> Response {
     match routed {
@@ -66,12 +71,13 @@ fn deliver(protocol: Protocol, responses_api: bool, inject: bool, d: Delivered, 
             ClientBody::Relayed(Box::new(Tail::new(held, upstream, sniff, recording)))
         }
         // A JSON answer was read whole: record it now (its usage read from a copy on the
-        // ledger's writer), send it with its length.
+        // ledger's writer, or here when the answer is too big to queue a copy of), send it with
+        // its length.
         None => {
-            if usage_in_held {
-                recording.set_usage_later(usage_later(coding, held.to_vec()));
-            } else {
-                recording.set_usage(usage);
+            match usage_in_held {
+                true if held.len() <= USAGE_LATER_MAX => recording.set_usage_later(usage_later(coding, held.to_vec())),
+                true => recording.set_usage(usage_of(coding, &held)),
+                false => recording.set_usage(usage),
             }
             recording.finish();
             ClientBody::full(held)

@@ -103,8 +103,7 @@ impl<R: Ledgered> Tail<R> {
         self.done = true;
         match &self.sniff {
             Sniff::Json { copy, coding } => {
-                let usage = Decoder::decode_all(*coding, copy).map(|b| usage_from_body(&b)).unwrap_or_default();
-                self.recorder.set_usage(usage);
+                self.recorder.set_usage(usage_of(*coding, copy));
                 if broken {
                     self.recorder.set_failure(Failure::network());
                     return End::Break;
@@ -211,5 +210,10 @@ impl<R: Ledgered + Unpin> HttpBody for Tail<R> {
 
 /// Reads a JSON answer's usage from `copy` (as sent, in `coding`) on the ledger's writer.
 pub(crate) fn usage_later(coding: Coding, copy: Vec<u8>) -> DeferredUsage {
-    DeferredUsage(Box::new(move || Decoder::decode_all(coding, &copy).map(|b| usage_from_body(&b)).unwrap_or_default()))
+    DeferredUsage(Box::new(move || usage_of(coding, &copy)))
+}
+
+/// A JSON answer's usage, read from its bytes as sent (in `coding`).
+pub(crate) fn usage_of(coding: Coding, sent: &[u8]) -> Usage {
+    Decoder::decode_all(coding, sent).map(|b| usage_from_body(&b)).unwrap_or_default()
 }

@@ -59,6 +59,49 @@ async fn weights_5_3_2_over_100_fresh_turns_split_exactly() -> TestResult {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_routed_json_answer_records_its_usage_whether_its_copy_is_queued_or_too_big_to_queue() -> TestResult {
+    // A routed JSON answer's usage is read on the ledger's writer from a copy, or on the request
+    // path when the answer is bigger than the copy the relay queues (64 KiB): both rows say it.
+    let big = KeyScript { reply: Some("lorem ipsum ".repeat(12_000)), ..KeyScript::new(["m1"]) };
+    let r = relay(
+        "openai",
+        &["m1"],
+        vec![key("big", "sk-canary-big", 1, big), key("small", "sk-canary-small", 1, KeyScript::new(["m1"]))],
+        Some("balanced"),
+    )
+    .await?;
+    let mut sizes = HashMap::new();
+    for i in 0..2 {
+        let resp = r.chat("m1", vec![user(&format!("question {i}"))], false).await?;
+        assert_eq!(resp.status(), 200, "turn {i} is served");
+        let profile = header(&resp, "x-switchyard-profile");
+        sizes.insert(profile, resp.bytes().await?.len());
+    }
+    assert_eq!(sizes.len(), 2, "1:1 weights: each key serves one of the two turns");
+    let r = r.stop().await?;
+    let ledger = r.engine.attempts("c", 10).await?;
+    assert_eq!(ledger.len(), 2, "both attempts are recorded");
+    let big_row = ledger.iter().find(|a| sizes.get(&a.profile).is_some_and(|&n| n > 64 * 1024));
+    let small_row = ledger.iter().find(|a| sizes.get(&a.profile).is_some_and(|&n| n < 64 * 1024));
+    let (Some(big_row), Some(small_row)) = (big_row, small_row) else {
+        panic!("one answer over 64 KiB and one under: {sizes:?}");
+    };
+    assert!(
+        big_row.input_tokens.is_some() && big_row.input_tokens == small_row.input_tokens,
+        "the same prompt size reads the same input tokens, read at once ({:?}) or later ({:?})",
+        big_row.input_tokens,
+        small_row.input_tokens
+    );
+    assert!(
+        big_row.output_tokens > small_row.output_tokens && small_row.output_tokens.is_some(),
+        "each row has its own answer's output tokens: {:?} / {:?}",
+        big_row.output_tokens,
+        small_row.output_tokens
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_loop_stays_on_its_profile_and_a_new_human_message_is_a_new_turn() -> TestResult {
     let r = relay(
         "openai",
