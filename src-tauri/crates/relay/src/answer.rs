@@ -15,7 +15,7 @@ use switchyard_core::Protocol;
 use switchyard_providers::content_coding::{Coding, Decoder};
 use switchyard_providers::dialect;
 use switchyard_providers::stream_watch::{Phase, StreamWatch};
-use switchyard_providers::usage::Usage;
+use switchyard_providers::usage::{usage_from_body, Usage};
 
 use crate::upstream::{self, UpstreamBody};
 use crate::upstream_request::is_event_stream;
@@ -41,9 +41,9 @@ pub(crate) struct Delivered {
     pub coding: Coding,
     /// Usage read so far (a stream's preamble, a CLI backend's answer).
     pub usage: Usage,
-    /// A whole JSON body was read (`held`) and its usage is in it: read on the ledger's writer
-    /// (`respond::deliver`), not on the request path.
-    pub usage_in_held: bool,
+    /// A whole JSON body, decoded, whose usage the ledger's writer reads (`respond::deliver`)
+    /// instead of the request path; `None` when `usage` says it (or nothing can).
+    pub usage_later: Option<Vec<u8>>,
     /// The OpenAI Responses answer's id (routed only: from the JSON body or the held events).
     pub response_id: Option<String>,
 }
@@ -72,6 +72,11 @@ impl StreamShape {
         }
     }
 }
+
+/// The largest decoded routed JSON answer whose usage is read on the ledger's writer from a
+/// copy; a bigger one is read on the request path (the copy waits in the ledger's queue, up to
+/// 16,384 rows, until the writer's next batch).
+const USAGE_LATER_MAX: usize = 64 * 1024;
 
 /// Reads an upstream answer. `hold`: a stream is read until its first content (routed);
 /// otherwise a success is handed on at once (legacy pass-through). `now`: the engine clock's
@@ -108,7 +113,7 @@ pub(crate) async fn read_answer(
             tail: Some((upstream, watch)),
             coding,
             usage: Usage::default(),
-            usage_in_held: false,
+            usage_later: None,
             response_id: None,
         };
         return Answer::Success(d, ttfb);
@@ -118,17 +123,14 @@ pub(crate) async fn read_answer(
             Ok(body) => {
                 let decoded = Decoder::decode_all(coding, &body);
                 let response_id = decoded.as_ref().and_then(|b| dialect::of(protocol).response_id_from_body(b));
-                let usage = Usage::default();
-                let d = Delivered {
-                    status,
-                    headers,
-                    held: body,
-                    tail: None,
-                    coding,
-                    usage,
-                    usage_in_held: true,
-                    response_id,
+                // The decoded answer (a copy when it came uncompressed) waits in the ledger's
+                // queue for the writer to read its usage; a bigger one is read here.
+                let (usage, usage_later) = match decoded {
+                    Some(b) if b.len() <= USAGE_LATER_MAX => (Usage::default(), Some(b.into_owned())),
+                    Some(b) => (usage_from_body(&b), None),
+                    None => (Usage::default(), None),
                 };
+                let d = Delivered { status, headers, held: body, tail: None, coding, usage, usage_later, response_id };
                 Answer::Success(d, ttfb)
             }
             Err(_) => Answer::Failed(Failure::network(), None, ttfb),
@@ -160,8 +162,8 @@ pub(crate) async fn read_answer(
                         let response_id = watch.response_id().map(str::to_string);
                         let held = Bytes::from(held);
                         let tail = Some((upstream, Some(watch)));
-                        let usage_in_held = false;
-                        let d = Delivered { status, headers, held, tail, coding, usage, usage_in_held, response_id };
+                        let usage_later = None;
+                        let d = Delivered { status, headers, held, tail, coding, usage, usage_later, response_id };
                         return Answer::Success(d, ttfb);
                     }
                 }

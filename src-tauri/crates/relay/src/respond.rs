@@ -6,18 +6,14 @@
 use http::HeaderValue;
 use switchyard_core::Protocol;
 use switchyard_engine::{Recording, Refusal, Route, Routed};
+use switchyard_providers::content_coding::Coding;
 
 use crate::answer::{Delivered, Kept};
 use crate::body::client_body::{ClientBody, Response};
-use crate::body::relayed::{usage_later, usage_of, Sniff, Tail};
+use crate::body::relayed::{usage_later, Sniff, Tail};
 use crate::header_names::{X_SWITCHYARD_ATTEMPTS, X_SWITCHYARD_CONNECTION, X_SWITCHYARD_PROFILE, X_SWITCHYARD_REASON};
 use crate::reply;
 use crate::upstream_request::client_headers;
-
-/// The largest routed JSON answer whose usage is read on the ledger's writer from a copy; a
-/// bigger one is read on the request path (a copy waits in the ledger's queue, up to 16,384
-/// rows, until the writer's next batch).
-const USAGE_LATER_MAX: usize = 64 * 1024;
 
 pub(crate) fn respond(protocol: Protocol, responses_api: bool, routed: Routed<Delivered, Kept>) -> Response {
     match routed {
@@ -60,7 +56,7 @@ pub(crate) fn respond(protocol: Protocol, responses_api: bool, routed: Routed<De
 }
 
 fn deliver(protocol: Protocol, responses_api: bool, inject: bool, d: Delivered, mut recording: Recording) -> Response {
-    let Delivered { status, headers, held, tail, coding, usage, usage_in_held, .. } = d;
+    let Delivered { status, headers, held, tail, coding, usage, usage_later: decoded, .. } = d;
     let body = match tail {
         Some((upstream, watch)) => {
             let sniff = match watch {
@@ -70,14 +66,12 @@ fn deliver(protocol: Protocol, responses_api: bool, inject: bool, d: Delivered, 
             let held = (!held.is_empty()).then_some(held);
             ClientBody::Relayed(Box::new(Tail::new(held, upstream, sniff, recording)))
         }
-        // A JSON answer was read whole: record it now (its usage read from a copy on the
-        // ledger's writer, or here when the answer is too big to queue a copy of), send it with
-        // its length.
+        // A JSON answer was read whole: record it now (its usage read on the ledger's writer
+        // from the decoded copy `read_answer` kept, or already read), send it with its length.
         None => {
-            match usage_in_held {
-                true if held.len() <= USAGE_LATER_MAX => recording.set_usage_later(usage_later(coding, held.to_vec())),
-                true => recording.set_usage(usage_of(coding, &held)),
-                false => recording.set_usage(usage),
+            match decoded {
+                Some(decoded) => recording.set_usage_later(usage_later(Coding::Identity, decoded)),
+                None => recording.set_usage(usage),
             }
             recording.finish();
             ClientBody::full(held)

@@ -214,6 +214,6 @@ pub(crate) fn usage_later(coding: Coding, copy: Vec<u8>) -> DeferredUsage {
 }
 
 /// A JSON answer's usage, read from its bytes as sent (in `coding`).
-pub(crate) fn usage_of(coding: Coding, sent: &[u8]) -> Usage {
+fn usage_of(coding: Coding, sent: &[u8]) -> Usage {
     Decoder::decode_all(coding, sent).map(|b| usage_from_body(&b)).unwrap_or_default()
 }

@@ -90,7 +90,7 @@ pub(crate) fn from_run(
             tail: None,
             coding: Coding::Identity,
             usage: answer.usage,
-            usage_in_held: false,
+            usage_later: None,
             response_id: None,
         };
         return Reply::deliver(200, ttfb_ms, delivered).with(facts);
