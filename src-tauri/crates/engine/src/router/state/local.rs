@@ -82,8 +82,18 @@ impl LocalState {
                 View { turn: view.turn.take(), conversation: view.conversation.take(), ..View::read(swrr, current) };
             return false;
         }
-        let position = Position { swrr: view.swrr.clone(), revision: current + 1 };
-        positions.entry(target.into_owned()).or_default().insert(keys.model.to_string(), position);
+        // An existing position is overwritten where it lies (its entries' buffer reused); only
+        // the first decision on a (target, model) allocates its keys.
+        match positions.get_mut(target.as_ref()).and_then(|m| m.get_mut(keys.model)) {
+            Some(p) => {
+                p.swrr.clone_from(&view.swrr);
+                p.revision = current + 1;
+            }
+            None => {
+                let position = Position { swrr: view.swrr.clone(), revision: current + 1 };
+                positions.entry(target.into_owned()).or_default().insert(keys.model.to_string(), position);
+            }
+        }
         view.revision = current + 1;
         view.moves = view.swrr.moves();
         true
