@@ -19,13 +19,13 @@ pub(crate) fn respond(protocol: Protocol, responses_api: bool, routed: Routed<De
     match routed {
         Routed::Delivered { body, recording, route } => {
             let resp = deliver(protocol, responses_api, !route.legacy, body, recording);
-            with_route(resp, &route)
+            with_route(resp, route)
         }
         Routed::Kept { kept, route } => {
             let mut resp = Response::new(ClientBody::full(kept.body));
             *resp.status_mut() = kept.status;
             *resp.headers_mut() = client_headers(&kept.headers);
-            let resp = with_route(resp, &route);
+            let resp = with_route(resp, route);
             match kept.reason {
                 Some(reason) => reply::with_reason(resp, reason),
                 None => resp,
@@ -35,7 +35,7 @@ pub(crate) fn respond(protocol: Protocol, responses_api: bool, routed: Routed<De
         Routed::NoAnswer { route, timed_out, .. } => {
             let resp = reply::no_answer(protocol, timed_out);
             let reason = resp.headers().get(X_SWITCHYARD_REASON).cloned();
-            let mut resp = with_route(resp, &route);
+            let mut resp = with_route(resp, route);
             if let Some(r) = reason {
                 resp.headers_mut().insert(X_SWITCHYARD_REASON, r);
             }
@@ -86,17 +86,22 @@ fn deliver(protocol: Protocol, responses_api: bool, inject: bool, d: Delivered, 
 /// Adds `x-switchyard-connection` (the slug that served: a fallback hop's when the request
 /// fell back), `x-switchyard-profile`, `x-switchyard-attempts` and `x-switchyard-reason` (not
 /// in legacy mode, whose answers pass unchanged).
-fn with_route(mut resp: Response, route: &Route) -> Response {
+fn with_route(mut resp: Response, route: Route) -> Response {
     if route.legacy {
         return resp;
     }
     let h = resp.headers_mut();
+    // The route's own strings become the values, checked as `HeaderValue::from_str` checks
+    // (visible ASCII) but not copied: a value made from a `String` keeps its buffer.
     for (name, value) in [
-        (X_SWITCHYARD_CONNECTION, route.connection.as_str()),
-        (X_SWITCHYARD_PROFILE, route.profile_id.as_str()),
-        (X_SWITCHYARD_REASON, route.reason.as_str()),
+        (X_SWITCHYARD_CONNECTION, route.connection),
+        (X_SWITCHYARD_PROFILE, route.profile_id),
+        (X_SWITCHYARD_REASON, route.reason),
     ] {
-        if let Ok(v) = HeaderValue::from_str(value) {
+        if !value.is_ascii() {
+            continue;
+        }
+        if let Ok(v) = HeaderValue::from_maybe_shared(bytes::Bytes::from(value)) {
             h.insert(name, v);
         }
     }
