@@ -56,20 +56,23 @@ pub(crate) enum Answer {
 
 /// How a successful answer streams, known from the request: server-sent events (read by the
 /// answer's `content-type`), or Gemini's `streamGenerateContent` without `alt=sse`, one JSON
-/// array whose elements are the chunks (`application/json`, read like a stream all the same).
+/// array whose elements are the chunks (`application/json`, read like a stream all the same);
+/// and whether a whole JSON answer may name a response (`resp_…`, the OpenAI Responses API:
+/// only then is it looked for, a chat completion never names one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StreamShape {
-    EventsOrJson,
-    GeminiArray,
+pub(crate) struct StreamShape {
+    pub(crate) array: bool,
+    pub(crate) response_ids: bool,
 }
 
 impl StreamShape {
+    /// Events or one JSON body, any of which may name a response (the stream properties' shape).
+    #[cfg(test)]
+    pub(crate) const EVENTS_OR_JSON: StreamShape = StreamShape { array: false, response_ids: true };
+
     pub(crate) fn of(protocol: Protocol, rest: &str, query: Option<&str>) -> Self {
-        if dialect::of(protocol).json_array_stream(rest, query) {
-            StreamShape::GeminiArray
-        } else {
-            StreamShape::EventsOrJson
-        }
+        let dialect = dialect::of(protocol);
+        StreamShape { array: dialect.json_array_stream(rest, query), response_ids: dialect.names_responses(rest) }
     }
 }
 
@@ -100,7 +103,7 @@ pub(crate) async fn read_answer(
         let c = switchyard_providers::classify(protocol, status.as_u16(), &headers, &readable, now);
         return Answer::Failed(c.failure, Some(Kept { status, headers, body, reason: None }), ttfb);
     }
-    let array = shape == StreamShape::GeminiArray;
+    let array = shape.array;
     let sse = is_event_stream(&headers) || array;
     let new_watch =
         || Box::new(if array { StreamWatch::gemini_json_array(coding) } else { StreamWatch::new(protocol, coding) });
@@ -122,7 +125,10 @@ pub(crate) async fn read_answer(
         return match upstream::collect(upstream).await {
             Ok(body) => {
                 let decoded = Decoder::decode_all(coding, &body);
-                let response_id = decoded.as_ref().and_then(|b| dialect::of(protocol).response_id_from_body(b));
+                let response_id = decoded
+                    .as_ref()
+                    .filter(|_| shape.response_ids)
+                    .and_then(|b| dialect::of(protocol).response_id_from_body(b));
                 // The decoded answer (a copy when it came uncompressed) waits in the ledger's
                 // queue for the writer to read its usage; a bigger one is read here.
                 let (usage, usage_later) = match decoded {

@@ -193,7 +193,7 @@ async fn relay_async(
         }
         Mode::Routed => match read_answer(
             f.protocol,
-            crate::answer::StreamShape::EventsOrJson,
+            crate::answer::StreamShape::EVENTS_OR_JSON,
             Instant::now(),
             std::time::SystemTime::now(),
             resp,

@@ -153,6 +153,12 @@ pub trait Dialect: Sync {
         None
     }
 
+    /// Whether a whole answer to `rest` may name a response ([`Dialect::response_id_from_body`]
+    /// is asked only then: reading for an id that cannot be there costs every other answer).
+    fn names_responses(&self, _rest: &str) -> bool {
+        false
+    }
+
     /// The body of an error the relay answers itself.
     fn error_body(&self, status: u16, message: &str) -> Value;
 

@@ -120,6 +120,11 @@ impl Dialect for Openai {
         crate::response_id::response_id_from_body(body)
     }
 
+    /// The Responses API (`responses`, `responses/{id}`, …): a chat completion names none.
+    fn names_responses(&self, rest: &str) -> bool {
+        rest.contains("responses")
+    }
+
     fn error_body(&self, status: u16, message: &str) -> Value {
         let (kind, code) = match status {
             400 => ("invalid_request_error", "switchyard_invalid"),

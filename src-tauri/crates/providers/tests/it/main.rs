@@ -11,5 +11,6 @@ mod gemini;
 mod gemini_stream;
 mod quota;
 mod redirect;
+mod response_names;
 mod taxonomy;
 mod usage_reading;
