@@ -129,8 +129,9 @@ impl Upstream {
 
 /// The whole body (an upstream error answer is small). An answer that comes in one data frame
 /// (most: a JSON answer is written at once) is that frame as it is; only a second frame starts
-/// a buffer (`BodyExt::collect` keeps a list of frames and builds its bytes from it: ~1.3k
-/// instructions of a routed JSON answer, issue 40). Trailers are not part of the bytes.
+/// a buffer. (`BodyExt::collect`, which keeps a list of frames and builds the bytes from it,
+/// cost a routed JSON answer 1.3k instructions, this 0.8k: issue 40.) Trailers are not part of
+/// the bytes.
 pub(crate) async fn collect(mut body: UpstreamBody) -> Result<Bytes, BoxError> {
     let mut first: Option<Bytes> = None;
     let mut joined: Option<bytes::BytesMut> = None;
