@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{HeaderMap, Method};
-use http_body_util::{BodyExt, Limited};
+use http_body_util::Limited;
 use hyper::body::Incoming as IncomingBody;
 use switchyard_core::body_skim::{BodySkim, DigestMemo, Wants};
 use switchyard_core::conversation::ConversationKey;
@@ -255,7 +255,7 @@ fn path_model(protocol: Protocol, rest: &str) -> Option<String> {
 /// The whole body, refused past [`MAX_BODY_BYTES`] (or when the client's body breaks: the
 /// same 413 as before).
 async fn whole(body: IncomingBody) -> Result<Bytes, TooLarge> {
-    Ok(Limited::new(body, MAX_BODY_BYTES).collect().await.map_err(|_| TooLarge)?.to_bytes())
+    crate::body::whole::whole(Limited::new(body, MAX_BODY_BYTES)).await.map_err(|_| TooLarge)
 }
 
 /// The request's turn, conversation and session keys, computed by the ledger's writer from

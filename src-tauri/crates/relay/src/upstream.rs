@@ -127,34 +127,9 @@ impl Upstream {
     }
 }
 
-/// The whole body (an upstream error answer is small). An answer that comes in one data frame
-/// (most: a JSON answer is written at once) is that frame as it is; only a second frame starts
-/// a buffer. (`BodyExt::collect`, which keeps a list of frames and builds the bytes from it,
-/// cost a routed JSON answer 1.3k instructions, this 0.8k: issue 40.) Trailers are not part of
-/// the bytes.
-pub(crate) async fn collect(mut body: UpstreamBody) -> Result<Bytes, BoxError> {
-    let mut first: Option<Bytes> = None;
-    let mut joined: Option<bytes::BytesMut> = None;
-    while let Some(frame) = body.frame().await {
-        let Ok(data) = frame?.into_data() else { continue };
-        if data.is_empty() {
-            continue;
-        }
-        match (&mut joined, first.take()) {
-            (Some(all), _) => all.extend_from_slice(&data),
-            (None, None) => first = Some(data),
-            (None, Some(head)) => {
-                let mut all = bytes::BytesMut::with_capacity(head.len() + data.len());
-                all.extend_from_slice(&head);
-                all.extend_from_slice(&data);
-                joined = Some(all);
-            }
-        }
-    }
-    Ok(match joined {
-        Some(all) => all.freeze(),
-        None => first.unwrap_or_default(),
-    })
+/// The whole body (an upstream error answer, a routed JSON answer: small).
+pub(crate) async fn collect(body: UpstreamBody) -> Result<Bytes, BoxError> {
+    crate::body::whole::whole(body).await
 }
 
 #[cfg(test)]
@@ -188,29 +163,6 @@ mod tests {
         let resp = up.send(Method::GET, url, HeaderMap::new(), Either::Left(Full::new(Bytes::new()))).await.unwrap();
         let body = collect(resp.into_body()).await.unwrap();
         String::from_utf8_lossy(&body).into_owned()
-    }
-
-    /// A body of these frames (data, and a trailers frame when `trailers`).
-    fn framed(chunks: &[&'static str], trailers: bool) -> UpstreamBody {
-        let mut frames: Vec<Result<hyper::body::Frame<Bytes>, BoxError>> =
-            chunks.iter().map(|c| Ok(hyper::body::Frame::data(Bytes::from_static(c.as_bytes())))).collect();
-        if trailers {
-            frames.push(Ok(hyper::body::Frame::trailers(HeaderMap::new())));
-        }
-        http_body_util::StreamBody::new(futures_util::stream::iter(frames)).boxed()
-    }
-
-    #[tokio::test]
-    async fn collect_joins_every_data_frame_in_order_and_leaves_trailers_out() {
-        for (chunks, trailers, want) in [
-            (&[][..], false, ""),
-            (&["{\"a\":1}"][..], false, "{\"a\":1}"),
-            (&["{\"a\"", "", ":1", "}"][..], true, "{\"a\":1}"),
-            (&["", "x"][..], false, "x"),
-        ] {
-            let got = collect(framed(chunks, trailers)).await.expect("a body without errors collects");
-            assert_eq!(&got[..], want.as_bytes(), "frames {chunks:?} (trailers: {trailers}) make one body in order");
-        }
     }
 
     #[tokio::test]
