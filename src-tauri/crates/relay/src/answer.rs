@@ -17,7 +17,8 @@ use switchyard_providers::dialect;
 use switchyard_providers::stream_watch::{Phase, StreamWatch};
 use switchyard_providers::usage::{usage_from_body, Usage};
 
-use crate::upstream::{self, UpstreamBody};
+use crate::body::whole::whole;
+use crate::upstream::UpstreamBody;
 use crate::upstream_request::is_event_stream;
 
 /// An upstream error answer kept to deliver as is if no other attempt succeeds.
@@ -98,7 +99,7 @@ pub(crate) async fn read_answer(
     let headers = parts.headers;
     let coding = Coding::from_header(headers.get(http::header::CONTENT_ENCODING).and_then(|v| v.to_str().ok()));
     if !status.is_success() {
-        let body = upstream::collect(upstream).await.unwrap_or_default();
+        let body = whole(upstream).await.unwrap_or_default();
         let readable = Decoder::decode_all(coding, &body).unwrap_or_default();
         let c = switchyard_providers::classify(protocol, status.as_u16(), &headers, &readable, now);
         return Answer::Failed(c.failure, Some(Kept { status, headers, body, reason: None }), ttfb);
@@ -122,7 +123,7 @@ pub(crate) async fn read_answer(
         return Answer::Success(d, ttfb);
     }
     if !sse {
-        return match upstream::collect(upstream).await {
+        return match whole(upstream).await {
             Ok(body) => {
                 let decoded = Decoder::decode_all(coding, &body);
                 let response_id = decoded

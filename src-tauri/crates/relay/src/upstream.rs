@@ -127,11 +127,6 @@ impl Upstream {
     }
 }
 
-/// The whole body (an upstream error answer, a routed JSON answer: small).
-pub(crate) async fn collect(body: UpstreamBody) -> Result<Bytes, BoxError> {
-    crate::body::whole::whole(body).await
-}
-
 #[cfg(test)]
 mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -161,7 +156,7 @@ mod tests {
 
     async fn get(up: &Upstream, url: &str) -> String {
         let resp = up.send(Method::GET, url, HeaderMap::new(), Either::Left(Full::new(Bytes::new()))).await.unwrap();
-        let body = collect(resp.into_body()).await.unwrap();
+        let body = crate::body::whole::whole(resp.into_body()).await.unwrap();
         String::from_utf8_lossy(&body).into_owned()
     }
 

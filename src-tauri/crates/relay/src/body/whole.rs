@@ -1,5 +1,6 @@
 //! A body read whole ([`whole`]): the client's request on a path that reads it first
-//! (`intake.rs`), and an upstream answer held before it is handed on (`upstream::collect`).
+//! (`intake.rs`), and an upstream answer held before it is handed on (`answer.rs`: a routed JSON
+//! answer, an error answer).
 
 use bytes::{Bytes, BytesMut};
 use http_body::Body;
