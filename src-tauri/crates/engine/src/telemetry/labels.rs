@@ -15,29 +15,29 @@ use crate::router::Snapshot;
 pub const OTHER: &str = "other";
 
 /// The connection's slug (`""` when the row names none: a pool's refusal before a member).
-pub(crate) fn connection(snapshot: Option<&Snapshot>) -> String {
-    snapshot.map(|s| s.slug.clone()).unwrap_or_default()
+pub(crate) fn connection(snapshot: Option<&Snapshot>) -> &str {
+    snapshot.map_or("", |s| s.slug.as_str())
 }
 
 /// A model the connection enables, else [`OTHER`]; `""` when the request named none.
-pub(crate) fn model(snapshot: Option<&Snapshot>, model: Option<&str>) -> String {
+pub(crate) fn model<'a>(snapshot: Option<&Snapshot>, model: Option<&'a str>) -> &'a str {
     bounded(model, |m| snapshot.is_some_and(|s| s.models.iter().any(|x| x == m) || s.mapping.contains_key(m)))
 }
 
 /// `model` when `enabled` says the connection enables it, else [`OTHER`]; `""` for none (the
 /// one rule of every model label: a row's, a circuit's, a provider window's).
-pub(crate) fn bounded(model: Option<&str>, enabled: impl FnOnce(&str) -> bool) -> String {
+pub(crate) fn bounded<'a>(model: Option<&'a str>, enabled: impl FnOnce(&str) -> bool) -> &'a str {
     match model.filter(|m| !m.is_empty()) {
-        None => String::new(),
-        Some(m) if enabled(m) => m.to_string(),
-        Some(_) => OTHER.to_string(),
+        None => "",
+        Some(m) if enabled(m) => m,
+        Some(_) => OTHER,
     }
 }
 
 /// The label of profile `id` in the snapshot, else [`OTHER`]; `""` for no profile.
-pub(crate) fn profile(snapshot: Option<&Snapshot>, id: Option<&str>) -> String {
-    let Some(id) = id.filter(|i| !i.is_empty()) else { return String::new() };
-    snapshot.and_then(|s| s.rows.iter().find(|r| r.id == id)).map_or_else(|| OTHER.to_string(), |r| r.label.clone())
+pub(crate) fn profile<'a>(snapshot: Option<&'a Snapshot>, id: Option<&str>) -> &'a str {
+    let Some(id) = id.filter(|i| !i.is_empty()) else { return "" };
+    snapshot.and_then(|s| s.rows.iter().find(|r| r.id == id)).map_or(OTHER, |r| r.label.as_str())
 }
 
 /// A failure kind of the taxonomy, else [`OTHER`]; `""` for none.

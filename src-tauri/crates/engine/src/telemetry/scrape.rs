@@ -68,6 +68,7 @@ impl Router {
                 labels::bounded(m, |m| {
                     connection.models.iter().any(|x| x == m) || connection.mapping.iter().any(|x| x.from == m)
                 })
+                .to_string()
             };
             match engine.routing_status(&connection.slug).await {
                 Ok(status) => {

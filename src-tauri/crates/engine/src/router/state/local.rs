@@ -74,26 +74,34 @@ impl LocalState {
     pub(super) fn write_position(&self, keys: &ViewKeys<'_>, view: &mut View) -> bool {
         let target = keys.swrr_target();
         let mut positions = lock(&self.positions);
-        let stored = positions.get(target.as_ref()).and_then(|m| m.get(keys.model));
-        let current = stored.map_or(0, |p| p.revision);
-        if current != view.revision {
-            let swrr = stored.map(|p| p.swrr.clone()).unwrap_or_default();
-            *view =
-                View { turn: view.turn.take(), conversation: view.conversation.take(), ..View::read(swrr, current) };
-            return false;
-        }
-        // An existing position is overwritten where it lies (its entries' buffer reused); only
-        // the first decision on a (target, model) allocates its keys.
-        match positions.get_mut(target.as_ref()).and_then(|m| m.get_mut(keys.model)) {
-            Some(p) => {
+        // An existing position is compared and overwritten where it lies (one lookup, its
+        // entries' buffer reused); only the first decision on a (target, model) allocates keys.
+        let current = match positions.get_mut(target.as_ref()).and_then(|m| m.get_mut(keys.model)) {
+            Some(p) if p.revision == view.revision => {
                 p.swrr.clone_from(&view.swrr);
+                let current = p.revision;
                 p.revision = current + 1;
+                current
+            }
+            Some(p) => {
+                let moved = View::read(p.swrr.clone(), p.revision);
+                *view = View { turn: view.turn.take(), conversation: view.conversation.take(), ..moved };
+                return false;
+            }
+            None if view.revision != 0 => {
+                *view = View {
+                    turn: view.turn.take(),
+                    conversation: view.conversation.take(),
+                    ..View::read(Swrr::default(), 0)
+                };
+                return false;
             }
             None => {
-                let position = Position { swrr: view.swrr.clone(), revision: current + 1 };
+                let position = Position { swrr: view.swrr.clone(), revision: 1 };
                 positions.entry(target.into_owned()).or_default().insert(keys.model.to_string(), position);
+                0
             }
-        }
+        };
         view.revision = current + 1;
         view.moves = view.swrr.moves();
         true
