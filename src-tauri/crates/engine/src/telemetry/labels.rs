@@ -26,7 +26,7 @@ pub(crate) fn model<'a>(snapshot: Option<&Snapshot>, model: Option<&'a str>) -> 
 
 /// `model` when `enabled` says the connection enables it, else [`OTHER`]; `""` for none (the
 /// one rule of every model label: a row's, a circuit's, a provider window's).
-pub(crate) fn bounded<'a>(model: Option<&'a str>, enabled: impl FnOnce(&str) -> bool) -> &'a str {
+pub(crate) fn bounded(model: Option<&str>, enabled: impl FnOnce(&str) -> bool) -> &str {
     match model.filter(|m| !m.is_empty()) {
         None => "",
         Some(m) if enabled(m) => m,

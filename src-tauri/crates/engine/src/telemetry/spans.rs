@@ -160,21 +160,21 @@ impl Spans {
         let snapshot = told.snapshot.as_deref();
         let protocol = snapshot.map(|s| s.protocol);
         let model = labels::model(snapshot, end.model);
-        let mut attributes = gen_ai(protocol, &model);
+        let mut attributes = gen_ai(protocol, model);
         attributes.push(KeyValue::new("switchyard.outcome", end.ending.as_str()));
-        push_str(&mut attributes, "switchyard.connection", &labels::connection(snapshot));
+        push_str(&mut attributes, "switchyard.connection", labels::connection(snapshot));
         push_str(&mut attributes, "switchyard.pool", told.pool.as_deref().unwrap_or(""));
-        push_str(&mut attributes, "switchyard.profile", &labels::profile(snapshot, end.profile_id));
+        push_str(&mut attributes, "switchyard.profile", labels::profile(snapshot, end.profile_id));
         push_str(&mut attributes, "switchyard.user", end.user.unwrap_or(""));
         push_str(&mut attributes, "switchyard.limit", end.limit.unwrap_or(""));
         push_str(&mut attributes, "error.type", end.error);
         if let Some(row) = end.usage {
-            push_str(&mut attributes, "gen_ai.response.model", &model);
+            push_str(&mut attributes, "gen_ai.response.model", model);
             usage(&mut attributes, row);
         }
         let failed = end.ending != Ending::Delivered;
         self.export(SpanParts {
-            name: span_name(protocol, &model),
+            name: span_name(protocol, model),
             kind: SpanKind::Server,
             context: context(ids.trace, ids.span),
             parent: SpanId::INVALID,
@@ -191,10 +191,10 @@ impl Spans {
         let model = labels::model(snapshot, row.model.as_deref());
         let kind = labels::failure_kind(row.failure_kind.as_deref());
         let (word, cause) = labels::reason(&row.reason);
-        let mut attributes = gen_ai(protocol, &model);
-        push_str(&mut attributes, "switchyard.connection", &labels::connection(snapshot));
+        let mut attributes = gen_ai(protocol, model);
+        push_str(&mut attributes, "switchyard.connection", labels::connection(snapshot));
         push_str(&mut attributes, "switchyard.pool", told.pool.as_deref().unwrap_or(""));
-        push_str(&mut attributes, "switchyard.profile", &labels::profile(snapshot, Some(&row.profile_id)));
+        push_str(&mut attributes, "switchyard.profile", labels::profile(snapshot, Some(&row.profile_id)));
         push_str(&mut attributes, "switchyard.user", row.user_name.as_deref().unwrap_or(""));
         attributes.push(KeyValue::new("switchyard.attempt", row.attempt));
         let reason = if cause.is_empty() { word.to_string() } else { format!("{word}:{cause}") };
@@ -205,12 +205,12 @@ impl Spans {
         }
         let ok = kind.is_empty() && row.status.is_some_and(|s| (200..300).contains(&s));
         if ok {
-            push_str(&mut attributes, "gen_ai.response.model", &model);
+            push_str(&mut attributes, "gen_ai.response.model", model);
             usage(&mut attributes, row);
         }
         let span = RandomIdGenerator::default().new_span_id();
         self.export(SpanParts {
-            name: span_name(protocol, &model),
+            name: span_name(protocol, model),
             kind: SpanKind::Client,
             context: context(ids.trace, span),
             parent: ids.span,
