@@ -102,7 +102,7 @@ impl RowValues<'_> {
     fn write_key(&self, key: &mut Vec<u8>) {
         key.clear();
         let ends = self.ends.map_or("", Ending::as_str);
-        let outcome = if self.ok { "ok" } else { "failed" };
+        let outcome = self.outcome();
         let provider = labels::provider(self.protocol);
         for value in
             [self.connection, self.pool, self.profile, self.model, self.user, provider, self.kind, outcome, ends]
@@ -112,13 +112,22 @@ impl RowValues<'_> {
         }
     }
 
+    /// The attempt's `outcome` label.
+    fn outcome(&self) -> &'static str {
+        if self.ok {
+            "ok"
+        } else {
+            "failed"
+        }
+    }
+
     fn attempt(&self) -> AttemptLabels {
         AttemptLabels {
             connection: self.connection.to_string(),
             pool: self.pool.to_string(),
             profile: self.profile.to_string(),
             model: self.model.to_string(),
-            outcome: if self.ok { "ok" } else { "failed" },
+            outcome: self.outcome(),
             failure_kind: self.kind,
         }
     }
