@@ -120,7 +120,8 @@ impl Intake {
         readers: Readers<'_>,
         read_first: bool,
     ) -> Result<(Intake, RequestKeys), TooLarge> {
-        let ids = ClientIds::read_headers(|name| header_names::text(&received.headers, name));
+        let headers = header_names::HeaderText::of(&received.headers);
+        let ids = ClientIds::read_headers(|name| headers.text(name));
         if target.forwards() && !read_first {
             forwarded(received, body, target, ids, readers).await
         } else {

@@ -177,19 +177,19 @@ pub struct BodySkim<'b> {
 impl<'b> BodySkim<'b> {
     /// Reads the whole body (and checks it is a JSON object).
     pub fn read(protocol: Protocol, body: &'b [u8]) -> Result<Self, NotJson> {
-        Scanner::new(body, None).top(protocol, Wants::EVERYTHING, false)
+        Scanner::new(body, None, true).top(protocol, Wants::EVERYTHING, false)
     }
 
     /// Reads only what `wants` asks for, stopping once all of it has been seen (module docs).
     pub fn read_for(protocol: Protocol, body: &'b [u8], wants: Wants) -> Result<Self, NotJson> {
-        Scanner::new(body, None).top(protocol, wants, true)
+        Scanner::new(body, None, wants.anchors).top(protocol, wants, true)
     }
 
     /// `read`, taking the digests of messages (and of the system prompt, and the validity of
     /// other large top-level values) seen before from `memo`, and adding those it reads
     /// (`memo.rs`). The same result as `read`.
     pub fn read_remembered(protocol: Protocol, body: &'b [u8], memo: &'b DigestMemo) -> Result<Self, NotJson> {
-        Scanner::new(body, Some(memo)).top(protocol, Wants::EVERYTHING, false)
+        Scanner::new(body, Some(memo), true).top(protocol, Wants::EVERYTHING, false)
     }
 
     /// `read_for` with a memo (`read_remembered`). The same result as `read_for`.
@@ -199,7 +199,7 @@ impl<'b> BodySkim<'b> {
         wants: Wants,
         memo: &'b DigestMemo,
     ) -> Result<Self, NotJson> {
-        Scanner::new(body, Some(memo)).top(protocol, wants, true)
+        Scanner::new(body, Some(memo), wants.anchors).top(protocol, wants, true)
     }
 
     /// A body that is not JSON: no model, no ids, no conversation (the keys then depend on

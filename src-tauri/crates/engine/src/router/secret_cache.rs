@@ -3,46 +3,61 @@
 //! served from memory. Secrets are shared as `Arc<Secret>` and never cloned into strings.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, PoisonError};
 use switchyard_core::states::CredentialPresence;
 
 use switchyard_store::profiles::ProfileRow;
 use switchyard_vault::{Locator, Secret};
 
-use crate::config::rows::locator_of;
 use crate::context::Context;
 use crate::error::EngineError;
 
 /// Entries kept before the cache starts over (old revisions are never read again).
 const CAPACITY: usize = 4096;
 
-/// (locator, credential revision) → the secret read there (`None`: nothing stored).
-/// Hashed with foldhash (per-process random seed): a lookup on every attempt, where SipHash of
-/// the locator's strings was ~0.6k instructions (issue 40).
-type Entries = HashMap<(Locator, i64), Option<Arc<Secret>>, foldhash::fast::RandomState>;
+/// One cached read: where, at which revision, and what was there (`None`: nothing stored).
+#[derive(Debug)]
+struct Entry {
+    locator: Locator,
+    revision: i64,
+    secret: Option<Arc<Secret>>,
+}
+
+/// The hash of (service, account, revision) → the entry read there. A lookup on every attempt
+/// hashes the profile row's own strings (foldhash, per-process random seed; SipHash of them was
+/// ~0.6k instructions, issue 40) and compares the entry's locator with them, so a hit copies
+/// nothing (building the `Locator` key for each lookup was two strings a request). Two
+/// locators whose hashes collide take turns in one slot: the other one is read again.
+type Entries = HashMap<u64, Entry, foldhash::fast::RandomState>;
 
 #[derive(Debug, Default)]
 pub struct SecretCache {
     map: Mutex<Entries>,
+    seed: foldhash::fast::RandomState,
 }
 
 impl SecretCache {
     /// The secret of `profile` at its current credential revision (`None`: not in the keychain).
     pub(crate) async fn get(&self, engine: &Context, profile: &ProfileRow) -> Result<Option<Arc<Secret>>, EngineError> {
-        let Some(locator) = locator_of(profile) else {
+        let (Some(service), Some(account)) = (&profile.locator_service, &profile.locator_account) else {
             return Ok(None);
         };
-        let key = (locator, profile.credential_revision);
+        let revision = profile.credential_revision;
+        let key = self.seed.hash_one((service.as_str(), account.as_str(), revision));
         if let Some(hit) = self.lock().get(&key) {
-            return Ok(hit.clone());
+            if hit.revision == revision && hit.locator.service == *service && hit.locator.account == *account {
+                return Ok(hit.secret.clone());
+            }
         }
-        let read = engine.vault_get(key.0.clone()).await?.map(Arc::new);
+        let locator = Locator { service: service.clone(), account: account.clone() };
+        let secret = engine.vault_get(locator.clone()).await?.map(Arc::new);
         let mut map = self.lock();
         if map.len() >= CAPACITY {
             map.clear();
         }
-        map.insert(key, read.clone());
-        Ok(read)
+        map.insert(key, Entry { locator, revision, secret: secret.clone() });
+        Ok(secret)
     }
 
     /// Whether the secret is there (`Unknown`: keychain unreachable), for eligibility.
