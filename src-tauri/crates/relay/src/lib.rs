@@ -30,6 +30,7 @@ mod stream_props;
 mod tls;
 mod transport;
 mod upstream;
+mod upstream_pool;
 mod upstream_request;
 
 use std::future::Future;

@@ -16,13 +16,12 @@ use http_body_util::Full;
 use http_body_util::{BodyExt, Either};
 use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
 use hyper_util::client::proxy::matcher::Matcher;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 use crate::body::outgoing::UpstreamRequestBody;
+use crate::upstream_pool::Pool;
 
 /// An upstream answer's body, whichever client carried it.
 pub(crate) type UpstreamBody = BoxBody<Bytes, BoxError>;
@@ -32,9 +31,11 @@ const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 const POOL_MAX_IDLE_PER_HOST: usize = 512;
 
 pub(crate) struct Upstream {
-    direct: Client<HttpsConnector<HttpConnector>, UpstreamRequestBody>,
+    direct: std::sync::Arc<Pool>,
     proxied: reqwest::Client,
-    proxies: Matcher,
+    /// `None` when the environment names no proxy: every request goes direct, and the rules
+    /// are not asked (their host and `NO_PROXY` checks were ~0.6k instructions a request).
+    proxies: Option<Matcher>,
 }
 
 impl std::fmt::Debug for Upstream {
@@ -46,22 +47,19 @@ impl std::fmt::Debug for Upstream {
 impl Upstream {
     /// Proxies from the environment, read as reqwest reads them (`Matcher::from_system`).
     pub(crate) fn new() -> std::io::Result<Self> {
-        Self::with_proxies(Matcher::from_system(), reqwest::Client::builder())
+        let proxies = names_a_proxy(|name| std::env::var_os(name)).then(Matcher::from_system);
+        Self::with_proxies(proxies, reqwest::Client::builder())
     }
 
     /// `proxies` decides which requests go through `proxied`, which must apply the same rules.
-    fn with_proxies(proxies: Matcher, proxied: reqwest::ClientBuilder) -> std::io::Result<Self> {
+    fn with_proxies(proxies: Option<Matcher>, proxied: reqwest::ClientBuilder) -> std::io::Result<Self> {
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_nodelay(true);
         http.set_connect_timeout(Some(CONNECT_TIMEOUT));
-        let https =
+        let https: HttpsConnector<HttpConnector> =
             HttpsConnectorBuilder::new().with_webpki_roots().https_or_http().enable_http1().wrap_connector(http);
-        let direct = Client::builder(TokioExecutor::new())
-            .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
-            .pool_max_idle_per_host(POOL_MAX_IDLE_PER_HOST)
-            .build(https);
+        let direct = std::sync::Arc::new(Pool::new(https, POOL_IDLE_TIMEOUT, POOL_MAX_IDLE_PER_HOST));
         let proxied = proxied
             .connect_timeout(CONNECT_TIMEOUT)
             .pool_idle_timeout(POOL_IDLE_TIMEOUT)
@@ -83,7 +81,7 @@ impl Upstream {
         body: UpstreamRequestBody,
     ) -> Result<Response<UpstreamBody>, BoxError> {
         let uri: Uri = url.parse()?;
-        if self.proxies.intercept(&uri).is_some() {
+        if self.proxies.as_ref().is_some_and(|rules| rules.intercept(&uri).is_some()) {
             let body = match body {
                 Either::Left(full) => full.collect().await?.to_bytes(),
                 Either::Right(streamed) => streamed.collect().await?.to_bytes(),
@@ -96,9 +94,22 @@ impl Upstream {
         *req.method_mut() = method;
         *req.uri_mut() = uri;
         *req.headers_mut() = headers;
-        let resp = self.direct.request(req).await?;
+        let resp = self.direct.send(req).await?;
         Ok(resp.map(|b| b.map_err(BoxError::from).boxed()))
     }
+}
+
+/// Whether the environment names a proxy as `Matcher::from_system` reads it on this platform
+/// (`ALL_PROXY`, `HTTPS_PROXY`, `HTTP_PROXY`, either case, none under CGI's `REQUEST_METHOD`;
+/// hyper-util's system settings are read on macOS and Windows only, with a feature not enabled
+/// here). When none is set its rules proxy nothing, so they need not be asked per request.
+fn names_a_proxy(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> bool {
+    if var("REQUEST_METHOD").is_some() {
+        return false;
+    }
+    ["ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"]
+        .iter()
+        .any(|name| var(name).is_some_and(|v| !v.is_empty()))
 }
 
 /// Why an upstream call gave no answer.
@@ -165,7 +176,7 @@ mod tests {
         let (proxy, seen) = one_answer().await;
         let rules = Matcher::builder().http(proxy.clone()).build();
         let proxied = reqwest::Client::builder().proxy(reqwest::Proxy::http(&proxy).unwrap());
-        let up = Upstream::with_proxies(rules, proxied).unwrap();
+        let up = Upstream::with_proxies(Some(rules), proxied).unwrap();
         // The host does not resolve: only the proxy can answer.
         assert_eq!(get(&up, "http://provider.invalid/v1/models").await, "ok");
         let head = seen.await.unwrap();
@@ -193,12 +204,27 @@ mod tests {
         assert_eq!(byte, 0x16, "the first byte on the wire is a TLS handshake record, not plain HTTP");
     }
 
+    #[test]
+    fn the_rules_are_asked_only_when_the_environment_names_a_proxy() {
+        let env = |set: &'static [(&'static str, &'static str)]| {
+            move |name: &str| set.iter().find(|(n, _)| *n == name).map(|(_, v)| std::ffi::OsString::from(v))
+        };
+        assert!(!names_a_proxy(env(&[])), "no variable: nothing is proxied");
+        assert!(!names_a_proxy(env(&[("NO_PROXY", "*"), ("HTTP_PROXY", "")])), "an empty proxy names none");
+        for name in ["ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"] {
+            let set: &'static [(&'static str, &'static str)] = Box::leak(Box::new([(name, "http://proxy.invalid:9")]));
+            assert!(names_a_proxy(env(set)), "{name} names a proxy");
+        }
+        let cgi = env(&[("REQUEST_METHOD", "GET"), ("HTTP_PROXY", "http://proxy.invalid:9")]);
+        assert!(!names_a_proxy(cgi), "under CGI HTTP_PROXY is a request header, and hyper-util proxies nothing");
+    }
+
     #[tokio::test]
     async fn a_request_no_proxy_exempts_goes_direct() {
         let (upstream, seen) = one_answer().await;
         let rules = Matcher::builder().http("http://proxy.invalid:9").no("127.0.0.1").build();
         let proxied = reqwest::Client::builder().proxy(reqwest::Proxy::http("http://proxy.invalid:9").unwrap());
-        let up = Upstream::with_proxies(rules, proxied).unwrap();
+        let up = Upstream::with_proxies(Some(rules), proxied).unwrap();
         assert_eq!(get(&up, &format!("{upstream}/v1/models")).await, "ok");
         let head = seen.await.unwrap();
         assert!(head.starts_with("GET /v1/models HTTP/1.1"), "a direct request is sent in origin form: {head}");
