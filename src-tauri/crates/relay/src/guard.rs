@@ -28,6 +28,13 @@ pub fn is_loopback_host(headers: &HeaderMap) -> bool {
     let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else {
         return false;
     };
+    // What local clients send, without parsing it as an address (issue 40): the rules below
+    // say the same of these.
+    if let Some(rest) = host.strip_prefix("127.0.0.1").or_else(|| host.strip_prefix("localhost")) {
+        if rest.is_empty() || rest.strip_prefix(':').is_some_and(|port| port.parse::<u16>().is_ok()) {
+            return true;
+        }
+    }
     let name = match host.strip_prefix('[') {
         Some(v6) => v6.split(']').next().unwrap_or(""),
         None => host.rsplit_once(':').map_or(host, |(h, port)| if port.parse::<u16>().is_ok() { h } else { host }),
@@ -146,10 +153,31 @@ mod tests {
 
     #[test]
     fn only_loopback_hosts_pass() {
-        for ok in ["127.0.0.1:4141", "localhost", "LOCALHOST:80", "[::1]:4141", "127.0.0.2", "localhost."] {
+        for ok in [
+            "127.0.0.1:4141",
+            "127.0.0.1",
+            "localhost:4141",
+            "localhost",
+            "LOCALHOST:80",
+            "[::1]:4141",
+            "127.0.0.2",
+            "localhost.",
+        ] {
             assert!(is_loopback_host(&host(ok)), "{ok} is loopback");
         }
-        for bad in ["evil.example:4141", "127.0.0.1.evil.example", "0.0.0.0", "[::2]", "localhost.evil", ""] {
+        for bad in [
+            "evil.example:4141",
+            "127.0.0.1.evil.example",
+            "127.0.0.1:",
+            "127.0.0.1:99999",
+            "127.0.0.1:80x",
+            "localhost:x",
+            "localhostx",
+            "0.0.0.0",
+            "[::2]",
+            "localhost.evil",
+            "",
+        ] {
             assert!(!is_loopback_host(&host(bad)), "{bad} is refused");
         }
         assert!(!is_loopback_host(&HeaderMap::new()), "no Host is refused");

@@ -37,6 +37,8 @@ pub(crate) struct Received {
     /// The query, without any `key` pair (`auth::key_from_query`).
     pub(crate) query: Option<String>,
     pub(crate) headers: HeaderMap,
+    /// The body's declared length (`Content-Length`), read once by the handler's size check.
+    pub(crate) declared_length: Option<u64>,
 }
 
 impl Received {
@@ -212,7 +214,7 @@ async fn forwarded(
     readers: Readers<'_>,
 ) -> Result<(Intake, RequestKeys), TooLarge> {
     let protocol = target.protocol();
-    let (outgoing, copy) = if guard::declared_length(&r.headers).is_some_and(|n| n <= SMALL_BODY) {
+    let (outgoing, copy) = if r.declared_length.is_some_and(|n| n <= SMALL_BODY) {
         let body = whole(body).await?;
         let copy = Arc::new(BodyCopy::whole(&body, readers.copies));
         (Outgoing::Buffered(body), copy)

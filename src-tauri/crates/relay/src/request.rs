@@ -47,7 +47,8 @@ pub(crate) async fn handle(
         Ok((name, rest)) => (name, rest.to_string()),
         Err(refused) => return refused.response(),
     };
-    if guard::declared_length(&headers).is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+    let declared_length = guard::declared_length(&headers);
+    if declared_length.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         return guard::too_large();
     }
     let target = match state.router.resolve(name).await {
@@ -64,7 +65,7 @@ pub(crate) async fn handle(
     if key_in_query && !dialect::of(protocol).key_in_query() {
         return reply::unauthorized();
     }
-    let received = Received { method, rest, query, headers };
+    let received = Received { method, rest, query, headers, declared_length };
     // A request naming its profile (an official CLI run by `switchyard exec`) forwards the
     // client's own credential: only to a connection, and only with the relay token in its own
     // header, so what is forwarded is never the relay token.
