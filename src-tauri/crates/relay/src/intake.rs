@@ -27,7 +27,7 @@ use switchyard_vault::Secret;
 
 use crate::body::copy_buffers::CopyBuffers;
 use crate::body::outgoing::{BodyCopy, Outgoing, StreamedBody, SMALL_BODY};
-use crate::{guard, header_names, MAX_BODY_BYTES};
+use crate::{header_names, MAX_BODY_BYTES};
 
 /// A client request as received, before its body is read.
 pub(crate) struct Received {
