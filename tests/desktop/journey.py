@@ -279,7 +279,14 @@ def run(w: Window, relay: str, mock_url: str, shots: str | None, data_dir: str, 
     w.click("nav button:nth-child(1)")
     w.click('button[aria-label="Open journey"]')
     w.click("#tab-activity")
-    wait_for(lambda: len(w.find("[data-testid=attempt]")) >= 20, 10, "20 attempts in the Activity list")
+    # 20 s: on the first desktop run of a fresh machine's session this took longer than 10 s
+    # twice (the 20 requests had been answered); a timeout says what the window showed.
+    try:
+        wait_for(lambda: len(w.find("[data-testid=attempt]")) >= 20, 20, "20 attempts in the Activity list")
+    except AssertionError as e:
+        shown = len(w.find("[data-testid=attempt]"))
+        visibility = w.js("return document.visibilityState")
+        raise AssertionError(f"{e}; the list shows {shown} attempts, the page is {visibility}") from e
     backup = '[data-testid=share-row][data-label="backup"]'
     wait_for(lambda: w.attr(backup, "data-turns") == "15", 10, "backup serving 15 of the 20 turns")
     assert w.attr(backup, "data-expected") == "0.750", "weight 3 of 4 asks for 75%"
