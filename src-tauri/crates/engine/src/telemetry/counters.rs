@@ -350,14 +350,14 @@ impl Counts {
         }
         if values.ends.is_some() {
             series.request.get_or_insert_with(|| self.requests.get_or_create_owned(&values.request())).inc();
+            let user = || UserLabels { user: values.user.to_string() };
             if !values.user.is_empty() {
-                let user = || UserLabels { user: values.user.to_string() };
                 series.user_requests.get_or_insert_with(|| self.user_requests.get_or_create_owned(&user())).inc();
             }
             if row.user_name.is_some() {
                 if let Some(micro) = self.cost_micro_usd(row, told) {
-                    let user = UserLabels { user: values.user.to_string() };
-                    let cost = series.user_cost.get_or_insert_with(|| self.user_cost.get_or_create_owned(&user));
+                    // The label set only when the series is taken, as for the others.
+                    let cost = series.user_cost.get_or_insert_with(|| self.user_cost.get_or_create_owned(&user()));
                     cost.inc_by(micro as f64 / 1e6);
                 }
             }
