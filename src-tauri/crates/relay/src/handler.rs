@@ -59,7 +59,7 @@ async fn answer(
 ) -> Result<Response, Infallible> {
     if metrics_only {
         return Ok(if req.uri().path() == "/metrics" {
-            crate::metrics::serve(&state, req.method()).await
+            Box::pin(crate::metrics::serve(&state, req.method())).await
         } else {
             crate::body::client_body::bare(http::StatusCode::NOT_FOUND)
         });

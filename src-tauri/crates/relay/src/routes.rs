@@ -61,25 +61,28 @@ fn route_of(method: &Method, path: &str) -> Route {
 
 /// Answers one request of a connection (`mark` notes when it carried the token; `peer` says
 /// the port it came in on, which the `/healthz` proof names, and whether it is on loopback).
+///
+/// Every route but the provider calls is boxed: their futures (the console's is 15 KB) would
+/// otherwise size this one, which hyper moves whole into its connection on every request.
 pub(crate) async fn dispatch(state: Arc<RelayState>, mark: &ConnMark, peer: Peer, req: Request<Incoming>) -> Response {
     match route_of(req.method(), req.uri().path()) {
         Route::Relay => crate::request::handle(&state, mark, peer, req).await,
         Route::Healthz => {
             let (parts, _) = req.into_parts();
-            crate::healthz::healthz(&state, &parts.method, &parts.headers, peer).await
+            Box::pin(crate::healthz::healthz(&state, &parts.method, &parts.headers, peer)).await
         }
         Route::Readyz => {
             let (parts, _) = req.into_parts();
-            crate::healthz::readyz(&state, &parts.method, &parts.headers, peer).await
+            Box::pin(crate::healthz::readyz(&state, &parts.method, &parts.headers, peer)).await
         }
         Route::Me => {
             let (parts, _) = req.into_parts();
-            crate::me::me(&state, &parts.method, &parts.headers, peer).await
+            Box::pin(crate::me::me(&state, &parts.method, &parts.headers, peer)).await
         }
-        Route::Console => crate::console::handle(&state, peer, req).await,
+        Route::Console => Box::pin(crate::console::handle(&state, peer, req)).await,
         Route::Metrics => {
             let (parts, _) = req.into_parts();
-            crate::metrics::metrics(&state, &parts.method, &parts.headers, peer).await
+            Box::pin(crate::metrics::metrics(&state, &parts.method, &parts.headers, peer)).await
         }
         Route::WrongMethod => crate::reply::method_not_allowed("GET,HEAD"),
         Route::NotFound => bare(StatusCode::NOT_FOUND),

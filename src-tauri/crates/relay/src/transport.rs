@@ -39,7 +39,8 @@ impl Transport for HttpTransport<'_> {
 
     async fn attempt(&self, target: Target<'_>) -> Reply<Delivered, Kept> {
         if let Some(cli) = target.cli {
-            return crate::cli_backend::attempt(self.intake, self.cli, target, cli).await;
+            // Boxed: the CLI backend's future is kilobytes every API key's attempt would carry.
+            return Box::pin(crate::cli_backend::attempt(self.intake, self.cli, target, cli)).await;
         }
         // The connection the attempt goes to: its base URL (or the one the engine names for this
         // attempt: an owned or external login's backend), headers, mapping and timeout.

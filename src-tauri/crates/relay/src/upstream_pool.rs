@@ -99,7 +99,9 @@ impl Pool {
         loop {
             let (mut sender, reused) = match self.checkout(&origin, now) {
                 Some(sender) => (sender, true),
-                None => (self.connect(&scheme, &authority).await?, false),
+                // Boxed: connecting (TLS included) is kilobytes of future a reused connection's
+                // request would otherwise carry.
+                None => (Box::pin(self.connect(&scheme, &authority)).await?, false),
             };
             match sender.try_send_request(req).await {
                 Ok(resp) => {

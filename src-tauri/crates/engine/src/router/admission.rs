@@ -114,7 +114,8 @@ impl Router {
         if let Some(book) = fresh(&cached) {
             return Some(book);
         }
-        match self.engine.limit_book(self.engine.monotonic()).await {
+        // Boxed: a re-read (once per BOOK_TTL) is kilobytes of future every request would carry.
+        match Box::pin(self.engine.limit_book(self.engine.monotonic())).await {
             Ok(book) => {
                 let book = Arc::new(book);
                 *self.limits.book.lock().unwrap_or_else(PoisonError::into_inner) = Some(book.clone());
@@ -183,7 +184,8 @@ impl Router {
         let lease_ms = i64::try_from(self.limits.slot_lease.as_millis()).unwrap_or(i64::MAX);
         let holder =
             Holder { owner: &self.limits.owner, holder: &holder_id, expires_ms: now_ms.saturating_add(lease_ms) };
-        match self.state.admit(&self.engine.store, &takes, holder, now_ms).await {
+        // Boxed: a store transaction's future (kilobytes) only a limited request needs.
+        match Box::pin(self.state.admit(&self.engine.store, &takes, holder, now_ms)).await {
             Err(e) => {
                 tracing::warn!(code = e.code().as_str(), "limits unavailable: request refused");
                 Err(self.refused_unavailable(&a, "the store that holds the limits cannot be reached"))

@@ -101,7 +101,8 @@ impl Router {
             return Ok(AttemptSecret::Ready(Arc::new(Secret::new(String::new())), None));
         }
         if snap.profiles[index].credential.kind == switchyard_core::states::ProfileKind::Oauth {
-            return self.login_credential(snap, index).await;
+            // Boxed: an owned login's renewal is kilobytes of future every key's attempt would carry.
+            return Box::pin(self.login_credential(snap, index)).await;
         }
         Ok(match self.secrets.get(&self.engine, &snap.rows[index]).await? {
             Some(secret) => AttemptSecret::Ready(secret, None),

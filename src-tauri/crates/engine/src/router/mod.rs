@@ -189,7 +189,9 @@ impl Router {
             (_, Ok(g)) => g,
             (None, Err(_)) => self.refresh.lock().await,
         };
-        let fresh = match self.engine.load_snapshot(slug, &self.secrets).await {
+        // Boxed: a reload (once a second per connection) reads the store, and its future would
+        // otherwise size every request's future by kilobytes (they are moved whole).
+        let fresh = match Box::pin(self.engine.load_snapshot(slug, &self.secrets)).await {
             Ok(s) => Arc::new(s),
             Err(e) => {
                 self.lock_snapshots().remove(slug);

@@ -78,16 +78,18 @@ impl Resolved {
 impl Router {
     /// The connection or pool `name` (a path's first segment) routes to: a connection of that
     /// slug, else a pool of that name; `POOL@MEMBER` names a pool's member.
+    /// (A pool's snapshot is boxed: its future is kilobytes, and a connection's request moves
+    /// this one whole.)
     pub async fn resolve(&self, name: &str) -> Result<Resolved, EngineError> {
         if let Some((pool, member)) = name.split_once('@') {
-            return match self.pool_snapshot(pool).await? {
+            return match Box::pin(self.pool_snapshot(pool)).await? {
                 Some(pool) => Ok(Resolved::Pool { pool, member: Some(member.to_string()) }),
                 None => Err(EngineError::not_found_pool(pool)),
             };
         }
         match self.snapshot(name).await {
             Ok(snapshot) => Ok(Resolved::Connection(snapshot)),
-            Err(e) if e.code() == ErrorCode::NotFound => match self.pool_snapshot(name).await? {
+            Err(e) if e.code() == ErrorCode::NotFound => match Box::pin(self.pool_snapshot(name)).await? {
                 Some(pool) => Ok(Resolved::Pool { pool, member: None }),
                 None => Err(e),
             },

@@ -77,6 +77,9 @@ impl Router {
         run: &mut RequestRun,
         transport: &T,
     ) -> Result<Routed<T::Delivered, T::Kept>, EngineError> {
+        // The paths a delivered answer never takes (a fallback hop, an owned login's renewal)
+        // are boxed: their futures are kilobytes, and this loop's future is moved whole on
+        // every request.
         let mut kept: Option<(T::Kept, Route)> = None;
         // An owned login's retry after a 401 renewed it (`router/login.rs`): no selection.
         let mut renewed: Option<Attempt> = None;
@@ -91,7 +94,7 @@ impl Router {
             let mut attempt = match next {
                 NextAttempt::Go(a) => a,
                 NextAttempt::Unavailable(refused) => {
-                    if self.fall_back_unavailable(run).await? {
+                    if Box::pin(self.fall_back_unavailable(run)).await? {
                         continue;
                     }
                     return Ok(last_answer(run, kept, unusable, routed(refused)));
@@ -145,7 +148,7 @@ impl Router {
             run.failed = Some(failure.kind);
             let mut failure = failure;
             if refused_token(failure.kind, &attempt) {
-                match self.renewed_attempt(run, &mut attempt).await {
+                match Box::pin(self.renewed_attempt(run, &mut attempt)).await {
                     AfterRefusal::Retry(next) => {
                         if let Some(k) = kept_now {
                             kept = Some((k, route.clone()));
@@ -171,7 +174,7 @@ impl Router {
             if matches!(plan, Plan::FailoverTo(..) | Plan::RetrySame) {
                 continue;
             }
-            if self.fall_back_after(run, failure, &plan).await? {
+            if Box::pin(self.fall_back_after(run, failure, &plan)).await? {
                 continue;
             }
             return Ok(last_answer(run, kept, unusable, Routed::NoAnswer { failure, route, timed_out }));

@@ -198,9 +198,16 @@ impl Router {
                 (snapshot, model, hops)
             }
             Resolved::Pool { pool, member } => {
-                let started = self
-                    .start_pool(&pool, member.as_deref(), model.as_deref(), &keys, previous_response_id.as_deref())
-                    .await?;
+                // Boxed, as every path a plain connection's request does not take (its future
+                // is kilobytes; the request's is moved whole).
+                let started = Box::pin(self.start_pool(
+                    &pool,
+                    member.as_deref(),
+                    model.as_deref(),
+                    &keys,
+                    previous_response_id.as_deref(),
+                ))
+                .await?;
                 match started {
                     Ok(start) => (start.snapshot, start.model, Hops::Pool(start.route)),
                     Err(refused) => {

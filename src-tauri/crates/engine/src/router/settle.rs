@@ -15,7 +15,8 @@ impl Router {
     pub(crate) async fn attempt_succeeded(&self, attempt: &mut Attempt) {
         if let Some(probe) = attempt.probe.take() {
             for snap in probe.lease.succeed() {
-                if let Err(e) = self.engine.persist_circuit(&snap).await {
+                // Boxed (a store write, kilobytes of future): only a probe's answer comes here.
+                if let Err(e) = Box::pin(self.engine.persist_circuit(&snap)).await {
                     tracing::warn!(code = e.code().as_str(), "closed circuit not persisted");
                 }
             }
@@ -38,13 +39,14 @@ impl Router {
             }
             Some(probe) => {
                 for snap in probe.lease.fail(&failure, self.engine.now_ms()) {
-                    if let Err(e) = self.engine.persist_circuit(&snap).await {
+                    if let Err(e) = Box::pin(self.engine.persist_circuit(&snap)).await {
                         tracing::warn!(code = e.code().as_str(), "probe circuit not persisted");
                     }
                 }
             }
             None => {
-                if let Err(e) = self.engine.record_failure(&attempt.profile_id, &model, &failure).await {
+                // Boxed, as every store write here: the request's future is moved whole.
+                if let Err(e) = Box::pin(self.engine.record_failure(&attempt.profile_id, &model, &failure)).await {
                     tracing::warn!(code = e.code().as_str(), "failure not written to the circuit board's store");
                 }
             }

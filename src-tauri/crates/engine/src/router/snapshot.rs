@@ -102,6 +102,35 @@ impl Snapshot {
     }
 }
 
+#[cfg(test)]
+impl Snapshot {
+    /// A legacy snapshot of `slug` with no profiles, for tests that need only its names.
+    pub(crate) fn for_test(slug: &str, protocol: Protocol, models: &[&str]) -> Snapshot {
+        Snapshot {
+            connection_id: format!("c_{slug}"),
+            slug: slug.to_string(),
+            protocol,
+            base_url: "http://127.0.0.1:9/v1".into(),
+            headers: Vec::new(),
+            mapping: BTreeMap::new(),
+            models: models.iter().map(|m| m.to_string()).collect(),
+            strategy: None,
+            affinity: Affinity::default(),
+            quota_policy: QuotaPolicy::default(),
+            fallback: Vec::new(),
+            primary: None,
+            profiles: Vec::new(),
+            rows: Vec::new(),
+            basis: BasisFingerprint(String::new()),
+            max_age_ms: 0,
+            first_byte_timeout: Duration::from_secs(60),
+            cli: None,
+            login_backend: None,
+            loaded: Instant::now(),
+        }
+    }
+}
+
 impl Context {
     /// Loads the routing snapshot of `slug` (secret presence from `secrets`).
     pub(crate) async fn load_snapshot(&self, slug: &str, secrets: &SecretCache) -> Result<Snapshot, EngineError> {

@@ -495,6 +495,38 @@ mod tests {
     }
 
     #[test]
+    fn a_user_s_cost_counts_priced_answers_that_end_a_request_and_nothing_else() {
+        let counts = Counts::new();
+        // $3 and $15 per million tokens: a row's 10 input and 3 output tokens cost 75 µUSD.
+        let rates = Rates { input: 3.0, output: 15.0, cache_read: None, cache_write: None };
+        counts.set_prices(HashMap::from([("m1".to_string(), rates)]));
+        let snapshot = std::sync::Arc::new(crate::router::Snapshot::for_test("leg", Protocol::Openai, &["m1", "m2"]));
+        let told = |ends: Option<Ending>| Told { snapshot: Some(snapshot.clone()), ..told(ends, None) };
+        let priced =
+            |user: Option<&str>, model: &str| AttemptRow { model: Some(model.into()), ..row(1, Some(200), None, user) };
+        for _ in 0..2 {
+            counts.row(&priced(Some("ana"), "m1"), &told(Some(Ending::Delivered)));
+        }
+        // A failed attempt the request went on from (it ended no request), a model without a
+        // price, and the install's own token (no user): none of them is a user's cost.
+        counts.row(&priced(Some("ana"), "m1"), &told(None));
+        counts.row(&priced(Some("bo"), "m2"), &told(Some(Ending::Delivered)));
+        counts.row(&priced(None, "m1"), &told(Some(Ending::Delivered)));
+        let out = text(&counts);
+        let cost = line(&out, "switchyard_user_cost_usd_total{");
+        assert_eq!(cost.len(), 1, "only ana's priced answers make a cost series ({cost:?})");
+        let (labels, value) = cost[0].rsplit_once(' ').unwrap_or_default();
+        assert_eq!(labels, "switchyard_user_cost_usd_total{user=\"ana\"}", "{cost:?}");
+        let usd: f64 = value.parse().unwrap_or(f64::NAN);
+        assert!((usd - 150e-6).abs() < 1e-12, "two answers of 75 µUSD each, the third row ended nothing: {usd}");
+        let users = line(&out, "switchyard_user_requests_total{");
+        assert!(
+            users.iter().any(|l| l.contains("user=\"bo\"") && l.ends_with(" 1")),
+            "bo's unpriced request is counted as a request all the same ({users:?})"
+        );
+    }
+
+    #[test]
     fn a_full_map_starts_again_and_the_families_keep_counting() {
         let counts = Counts::new();
         let ended = told(Some(Ending::Delivered), None);

@@ -225,25 +225,37 @@ macro_rules! each {
     };
 }
 
+/// An async call on either state, awaited. The shared state's futures are boxed: they hold
+/// store round trips (kilobytes each), and unboxed they would size every request's future by
+/// them — which is moved whole, more than once, on every request of a local relay too.
+macro_rules! each_await {
+    ($self:ident, $s:ident => $e:expr) => {
+        match $self {
+            States::Local($s) => $e.await,
+            States::Shared($s) => Box::pin($e).await,
+        }
+    };
+}
+
 impl RoutingState for States {
     async fn read(&self, keys: &ViewKeys<'_>) -> Result<View, EngineError> {
-        each!(self, s => s.read(keys).await)
+        each_await!(self, s => s.read(keys))
     }
 
     async fn advance(&self, keys: &ViewKeys<'_>, view: &mut View) -> Result<bool, EngineError> {
-        each!(self, s => s.advance(keys, view).await)
+        each_await!(self, s => s.advance(keys, view))
     }
 
     async fn bind(&self, keys: &ViewKeys<'_>, view: &View, going: Going<'_>) -> Result<(), EngineError> {
-        each!(self, s => s.bind(keys, view, going).await)
+        each_await!(self, s => s.bind(keys, view, going))
     }
 
     async fn claim_probe(&self, lease: &ProbeLease, now_ms: i64) -> Result<Claim, EngineError> {
-        each!(self, s => s.claim_probe(lease, now_ms).await)
+        each_await!(self, s => s.claim_probe(lease, now_ms))
     }
 
     async fn origin(&self, connection_id: &str, response_id: &str, now: Instant, now_ms: i64) -> Option<String> {
-        each!(self, s => s.origin(connection_id, response_id, now, now_ms).await)
+        each_await!(self, s => s.origin(connection_id, response_id, now, now_ms))
     }
 
     fn remember_origin(&self, connection_id: &str, response_id: &str, profile_id: &str, now: Instant, now_ms: i64) {
@@ -251,7 +263,7 @@ impl RoutingState for States {
     }
 
     async fn adopt_quota(&self, board: &QuotaBoard, since: i64) -> i64 {
-        each!(self, s => s.adopt_quota(board, since).await)
+        each_await!(self, s => s.adopt_quota(board, since))
     }
 
     fn committed(&self, turn: &str, now: Instant) -> bool {
