@@ -63,7 +63,7 @@ fn route_of(method: &Method, path: &str) -> Route {
 /// the port it came in on, which the `/healthz` proof names, and whether it is on loopback).
 ///
 /// Every route but the provider calls is boxed: their futures (the console's is 15 KB) would
-/// otherwise size this one, which hyper moves whole into its connection on every request.
+/// otherwise size this one, which hyper keeps in a box of its size for every connection.
 pub(crate) async fn dispatch(state: Arc<RelayState>, mark: &ConnMark, peer: Peer, req: Request<Incoming>) -> Response {
     match route_of(req.method(), req.uri().path()) {
         Route::Relay => crate::request::handle(&state, mark, peer, req).await,

@@ -190,7 +190,7 @@ impl Router {
             (None, Err(_)) => self.refresh.lock().await,
         };
         // Boxed: a reload (once a second per connection) reads the store, and its future would
-        // otherwise size every request's future by kilobytes (they are moved whole).
+        // otherwise size every request's future by kilobytes (hyper keeps one per connection).
         let fresh = match Box::pin(self.engine.load_snapshot(slug, &self.secrets)).await {
             Ok(s) => Arc::new(s),
             Err(e) => {

@@ -78,8 +78,8 @@ impl Resolved {
 impl Router {
     /// The connection or pool `name` (a path's first segment) routes to: a connection of that
     /// slug, else a pool of that name; `POOL@MEMBER` names a pool's member.
-    /// (A pool's snapshot is boxed: its future is kilobytes, and a connection's request moves
-    /// this one whole.)
+    /// (A pool's snapshot is boxed: its future is kilobytes, and a connection's request future,
+    /// which hyper keeps per connection, would be sized by it.)
     pub async fn resolve(&self, name: &str) -> Result<Resolved, EngineError> {
         if let Some((pool, member)) = name.split_once('@') {
             return match Box::pin(self.pool_snapshot(pool)).await? {

@@ -78,8 +78,8 @@ impl Router {
         transport: &T,
     ) -> Result<Routed<T::Delivered, T::Kept>, EngineError> {
         // The paths a delivered answer never takes (a fallback hop, an owned login's renewal)
-        // are boxed: their futures are kilobytes, and this loop's future is moved whole on
-        // every request.
+        // are boxed: their futures are kilobytes, and this loop's future would be sized by them
+        // (and with it the request's, which hyper keeps per connection).
         let mut kept: Option<(T::Kept, Route)> = None;
         // An owned login's retry after a 401 renewed it (`router/login.rs`): no selection.
         let mut renewed: Option<Attempt> = None;

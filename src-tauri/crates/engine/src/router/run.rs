@@ -199,7 +199,7 @@ impl Router {
             }
             Resolved::Pool { pool, member } => {
                 // Boxed, as every path a plain connection's request does not take (its future
-                // is kilobytes; the request's is moved whole).
+                // is kilobytes, and the request's future would be sized by it).
                 let started = Box::pin(self.start_pool(
                     &pool,
                     member.as_deref(),

@@ -45,7 +45,7 @@ impl Router {
                 }
             }
             None => {
-                // Boxed, as every store write here: the request's future is moved whole.
+                // Boxed, as every store write here: it would size the request's future.
                 if let Err(e) = Box::pin(self.engine.record_failure(&attempt.profile_id, &model, &failure)).await {
                     tracing::warn!(code = e.code().as_str(), "failure not written to the circuit board's store");
                 }

@@ -227,7 +227,7 @@ macro_rules! each {
 
 /// An async call on either state, awaited. The shared state's futures are boxed: they hold
 /// store round trips (kilobytes each), and unboxed they would size every request's future by
-/// them — which is moved whole, more than once, on every request of a local relay too.
+/// them — a local relay's too (hyper keeps one per connection).
 macro_rules! each_await {
     ($self:ident, $s:ident => $e:expr) => {
         match $self {
