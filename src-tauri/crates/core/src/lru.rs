@@ -4,13 +4,16 @@
 //! `idle` is gone). Every operation is O(1) and a use is one hash lookup: the entries live in a
 //! slab threaded by a doubly linked use order (most recent at the head), so a use relinks two
 //! indices and eviction pops the tail — no scan, and no second ordered map to keep in step
-//! (a `BTreeMap` of use stamps cost a balanced request ~1.7k instructions, issue 40). Time is
-//! passed in (`now: Instant`).
+//! (a `BTreeMap` of use stamps cost a balanced request ~1.7k instructions, issue 40). The index
+//! is a `hashbrown::HashTable` of slab positions hashed by their node's key, so a key is stored
+//! once, in its node (a `HashMap<K, usize>` held a second copy: one more allocation and copy per
+//! new entry, one more free per eviction). Time is passed in (`now: Instant`).
 
 use std::borrow::Borrow;
-use std::collections::HashMap;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 use std::time::{Duration, Instant};
+
+use hashbrown::HashTable;
 
 /// No neighbour.
 const NIL: usize = usize::MAX;
@@ -32,7 +35,9 @@ pub struct Lru<K, V> {
     /// Key → index in `nodes`. Hashed with foldhash (per-process random seed): the keys are
     /// the relay's own (turn and conversation digests, slugs, response ids), looked up several
     /// times per routed request, and SipHash was ~2k instructions of a balanced one (issue 40).
-    map: HashMap<K, usize, foldhash::fast::RandomState>,
+    /// Slab positions, each hashed by its node's key.
+    map: HashTable<usize>,
+    hasher: foldhash::fast::RandomState,
     nodes: Vec<Option<Node<K, V>>>,
     /// Indices of empty slots in `nodes`.
     free: Vec<usize>,
@@ -44,11 +49,12 @@ pub struct Lru<K, V> {
     idle: Option<Duration>,
 }
 
-impl<K: Hash + Eq + Clone, V> Lru<K, V> {
+impl<K: Hash + Eq, V> Lru<K, V> {
     /// At most `capacity` entries (at least 1); `idle`: entries unused for longer are gone.
     pub fn new(capacity: usize, idle: Option<Duration>) -> Self {
         Lru {
-            map: HashMap::with_hasher(foldhash::fast::RandomState::default()),
+            map: HashTable::new(),
+            hasher: foldhash::fast::RandomState::default(),
             nodes: Vec::new(),
             free: Vec::new(),
             head: NIL,
@@ -74,6 +80,24 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
         self.nodes[i].as_mut().unwrap_or_else(|| unreachable!("a linked index holds a node"))
     }
 
+    /// The slab position of `key`'s node.
+    fn position<Q>(&self, key: &Q) -> Option<usize>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.position_hashed(self.hasher.hash_one(key), key)
+    }
+
+    fn position_hashed<Q>(&self, hash: u64, key: &Q) -> Option<usize>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let nodes = &self.nodes;
+        self.map.find(hash, |&i| nodes[i].as_ref().is_some_and(|n| n.key.borrow() == key)).copied()
+    }
+
     fn live_at(idle: Option<Duration>, used: Instant, now: Instant) -> bool {
         idle.is_none_or(|ttl| now.saturating_duration_since(used) <= ttl)
     }
@@ -84,7 +108,7 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let node = self.node(*self.map.get(key)?);
+        let node = self.node(self.position(key)?);
         Self::live_at(self.idle, node.used, now).then_some(&node.value)
     }
 
@@ -94,7 +118,7 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let i = *self.map.get(key)?;
+        let i = self.position(key)?;
         let idle = self.idle;
         let node = self.node_mut(i);
         Self::live_at(idle, node.used, now).then_some(&mut node.value)
@@ -115,7 +139,7 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let i = *self.map.get(key)?;
+        let i = self.position(key)?;
         if !Self::live_at(self.idle, self.node(i).used, now) {
             self.remove_at(i);
             return None;
@@ -129,7 +153,8 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
     /// Sets `key` to `value`, used now; returns the value it replaces (live or not). The
     /// oldest entries go while over capacity or idle-expired.
     pub fn insert(&mut self, key: K, value: V, now: Instant) -> Option<V> {
-        if let Some(&i) = self.map.get(&key) {
+        let hash = self.hasher.hash_one(&key);
+        if let Some(i) = self.position_hashed(hash, &key) {
             self.move_to_front(i);
             let node = self.node_mut(i);
             node.used = now;
@@ -137,7 +162,7 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
             self.evict(now);
             return Some(old);
         }
-        let node = Node { key: key.clone(), value, used: now, prev: NIL, next: NIL };
+        let node = Node { key, value, used: now, prev: NIL, next: NIL };
         let i = match self.free.pop() {
             Some(i) => {
                 self.nodes[i] = Some(node);
@@ -149,7 +174,10 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
             }
         };
         self.link_front(i);
-        self.map.insert(key, i);
+        let (nodes, hasher) = (&self.nodes, &self.hasher);
+        // The table rehashes a position by its node's key when it grows (every listed position
+        // holds a node).
+        self.map.insert_unique(hash, i, |&j| nodes[j].as_ref().map_or(0, |n| hasher.hash_one(&n.key)));
         self.evict(now);
         None
     }
@@ -159,7 +187,7 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let i = *self.map.get(key)?;
+        let i = self.position(key)?;
         Some(self.remove_at(i))
     }
 
@@ -190,7 +218,9 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
     fn remove_at(&mut self, i: usize) -> V {
         self.unlink(i);
         let node = self.nodes[i].take().unwrap_or_else(|| unreachable!("a linked index holds a node"));
-        self.map.remove(&node.key);
+        if let Ok(listed) = self.map.find_entry(self.hasher.hash_one(&node.key), |&j| j == i) {
+            listed.remove();
+        }
         self.free.push(i);
         node.value
     }
