@@ -12,10 +12,12 @@
 //!   request a new turn) when it is installed, else this binary's own reqwest load; targets
 //!   interleaved, `--rounds` rounds; each target's req/s per round, its median, and the median as
 //!   a share of the hop's. The load generator, nginx and the proxy share the 2 cores, as in the
-//!   issue's oha runs.
+//!   issue's oha runs. Then the ratios that matter by round (each relay ÷ the hop, balanced ÷
+//!   legacy, this tree ÷ each baseline) with a 90 % bootstrap interval of their median
+//!   (`rounds.rs`): one run cannot claim a difference inside it.
 //! - Fixed rate (open loop) over 32 connections: one-line at 500 req/s and 200 KB at 200 req/s;
 //!   the added p50 of each proxy over the same round's direct p50, and the relay's added latency
-//!   as a multiple of the hop's.
+//!   as a multiple of the hop's (the medians', and by round with its interval).
 //!
 //! Run inside `scripts/with-keychain` (the relay reads its keys from the keychain).
 
@@ -26,7 +28,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use tokio::process::{Child, Command};
 
-use super::{bodies, median_cell, proc_cpu_ns, run_cell, set_up, spawn_announcing, Cell, Shape, Target};
+use super::{bodies, median_cell, proc_cpu_ns, rounds, run_cell, set_up, spawn_announcing, Cell, Shape, Target};
 
 /// The upstream's answer to every model call: a chat completion with usage, as a provider's.
 const COMPLETION: &str = r#"{"id":"chatcmpl-hop","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}"#;
@@ -193,13 +195,13 @@ pub async fn run(a: HopArgs) -> Result<()> {
             closed[ti].push((rps, cpu_us));
         }
     }
-    let hop_rps = median(closed[1].iter().map(|c| c.0).collect());
+    let hop_rps = rounds::median(closed[1].iter().map(|c| c.0).collect());
     println!("| target | req/s per round | median req/s | share of the nginx hop | proxy CPU µs/req (median) |");
     println!("|---|---|---|---|---|");
     for (ti, t) in targets.iter().enumerate() {
         let rounds: Vec<String> = closed[ti].iter().map(|c| format!("{:.0}", c.0)).collect();
-        let med = median(closed[ti].iter().map(|c| c.0).collect());
-        let cpu = median(closed[ti].iter().map(|c| c.1).collect());
+        let med = rounds::median(closed[ti].iter().map(|c| c.0).collect());
+        let cpu = rounds::median(closed[ti].iter().map(|c| c.1).collect());
         println!(
             "| {} | {} | {med:.0} | {:.0} % | {} |",
             t.name,
@@ -207,6 +209,22 @@ pub async fn run(a: HopArgs) -> Result<()> {
             100.0 * med / hop_rps,
             if t.pid.is_some() { format!("{cpu:.1}") } else { "-".into() }
         );
+    }
+
+    // Ratios by round (a round's cells ran minutes apart at most, on the same machine state).
+    let rps = |ti: usize| closed[ti].iter().map(|c| c.0).collect::<Vec<f64>>();
+    let per_round = |a: Vec<f64>, b: Vec<f64>| a.iter().zip(&b).map(|(x, y)| x / y).collect::<Vec<f64>>();
+    println!("\nBy round (the median of the per-round ratios, with a 90 % bootstrap interval of that median):\n");
+    println!("| ratio of req/s | by round |");
+    println!("|---|---|");
+    for (i, (name, _)) in binaries.iter().enumerate() {
+        let (leg, bal) = (3 + 2 * i, 4 + 2 * i);
+        println!("| {name} legacy ÷ nginx hop | {} |", rounds::summary(&per_round(rps(leg), rps(1))));
+        println!("| {name} balanced ÷ {name} legacy | {} |", rounds::summary(&per_round(rps(bal), rps(leg))));
+        if i > 0 {
+            println!("| main legacy ÷ {name} legacy | {} |", rounds::summary(&per_round(rps(3), rps(leg))));
+            println!("| main balanced ÷ {name} balanced | {} |", rounds::summary(&per_round(rps(4), rps(bal))));
+        }
     }
 
     let paced: &[(&str, usize, f64)] =
@@ -222,7 +240,7 @@ pub async fn run(a: HopArgs) -> Result<()> {
             }
         }
         // Added p50 of target `ti` over the same round's direct p50, median over rounds.
-        let added = |ti: usize| median(per[ti].iter().zip(&per[0]).map(|(c, d)| c.p50 - d.p50).collect());
+        let added = |ti: usize| rounds::median(per[ti].iter().zip(&per[0]).map(|(c, d)| c.p50 - d.p50).collect());
         let hop_added = added(1);
         println!(
             "\nFixed rate {rate} req/s over 32 connections, body {name} ({} bytes), medians of {} rounds:\n",
@@ -249,6 +267,20 @@ pub async fn run(a: HopArgs) -> Result<()> {
                 if t.pid.is_some() { format!("{:.1}", m.relay_cpu_us) } else { "-".into() }
             );
         }
+        // A round's added p50 over the hop's in the same round (rounds where the hop added
+        // nothing measurable are left out).
+        println!("\n| × the hop's added p50, by round | by round |");
+        println!("|---|---|");
+        for (ti, t) in targets.iter().enumerate().skip(2) {
+            let ratios: Vec<f64> = per[ti]
+                .iter()
+                .zip(&per[1])
+                .zip(&per[0])
+                .filter(|((_, h), d)| h.p50 - d.p50 > 1.0)
+                .map(|((c, h), d)| (c.p50 - d.p50) / (h.p50 - d.p50))
+                .collect();
+            println!("| {} | {} |", t.name, rounds::summary(&ratios));
+        }
     }
     for mut r in relays {
         let _ = r.start_kill();
@@ -261,11 +293,6 @@ pub async fn run(a: HopArgs) -> Result<()> {
 
 fn which(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join(name)).find(|p| p.is_file())
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
 /// One closed-loop wrk cell: req/s and the number of requests; fails on any non-2xx answer or

@@ -22,6 +22,7 @@ const KEYS: [&str; 4] = ["bench-key-1", "bench-key-2", "bench-key-3", "bench-key
 mod bare;
 mod bodies;
 mod hop;
+mod rounds;
 
 struct Target {
     name: &'static str,
