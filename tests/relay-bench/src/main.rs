@@ -411,11 +411,7 @@ async fn load(
 
 /// Field-wise median over rounds.
 fn median_cell(cells: &[Cell]) -> Cell {
-    let med = |f: fn(&Cell) -> f64| {
-        let mut v: Vec<f64> = cells.iter().map(f).collect();
-        v.sort_by(f64::total_cmp);
-        v.get(v.len() / 2).copied().unwrap_or(0.0)
-    };
+    let med = |f: fn(&Cell) -> f64| rounds::median(cells.iter().map(f).collect());
     Cell {
         rps: med(|c| c.rps),
         p50: med(|c| c.p50),

@@ -32,11 +32,12 @@ struct Node<K, V> {
 /// A bounded LRU map with optional idle expiry.
 #[derive(Debug, Clone)]
 pub struct Lru<K, V> {
-    /// Key → index in `nodes`. Hashed with foldhash (per-process random seed): the keys are
-    /// the relay's own (turn and conversation digests, slugs, response ids), looked up several
-    /// times per routed request, and SipHash was ~2k instructions of a balanced one (issue 40).
-    /// Slab positions, each hashed by its node's key.
+    /// Key → index in `nodes`: the positions, each hashed by its node's key (the key itself
+    /// lives only in the node).
     map: HashTable<usize>,
+    /// foldhash (per-process random seed): the keys are the relay's own (turn and conversation
+    /// digests, slugs, response ids), looked up several times per routed request, and SipHash
+    /// was ~2k instructions of a balanced one (issue 40).
     hasher: foldhash::fast::RandomState,
     nodes: Vec<Option<Node<K, V>>>,
     /// Indices of empty slots in `nodes`.
