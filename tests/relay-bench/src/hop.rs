@@ -19,6 +19,15 @@
 //!   the added p50 of each proxy over the same round's direct p50, and the relay's added latency
 //!   as a multiple of the hop's (the medians', and by round with its interval).
 //!
+//! - `--pin`: the proxies (the nginx hop, the bare proxy, every relay, each with all its threads)
+//!   on CPU 1, this binary with its load generator and the static upstream on CPU 0 (`taskset`).
+//!   Each proxy then has a core of its own, as the hop has, and the scheduler no longer moves it
+//!   between cores or sets it against the load: in two A/A runs (one binary served twice) a
+//!   target's rounds spread ±5 % instead of ±12 %, and the same binary's ratio to itself came out
+//!   at 0.97–0.98 (legacy) and 0.99–1.02 (balanced), intervals ±1.5–6 %. What it measures is each
+//!   proxy's cost on one core (the relay's ledger threads included), not a shared machine: compare
+//!   runs of one mode only.
+//!
 //! Run inside `scripts/with-keychain` (the relay reads its keys from the keychain).
 
 use std::path::{Path, PathBuf};
@@ -41,6 +50,40 @@ pub struct HopArgs {
     pub baselines: Vec<(String, PathBuf)>,
     /// Only the closed-loop table (`--closed-only`).
     pub closed_only: bool,
+    /// Proxies on CPU 1, the load and the upstream on CPU 0 (`--pin`).
+    pub pin: bool,
+}
+
+/// The CPU the proxies run on under `--pin`; the load generator and the upstream take CPU 0.
+const PROXY_CPU: &str = "1";
+
+/// `program`, started on the proxies' CPU under `--pin` (`taskset` execs it: the pid is the
+/// program's, for the CPU read from `/proc`).
+fn proxy_command(program: &Path, pin: bool) -> Command {
+    if !pin {
+        return Command::new(program);
+    }
+    let mut cmd = Command::new("taskset");
+    cmd.args(["-c", PROXY_CPU]).arg(program);
+    cmd
+}
+
+/// Moves this process, every thread of it, to CPU 0: what it starts afterwards (the upstream
+/// nginx, each `wrk`) starts there too.
+fn pin_self() -> Result<()> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        bail!("--pin needs two CPUs (this machine has {cpus})");
+    }
+    let status = std::process::Command::new("taskset")
+        .args(["-a", "-p", "-c", "0", &std::process::id().to_string()])
+        .stdout(Stdio::null())
+        .status()
+        .context("taskset (util-linux) for --pin")?;
+    if !status.success() {
+        bail!("taskset could not pin the bench to CPU 0: {status}");
+    }
+    Ok(())
 }
 
 /// One nginx process in its own prefix dir, killed on drop.
@@ -53,7 +96,7 @@ fn free_port() -> Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-async fn nginx(dir: &Path, name: &str, server: &str) -> Result<Nginx> {
+async fn nginx(dir: &Path, name: &str, server: &str, pin: bool) -> Result<Nginx> {
     let prefix = dir.join(name);
     for sub in ["body", "proxy", "fastcgi", "uwsgi", "scgi"] {
         std::fs::create_dir_all(prefix.join(sub))?;
@@ -80,7 +123,7 @@ async fn nginx(dir: &Path, name: &str, server: &str) -> Result<Nginx> {
     let conf_path = prefix.join("nginx.conf");
     std::fs::write(&conf_path, conf)?;
     let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].into_iter().find(|p| Path::new(p).exists()).unwrap_or("nginx");
-    let child = Command::new(nginx)
+    let child = proxy_command(Path::new(nginx), pin)
         .arg("-p")
         .arg(&prefix)
         .arg("-e")
@@ -104,9 +147,12 @@ async fn nginx(dir: &Path, name: &str, server: &str) -> Result<Nginx> {
 pub async fn run(a: HopArgs) -> Result<()> {
     let work = std::env::temp_dir().join(format!("switchyard-hop-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
-    let upstream = nginx(&work, "upstream", "").await?;
+    if a.pin {
+        pin_self()?;
+    }
+    let upstream = nginx(&work, "upstream", "", false).await?;
     let hop_upstream = format!("upstream hop_upstream {{ server 127.0.0.1:{}; keepalive 256; }}", upstream.port);
-    let hop = nginx(&work, "hop", &hop_upstream).await?;
+    let hop = nginx(&work, "hop", &hop_upstream, a.pin).await?;
     let base = format!("http://127.0.0.1:{}", upstream.port);
     let mut targets = vec![
         Target {
@@ -123,7 +169,7 @@ pub async fn run(a: HopArgs) -> Result<()> {
         },
     ];
     // The floor of any hyper-based relay on this machine: the bare pass-through proxy (`bare.rs`).
-    let mut bare_cmd = Command::new(std::env::current_exe()?);
+    let mut bare_cmd = proxy_command(&std::env::current_exe()?, a.pin);
     bare_cmd.args(["--bare-proxy", &base, "k"]).stderr(Stdio::null());
     let (bare, bare_url) = spawn_announcing(&mut bare_cmd).await?;
     targets.push(Target {
@@ -138,7 +184,7 @@ pub async fn run(a: HopArgs) -> Result<()> {
     for (i, (name, bin)) in binaries.iter().enumerate() {
         let data = work.join(format!("data-{i}"));
         let token = set_up(bin, &data, &base).await.with_context(|| format!("setting up {name}"))?;
-        let mut cmd = Command::new(bin);
+        let mut cmd = proxy_command(bin, a.pin);
         cmd.env("SWITCHYARD_DATA_DIR", &data)
             .args(["relay", "serve", "--listen", "127.0.0.1:0"])
             .stderr(std::fs::File::create(work.join(format!("relay-{i}.log")))?);
@@ -172,10 +218,11 @@ pub async fn run(a: HopArgs) -> Result<()> {
 
     let wrk = which("wrk");
     println!(
-        "Closed loop, one-line body, 32 connections, {} s per cell, {} interleaved rounds, load: {}\n",
+        "Closed loop, one-line body, 32 connections, {} s per cell, {} interleaved rounds, load: {}{}\n",
         a.seconds,
         a.rounds,
-        if wrk.is_some() { "wrk -t1 -c32" } else { "reqwest (wrk not installed)" }
+        if wrk.is_some() { "wrk -t1 -c32" } else { "reqwest (wrk not installed)" },
+        if a.pin { "; pinned: proxies on CPU 1, the load and the upstream on CPU 0" } else { "" }
     );
     let mut closed: Vec<Vec<(f64, f64)>> = vec![Vec::new(); targets.len()];
     for round in 0..a.rounds {

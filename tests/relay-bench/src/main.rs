@@ -66,6 +66,7 @@ async fn bench(args: Vec<String>) -> Result<()> {
     let mut only_body: Option<String> = None;
     let mut hop = false;
     let mut closed_only = false;
+    let mut pin = false;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--bin-dir" => bin_dir = PathBuf::from(args.next().context("--bin-dir DIR")?),
@@ -91,11 +92,16 @@ async fn bench(args: Vec<String>) -> Result<()> {
             // The relay against an nginx hop over an nginx static upstream (`hop.rs`).
             "--hop" => hop = true,
             "--closed-only" => closed_only = true,
+            // `--hop` only: each proxy on a core of its own (`hop.rs`).
+            "--pin" => pin = true,
             other => bail!("unknown argument {other}"),
         }
     }
+    if pin && !hop {
+        bail!("--pin is for --hop (the other tables share the cores as a user's machine does)");
+    }
     if hop {
-        return hop::run(hop::HopArgs { bin_dir, seconds, rounds, baselines, closed_only }).await;
+        return hop::run(hop::HopArgs { bin_dir, seconds, rounds, baselines, closed_only, pin }).await;
     }
     let work = std::env::temp_dir().join(format!("switchyard-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
