@@ -242,24 +242,25 @@ pub async fn run(a: HopArgs) -> Result<()> {
             closed[ti].push((rps, cpu_us));
         }
     }
-    let hop_rps = rounds::median(closed[1].iter().map(|c| c.0).collect());
+    // A target's req/s, round by round.
+    let rps = |ti: usize| closed[ti].iter().map(|c| c.0).collect::<Vec<f64>>();
+    let hop_rps = rounds::median(rps(1));
     println!("| target | req/s per round | median req/s | share of the nginx hop | proxy CPU µs/req (median) |");
     println!("|---|---|---|---|---|");
     for (ti, t) in targets.iter().enumerate() {
-        let rounds: Vec<String> = closed[ti].iter().map(|c| format!("{:.0}", c.0)).collect();
-        let med = rounds::median(closed[ti].iter().map(|c| c.0).collect());
+        let each: Vec<String> = rps(ti).iter().map(|r| format!("{r:.0}")).collect();
+        let med = rounds::median(rps(ti));
         let cpu = rounds::median(closed[ti].iter().map(|c| c.1).collect());
         println!(
             "| {} | {} | {med:.0} | {:.0} % | {} |",
             t.name,
-            rounds.join(" / "),
+            each.join(" / "),
             100.0 * med / hop_rps,
             if t.pid.is_some() { format!("{cpu:.1}") } else { "-".into() }
         );
     }
 
     // Ratios by round (a round's cells ran minutes apart at most, on the same machine state).
-    let rps = |ti: usize| closed[ti].iter().map(|c| c.0).collect::<Vec<f64>>();
     let per_round = |a: Vec<f64>, b: Vec<f64>| a.iter().zip(&b).map(|(x, y)| x / y).collect::<Vec<f64>>();
     println!("\nBy round (the median of the per-round ratios, with a 90 % bootstrap interval of that median):\n");
     println!("| ratio of req/s | by round |");
@@ -286,8 +287,9 @@ pub async fn run(a: HopArgs) -> Result<()> {
                 per[ti].push(run_cell(&client, t, &body, shape).await?);
             }
         }
-        // Added p50 of target `ti` over the same round's direct p50, median over rounds.
-        let added = |ti: usize| rounds::median(per[ti].iter().zip(&per[0]).map(|(c, d)| c.p50 - d.p50).collect());
+        // Added p50 of target `ti` over the same round's direct p50: round by round, and their median.
+        let added_each = |ti: usize| per[ti].iter().zip(&per[0]).map(|(c, d)| c.p50 - d.p50).collect::<Vec<f64>>();
+        let added = |ti: usize| rounds::median(added_each(ti));
         let hop_added = added(1);
         println!(
             "\nFixed rate {rate} req/s over 32 connections, body {name} ({} bytes), medians of {} rounds:\n",
@@ -298,8 +300,7 @@ pub async fn run(a: HopArgs) -> Result<()> {
         println!("|---|---|---|---|---|---|---|");
         for (ti, t) in targets.iter().enumerate() {
             let m = median_cell(&per[ti]);
-            let rounds: Vec<String> =
-                per[ti].iter().zip(&per[0]).map(|(c, d)| format!("{:.0}", c.p50 - d.p50)).collect();
+            let each: Vec<String> = added_each(ti).iter().map(|x| format!("{x:.0}")).collect();
             let (add, times) = if ti == 0 {
                 ("-".to_string(), "-".to_string())
             } else {
@@ -310,7 +311,7 @@ pub async fn run(a: HopArgs) -> Result<()> {
                 t.name,
                 m.p50,
                 m.p99,
-                if ti == 0 { "-".to_string() } else { rounds.join(" / ") },
+                if ti == 0 { "-".to_string() } else { each.join(" / ") },
                 if t.pid.is_some() { format!("{:.1}", m.relay_cpu_us) } else { "-".into() }
             );
         }
@@ -319,13 +320,8 @@ pub async fn run(a: HopArgs) -> Result<()> {
         println!("\n| × the hop's added p50, by round | by round |");
         println!("|---|---|");
         for (ti, t) in targets.iter().enumerate().skip(2) {
-            let ratios: Vec<f64> = per[ti]
-                .iter()
-                .zip(&per[1])
-                .zip(&per[0])
-                .filter(|((_, h), d)| h.p50 - d.p50 > 1.0)
-                .map(|((c, h), d)| (c.p50 - d.p50) / (h.p50 - d.p50))
-                .collect();
+            let ratios: Vec<f64> =
+                added_each(ti).iter().zip(&added_each(1)).filter(|(_, h)| **h > 1.0).map(|(c, h)| c / h).collect();
             println!("| {} | {} |", t.name, rounds::summary(&ratios));
         }
     }
