@@ -174,8 +174,7 @@ def cap_journey(w: Window, relay: str, token: str, shot, cli: str, data_dir: str
     served turns and one refusal row)."""
     w.click("nav button:nth-child(1)")
     w.click('button[aria-label="Open journey"]')
-    w.click("#tab-limits")
-    wait_for(lambda: w.find("[data-testid=limits-empty]"), 10, "the Limits tab with no cap")
+    w.open_tab("#tab-limits", "[data-testid=limits-empty]", "[data-testid=limits-panel]")
     # The three requests and the refusal stay in one calendar minute.
     while time.gmtime().tm_sec > 40:
         time.sleep(1)

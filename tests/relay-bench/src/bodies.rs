@@ -12,6 +12,8 @@ pub const SIZES: [(&str, usize, f64); 4] =
 #[derive(Clone)]
 pub struct Body {
     prefix: Vec<u8>,
+    /// Every request the same body (`relay-bench --hop --one-body`): one turn throughout.
+    one_turn: bool,
 }
 
 const SUFFIX: &[u8] = b"\"}]}";
@@ -45,11 +47,17 @@ impl Body {
             }
         }
         prefix.push_str("{\"role\":\"user\",\"content\":\"");
-        Body { prefix: prefix.into_bytes() }
+        Body { prefix: prefix.into_bytes(), one_turn: false }
+    }
+
+    /// This template with every request the same turn when `one_turn` (request 0 of worker 0).
+    pub fn one_turn_if(self, one_turn: bool) -> Self {
+        Body { one_turn, ..self }
     }
 
     /// The body of request `n` of worker `w`.
     pub fn for_request(&self, w: usize, n: u64) -> Vec<u8> {
+        let (w, n) = if self.one_turn { (0, 0) } else { (w, n) };
         let tail = format!("w{w} n{n}");
         let mut body = Vec::with_capacity(self.prefix.len() + tail.len() + SUFFIX.len());
         body.extend_from_slice(&self.prefix);
@@ -117,6 +125,8 @@ mod tests {
             let last = v["messages"].as_array().and_then(|m| m.last()).cloned().unwrap_or_default();
             assert_eq!(last["content"], "w3 n7", "{name}: ending in the request's own user message");
             assert!(body.len() >= size && body.len() < size + 4096 + 200, "{name}: {} bytes", body.len());
+            let one = Body::new(size, false).one_turn_if(true);
+            assert_eq!(one.for_request(3, 7), one.for_request(0, 1), "{name}: one turn, one body");
         }
     }
 }

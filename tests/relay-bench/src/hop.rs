@@ -19,6 +19,10 @@
 //!   the added p50 of each proxy over the same round's direct p50, and the relay's added latency
 //!   as a multiple of the hop's (the medians', and by round with its interval).
 //!
+//! - `--one-body`: every request of a cell (closed loop and fixed rate) sends the same body, so
+//!   every request is the same turn (what the issue's oha runs sent); without it every request is
+//!   a new turn, the harder case for balanced routing (a new turn and conversation binding, and
+//!   an SWRR step, per request).
 //! - `--pin`: the proxies (the nginx hop, the bare proxy, every relay, each with all its threads)
 //!   on CPU 1, this binary with its load generator and the static upstream on CPU 0 (`taskset`).
 //!   Each proxy then has a core of its own, as the hop has, and the scheduler no longer moves it
@@ -52,6 +56,9 @@ pub struct HopArgs {
     pub closed_only: bool,
     /// Proxies on CPU 1, the load and the upstream on CPU 0 (`--pin`).
     pub pin: bool,
+    /// The closed loop sends one body over and over (`--one-body`: one turn, as the issue's oha
+    /// runs sent), not a new turn per request.
+    pub one_body: bool,
 }
 
 /// The CPU the proxies run on under `--pin`; the load generator and the upstream take CPU 0.
@@ -201,7 +208,7 @@ pub async fn run(a: HopArgs) -> Result<()> {
         relays.push(child);
     }
     let client = reqwest::Client::builder().pool_max_idle_per_host(1024).tcp_nodelay(true).build()?;
-    let one_line = bodies::Body::new(0, false);
+    let one_line = bodies::Body::new(0, false).one_turn_if(a.one_body);
     // Every target answers before anything is measured (a 401 would count as nothing).
     for t in &targets {
         let resp = client
@@ -218,7 +225,8 @@ pub async fn run(a: HopArgs) -> Result<()> {
 
     let wrk = which("wrk");
     println!(
-        "Closed loop, one-line body, 32 connections, {} s per cell, {} interleaved rounds, load: {}{}\n",
+        "Closed loop, one-line body ({}), 32 connections, {} s per cell, {} interleaved rounds, load: {}{}\n",
+        if a.one_body { "one body throughout: one turn" } else { "a new turn per request" },
         a.seconds,
         a.rounds,
         if wrk.is_some() { "wrk -t1 -c32" } else { "reqwest (wrk not installed)" },
@@ -230,7 +238,7 @@ pub async fn run(a: HopArgs) -> Result<()> {
         for (ti, t) in targets.iter().enumerate() {
             let cpu_before = proc_cpu_ns(t.pid.unwrap_or(0));
             let (rps, n) = match &wrk {
-                Some(wrk) => wrk_cell(wrk, &work, t, a.seconds).await?,
+                Some(wrk) => wrk_cell(wrk, &work, t, a.seconds, a.one_body).await?,
                 None => {
                     let shape = Shape { stream: false, conc: 32, seconds: a.seconds, rate: None };
                     let c = run_cell(&client, t, &one_line, shape).await?;
@@ -278,7 +286,7 @@ pub async fn run(a: HopArgs) -> Result<()> {
     let paced: &[(&str, usize, f64)] =
         if a.closed_only { &[] } else { &[("one-line", 0usize, 500.0), ("200 KB", 200 * 1024, 200.0)] };
     for &(name, size, rate) in paced {
-        let body = bodies::Body::new(size, false);
+        let body = bodies::Body::new(size, false).one_turn_if(a.one_body);
         let mut per: Vec<Vec<Cell>> = vec![Vec::new(); targets.len()];
         for round in 0..a.rounds {
             eprintln!("paced {name} round {} of {}", round + 1, a.rounds);
@@ -340,14 +348,16 @@ fn which(name: &str) -> Option<PathBuf> {
 
 /// One closed-loop wrk cell: req/s and the number of requests; fails on any non-2xx answer or
 /// socket error (a refused request would look fast).
-async fn wrk_cell(wrk: &Path, work: &Path, t: &Target, seconds: f64) -> Result<(f64, f64)> {
+async fn wrk_cell(wrk: &Path, work: &Path, t: &Target, seconds: f64, one_body: bool) -> Result<(f64, f64)> {
     let script = work.join("wrk.lua");
+    // A new turn per request (the counter in the last user message), or one turn throughout.
+    let turn = if one_body { "" } else { "n = n + 1\n  " };
     std::fs::write(
         &script,
         format!(
             "wrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"\n\
              wrk.headers[\"Authorization\"] = \"Bearer {}\"\nlocal n = 0\n\
-             request = function()\n  n = n + 1\n  return wrk.format(nil, nil, nil, \
+             request = function()\n  {turn}return wrk.format(nil, nil, nil, \
              '{{\"model\":\"m1\",\"stream\":false,\"messages\":[{{\"role\":\"user\",\"content\":\"w1 n' .. n .. '\"}}]}}')\nend\n",
             t.auth
         ),

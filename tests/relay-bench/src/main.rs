@@ -66,6 +66,7 @@ async fn bench(args: Vec<String>) -> Result<()> {
     let mut only_body: Option<String> = None;
     let mut hop = false;
     let mut closed_only = false;
+    let mut one_body = false;
     let mut pin = false;
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -94,14 +95,19 @@ async fn bench(args: Vec<String>) -> Result<()> {
             "--closed-only" => closed_only = true,
             // `--hop` only: each proxy on a core of its own (`hop.rs`).
             "--pin" => pin = true,
+            // `--hop` only: every request of a cell sends one body (one turn), as the oha runs did.
+            "--one-body" => one_body = true,
             other => bail!("unknown argument {other}"),
         }
     }
     if pin && !hop {
         bail!("--pin is for --hop (the other tables share the cores as a user's machine does)");
     }
+    if one_body && !hop {
+        bail!("--one-body is for --hop");
+    }
     if hop {
-        return hop::run(hop::HopArgs { bin_dir, seconds, rounds, baselines, closed_only, pin }).await;
+        return hop::run(hop::HopArgs { bin_dir, seconds, rounds, baselines, closed_only, pin, one_body }).await;
     }
     let work = std::env::temp_dir().join(format!("switchyard-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
