@@ -119,21 +119,31 @@ class Window:
     def click(self, css: str, timeout: float = 10) -> None:
         wd("POST", f"{self.s}/element/{self.one(css, timeout)}/click", {})
 
-    def open_tab(self, tab: str, ready: str, panel: str, timeout: float = 20) -> None:
-        """Clicks tab `tab` until `ready` shows in the page. A click that lands while the view
-        is still re-rendering (the journey's connection page just opened) switches nothing, so
-        one click and a wait flaked under load (once in four CI runs, issue 40's stop 53); on
-        time out the assertion quotes what `panel` showed (loading, an error banner)."""
+    def click_until(self, target: str, ready: str, panel: str = "main", timeout: float = 20) -> None:
+        """Clicks `target` (a tab, a button opening a page or a dialog) until `ready` shows in
+        the page. A click that lands while the view is still re-rendering (a page just opened, a
+        list just loaded) does nothing, so one click and a wait flaked under load: the Limits tab
+        once in four CI runs in stop 53, on 2026-12-07 the Activity tab (0 attempts listed) and
+        the replace-key dialog, each once. Clicked again every 3 s while `target` is there (once
+        the page moved on it may be gone or covered: then only looked for); on time out the
+        assertion quotes what `panel` showed (loading, an error banner)."""
         deadline = time.time() + timeout
-        while time.time() < deadline:
-            self.click(tab, timeout=max(0.5, deadline - time.time()))
+        self.click(target, timeout=max(0.5, deadline - time.time()))
+        while True:
             try:
                 wait_for(lambda: self.find(ready), min(3.0, max(0.2, deadline - time.time())), ready)
                 return
             except AssertionError:
-                continue
+                if time.time() >= deadline:
+                    break
+            again = self.find(target)
+            if again:
+                try:
+                    wd("POST", f"{self.s}/element/{again[0]}/click", {})
+                except RuntimeError:
+                    pass  # covered by what the last click opened, or gone since: look again
         shown = " | ".join(self.texts(panel)) or "(no panel)"
-        raise AssertionError(f"timed out waiting for {ready} after clicking {tab}; {panel} showed: {shown!r}")
+        raise AssertionError(f"timed out waiting for {ready} after clicking {target}; {panel} showed: {shown!r}")
 
     def click_button(self, text: str, within: str = "", timeout: float = 10) -> None:
         """Clicks the first enabled button whose text is `text` (inside `within`, an XPath prefix)."""

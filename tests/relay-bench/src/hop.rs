@@ -56,8 +56,8 @@ pub struct HopArgs {
     pub closed_only: bool,
     /// Proxies on CPU 1, the load and the upstream on CPU 0 (`--pin`).
     pub pin: bool,
-    /// The closed loop sends one body over and over (`--one-body`: one turn, as the oha
-    /// runs sent), not a new turn per request.
+    /// Every cell, closed loop and fixed rate, sends one body over and over (`--one-body`: one
+    /// turn, as the oha runs sent), not a new turn per request.
     pub one_body: bool,
 }
 
