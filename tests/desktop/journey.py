@@ -195,10 +195,10 @@ def cap_journey(w: Window, relay: str, token: str, shot, cli: str, data_dir: str
     w.click_until("#tab-limits", "#panel-limits [data-testid=limits-empty]", "[data-testid=limits-panel]")
     # The tray shows at most one alert per connection a minute and holds a later one back until
     # the minute has passed (alert_watch.rs); the cap's window is a calendar minute, so a cap
-    # reached within a minute of the previous alert (the routing suspended by the sign-in
-    # profiles just added) could reset before its alert was due, and then was never shown (one
-    # test-all run on 2026-12-07). So: one tray look for an alert still on its way, then the
-    # gap waited out.
+    # reached within a minute of the previous alert (the journey's "routing suspended", shown
+    # while the replaced key waited for its check) could reset before its alert was due, and
+    # then was never shown (one test-all run on 2026-12-07). So: one tray look for an alert
+    # still on its way, then the gap waited out.
     time.sleep(3.5)
     while (age := newest_notification_age(w.env)) is not None and age < 62:
         time.sleep(62 - age)
