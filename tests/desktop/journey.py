@@ -158,23 +158,25 @@ def sign_in_chatgpt(w: Window, mock_url: str, cli: str, data_dir: str, relay: st
     log("an owned ChatGPT login was signed in with the device code and served a request")
 
 
-def notifications(env: dict) -> list[str]:
-    """The summaries dunst (the journey's notification daemon) has shown, newest first."""
+def dunst_history(env: dict) -> list[dict]:
+    """What dunst (the journey's notification daemon) has shown, newest first; each entry's
+    fields are `{"type": ..., "data": ...}`."""
     out = subprocess.run(["dunstctl", "history"], capture_output=True, text=True, env=env)
     if out.returncode != 0:
         return []
     data = json.loads(out.stdout or "{}").get("data", [[]])
-    return [n.get("summary", {}).get("data", "") for n in (data[0] if data else [])]
+    return data[0] if data else []
+
+
+def notifications(env: dict) -> list[str]:
+    """The summaries dunst has shown, newest first."""
+    return [n.get("summary", {}).get("data", "") for n in dunst_history(env)]
 
 
 def newest_notification_age(env: dict) -> float | None:
     """Seconds since dunst took its newest notification (its timestamps are microseconds on
     the monotonic clock); None when it has shown none."""
-    out = subprocess.run(["dunstctl", "history"], capture_output=True, text=True, env=env)
-    if out.returncode != 0:
-        return None
-    data = json.loads(out.stdout or "{}").get("data", [[]])
-    stamps = [n.get("timestamp", {}).get("data") for n in (data[0] if data else [])]
+    stamps = [n.get("timestamp", {}).get("data") for n in dunst_history(env)]
     stamps = [t for t in stamps if isinstance(t, int)]
     return time.monotonic() - max(stamps) / 1e6 if stamps else None
 
